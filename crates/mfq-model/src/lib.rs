@@ -1,0 +1,258 @@
+//! Mean-field (fluid-limit) models of large-scale load balancing.
+//!
+//! A model is an ODE `dx/dt = f(x)` on a vector of occupancy fractions. This crate defines
+//! the [`MeanFieldModel`] trait, the state conventions, the observables read off a state, the
+//! built-in models and the TOML model-file format ([`spec`]). It does no numerics beyond
+//! evaluating drifts and Jacobians: integrators live in `mfq-ode`, fixed points and the
+//! global-attraction checker in `mfq-fixpoint`.
+//!
+//! # State conventions
+//!
+//! - **Tail form** ([`StateLayout::Tail`]): `x[k-1] = x_k` = fraction of servers with at least
+//!   `k` jobs, `k = 1..K`; `x_0 = 1` is implicit and `x_{K+1} = 0`. Truncating this way is
+//!   exactly the mean field of the finite-buffer-`K` system (arrivals that would create level
+//!   `K + 1` are lost), so a truncated fixed point has `x_1 = lambda (1 - loss)`.
+//! - Time unit: the mean job size at a unit-rate server; `lambda` = arrival rate per server.
+//!
+//! # Example
+//!
+//! ```
+//! use mfq_model::{models::Jsq, MeanFieldModel};
+//! let m = Jsq::new(0.9, 2, 30).unwrap();
+//! let x = m.analytic_fixed_point().unwrap();          // x_k = 0.9^(2^k - 1)
+//! let mut dx = vec![0.0; m.dim()];
+//! m.drift(&x, &mut dx);
+//! assert!(dx.iter().all(|v| v.abs() < 1e-15));
+//! assert!((m.observables(&x).mean_response_time - 2.614057).abs() < 1e-6);
+//! ```
+
+pub mod jacobian;
+pub mod models;
+pub mod spec;
+
+pub use jacobian::{finite_difference_jacobian, Jacobian, Sparsity};
+pub use spec::{ModelFile, ModelSpec, Truncation};
+
+use serde::Serialize;
+
+/// Errors for misuse: a parameter outside its range, an unknown model, a malformed file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// A parameter is outside the range the model is defined for.
+    #[error("{field} = {value} is not allowed: {allowed}")]
+    OutOfRange {
+        /// Dotted name of the parameter, as in the model file (e.g. `model.lambda`).
+        field: String,
+        /// The value given.
+        value: String,
+        /// What is allowed (e.g. `a number in (0, 1)`).
+        allowed: String,
+    },
+    /// The model file could not be read as TOML or does not match the model-file format.
+    #[error("{0}")]
+    Format(String),
+    /// A `--set NAME=VALUE` override names a key that does not exist or is not a value.
+    #[error("--set {name}: {reason}")]
+    BadOverride {
+        /// The dotted name given.
+        name: String,
+        /// Why it cannot be applied.
+        reason: String,
+    },
+}
+
+/// Shorthand for an [`ModelError::OutOfRange`].
+pub fn out_of_range(field: &str, value: impl std::fmt::Display, allowed: &str) -> ModelError {
+    ModelError::OutOfRange { field: field.to_string(), value: value.to_string(), allowed: allowed.to_string() }
+}
+
+/// What each entry of the state vector means.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "form", rename_all = "kebab-case")]
+pub enum StateLayout {
+    /// `x[k-1]` = fraction of servers with at least `k` jobs, `k = 1..levels`.
+    Tail {
+        /// Truncation level `K`.
+        levels: usize,
+    },
+    /// Named scalar fractions (e.g. the fraction of agents holding opinion 1).
+    Named {
+        /// One name per state entry.
+        names: Vec<String>,
+    },
+}
+
+impl StateLayout {
+    /// Number of state entries.
+    pub fn dim(&self) -> usize {
+        match self {
+            StateLayout::Tail { levels } => *levels,
+            StateLayout::Named { names } => names.len(),
+        }
+    }
+
+    /// Name of entry `i` (`x_1`, `x_2`, ... for tail form).
+    pub fn name(&self, i: usize) -> String {
+        match self {
+            StateLayout::Tail { .. } => format!("x_{}", i + 1),
+            StateLayout::Named { names } => names[i].clone(),
+        }
+    }
+}
+
+/// Quantities read off a state (usually a fixed point). Units: jobs per server, time in mean
+/// job sizes at a unit-rate server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observables {
+    /// `P(Q >= k)` for `k = 1..K` (queue length at a random server, tail form).
+    pub tail: Vec<f64>,
+    /// Mean number of jobs per server, `L = sum_k x_k`.
+    pub mean_queue_length: f64,
+    /// Rate of accepted jobs per server (`lambda (1 - loss)`; at a fixed point `x_1` for
+    /// unit-rate servers).
+    pub throughput: f64,
+    /// Mean response (sojourn) time `T = L / throughput` (Little's law); includes service.
+    pub mean_response_time: f64,
+    /// Probability that an arriving job joins a busy server, when the model defines it.
+    pub prob_wait: Option<f64>,
+    /// Probability that an arrival is lost at the truncation level `K`.
+    pub loss_probability: f64,
+    /// Mass at the truncation level, `x_K`: the truncation diagnostic.
+    pub mass_at_truncation: f64,
+    /// Model-specific extras, name and value.
+    pub extras: Vec<(String, f64)>,
+}
+
+impl Observables {
+    /// Observables of a tail-form state `x` (`x[k-1] = x_k`) of unit-rate servers.
+    ///
+    /// `lambda` is the arrival rate per server, `prob_wait` and `loss_probability` come from
+    /// the model's routing rule. Entries are clamped to `[0, 1]` first (values below ~1e-14
+    /// after a Newton solve are round-off). Throughput is `lambda (1 - loss)`.
+    pub fn from_tail(x: &[f64], lambda: f64, prob_wait: Option<f64>, loss_probability: f64) -> Self {
+        let tail: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        let mean_queue_length: f64 = tail.iter().sum();
+        let throughput = lambda * (1.0 - loss_probability);
+        let mean_response_time = if throughput > 0.0 { mean_queue_length / throughput } else { f64::NAN };
+        Observables {
+            mass_at_truncation: tail.last().copied().unwrap_or(0.0),
+            tail,
+            mean_queue_length,
+            throughput,
+            mean_response_time,
+            prob_wait,
+            loss_probability,
+            extras: Vec::new(),
+        }
+    }
+}
+
+/// The known stability condition of a model at its parameters, checked before solving.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Stability {
+    /// The parameters satisfy the model's (published or derived) stability condition.
+    Stable {
+        /// The condition, e.g. `lambda < 1`.
+        condition: String,
+    },
+    /// The untruncated system is unstable: queues grow without bound.
+    Unstable {
+        /// Why, with the numbers (e.g. `lambda = 0.8 >= 1/(eps d) = 0.667`).
+        reason: String,
+    },
+    /// No condition is known; the solvers watch the mass at the truncation level instead.
+    Unknown {
+        /// What is known.
+        note: String,
+    },
+}
+
+/// A partial order on states in which a model may be cooperative (monotone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialOrder {
+    /// `x <= y` iff `x_i <= y_i` for every entry (tail form: stochastic order of queue lengths).
+    Componentwise,
+}
+
+/// A state with a name, e.g. the empty or the full state used as extremal starts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NamedState {
+    /// Short name (`empty`, `full`).
+    pub name: String,
+    /// The state, of length [`MeanFieldModel::dim`].
+    pub x: Vec<f64>,
+}
+
+/// A mean-field model `dx/dt = f(x)` on occupancy fractions.
+///
+/// Only [`dim`](Self::dim), [`drift`](Self::drift), [`layout`](Self::layout) and
+/// [`observables`](Self::observables) need a model's own code; the rest have defaults
+/// (finite-difference Jacobian, dense sparsity, no order, empty/full extremal states,
+/// unknown stability, no closed form).
+pub trait MeanFieldModel: Send + Sync {
+    /// Short identifier, e.g. `JSQ(2)`.
+    fn name(&self) -> String;
+
+    /// Number of state entries.
+    fn dim(&self) -> usize;
+
+    /// Writes the drift `f(x)` into `dx` (both of length [`dim`](Self::dim)). Must not allocate.
+    fn drift(&self, x: &[f64], dx: &mut [f64]);
+
+    /// Writes the Jacobian `J[i][j] = d f_i / d x_j` at `x` into `jac` (created with
+    /// [`sparsity`](Self::sparsity)). Default: forward differences (allocates its work
+    /// buffers; models on a hot path override this with the analytic Jacobian).
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        let mut work = Default::default();
+        finite_difference_jacobian(&|x, dx| self.drift(x, dx), x, jac, &mut work);
+    }
+
+    /// Whether [`jacobian`](Self::jacobian) is analytic (for reports).
+    fn has_analytic_jacobian(&self) -> bool {
+        false
+    }
+
+    /// Which Jacobian entries can be non-zero. Default: dense.
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Dense
+    }
+
+    /// What `x[i]` means.
+    fn layout(&self) -> StateLayout;
+
+    /// Tails, mean queue length, mean response time and extras at the state `x`.
+    fn observables(&self, x: &[f64]) -> Observables;
+
+    /// An order in which the drift is cooperative, if the model claims one (checked
+    /// numerically by the attraction checker, never trusted blindly).
+    fn order(&self) -> Option<PartialOrder> {
+        None
+    }
+
+    /// Extremal feasible states: the minimal and maximal ones of [`order`](Self::order).
+    /// Default: `empty` (all zero) and `full` (all one).
+    fn extremal_states(&self) -> Vec<NamedState> {
+        vec![
+            NamedState { name: "empty".into(), x: vec![0.0; self.dim()] },
+            NamedState { name: "full".into(), x: vec![1.0; self.dim()] },
+        ]
+    }
+
+    /// Maps a state back to the feasible set after a solver step (default: clamp every
+    /// entry to `[0, 1]`).
+    fn project(&self, x: &mut [f64]) {
+        x.iter_mut().for_each(|v| *v = v.clamp(0.0, 1.0));
+    }
+
+    /// The stability condition at the model's parameters.
+    fn stability(&self) -> Stability {
+        Stability::Unknown { note: "no stability condition is known for this model".into() }
+    }
+
+    /// The fixed point in closed form, when one exists (used by tests and as a cross-check).
+    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
+        None
+    }
+}

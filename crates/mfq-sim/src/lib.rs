@@ -1,0 +1,1 @@
+//! Finite-N simulation (under construction).
