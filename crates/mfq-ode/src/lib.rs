@@ -1,1 +1,361 @@
-pub fn _x(){}
+//! Transient solutions of mean-field models: `x(t)` from an initial state.
+//!
+//! [`solve`] integrates `dx/dt = f(x)` of a [`MeanFieldModel`] and returns a [`Trajectory`]
+//! whose [`Status`] says how the run ended; a run that fails still returns the part it
+//! computed, with why. Methods ([`Method`]):
+//!
+//! - `Dopri5` / `Dop853`: explicit adaptive Runge-Kutta (Dormand-Prince 5(4) and 8(5,3), from
+//!   the `ode_solvers` crate), for small, non-stiff runs. Only the accepted steps are
+//!   recorded (the crate's dense output has a last-point extrapolation bug).
+//! - `Rosenbrock23`: the L-stable linearly implicit Rosenbrock 2(3) pair of Shampine and
+//!   Reichelt ("The MATLAB ODE suite", SIAM J. Sci. Comput. 18(1), 1997, §3.1, MATLAB's
+//!   `ode23s`), with the model's Jacobian and a banded or dense LU: for stiff runs (`lambda`
+//!   near 1, long horizons).
+//! - `Auto` (default): `Dopri5`, switching to `Rosenbrock23` from the current state when the
+//!   Hairer stiffness test fires (as LSODA switches), so a run never fails for stiffness.
+//!
+//! After each accepted step the state is mapped back to the feasible set by
+//! [`MeanFieldModel::project`]; an explicit run whose step left the set is restarted from
+//! the projected state (this is how the JIQ sliding boundary `x_1 = 1` is kept).
+//!
+//! A run may stop early at a steady state: with `steady_tol = Some(tol)` it stops once
+//! `max_i |f_i(x)| < tol`.
+//!
+//! A stiff solver for large sparse (pair/triplet, `K^2` and `K^3` states) models slots in as
+//! another [`Method`] beside these.
+
+mod explicit;
+pub mod linalg;
+mod rosenbrock;
+
+use mfq_model::MeanFieldModel;
+use serde::Serialize;
+
+/// Integration method, see the crate docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Dopri5, switching to Rosenbrock23 when stiffness is detected.
+    #[default]
+    Auto,
+    /// Dormand-Prince 5(4) (explicit).
+    Dopri5,
+    /// Dormand-Prince 8(5,3) (explicit).
+    Dop853,
+    /// Rosenbrock 2(3), L-stable (linearly implicit, uses the Jacobian).
+    Rosenbrock23,
+}
+
+/// Options of [`solve`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SolveOptions {
+    /// Final time (in mean job sizes), `> 0`.
+    pub t_end: f64,
+    /// Relative tolerance per step, in `(0, 1)`.
+    pub rtol: f64,
+    /// Absolute tolerance per step, `> 0`.
+    pub atol: f64,
+    /// Method.
+    pub method: Method,
+    /// Maximum number of accepted + rejected steps over the whole run.
+    pub max_steps: u32,
+    /// Stop once `max |f(x)| < steady_tol` (a steady state), if set.
+    pub steady_tol: Option<f64>,
+    /// Record every accepted step (`true`) or only the first and last states.
+    pub record_steps: bool,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            t_end: 100.0,
+            rtol: 1e-8,
+            atol: 1e-12,
+            method: Method::Auto,
+            max_steps: 1_000_000,
+            steady_tol: None,
+            record_steps: true,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Status {
+    /// Reached `t_end`.
+    Success,
+    /// Stopped at time `t` because `max |f(x)| < steady_tol`.
+    SteadyState {
+        /// Time of the stop.
+        t: f64,
+    },
+    /// The step budget ran out at time `t`.
+    MaxSteps {
+        /// Time reached.
+        t: f64,
+    },
+    /// The step size underflowed at time `t` (non-smooth or ill-posed right-hand side).
+    StepSizeTooSmall {
+        /// Time reached.
+        t: f64,
+    },
+    /// A drift value or the state became NaN or infinite at time `t`.
+    NonFinite {
+        /// Time reached.
+        t: f64,
+    },
+    /// Dopri5/Dop853 was asked for explicitly and found the problem stiff at time `t`.
+    Stiff {
+        /// Time reached.
+        t: f64,
+    },
+    /// The Jacobian-based step met a singular matrix at time `t`.
+    Singular {
+        /// Time reached.
+        t: f64,
+    },
+}
+
+impl Status {
+    /// Whether the run reached `t_end` or a steady state.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Status::Success | Status::SteadyState { .. })
+    }
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stats {
+    /// Accepted steps.
+    pub accepted_steps: u64,
+    /// Rejected steps.
+    pub rejected_steps: u64,
+    /// Drift evaluations.
+    pub drift_evals: u64,
+    /// Jacobian evaluations (implicit steps).
+    pub jacobian_evals: u64,
+    /// LU factorisations.
+    pub factorisations: u64,
+    /// Restarts of the explicit method after projecting the state onto the feasible set.
+    pub projections: u64,
+    /// Time at which `Auto` switched to the stiff method, if it did.
+    pub switched_to_stiff_at: Option<f64>,
+}
+
+/// A computed trajectory: times `t[i]` and states `x[i]` (each of length `dim`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trajectory {
+    /// Output times, increasing, starting at 0.
+    pub t: Vec<f64>,
+    /// States at those times.
+    pub x: Vec<Vec<f64>>,
+    /// How the run ended.
+    pub status: Status,
+    /// Counters.
+    pub stats: Stats,
+}
+
+impl Trajectory {
+    /// The last state computed.
+    pub fn last(&self) -> &[f64] {
+        self.x.last().expect("a trajectory holds at least the initial state")
+    }
+
+    /// The last time reached.
+    pub fn t_last(&self) -> f64 {
+        *self.t.last().expect("a trajectory holds at least the initial time")
+    }
+}
+
+/// Misuse of [`solve`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OdeError {
+    /// The initial state has the wrong length.
+    #[error("initial state has {got} entries, the model has {expected}")]
+    WrongDimension {
+        /// Entries given.
+        got: usize,
+        /// The model's dimension.
+        expected: usize,
+    },
+    /// An option or the initial state is outside its range.
+    #[error("{field} = {value} is not allowed: {allowed}")]
+    OutOfRange {
+        /// Option name.
+        field: &'static str,
+        /// Value given.
+        value: String,
+        /// Allowed range.
+        allowed: &'static str,
+    },
+}
+
+/// Integrates `model` from `x0` over `[0, opts.t_end]`.
+///
+/// # Errors
+/// [`OdeError`] for a wrong-length or non-finite `x0` or options outside their range. Numerical
+/// failures are not errors: they come back in [`Trajectory::status`] with the part computed.
+pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Result<Trajectory, OdeError> {
+    let n = model.dim();
+    if x0.len() != n {
+        return Err(OdeError::WrongDimension { got: x0.len(), expected: n });
+    }
+    if let Some(v) = x0.iter().find(|v| !v.is_finite()) {
+        return Err(OdeError::OutOfRange { field: "x0", value: v.to_string(), allowed: "finite entries" });
+    }
+    let positive = |field, v: f64, allowed| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(OdeError::OutOfRange { field, value: v.to_string(), allowed })
+        }
+    };
+    positive("t_end", opts.t_end, "a finite time > 0")?;
+    positive("atol", opts.atol, "a number > 0")?;
+    positive("rtol", opts.rtol, "a number in (0, 1)")?;
+    if opts.rtol >= 1.0 {
+        return Err(OdeError::OutOfRange { field: "rtol", value: opts.rtol.to_string(), allowed: "a number in (0, 1)" });
+    }
+    if let Some(tol) = opts.steady_tol {
+        positive("steady_tol", tol, "a number > 0")?;
+    }
+    let mut x = x0.to_vec();
+    model.project(&mut x);
+    let mut rec = Recorder::new(&x, opts.record_steps);
+    let mut stats = Stats::default();
+    let status = match opts.method {
+        Method::Rosenbrock23 => rosenbrock::integrate(model, 0.0, &mut x, opts, &mut rec, &mut stats),
+        Method::Dopri5 | Method::Dop853 => explicit::integrate(model, opts.method, 0.0, &mut x, opts, &mut rec, &mut stats),
+        Method::Auto => match explicit::integrate(model, Method::Dopri5, 0.0, &mut x, opts, &mut rec, &mut stats) {
+            Status::Stiff { t } => {
+                stats.switched_to_stiff_at = Some(t);
+                rosenbrock::integrate(model, t, &mut x, opts, &mut rec, &mut stats)
+            }
+            other => other,
+        },
+    };
+    Ok(rec.finish(status, stats))
+}
+
+/// Collects output points.
+struct Recorder {
+    all: bool,
+    t: Vec<f64>,
+    x: Vec<Vec<f64>>,
+    last_t: f64,
+    last_x: Vec<f64>,
+}
+
+impl Recorder {
+    fn new(x0: &[f64], all: bool) -> Self {
+        Recorder { all, t: vec![0.0], x: vec![x0.to_vec()], last_t: 0.0, last_x: x0.to_vec() }
+    }
+
+    fn push(&mut self, t: f64, x: &[f64]) {
+        if self.all {
+            self.t.push(t);
+            self.x.push(x.to_vec());
+        } else {
+            self.last_t = t;
+            self.last_x.copy_from_slice(x);
+        }
+    }
+
+    fn finish(mut self, status: Status, stats: Stats) -> Trajectory {
+        if !self.all && self.last_t > 0.0 {
+            self.t.push(self.last_t);
+            self.x.push(self.last_x);
+        }
+        Trajectory { t: self.t, x: self.x, status, stats }
+    }
+}
+
+#[inline]
+pub(crate) fn max_abs(v: &[f64]) -> f64 {
+    let mut m = 0.0f64;
+    for x in v {
+        if x.is_nan() {
+            return f64::NAN;
+        }
+        m = m.max(x.abs());
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mfq_model::models::{Jiq, Jsq};
+
+    /// SciPy's solve_ivp (DOP853, Radau and BDF at rtol 1e-10) gives max |x(200) - x*| = 8.08e-8
+    /// for JSQ(2), lambda = 0.9, K = 50 from the empty state: the transient has not died out.
+    /// (Project research notes, rust-stack §"Test problem"; an independent computation.)
+    const SCIPY_GAP_AT_200: f64 = 8.08e-8;
+
+    fn gap_at_200(method: Method, rtol: f64) -> (f64, Trajectory) {
+        let m = Jsq::new(0.9, 2, 50).unwrap();
+        let opts = SolveOptions { t_end: 200.0, rtol, atol: 1e-14, method, ..Default::default() };
+        let tr = solve(&m, &vec![0.0; 50], &opts).unwrap();
+        let xs = m.analytic_fixed_point().unwrap();
+        let gap = tr.last().iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        (gap, tr)
+    }
+
+    #[test]
+    fn explicit_methods_match_scipy_transient() {
+        for method in [Method::Dopri5, Method::Dop853, Method::Auto] {
+            let (gap, tr) = gap_at_200(method, 1e-10);
+            assert_eq!(tr.status, Status::Success);
+            assert_eq!(tr.t_last(), 200.0);
+            assert!((gap - SCIPY_GAP_AT_200).abs() < 0.02e-7, "{method:?}: {gap:e}");
+        }
+    }
+
+    #[test]
+    fn rosenbrock_matches_scipy_transient() {
+        let (gap, tr) = gap_at_200(Method::Rosenbrock23, 1e-9);
+        assert_eq!(tr.status, Status::Success);
+        assert!((gap - SCIPY_GAP_AT_200).abs() < 0.05e-7, "{gap:e}");
+        assert!(tr.stats.factorisations > 0);
+    }
+
+    /// JSQ(2) at lambda = 0.99 over t = 2000 is stiff for Dopri5 (research notes: its stiffness
+    /// test fires at t ~ 479); Auto must switch and still finish.
+    #[test]
+    fn auto_switches_to_the_stiff_method() {
+        let m = Jsq::new(0.99, 2, 50).unwrap();
+        let opts = SolveOptions { t_end: 2000.0, rtol: 1e-8, atol: 1e-12, ..Default::default() };
+        let tr = solve(&m, &vec![0.0; 50], &opts).unwrap();
+        assert_eq!(tr.status, Status::Success);
+        let xs = m.analytic_fixed_point().unwrap();
+        let gap = tr.last().iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        // SciPy: 2.54e-7 at t = 2000 (same notes)
+        assert!((gap - 2.54e-7).abs() < 0.1e-7, "{gap:e}");
+    }
+
+    #[test]
+    fn steady_state_stop_and_bad_options() {
+        let m = Jsq::new(0.5, 2, 20).unwrap();
+        let opts = SolveOptions { t_end: 1e4, steady_tol: Some(1e-10), record_steps: false, ..Default::default() };
+        let tr = solve(&m, &vec![0.0; 20], &opts).unwrap();
+        assert!(matches!(tr.status, Status::SteadyState { t } if t < 1e4));
+        assert_eq!(tr.x.len(), 2);
+        assert!(solve(&m, &[0.0; 3], &opts).is_err());
+        let bad = SolveOptions { t_end: -1.0, ..Default::default() };
+        assert!(matches!(solve(&m, &vec![0.0; 20], &bad), Err(OdeError::OutOfRange { field: "t_end", .. })));
+    }
+
+    /// JIQ from empty: x_1(t) = lambda (1 - e^{-t}), x_k = 0 for k >= 2 (closed form of the
+    /// interior linear ODE).
+    #[test]
+    fn jiq_from_empty_is_the_closed_form() {
+        let m = Jiq::new(0.7, 10).unwrap();
+        let opts = SolveOptions { t_end: 3.0, rtol: 1e-10, atol: 1e-14, ..Default::default() };
+        let tr = solve(&m, &vec![0.0; 10], &opts).unwrap();
+        for (t, x) in tr.t.iter().zip(&tr.x) {
+            assert!((x[0] - 0.7 * (1.0 - (-t).exp())).abs() < 1e-9);
+            assert!(x[1..].iter().all(|v| *v == 0.0));
+        }
+    }
+}
