@@ -1,0 +1,1 @@
+//! SVG plots drawn from finished reports (never solving).
