@@ -23,7 +23,7 @@
 //! let mut dx = vec![0.0; m.dim()];
 //! m.drift(&x, &mut dx);
 //! assert!(dx.iter().all(|v| v.abs() < 1e-15));
-//! assert!((m.observables(&x).mean_response_time - 2.614057).abs() < 1e-6);
+//! assert!((m.observables(&x).mean_response_time.unwrap() - 2.614057).abs() < 1e-6);
 //! ```
 
 pub mod jacobian;
@@ -106,13 +106,14 @@ impl StateLayout {
 pub struct Observables {
     /// `P(Q >= k)` for `k = 1..K` (queue length at a random server, tail form).
     pub tail: Vec<f64>,
-    /// Mean number of jobs per server, `L = sum_k x_k`.
-    pub mean_queue_length: f64,
+    /// Mean number of jobs per server, `L = sum_k x_k` (`None` for models without queues).
+    pub mean_queue_length: Option<f64>,
     /// Rate of accepted jobs per server (`lambda (1 - loss)`; at a fixed point `x_1` for
-    /// unit-rate servers).
-    pub throughput: f64,
+    /// unit-rate servers); `None` for models without queues.
+    pub throughput: Option<f64>,
     /// Mean response (sojourn) time `T = L / throughput` (Little's law); includes service.
-    pub mean_response_time: f64,
+    /// `None` for models without queues or with zero throughput.
+    pub mean_response_time: Option<f64>,
     /// Probability that an arriving job joins a busy server, when the model defines it.
     pub prob_wait: Option<f64>,
     /// Probability that an arrival is lost at the truncation level `K`.
@@ -121,6 +122,22 @@ pub struct Observables {
     pub mass_at_truncation: f64,
     /// Model-specific extras, name and value.
     pub extras: Vec<(String, f64)>,
+}
+
+impl Observables {
+    /// Observables of a model without queues (e.g. opinion dynamics): only `extras`.
+    pub fn extras_only(extras: Vec<(String, f64)>) -> Self {
+        Observables {
+            tail: Vec::new(),
+            mean_queue_length: None,
+            throughput: None,
+            mean_response_time: None,
+            prob_wait: None,
+            loss_probability: 0.0,
+            mass_at_truncation: 0.0,
+            extras,
+        }
+    }
 }
 
 impl Observables {
@@ -133,12 +150,12 @@ impl Observables {
         let tail: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
         let mean_queue_length: f64 = tail.iter().sum();
         let throughput = lambda * (1.0 - loss_probability);
-        let mean_response_time = if throughput > 0.0 { mean_queue_length / throughput } else { f64::NAN };
+        let mean_response_time = (throughput > 0.0).then(|| mean_queue_length / throughput);
         Observables {
             mass_at_truncation: tail.last().copied().unwrap_or(0.0),
             tail,
-            mean_queue_length,
-            throughput,
+            mean_queue_length: Some(mean_queue_length),
+            throughput: Some(throughput),
             mean_response_time,
             prob_wait,
             loss_probability,
