@@ -75,6 +75,14 @@ pub enum StateLayout {
         /// Truncation level `K`.
         levels: usize,
     },
+    /// Heterogeneous servers: `x[j * levels + k - 1] = x_{j,k}`, the fraction of class-`j`
+    /// servers with at least `k` jobs, normalised within the class (`x_{j,0} = 1`).
+    ClassTail {
+        /// Number of server classes.
+        classes: usize,
+        /// Truncation level `K` per class.
+        levels: usize,
+    },
     /// Named scalar fractions (e.g. the fraction of agents holding opinion 1).
     Named {
         /// One name per state entry.
@@ -87,6 +95,7 @@ impl StateLayout {
     pub fn dim(&self) -> usize {
         match self {
             StateLayout::Tail { levels } => *levels,
+            StateLayout::ClassTail { classes, levels } => classes * levels,
             StateLayout::Named { names } => names.len(),
         }
     }
@@ -95,6 +104,7 @@ impl StateLayout {
     pub fn name(&self, i: usize) -> String {
         match self {
             StateLayout::Tail { .. } => format!("x_{}", i + 1),
+            StateLayout::ClassTail { levels, .. } => format!("x_{},{}", i / levels + 1, i % levels + 1),
             StateLayout::Named { names } => names[i].clone(),
         }
     }
