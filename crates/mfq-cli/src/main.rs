@@ -1,1 +1,113 @@
-fn main(){}
+//! `mfq`: mean-field models of load balancing from TOML model files.
+//!
+//! A thin layer over the library crates: it reads a model file, applies `--set` overrides,
+//! calls the solvers, and writes text, JSON, CSV and SVG. Exit codes: 0 success, 2 invalid
+//! input (file, key, value or option), 3 parameters outside the stability region,
+//! 4 a solver did not converge, 5 an I/O failure.
+
+mod commands;
+mod output;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Mean-field (fluid-limit) models of large-scale load balancing.
+#[derive(Parser, Debug)]
+#[command(name = "mfq", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options shared by the commands that read a model file.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Model file (TOML), e.g. models/jsq-d2.toml
+    pub model: PathBuf,
+    /// Override a parameter: NAME=VALUE, repeatable; dotted names reach nested tables
+    /// (lambda=0.95, truncation.levels=40)
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Print machine-readable JSON on stdout instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Directory for output files (CSV, JSON, SVG)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The main job: fixed point, tail, observables, transient from the empty state and SVG plots
+    Report(ModelArgs),
+    /// Transient solution from an initial state: trajectory as CSV (or JSON) and SVG
+    Solve(commands::SolveArgs),
+    /// Fixed point with residual, iterations, truncation, spectral abscissa and observables
+    FixedPoint(ModelArgs),
+    /// Queue-length tail P(Q >= k) as a table, CSV and log-scale SVG
+    Tail(ModelArgs),
+    /// List the built-in models, their parameters and sources
+    Models {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A failure with its exit code.
+#[derive(Debug)]
+pub struct Failure {
+    /// Exit code (see the crate docs).
+    pub code: u8,
+    /// Kind for JSON output: invalid-input, unstable, no-convergence, io.
+    pub kind: &'static str,
+    /// One-line message.
+    pub message: String,
+}
+
+impl Failure {
+    /// Invalid input (exit code 2).
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure { code: 2, kind: "invalid-input", message: message.into() }
+    }
+    /// Unstable parameters (exit code 3).
+    pub fn unstable(message: impl Into<String>) -> Self {
+        Failure { code: 3, kind: "unstable", message: message.into() }
+    }
+    /// No convergence (exit code 4).
+    pub fn no_convergence(message: impl Into<String>) -> Self {
+        Failure { code: 4, kind: "no-convergence", message: message.into() }
+    }
+    /// I/O failure (exit code 5).
+    pub fn io(message: impl Into<String>) -> Self {
+        Failure { code: 5, kind: "io", message: message.into() }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = match &cli.command {
+        Command::Report(a) | Command::FixedPoint(a) | Command::Tail(a) => a.json,
+        Command::Solve(a) => a.model.json,
+        Command::Models { json } => *json,
+    };
+    let result = match cli.command {
+        Command::Report(a) => commands::report(&a),
+        Command::Solve(a) => commands::solve(&a),
+        Command::FixedPoint(a) => commands::fixed_point(&a),
+        Command::Tail(a) => commands::tail(&a),
+        Command::Models { json } => commands::models(json),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if json {
+                let v = serde_json::json!({ "error": { "kind": f.kind, "code": f.code, "message": f.message } });
+                println!("{v}");
+            }
+            eprintln!("mfq: error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -13,7 +13,7 @@ pub struct FixedPointOptions {
     pub tol: f64,
     /// Maximum number of linear solves per truncation level (default 500).
     pub max_iter: usize,
-    /// First pseudo time step (default 1, the time scale of one job).
+    /// First pseudo time step (default 10 mean job sizes).
     pub dt0: f64,
     /// Initial state (default: the empty state, all zeros).
     pub x0: Option<Vec<f64>>,
@@ -23,7 +23,7 @@ pub struct FixedPointOptions {
 
 impl Default for FixedPointOptions {
     fn default() -> Self {
-        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 1.0, x0: None, max_dim_for_eigenvalues: 600 }
+        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 10.0, x0: None, max_dim_for_eigenvalues: 600 }
     }
 }
 

@@ -183,7 +183,8 @@ impl ModelFile {
         let file: ModelFile = if overrides.is_empty() {
             toml::from_str(text).map_err(|e| ModelError::Format(e.to_string()))?
         } else {
-            ModelFile::deserialize(doc).map_err(|e| ModelError::Format(format!("after --set: {e}")))?
+            ModelFile::deserialize(doc)
+                .map_err(|e| ModelError::Format(format!("after --set {}: {}", overrides.join(" --set "), e.to_string().trim_end())))?
         };
         file.truncation.validate()?;
         file.model.build(file.truncation.levels.unwrap_or(2).max(2))?;

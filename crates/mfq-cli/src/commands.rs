@@ -1,0 +1,411 @@
+//! One function per command; each reads a model file, calls the library, writes output.
+
+use crate::output::{num, out_dir, write_atomic};
+use crate::{Failure, ModelArgs};
+use clap::Args;
+use mfq_fixpoint::svg::{distance_svg, tail_svg, trajectory_svg, DistanceSeries};
+use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointError, FixedPointOptions, FixedPointStatus};
+use mfq_model::{MeanFieldModel, ModelFile, Stability};
+use mfq_ode::{Method, SolveOptions};
+use serde_json::json;
+use std::fmt::Write as _;
+
+/// Reads and validates a model file with its overrides.
+fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
+    let path = &args.model;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound { Failure::input } else { Failure::io };
+        code(format!("cannot read model file {}: {e}", path.display()))
+    })?;
+    ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+}
+
+fn title(file: &ModelFile) -> String {
+    file.title.clone().unwrap_or_else(|| format!("{:?}", file.model))
+}
+
+/// The fixed point of a model file, with the solver's outcomes mapped to failures.
+fn fixed_point_of(args: &ModelArgs, file: &ModelFile) -> Result<FixedPoint, Failure> {
+    let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).map_err(|e| match e {
+        FixedPointError::Unstable { .. } => Failure::unstable(format!("{}: {e}", args.model.display())),
+        _ => Failure::input(format!("{}: {e}", args.model.display())),
+    })?;
+    Ok(fp)
+}
+
+/// Fails with exit code 4 when the fixed point did not converge (after output was written).
+fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
+    match &fp.status {
+        FixedPointStatus::Converged => Ok(()),
+        FixedPointStatus::TruncationNotReached { mass } => Err(Failure::no_convergence(format!(
+            "the mass at the truncation level stays x_K = {mass:.3e} at K = {} (truncation.max_levels): the system looks \
+             unstable, or raise truncation.max_levels",
+            fp.truncation.levels
+        ))),
+        s => Err(Failure::no_convergence(format!(
+            "the fixed-point solver stopped without converging ({s:?}) after {} iterations, residual {:.3e}",
+            fp.iterations, fp.residual
+        ))),
+    }
+}
+
+fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
+    json!({
+        "model": file.model,
+        "title": file.title,
+        "name": fp.model,
+        "status": fp.status,
+        "x": fp.x,
+        "residual": fp.residual,
+        "iterations": fp.iterations,
+        "total_iterations": fp.total_iterations,
+        "jacobian": fp.jacobian,
+        "spectral_abscissa": fp.spectral_abscissa,
+        "truncation": fp.truncation,
+        "mean_queue_length": fp.observables.mean_queue_length,
+        "mean_response_time": fp.observables.mean_response_time,
+        "throughput": fp.observables.throughput,
+        "prob_wait": fp.observables.prob_wait,
+        "loss_probability": fp.observables.loss_probability,
+        "extras": fp.observables.extras,
+    })
+}
+
+fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stability: &Stability) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}  ({})", title(file), args.model.display());
+    let _ = writeln!(s, "  model               {}", fp.model);
+    let status = match &fp.status {
+        FixedPointStatus::Converged => "converged".to_string(),
+        other => format!("NOT converged: {other:?}"),
+    };
+    let _ = writeln!(
+        s,
+        "  status              {status} (residual max|f(x*)| = {:.2e}, {} iterations over K = {:?}, {} Jacobian)",
+        fp.residual, fp.total_iterations, fp.truncation.tried, fp.jacobian
+    );
+    let t = &fp.truncation;
+    let _ = writeln!(
+        s,
+        "  truncation          K = {}, x_K = {:.2e} ({}, tol {:e})",
+        t.levels,
+        t.mass_at_truncation,
+        if t.automatic { "automatic" } else { "fixed" },
+        t.tol
+    );
+    let cond = match stability {
+        Stability::Stable { condition } => condition.clone(),
+        Stability::Unstable { reason } => reason.clone(),
+        Stability::Unknown { note } => note.clone(),
+    };
+    let _ = writeln!(s, "  stability condition {cond}");
+    if let Some(a) = fp.spectral_abscissa {
+        let _ = writeln!(
+            s,
+            "  spectral abscissa   {a:.6e} ({})",
+            if a < 0.0 { "locally stable" } else { "NOT locally stable" }
+        );
+    }
+    let o = &fp.observables;
+    if let Some(v) = o.mean_queue_length {
+        let _ = writeln!(s, "  mean queue length   {}", num(v));
+    }
+    if let Some(v) = o.mean_response_time {
+        let _ = writeln!(s, "  mean response time  {}", num(v));
+    }
+    if let Some(v) = o.prob_wait {
+        let _ = writeln!(s, "  P(wait)             {}", num(v));
+    }
+    if o.loss_probability > 0.0 {
+        let _ = writeln!(s, "  P(loss at K)        {:.2e}", o.loss_probability);
+    }
+    for (name, v) in &o.extras {
+        let _ = writeln!(s, "  {name:<19} {}", num(*v));
+    }
+    s
+}
+
+fn tail_table(fp: &FixedPoint) -> String {
+    let mut s = String::from("  k   P(Q >= k)\n");
+    for (k, v) in fp.observables.tail.iter().enumerate() {
+        let _ = writeln!(s, "  {:<3} {:.10e}", k + 1, v.clamp(0.0, 1.0));
+        if *v < 1e-14 {
+            break;
+        }
+    }
+    s
+}
+
+fn tail_csv(fp: &FixedPoint) -> String {
+    let mut s = String::from("k,p_q_ge_k\n");
+    for (k, v) in fp.observables.tail.iter().enumerate() {
+        let _ = writeln!(s, "{},{:e}", k + 1, v.clamp(0.0, 1.0));
+    }
+    s
+}
+
+/// `mfq fixed-point`.
+pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
+    let file = load(args)?;
+    let fp = fixed_point_of(args, &file)?;
+    let stability = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
+    let value = fixed_point_json(&file, &fp);
+    if let Some(dir) = &args.out {
+        write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    }
+    if args.json {
+        println!("{value}");
+    } else {
+        print!("{}", fixed_point_text(args, &file, &fp, &stability));
+    }
+    require_converged(&fp)
+}
+
+/// `mfq tail`.
+pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
+    let file = load(args)?;
+    let fp = fixed_point_of(args, &file)?;
+    require_converged(&fp)?;
+    let dir = out_dir(&args.out, &args.model);
+    write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
+    let svg = tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {}", title(&file)))
+        .map_err(|e| Failure::io(e.to_string()))?;
+    write_atomic(&dir.join("tail.svg"), svg.as_bytes())?;
+    if args.json {
+        println!("{}", json!({ "tail": fp.observables.tail, "truncation": fp.truncation, "files": [dir.join("tail.csv"), dir.join("tail.svg")] }));
+    } else {
+        println!("{}  P(Q >= k) at the fixed point (K = {})", title(&file), fp.truncation.levels);
+        print!("{}", tail_table(&fp));
+        println!("wrote {} and {}", dir.join("tail.csv").display(), dir.join("tail.svg").display());
+    }
+    Ok(())
+}
+
+/// Options of `mfq solve`.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Final time (mean job sizes)
+    #[arg(long, default_value_t = 50.0, allow_negative_numbers = true)]
+    pub t_end: f64,
+    /// Initial state: empty, full, or comma-separated values x_1,x_2,... (padded with zeros)
+    #[arg(long, default_value = "empty")]
+    pub x0: String,
+    /// Integration method
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Relative tolerance
+    #[arg(long, default_value_t = 1e-8)]
+    pub rtol: f64,
+    /// Absolute tolerance
+    #[arg(long, default_value_t = 1e-12)]
+    pub atol: f64,
+    /// Truncation level K for the transient (default: the fixed point's automatic K, at least 20)
+    #[arg(long)]
+    pub levels: Option<usize>,
+}
+
+/// Integration methods on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum MethodArg {
+    /// Dopri5, switching to Rosenbrock23 when stiff
+    Auto,
+    /// Dormand-Prince 5(4)
+    Dopri5,
+    /// Dormand-Prince 8(5,3)
+    Dop853,
+    /// Rosenbrock 2(3), L-stable
+    Rosenbrock23,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Auto => Method::Auto,
+            MethodArg::Dopri5 => Method::Dopri5,
+            MethodArg::Dop853 => Method::Dop853,
+            MethodArg::Rosenbrock23 => Method::Rosenbrock23,
+        }
+    }
+}
+
+fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Failure> {
+    let n = model.dim();
+    match spec {
+        "empty" | "full" => Ok(model.extremal_states().into_iter().find(|s| s.name == spec).map(|s| s.x).unwrap_or_else(|| {
+            vec![if spec == "full" { 1.0 } else { 0.0 }; n]
+        })),
+        list => {
+            let mut x = Vec::new();
+            for part in list.split(',') {
+                let v: f64 = part.trim().parse().map_err(|_| {
+                    Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"))
+                })?;
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(Failure::input(format!("--x0: {v} is outside [0, 1]")));
+                }
+                x.push(v);
+            }
+            if x.len() > n {
+                return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
+            }
+            x.resize(n, 0.0);
+            Ok(x)
+        }
+    }
+}
+
+fn run_transient(
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    opts: &SolveOptions,
+) -> Result<mfq_ode::Trajectory, Failure> {
+    mfq_ode::solve(model, x0, opts).map_err(|e| Failure::input(e.to_string()))
+}
+
+fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>) -> Result<usize, Failure> {
+    if let Some(k) = fixed.or(file.truncation.levels) {
+        return Ok(k);
+    }
+    // the fixed point's automatic K, so the transient and the fixed point share one truncation
+    match solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()) {
+        Ok(fp) => Ok(fp.truncation.levels.max(20)),
+        Err(FixedPointError::Unstable { .. }) => Ok(50),
+        Err(e) => Err(Failure::input(format!("{}: {e}", args.model.display()))),
+    }
+}
+
+fn trajectory_csv(model: &dyn MeanFieldModel, tr: &mfq_ode::Trajectory) -> String {
+    let layout = model.layout();
+    let mut s = String::from("t");
+    for i in 0..model.dim() {
+        let _ = write!(s, ",{}", layout.name(i));
+    }
+    s.push('\n');
+    for (t, x) in tr.t.iter().zip(&tr.x) {
+        let _ = write!(s, "{t:e}");
+        for v in x {
+            let _ = write!(s, ",{v:e}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// `mfq solve`.
+pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
+    let file = load(&args.model)?;
+    if !(args.t_end.is_finite() && args.t_end > 0.0) {
+        return Err(Failure::input(format!("--t-end {}: allowed: a finite time > 0", args.t_end)));
+    }
+    if let Some(0) = args.levels {
+        return Err(Failure::input("--levels 0: allowed: an integer >= 1"));
+    }
+    let k = levels_for(&args.model, &file, args.levels)?;
+    let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
+    let x0 = initial_state(model.as_ref(), &args.x0)?;
+    let opts = SolveOptions {
+        t_end: args.t_end,
+        rtol: args.rtol,
+        atol: args.atol,
+        method: args.method.into(),
+        ..Default::default()
+    };
+    let tr = run_transient(model.as_ref(), &x0, &opts)?;
+    let dir = out_dir(&args.model.out, &args.model.model);
+    write_atomic(&dir.join("trajectory.csv"), trajectory_csv(model.as_ref(), &tr).as_bytes())?;
+    let shown: Vec<(usize, String)> = (0..model.dim().min(6)).map(|i| (i, model.layout().name(i))).collect();
+    let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file)))
+        .map_err(|e| Failure::io(e.to_string()))?;
+    write_atomic(&dir.join("trajectory.svg"), svg.as_bytes())?;
+    if args.model.json {
+        println!("{}", json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k }));
+    } else {
+        println!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
+        println!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
+        if let Some(t) = tr.stats.switched_to_stiff_at {
+            println!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
+        }
+        let last = tr.last();
+        let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
+        println!("  x(t_end) = {} ...", shown.join(", "));
+        println!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
+    }
+    if tr.status.is_success() {
+        Ok(())
+    } else {
+        Err(Failure::no_convergence(format!("the integration stopped early: {:?}", tr.status)))
+    }
+}
+
+/// `mfq report`: the main job.
+pub fn report(args: &ModelArgs) -> Result<(), Failure> {
+    let file = load(args)?;
+    let fp = fixed_point_of(args, &file)?;
+    require_converged(&fp)?;
+    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
+    let stability = model.stability();
+    // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
+    // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
+    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-12), ..Default::default() };
+    let x0 = initial_state(model.as_ref(), "empty")?;
+    let tr = run_transient(model.as_ref(), &x0, &opts)?;
+    let series = DistanceSeries::new("from the empty state", &tr.t, &tr.x, &fp.x);
+    let rate = fp.spectral_abscissa.map(|a| -a);
+    let dir = out_dir(&args.out, &args.model);
+    let name = title(&file);
+    let tail_file = dir.join("tail.svg");
+    let conv_file = dir.join("convergence.svg");
+    let tail_plot = tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
+    let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
+        .map_err(|e| Failure::io(e.to_string()))?;
+    let mut value = fixed_point_json(&file, &fp);
+    value["stability"] = json!(stability);
+    value["transient"] = json!({
+        "from": "empty",
+        "status": tr.status,
+        "t_end": tr.t_last(),
+        "steps": tr.stats.accepted_steps,
+        "switched_to_stiff_at": tr.stats.switched_to_stiff_at,
+        "final_distance": series.distance.last(),
+    });
+    value["files"] = json!([dir.join("report.json"), dir.join("tail.csv"), tail_file, conv_file]);
+    write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
+    write_atomic(&tail_file, tail_plot.as_bytes())?;
+    write_atomic(&conv_file, conv_plot.as_bytes())?;
+    write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    if args.json {
+        println!("{value}");
+    } else {
+        print!("{}", fixed_point_text(args, &file, &fp, &stability));
+        println!(
+            "  transient           from empty: {:?} at t = {:.2}, distance to x* {:.2e}",
+            tr.status,
+            tr.t_last(),
+            series.distance.last().copied().unwrap_or(f64::NAN)
+        );
+        println!("tail:");
+        print!("{}", tail_table(&fp));
+        println!("wrote {}, tail.csv, tail.svg, convergence.svg", dir.join("report.json").display());
+    }
+    Ok(())
+}
+
+/// `mfq models`.
+pub fn models(json: bool) -> Result<(), Failure> {
+    let cat = mfq_model::models::catalog();
+    if json {
+        println!("{}", serde_json::to_string(&cat).unwrap_or_default());
+        return Ok(());
+    }
+    for m in cat {
+        println!("{:<16} {}", m.kind, m.name);
+        for p in &m.parameters {
+            println!("    {:<10} {} ({})", p.name, p.meaning, p.range);
+        }
+        println!("    source: {}", m.source);
+        println!("    example: {}", m.example);
+    }
+    Ok(())
+}

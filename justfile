@@ -1,0 +1,28 @@
+# Everyday tasks. Install `just` with `pip install rust-just` (or `cargo install just`).
+
+# run every test (release build, as CI does)
+test:
+    cargo test --workspace --release --locked
+
+# formatting and lints
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets --release -- -D warnings
+
+# the main job on the bundled JSQ(2) model
+report model="models/jsq-d2.toml":
+    cargo run --release -- report {{model}}
+
+# benchmarks: fixed point of JSQ(2) (and, where present, simulation throughput)
+bench:
+    cargo bench -p mfq-fixpoint --bench fixed_point
+    cargo bench -p mfq-sim
+
+# SVG figures into docs/figures/
+figures:
+    cargo run --release -- report models/jsq-d2.toml --out docs/figures/jsq-d2
+    cargo run --release -- report models/pod-errors-ld.toml --out docs/figures/pod-errors-ld
+
+# CI as it runs on a fresh machine
+ci:
+    bash .ci/run

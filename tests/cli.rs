@@ -1,0 +1,172 @@
+//! End-to-end tests of the `mfq` binary: the main job, JSON keys, exit codes and the messages
+//! for bad input (one clear message naming the field, the value and what is allowed; never a
+//! panic, never a NaN printed).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mfq(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mfq"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("mfq runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mfq-cli-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn report_writes_the_main_job() {
+    let out = tmp_dir("report");
+    let o = mfq(&["report", "models/jsq-d2.toml", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("mean response time  2.614057"), "{stdout}");
+    for f in ["report.json", "tail.csv", "tail.svg", "convergence.svg"] {
+        let p = out.join(f);
+        assert!(p.metadata().map(|m| m.len() > 100).unwrap_or(false), "{f} missing");
+    }
+    let svg = std::fs::read_to_string(out.join("tail.svg")).unwrap();
+    assert!(svg.contains("P(Q &gt;= k)") || svg.contains("P(Q >= k)"), "tail axis label");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["status"]["status"], "converged");
+    // no temporary files left behind
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
+}
+
+#[test]
+fn fixed_point_json_has_the_documented_keys() {
+    let o = mfq(&["fixed-point", "models/jsq-d2.toml", "--json", "--set", "lambda=0.5"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in ["x", "mean_queue_length", "mean_response_time", "residual", "truncation", "status"] {
+        assert!(v.get(key).is_some(), "missing key {key}");
+    }
+    // JSQ(2) at lambda = 0.5: T = 1.265686 (closed form, Mitzenmacher 2001)
+    assert!((v["mean_response_time"].as_f64().unwrap() - 1.265686).abs() < 1e-6);
+    assert!((v["x"][1].as_f64().unwrap() - 0.125).abs() < 1e-12);
+}
+
+#[test]
+fn every_bundled_model_file_solves() {
+    for entry in std::fs::read_dir(root().join("models")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let o = mfq(&["fixed-point", &format!("models/{name}")]);
+            let (stdout, stderr) = text(&o);
+            assert!(!stderr.contains("panicked") && !stdout.contains("NaN"), "{name}: {stdout}{stderr}");
+            if name.contains("unstable") {
+                assert_eq!(o.status.code(), Some(3), "{name}: {stderr}");
+            } else {
+                assert!(o.status.success(), "{name}: {stdout}{stderr}");
+            }
+        }
+    }
+}
+
+/// (arguments, expected exit code, fragments the message must contain)
+const BAD: &[(&[&str], i32, &[&str])] = &[
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=0"], 2, &["model.lambda = 0", "> 0"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=-0.3"], 2, &["model.lambda = -0.3"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1"], 3, &["lambda = 1", "unstable", "lambda < 1"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1.5"], 3, &["lambda = 1.5", "unstable"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "d=0"], 2, &["model.d = 0", "integer >= 1"]),
+    (&["fixed-point", "models/pod-errors-li.toml", "--set", "eps=1.5"], 2, &["model.eps = 1.5", "[0, 1]"]),
+    (&["fixed-point", "models/pod-errors-li.toml", "--set", "eps=-0.1"], 2, &["model.eps = -0.1"]),
+    (&["fixed-point", "models/pod-errors-ld.toml", "--set", "g=-1"], 2, &["--set g=-1", "-1", "u32"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "kind=nope"], 2, &["nope", "jsq"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "bogus=1"], 2, &["bogus"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "truncation.levels=4"], 2, &["truncation.levels = 4", "too small"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "truncation.tol=0"], 2, &["truncation.tol = 0"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda"], 2, &["NAME=VALUE"]),
+    (&["fixed-point", "models/pod-errors-li-unstable.toml"], 3, &["unstable", "1/(eps d)"]),
+    (&["fixed-point", "no/such/file.toml"], 2, &["no/such/file.toml"]),
+    (&["solve", "models/jsq-d2.toml", "--t-end", "-5"], 2, &["--t-end -5"]),
+    (&["solve", "models/jsq-d2.toml", "--x0", "0.5,abc"], 2, &["abc"]),
+];
+
+#[test]
+fn bad_input_gets_one_clear_message_and_a_nonzero_exit() {
+    for (args, code, fragments) in BAD {
+        let o = mfq(args);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(*code), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stdout.contains("NaN"), "{args:?}: {stdout}");
+        for f in *fragments {
+            assert!(stderr.contains(f), "{args:?}: '{f}' not in {stderr}");
+        }
+    }
+}
+
+#[test]
+fn bad_files_are_rejected_with_their_line() {
+    let dir = tmp_dir("badfiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("unknown-key.toml", "[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\nspeed = 3\n", "unknown field `speed`"),
+        ("unknown-model.toml", "[model]\nkind = \"jsq9\"\nlambda = 0.5\n", "jsq9"),
+        ("malformed.toml", "[model\nkind = \"jsq\"\n", "TOML parse error"),
+        ("negative-g.toml", "[model]\nkind = \"pod-ld\"\nlambda = 0.5\nd = 2\neps = 0.5\ng = -2\n", "-2"),
+        ("missing.toml", "[model]\nkind = \"jsq\"\nd = 2\n", "missing field `lambda`"),
+        ("top-level.toml", "lambda = 0.5\n[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", "unknown field `lambda`"),
+    ];
+    for (name, body, fragment) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        let o = mfq(&["fixed-point", p.to_str().unwrap()]);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(fragment), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"));
+    }
+}
+
+#[test]
+fn json_errors_are_json_objects() {
+    let o = mfq(&["fixed-point", "models/jsq-d2.toml", "--json", "--set", "lambda=2"]);
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "unstable");
+    assert_eq!(v["error"]["code"], 3);
+}
+
+#[test]
+fn solve_and_tail_write_their_files() {
+    let out = tmp_dir("solve");
+    let o = mfq(&["solve", "models/jiq.toml", "--x0", "1,1,1", "--t-end", "2", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
+    // JIQ from x_1 = x_2 = x_3 = 1 at lambda = 0.9: x_1 stays pinned at 1 (sliding boundary)
+    let last = csv.lines().last().unwrap();
+    let x1: f64 = last.split(',').nth(1).unwrap().parse().unwrap();
+    assert_eq!(x1, 1.0);
+    assert!(out.join("trajectory.svg").exists());
+    let o = mfq(&["tail", "models/pod-errors-ld.toml", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(out.join("tail.csv").exists() && out.join("tail.svg").exists());
+}
+
+#[test]
+fn models_lists_every_builtin() {
+    let o = mfq(&["models"]);
+    let (stdout, _) = text(&o);
+    for kind in ["jsq", "pod-li", "pod-ld", "jiq"] {
+        assert!(stdout.contains(kind));
+    }
+    assert!(stdout.contains("Mitzenmacher"));
+}
