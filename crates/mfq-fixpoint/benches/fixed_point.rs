@@ -76,4 +76,18 @@ fn main() {
         black_box(solve_model(black_box(&m), &full).unwrap());
     });
     println!("with the spectral abscissa (dense eigenvalues, K = 100, lambda = 0.99): {:.1} us", secs * 1e6);
+
+    // refined mean field (1/N term V): rmf_tool needs 35 s (sympy) / 3.1 s (finite differences)
+    // and SciPy 6.3 ms at K = 100, lambda = 0.9 (research notes, anchors-tools §4.2, CPU seconds)
+    println!("\nrefined mean field of JSQ(2), lambda = 0.9 (Lyapunov by Bartels-Stewart on the real Schur form)");
+    println!("{:>6} {:>12} {:>14} {:>16}", "K", "sum of V", "time (ms)", "SciPy / mfq");
+    for (k, scipy_s) in [(20usize, 0.00060), (50, 0.0013), (100, 0.0063)] {
+        let m = Jsq::new(0.9, 2, k).unwrap();
+        let fp = solve_model(&m, &opts).unwrap();
+        let r = mfq_fixpoint::refined_mean_field(&m, &fp.x).unwrap();
+        let secs = time_per_call(|| {
+            black_box(mfq_fixpoint::refined_mean_field(black_box(&m), &fp.x).unwrap());
+        });
+        println!("{k:>6} {:>12.6} {:>14.3} {:>15.1}x", r.sum_v, secs * 1e3, scipy_s / secs);
+    }
 }

@@ -23,9 +23,11 @@
 pub mod svg;
 
 mod newton;
+pub mod refined;
 mod stability;
 
 pub use newton::{solve_model, FixedPointOptions};
+pub use refined::{refined_mean_field, RefinedError, RefinedMeanField};
 pub use stability::{local_stability, LocalStability};
 
 use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, Truncation};

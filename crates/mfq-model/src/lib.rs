@@ -282,4 +282,15 @@ pub trait MeanFieldModel: Send + Sync {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         None
     }
+
+    /// The model as a density-dependent population process: calls `visit(jump, rate)` for every
+    /// transition at state `x`, where `jump` lists `(index, change)` of the state in units of
+    /// `1/N` (one object changing) and `rate` is the rate per object, so that
+    /// `f(x) = sum_l jump_l rate_l(x)` (Kurtz; Gast and Van Houdt 2017, "A refined mean field
+    /// approximation", eq. (1)). Returns `false` when the model does not provide its
+    /// transitions (then the refined mean field and the noise matrix are unavailable).
+    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+        let _ = (x, visit);
+        false
+    }
 }

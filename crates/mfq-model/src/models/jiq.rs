@@ -118,6 +118,19 @@ impl MeanFieldModel for Jiq {
     fn order(&self) -> Option<PartialOrder> {
         Some(PartialOrder::Componentwise)
     }
+    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+        let excess = self.excess(x);
+        // arrivals to idle servers (all of them in the interior, rate 1 - x_2 on the boundary)
+        visit(&[(0, 1.0)], self.lambda - excess);
+        for k in 1..=self.levels {
+            if k >= 2 {
+                // overflow to a uniformly random server holding exactly k - 1 jobs
+                visit(&[(k - 1, 1.0)], excess * (tail_at(x, k - 1) - tail_at(x, k)));
+            }
+            visit(&[(k - 1, -1.0)], tail_at(x, k) - tail_at(x, k + 1));
+        }
+        true
+    }
     fn stability(&self) -> Stability {
         stable_below_one(self.lambda, "JIQ with exponential service, Stolyar 2015")
     }
@@ -133,16 +146,18 @@ impl MeanFieldModel for Jiq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::testutil::jacobian_error;
+    use crate::models::testutil::{jacobian_error, transitions_drift_error};
 
     #[test]
     fn jacobian_matches_differences_inside_and_on_the_boundary() {
         let m = Jiq::new(0.7, 6).unwrap();
         let interior = [0.6, 0.3, 0.2, 0.1, 0.05, 0.01];
         assert!(jacobian_error(&m, &interior) < 1e-6);
+        assert!(transitions_drift_error(&m, &interior) < 1e-15);
         // on the boundary only the x_2.. columns can be differenced (x_1 = 1 is pinned)
         let on = [1.0, 0.8, 0.5, 0.3, 0.1, 0.05];
         assert!(m.on_boundary(&on));
+        assert!(transitions_drift_error(&m, &on) < 1e-15);
         let mut j = Jacobian::new(6, Sparsity::Dense);
         m.jacobian(&on, &mut j);
         let h = 1e-7;

@@ -1,7 +1,7 @@
 //! JSQ(d) / power-of-d, the supermarket model.
 
 use crate::models::{
-    check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at,
+    check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at, tail_transitions,
 };
 use crate::{Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
@@ -88,12 +88,16 @@ impl MeanFieldModel for Jsq {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         (self.lambda < 1.0).then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.p(v)))
     }
+    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+        tail_transitions(x, self.lambda, |j| self.p(tail_at(x, j)), visit);
+        true
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::testutil::{interior_tail, jacobian_error};
+    use crate::models::testutil::{interior_tail, jacobian_error, transitions_drift_error};
     use proptest::prelude::*;
 
     proptest! {
@@ -104,6 +108,7 @@ mod tests {
             let m = Jsq::new(lambda, d, seed.len()).unwrap();
             let x = interior_tail(&seed);
             prop_assert!(jacobian_error(&m, &x) < 1e-6);
+            prop_assert!(transitions_drift_error(&m, &x) < 1e-15);
         }
     }
 

@@ -167,6 +167,21 @@ pub(crate) mod testutil {
         err
     }
 
+    /// Max |sum_l jump_l rate_l(x) - f(x)|: the transitions must reproduce the drift.
+    pub fn transitions_drift_error(m: &dyn MeanFieldModel, x: &[f64]) -> f64 {
+        let n = m.dim();
+        let mut f = vec![0.0; n];
+        m.drift(x, &mut f);
+        let mut g = vec![0.0; n];
+        assert!(m.transitions(x, &mut |jump, rate| {
+            assert!(rate >= -1e-15, "negative rate {rate}");
+            for &(i, c) in jump {
+                g[i] += c * rate;
+            }
+        }));
+        f.iter().zip(&g).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+    }
+
     /// A random strictly decreasing tail state in (0, 1), entries above ~1e-6 so that central
     /// differences with step 1e-8 activate no clamp.
     pub fn interior_tail(seed: &[f64]) -> Vec<f64> {
@@ -207,6 +222,25 @@ pub(crate) fn local_tail_jacobian(x: &[f64], jac: &mut crate::Jacobian, lambda: 
         if i + 1 < n {
             jac.set(i, i + 1, 1.0);
         }
+    }
+}
+
+/// Transitions of a tail-form model of unit-rate servers: an arrival that joins a server with
+/// exactly `k - 1` jobs (rate `lambda (A_{k-1} - A_k)` per server, with `arrival_tail(j) = A_j`,
+/// `A_0 = 1`) raises `x_k` by `1/N`; a departure from a server with exactly `k` jobs (rate
+/// `x_k - x_{k+1}`) lowers it. Arrivals beyond level `K` are lost (no jump).
+pub(crate) fn tail_transitions(
+    x: &[f64],
+    lambda: f64,
+    arrival_tail: impl Fn(usize) -> f64,
+    visit: &mut dyn FnMut(&[(usize, f64)], f64),
+) {
+    let mut a_prev = 1.0;
+    for k in 1..=x.len() {
+        let a_k = arrival_tail(k);
+        visit(&[(k - 1, 1.0)], lambda * (a_prev - a_k));
+        visit(&[(k - 1, -1.0)], tail_at(x, k) - tail_at(x, k + 1));
+        a_prev = a_k;
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::models::{
     check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at,
+    tail_transitions,
 };
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
@@ -133,6 +134,10 @@ impl MeanFieldModel for PodLi {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         matches!(self.stability(), Stability::Stable { .. })
             .then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.phi(v)))
+    }
+    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+        tail_transitions(x, self.lambda, |j| self.phi(tail_at(x, j)), visit);
+        true
     }
 }
 
@@ -292,6 +297,10 @@ impl MeanFieldModel for PodLd {
     fn order(&self) -> Option<PartialOrder> {
         Some(PartialOrder::Componentwise)
     }
+    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+        tail_transitions(x, self.lambda, |j| self.arrival_tail(x, j), visit);
+        true
+    }
     fn stability(&self) -> Stability {
         if self.lambda >= 1.0 {
             stable_below_one(self.lambda, "Pod with load-dependent errors")
@@ -308,7 +317,7 @@ impl MeanFieldModel for PodLd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::testutil::{interior_tail, jacobian_error};
+    use crate::models::testutil::{interior_tail, jacobian_error, transitions_drift_error};
     use proptest::prelude::*;
 
     proptest! {
@@ -319,6 +328,7 @@ mod tests {
         ) {
             let m = PodLi::new(lambda, d, eps, seed.len()).unwrap();
             prop_assert!(jacobian_error(&m, &interior_tail(&seed)) < 1e-6);
+            prop_assert!(transitions_drift_error(&m, &interior_tail(&seed)) < 1e-15);
         }
 
         #[test]
@@ -328,6 +338,7 @@ mod tests {
         ) {
             let m = PodLd::new(lambda, d, eps, g, seed.len()).unwrap();
             prop_assert!(jacobian_error(&m, &interior_tail(&seed)) < 1e-6);
+            prop_assert!(transitions_drift_error(&m, &interior_tail(&seed)) < 1e-14);
         }
 
         /// g = 0 is plain JSQ(d); g >= K is the load-independent model (same drift).

@@ -1,0 +1,292 @@
+//! The refined mean field: the `1/N` correction `E[X^N] ~ x* + V/N` of a density-dependent
+//! population process at its fixed point.
+//!
+//! With `J = Df(x*)`, the noise matrix `Q = sum_l l l^T beta_l(x*)` (from the model's
+//! [`transitions`](mfq_model::MeanFieldModel::transitions)) and the Hessian
+//! `H^i_{jk} = d^2 f_i / dx_j dx_k (x*)`:
+//!
+//! ```text
+//! J W + W J^T + Q = 0                        (W = lim N Cov(X^N), a Lyapunov equation)
+//! V = -J^{-1} b,   b_i = 1/2 sum_{j,k} H^i_{jk} W_{jk}
+//! ```
+//!
+//! (N. Gast and B. Van Houdt, "A refined mean field approximation", Proc. ACM Meas. Anal.
+//! Comput. Syst. 1(2), 2017, Theorem 1 and eq. (7)-(8).) The Lyapunov equation is solved by
+//! Bartels-Stewart on the real Schur form of `J` (nalgebra's Schur decomposition; 1x1 and 2x2
+//! diagonal blocks), `O(n^3)`. The Hessian comes from central differences of the (analytic,
+//! where the model has it) Jacobian, one-sided at the boundary of `[0, 1]`.
+
+use mfq_model::{Jacobian, MeanFieldModel, StateLayout};
+use mfq_ode::linalg::ShiftedLu;
+use nalgebra::DMatrix;
+use serde::Serialize;
+
+/// The refined mean-field terms at a fixed point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefinedMeanField {
+    /// The fixed point `x*`.
+    pub x: Vec<f64>,
+    /// The `1/N` term: `E[X^N] ~ x* + v / N`.
+    pub v: Vec<f64>,
+    /// `sum_i v_i` (for tail-form states: the `1/N` correction of the mean queue length).
+    pub sum_v: f64,
+    /// `W` (row-major `n x n`): `N Cov(X^N) -> W`.
+    pub covariance: Vec<f64>,
+    /// `max |J W + W J^T + Q|` (the Lyapunov solve's residual).
+    pub lyapunov_residual: f64,
+    /// Correction `c` of the mean queue length per server, `L_N ~ L + c / N` (tail layouts).
+    pub mean_queue_length_correction: Option<f64>,
+    /// Correction `c` of the mean response time, `T_N ~ T + c / N` (Little, tail layouts).
+    pub mean_response_time_correction: Option<f64>,
+}
+
+impl RefinedMeanField {
+    /// `x* + v / N` for a system of `n` objects (servers).
+    pub fn at(&self, n: f64) -> Vec<f64> {
+        self.x.iter().zip(&self.v).map(|(x, v)| x + v / n).collect()
+    }
+}
+
+/// Why the refined terms could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RefinedError {
+    /// The model does not provide its transitions (jumps and rates).
+    #[error("model {model} does not provide its transitions (jumps and rates), which the refined mean field needs")]
+    NoTransitions {
+        /// The model's name.
+        model: String,
+    },
+    /// `x*` has the wrong length.
+    #[error("the state has {got} entries, the model has {expected}")]
+    WrongDimension {
+        /// Entries given.
+        got: usize,
+        /// Model dimension.
+        expected: usize,
+    },
+    /// The Lyapunov equation or `J v = -b` is singular (an eigenvalue pair sums to zero, or `J` is singular).
+    #[error("singular system in the refined mean field: {0}")]
+    Singular(String),
+}
+
+/// The noise matrix `Q = sum_l l l^T beta_l(x)` (row-major `n x n`), or `None` without transitions.
+pub fn noise_matrix(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
+    let n = model.dim();
+    let mut q = vec![0.0; n * n];
+    let provided = model.transitions(x, &mut |jump, rate| {
+        for &(i, a) in jump {
+            for &(j, b) in jump {
+                q[i * n + j] += a * b * rate;
+            }
+        }
+    });
+    provided.then_some(q)
+}
+
+/// Solves `A X + X A^T + C = 0` for `X` (`A`, `C` row-major `n x n`) by Bartels-Stewart on the
+/// real Schur form of `A`.
+///
+/// # Errors
+/// [`RefinedError::Singular`] when `lambda_i + lambda_j = 0` for two eigenvalues of `A`.
+pub fn solve_lyapunov(a: &[f64], c: &[f64], n: usize) -> Result<Vec<f64>, RefinedError> {
+    let am = DMatrix::from_row_slice(n, n, a);
+    let cm = DMatrix::from_row_slice(n, n, c);
+    let (u, t) = am.clone().schur().unpack();
+    // A = U T U^T  =>  T Y + Y T^T = -U^T C U,  X = U Y U^T
+    let rhs = -(u.transpose() * &cm * &u);
+    let scale = t.amax().max(1.0);
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let two = i + 1 < n && t[(i + 1, i)].abs() > 1e-14 * scale;
+        starts.push((i, if two { 2 } else { 1 }));
+        i += if two { 2 } else { 1 };
+    }
+    let mut y = DMatrix::<f64>::zeros(n, n);
+    for &(r0, p) in starts.iter().rev() {
+        for &(c0, q) in starts.iter().rev() {
+            // R = rhs_IJ - sum_{k >= r0 + p} T[i,k] Y[k,j] - sum_{k >= c0 + q} Y[i,k] T[j,k]
+            let mut r = [0.0f64; 4];
+            for a in 0..p {
+                for b in 0..q {
+                    let (ii, jj) = (r0 + a, c0 + b);
+                    let mut s = rhs[(ii, jj)];
+                    for k in r0 + p..n {
+                        s -= t[(ii, k)] * y[(k, jj)];
+                    }
+                    for k in c0 + q..n {
+                        s -= y[(ii, k)] * t[(jj, k)];
+                    }
+                    r[a + p * b] = s; // column-major vec of the p x q block
+                }
+            }
+            // (I_q (x) T_II + T_JJ (x) I_p) vec(Y) = vec(R)
+            let m = p * q;
+            let mut mat = [0.0f64; 16];
+            for b in 0..q {
+                for a in 0..p {
+                    let row = a + p * b;
+                    for a2 in 0..p {
+                        mat[row * m + (a2 + p * b)] += t[(r0 + a, r0 + a2)];
+                    }
+                    for b2 in 0..q {
+                        mat[row * m + (a + p * b2)] += t[(c0 + b, c0 + b2)];
+                    }
+                }
+            }
+            let sol = solve_small(&mut mat, &mut r, m).ok_or_else(|| {
+                RefinedError::Singular(format!("eigenvalues of blocks {r0} and {c0} sum to zero"))
+            })?;
+            for a in 0..p {
+                for b in 0..q {
+                    y[(r0 + a, c0 + b)] = sol[a + p * b];
+                }
+            }
+        }
+    }
+    let x = &u * y * u.transpose();
+    let mut out = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            // symmetrise: the exact solution is symmetric when C is
+            out[i * n + j] = 0.5 * (x[(i, j)] + x[(j, i)]);
+        }
+    }
+    Ok(out)
+}
+
+/// Gaussian elimination with partial pivoting on an `m x m` system, `m <= 4`.
+fn solve_small(a: &mut [f64; 16], b: &mut [f64; 4], m: usize) -> Option<[f64; 4]> {
+    for k in 0..m {
+        let p = (k..m).max_by(|&i, &j| a[i * m + k].abs().total_cmp(&a[j * m + k].abs()))?;
+        if a[p * m + k] == 0.0 || !a[p * m + k].is_finite() {
+            return None;
+        }
+        if p != k {
+            for j in 0..m {
+                a.swap(k * m + j, p * m + j);
+            }
+            b.swap(k, p);
+        }
+        for i in k + 1..m {
+            let l = a[i * m + k] / a[k * m + k];
+            for j in k..m {
+                a[i * m + j] -= l * a[k * m + j];
+            }
+            b[i] -= l * b[k];
+        }
+    }
+    let mut x = [0.0; 4];
+    for k in (0..m).rev() {
+        let mut s = b[k];
+        for j in k + 1..m {
+            s -= a[k * m + j] * x[j];
+        }
+        x[k] = s / a[k * m + k];
+    }
+    Some(x)
+}
+
+/// The refined mean field of `model` at its fixed point `x_star`.
+///
+/// # Errors
+/// [`RefinedError::NoTransitions`] when the model does not give its transitions;
+/// [`RefinedError::WrongDimension`]; [`RefinedError::Singular`] when `J` is singular.
+pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<RefinedMeanField, RefinedError> {
+    let n = model.dim();
+    if x_star.len() != n {
+        return Err(RefinedError::WrongDimension { got: x_star.len(), expected: n });
+    }
+    let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
+    let mut jac = Jacobian::new(n, model.sparsity());
+    model.jacobian(x_star, &mut jac);
+    let j_dense = jac.to_dense();
+    let w = solve_lyapunov(&j_dense, &q, n)?;
+    // residual of the Lyapunov equation
+    let mut lyapunov_residual = 0.0f64;
+    for i in 0..n {
+        for k in 0..n {
+            let mut s = q[i * n + k];
+            for m in 0..n {
+                s += j_dense[i * n + m] * w[m * n + k] + w[i * n + m] * j_dense[k * n + m];
+            }
+            lyapunov_residual = lyapunov_residual.max(s.abs());
+        }
+    }
+    // b_i = 1/2 sum_k sum_j (dJ_ij/dx_k) W_jk, dJ/dx_k by differences of the Jacobian
+    let mut b = vec![0.0; n];
+    let mut xp = x_star.to_vec();
+    let mut j1 = Jacobian::new(n, model.sparsity());
+    let mut j2 = Jacobian::new(n, model.sparsity());
+    let mut j3 = Jacobian::new(n, model.sparsity());
+    for k in 0..n {
+        let xk = x_star[k];
+        let h = 1e-5 * xk.abs().max(1e-2);
+        let (c1, c2, c3, o1, o2, o3);
+        if xk - h >= 0.0 && xk + h <= 1.0 {
+            (o1, o2, o3) = (-h, h, 0.0);
+            (c1, c2, c3) = (-0.5 / h, 0.5 / h, 0.0);
+        } else if xk + 2.0 * h <= 1.0 {
+            (o1, o2, o3) = (0.0, h, 2.0 * h);
+            (c1, c2, c3) = (-1.5 / h, 2.0 / h, -0.5 / h);
+        } else {
+            (o1, o2, o3) = (0.0, -h, -2.0 * h);
+            (c1, c2, c3) = (1.5 / h, -2.0 / h, 0.5 / h);
+        }
+        for (off, jm) in [(o1, &mut j1), (o2, &mut j2), (o3, &mut j3)] {
+            xp[k] = xk + off;
+            model.jacobian(&xp, jm);
+        }
+        xp[k] = xk;
+        for i in 0..n {
+            let (lo, hi) = j1.row_range(i);
+            let mut s = 0.0;
+            for j in lo..hi {
+                let d = c1 * j1.get(i, j) + c2 * j2.get(i, j) + c3 * j3.get(i, j);
+                s += d * w[j * n + k];
+            }
+            b[i] += 0.5 * s;
+        }
+    }
+    let mut lu = ShiftedLu::new(n, model.sparsity());
+    lu.factor(0.0, 1.0, &jac).map_err(|e| RefinedError::Singular(format!("the Jacobian at x*: {e}")))?;
+    let mut v: Vec<f64> = b.iter().map(|x| -x).collect();
+    lu.solve(&mut v);
+    let sum_v = v.iter().sum();
+    let obs = model.observables(x_star);
+    let tail = matches!(model.layout(), StateLayout::Tail { .. });
+    let mean_queue_length_correction = tail.then_some(sum_v);
+    let mean_response_time_correction =
+        if tail { obs.throughput.filter(|t| *t > 0.0).map(|t| sum_v / t) } else { None };
+    Ok(RefinedMeanField {
+        x: x_star.to_vec(),
+        v,
+        sum_v,
+        covariance: w,
+        lyapunov_residual,
+        mean_queue_length_correction,
+        mean_response_time_correction,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lyapunov_with_complex_eigenvalues() {
+        // A with a complex pair and a real eigenvalue; check the residual
+        let a = [-1.0, 2.0, 0.3, -2.0, -1.0, 0.1, 0.0, 0.5, -3.0];
+        let c = [2.0, 0.5, 0.1, 0.5, 1.0, 0.2, 0.1, 0.2, 3.0];
+        let x = solve_lyapunov(&a, &c, 3).unwrap();
+        for i in 0..3 {
+            for k in 0..3 {
+                let mut s = c[i * 3 + k];
+                for m in 0..3 {
+                    s += a[i * 3 + m] * x[m * 3 + k] + x[i * 3 + m] * a[k * 3 + m];
+                }
+                assert!(s.abs() < 1e-12, "({i},{k}) {s}");
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! The refined mean field (Gast and Van Houdt 2017) against values computed independently:
+//! rmf_tool (`meanFieldExpansionSteadyState(order=1)`) and a SciPy Newton + Lyapunov script gave
+//! the same sum of V for JSQ(2), K = 20 (project research notes, anchors-tools §5 "golden values").
+
+use mfq_fixpoint::{refined_mean_field, solve_model, FixedPointOptions};
+use mfq_model::models::{Jiq, Jsq, PodLi};
+use mfq_model::MeanFieldModel;
+
+fn sum_v(m: &dyn MeanFieldModel) -> f64 {
+    let fp = solve_model(m, &FixedPointOptions::default()).unwrap();
+    assert!(fp.converged());
+    let r = refined_mean_field(m, &fp.x).unwrap();
+    assert!(r.lyapunov_residual < 1e-10, "{}", r.lyapunov_residual);
+    r.sum_v
+}
+
+#[test]
+fn jsq2_sum_of_v_matches_rmf_tool_and_scipy() {
+    for (lambda, want) in [(0.7, 0.849066), (0.9, 3.986427), (0.95, 8.878356)] {
+        let got = sum_v(&Jsq::new(lambda, 2, 20).unwrap());
+        assert!((got - want).abs() < 2e-6, "lambda={lambda}: {got} vs {want}");
+    }
+}
+
+/// Random routing (JSQ(1), and Pod-LI with d = 2, eps = 1/2) makes the N servers independent
+/// M/M/1 queues: E[x_k^N] = x_k exactly for every N, so V = 0.
+#[test]
+fn independent_queues_have_no_correction() {
+    for m in [
+        Box::new(Jsq::new(0.8, 1, 60).unwrap()) as Box<dyn MeanFieldModel>,
+        Box::new(PodLi::new(0.8, 2, 0.5, 60).unwrap()),
+    ] {
+        let fp = solve_model(m.as_ref(), &FixedPointOptions::default()).unwrap();
+        let r = refined_mean_field(m.as_ref(), &fp.x).unwrap();
+        assert!(r.v.iter().all(|v| v.abs() < 1e-8), "{:?}", &r.v[..5]);
+        // W is the covariance of independent occupancies: W_kk = x_k (1 - x_k)
+        let n = m.dim();
+        for k in 0..5 {
+            let xk = fp.x[k];
+            assert!((r.covariance[k * n + k] - xk * (1.0 - xk)).abs() < 1e-8);
+        }
+    }
+}
+
+/// JIQ's fixed point x_1 = lambda is linear around x*: the drift has no curvature there, so V = 0,
+/// and the number of busy servers is Poisson-like: W_11 = lambda (the M/M/infinity variance of
+/// busy servers per N, since every arrival finds an idle server).
+#[test]
+fn jiq_refined_terms() {
+    let m = Jiq::new(0.6, 10).unwrap();
+    let fp = solve_model(&m, &FixedPointOptions::default()).unwrap();
+    let r = refined_mean_field(&m, &fp.x).unwrap();
+    assert!(r.v.iter().all(|v| v.abs() < 1e-10));
+    assert!((r.covariance[0] - 0.6).abs() < 1e-10);
+}
