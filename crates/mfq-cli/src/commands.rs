@@ -11,21 +11,25 @@ use serde_json::json;
 use std::fmt::Write as _;
 
 /// Reads and validates a model file with its overrides.
-fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
+pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
     let path = &args.model;
     let text = std::fs::read_to_string(path).map_err(|e| {
-        let code = if e.kind() == std::io::ErrorKind::NotFound { Failure::input } else { Failure::io };
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            Failure::input
+        } else {
+            Failure::io
+        };
         code(format!("cannot read model file {}: {e}", path.display()))
     })?;
     ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
 }
 
-fn title(file: &ModelFile) -> String {
+pub(crate) fn title(file: &ModelFile) -> String {
     file.title.clone().unwrap_or_else(|| format!("{:?}", file.model))
 }
 
 /// The fixed point of a model file, with the solver's outcomes mapped to failures.
-fn fixed_point_of(args: &ModelArgs, file: &ModelFile) -> Result<FixedPoint, Failure> {
+pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile) -> Result<FixedPoint, Failure> {
     let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).map_err(|e| match e {
         FixedPointError::Unstable { .. } => Failure::unstable(format!("{}: {e}", args.model.display())),
         _ => Failure::input(format!("{}: {e}", args.model.display())),
@@ -34,7 +38,7 @@ fn fixed_point_of(args: &ModelArgs, file: &ModelFile) -> Result<FixedPoint, Fail
 }
 
 /// Fails with exit code 4 when the fixed point did not converge (after output was written).
-fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
+pub(crate) fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
     match &fp.status {
         FixedPointStatus::Converged => Ok(()),
         FixedPointStatus::TruncationNotReached { mass } => Err(Failure::no_convergence(format!(
@@ -148,10 +152,17 @@ fn tail_csv(fp: &FixedPoint) -> String {
 pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     let file = load(args)?;
     let fp = fixed_point_of(args, &file)?;
-    let stability = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
+    let stability = file
+        .model
+        .build(fp.truncation.levels)
+        .map_err(|e| Failure::input(e.to_string()))?
+        .stability();
     let value = fixed_point_json(&file, &fp);
     if let Some(dir) = &args.out {
-        write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+        write_atomic(
+            &dir.join("fixed-point.json"),
+            serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
+        )?;
     }
     if args.json {
         println!("{value}");
@@ -168,11 +179,14 @@ pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
     require_converged(&fp)?;
     let dir = out_dir(&args.out, &args.model);
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
-    let svg = tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {}", title(&file)))
-        .map_err(|e| Failure::io(e.to_string()))?;
+    let svg =
+        tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("tail.svg"), svg.as_bytes())?;
     if args.json {
-        println!("{}", json!({ "tail": fp.observables.tail, "truncation": fp.truncation, "files": [dir.join("tail.csv"), dir.join("tail.svg")] }));
+        println!(
+            "{}",
+            json!({ "tail": fp.observables.tail, "truncation": fp.truncation, "files": [dir.join("tail.csv"), dir.join("tail.svg")] })
+        );
     } else {
         println!("{}  P(Q >= k) at the fixed point (K = {})", title(&file), fp.truncation.levels);
         print!("{}", tail_table(&fp));
@@ -233,14 +247,19 @@ impl From<MethodArg> for Method {
 fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Failure> {
     let n = model.dim();
     match spec {
-        "empty" | "full" => Ok(model.extremal_states().into_iter().find(|s| s.name == spec).map(|s| s.x).unwrap_or_else(|| {
-            vec![if spec == "full" { 1.0 } else { 0.0 }; n]
-        })),
+        "empty" | "full" => Ok(model
+            .extremal_states()
+            .into_iter()
+            .find(|s| s.name == spec)
+            .map(|s| s.x)
+            .unwrap_or_else(|| vec![if spec == "full" { 1.0 } else { 0.0 }; n])),
         list => {
             let mut x = Vec::new();
             for part in list.split(',') {
                 let v: f64 = part.trim().parse().map_err(|_| {
-                    Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"))
+                    Failure::input(format!(
+                        "--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"
+                    ))
                 })?;
                 if !(0.0..=1.0).contains(&v) {
                     return Err(Failure::input(format!("--x0: {v} is outside [0, 1]")));
@@ -248,7 +267,10 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                 x.push(v);
             }
             if x.len() > n {
-                return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
+                return Err(Failure::input(format!(
+                    "--x0 has {} values, the model has {n} state entries",
+                    x.len()
+                )));
             }
             x.resize(n, 0.0);
             Ok(x)
@@ -256,11 +278,7 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
     }
 }
 
-fn run_transient(
-    model: &dyn MeanFieldModel,
-    x0: &[f64],
-    opts: &SolveOptions,
-) -> Result<mfq_ode::Trajectory, Failure> {
+fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Result<mfq_ode::Trajectory, Failure> {
     mfq_ode::solve(model, x0, opts).map_err(|e| Failure::input(e.to_string()))
 }
 
@@ -316,21 +334,30 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let dir = out_dir(&args.model.out, &args.model.model);
     write_atomic(&dir.join("trajectory.csv"), trajectory_csv(model.as_ref(), &tr).as_bytes())?;
     let shown: Vec<(usize, String)> = (0..model.dim().min(6)).map(|i| (i, model.layout().name(i))).collect();
-    let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file)))
-        .map_err(|e| Failure::io(e.to_string()))?;
+    let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("trajectory.svg"), svg.as_bytes())?;
     if args.model.json {
-        println!("{}", json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k }));
+        println!(
+            "{}",
+            json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k })
+        );
     } else {
         println!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
-        println!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
+        println!(
+            "  status {:?}; {} steps ({} rejected), K = {k}",
+            tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps
+        );
         if let Some(t) = tr.stats.switched_to_stiff_at {
             println!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
         }
         let last = tr.last();
         let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
         println!("  x(t_end) = {} ...", shown.join(", "));
-        println!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
+        println!(
+            "wrote {} and {}",
+            dir.join("trajectory.csv").display(),
+            dir.join("trajectory.svg").display()
+        );
     }
     if tr.status.is_success() {
         Ok(())
@@ -346,22 +373,37 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     require_converged(&fp)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let stability = model.stability();
+    let dir = out_dir(&args.out, &args.model);
     // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
     // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
-    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-12), ..Default::default() };
+    let opts = SolveOptions {
+        t_end: 1e5,
+        rtol: 1e-11,
+        atol: 1e-15,
+        steady_tol: Some(1e-12),
+        ..Default::default()
+    };
     let x0 = initial_state(model.as_ref(), "empty")?;
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
     let series = DistanceSeries::new("from the empty state", &tr.t, &tr.x, &fp.x);
     let rate = fp.spectral_abscissa.map(|a| -a);
-    let dir = out_dir(&args.out, &args.model);
     let name = title(&file);
     let tail_file = dir.join("tail.svg");
     let conv_file = dir.join("convergence.svg");
     let tail_plot = tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
     let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
         .map_err(|e| Failure::io(e.to_string()))?;
+    // uniqueness / global attraction, with fewer random starts than `mfq check`
+    let check_opts = mfq_fixpoint::CheckOptions {
+        starts: 8,
+        ..Default::default()
+    };
+    let check = mfq_fixpoint::check_with_fixed_point(model.as_ref(), fp.clone(), &check_opts)
+        .map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))?;
+    let check_files = crate::checkcmd::write_check_plots(&dir, &check)?;
     let mut value = fixed_point_json(&file, &fp);
     value["stability"] = json!(stability);
+    value["attraction"] = json!({ "verdict": check.verdict, "summary": check.summary(), "starts": check_opts.starts });
     value["transient"] = json!({
         "from": "empty",
         "status": tr.status,
@@ -370,11 +412,16 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         "switched_to_stiff_at": tr.stats.switched_to_stiff_at,
         "final_distance": series.distance.last(),
     });
-    value["files"] = json!([dir.join("report.json"), dir.join("tail.csv"), tail_file, conv_file]);
+    let mut files = vec![dir.join("report.json"), dir.join("tail.csv"), tail_file.clone(), conv_file.clone()];
+    files.extend(check_files);
+    value["files"] = json!(files);
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
     write_atomic(&tail_file, tail_plot.as_bytes())?;
     write_atomic(&conv_file, conv_plot.as_bytes())?;
-    write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    write_atomic(
+        &dir.join("report.json"),
+        serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
+    )?;
     if args.json {
         println!("{value}");
     } else {
@@ -385,9 +432,15 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
             tr.t_last(),
             series.distance.last().copied().unwrap_or(f64::NAN)
         );
+        println!(
+            "  attraction          {} ({} random starts; `mfq check` for more)",
+            check.verdict.name(),
+            check_opts.starts
+        );
         println!("tail:");
         print!("{}", tail_table(&fp));
-        println!("wrote {}, tail.csv, tail.svg, convergence.svg", dir.join("report.json").display());
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        println!("wrote {}", names.join(", "));
     }
     Ok(())
 }

@@ -5,8 +5,11 @@
 //! input (file, key, value or option), 3 parameters outside the stability region,
 //! 4 a solver did not converge, 5 an I/O failure.
 
+mod checkcmd;
 mod commands;
 mod output;
+mod simcmd;
+mod sweepcmd;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -45,8 +48,19 @@ enum Command {
     Solve(commands::SolveArgs),
     /// Fixed point with residual, iterations, truncation, spectral abscissa and observables
     FixedPoint(ModelArgs),
+    /// Uniqueness and global attraction of the fixed point: verdict (certified, evidence, not
+    /// unique, unsettled) with the numbers behind it, and convergence SVGs
+    Check(checkcmd::CheckArgs),
     /// Queue-length tail P(Q >= k) as a table, CSV and log-scale SVG
     Tail(ModelArgs),
+    /// Finite-N simulation: estimates with 95% confidence intervals
+    Simulate(simcmd::SimulateArgs),
+    /// Mean field, refined mean field and simulation side by side for several N (table + SVG)
+    Compare(simcmd::CompareArgs),
+    /// Sweep one or two parameters: --set lambda=0.5:0.99:50 [--set d=2,3,5]; CSV and SVG
+    Sweep(sweepcmd::SweepArgs),
+    /// Regenerate a named paper figure (models/figures/NAME.toml) into docs/figures/NAME.svg
+    Figure(sweepcmd::FigureArgs),
     /// List the built-in models, their parameters and sources
     Models {
         /// Print JSON
@@ -69,19 +83,35 @@ pub struct Failure {
 impl Failure {
     /// Invalid input (exit code 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Failure { code: 2, kind: "invalid-input", message: message.into() }
+        Failure {
+            code: 2,
+            kind: "invalid-input",
+            message: message.into(),
+        }
     }
     /// Unstable parameters (exit code 3).
     pub fn unstable(message: impl Into<String>) -> Self {
-        Failure { code: 3, kind: "unstable", message: message.into() }
+        Failure {
+            code: 3,
+            kind: "unstable",
+            message: message.into(),
+        }
     }
     /// No convergence (exit code 4).
     pub fn no_convergence(message: impl Into<String>) -> Self {
-        Failure { code: 4, kind: "no-convergence", message: message.into() }
+        Failure {
+            code: 4,
+            kind: "no-convergence",
+            message: message.into(),
+        }
     }
     /// I/O failure (exit code 5).
     pub fn io(message: impl Into<String>) -> Self {
-        Failure { code: 5, kind: "io", message: message.into() }
+        Failure {
+            code: 5,
+            kind: "io",
+            message: message.into(),
+        }
     }
 }
 
@@ -90,6 +120,11 @@ fn main() -> ExitCode {
     let json = match &cli.command {
         Command::Report(a) | Command::FixedPoint(a) | Command::Tail(a) => a.json,
         Command::Solve(a) => a.model.json,
+        Command::Check(a) => a.model.json,
+        Command::Simulate(a) => a.model.json,
+        Command::Compare(a) => a.model.json,
+        Command::Sweep(a) => a.model.json,
+        Command::Figure(_) => false,
         Command::Models { json } => *json,
     };
     let result = match cli.command {
@@ -97,6 +132,11 @@ fn main() -> ExitCode {
         Command::Solve(a) => commands::solve(&a),
         Command::FixedPoint(a) => commands::fixed_point(&a),
         Command::Tail(a) => commands::tail(&a),
+        Command::Check(a) => checkcmd::check(&a),
+        Command::Simulate(a) => simcmd::simulate(&a),
+        Command::Compare(a) => simcmd::compare(&a),
+        Command::Sweep(a) => sweepcmd::sweep_cmd(&a),
+        Command::Figure(a) => sweepcmd::figure_cmd(&a),
         Command::Models { json } => commands::models(json),
     };
     match result {

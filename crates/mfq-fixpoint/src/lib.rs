@@ -20,17 +20,20 @@
 //! everywhere in the project's measurements. Linear solves use the banded LU of
 //! [`mfq_ode::linalg`] when the model declares a band, nalgebra's dense LU otherwise.
 
+pub mod attraction;
 pub mod svg;
 
 mod newton;
 pub mod refined;
 mod stability;
+pub mod sweep;
 
+pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
 pub use newton::{solve_model, FixedPointOptions};
 pub use refined::{refined_mean_field, RefinedError, RefinedMeanField};
 pub use stability::{local_stability, LocalStability};
 
-use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, Truncation};
+use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, StateLayout, Truncation};
 use serde::Serialize;
 
 /// How a fixed-point solve ended.
@@ -161,23 +164,30 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
     }
     let mut tried = Vec::new();
     let mut total = 0;
-    let mut warm: Option<Vec<f64>> = None;
     let mut k = trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels));
+    // a user-given start (e.g. the previous point of a sweep) sets the first K for tail layouts
+    let mut warm: Option<(StateLayout, Vec<f64>)> = opts.x0.clone().map(|x| {
+        let layout = match probe.layout() {
+            StateLayout::Tail { .. } if trunc.levels.is_none() => {
+                k = x.len().clamp(2, trunc.max_levels);
+                StateLayout::Tail { levels: x.len() }
+            }
+            other => other,
+        };
+        (layout, x)
+    });
     loop {
         let model = spec.build(k)?;
-        let x0 = warm.take().map(|mut w| {
-            w.resize(model.dim(), 0.0);
-            w
-        });
+        let x0 = warm.take().and_then(|(layout, w)| resize_state(&layout, &w, &model.layout()));
         let mut fp = newton::solve_inner(model.as_ref(), x0.as_deref(), opts);
         tried.push(k);
         total += fp.iterations;
         let mass = mass_at_truncation(model.as_ref(), &fp.x);
         let automatic = trunc.levels.is_none();
-        let done = |mut fp: FixedPoint, model: &dyn MeanFieldModel, tried: Vec<usize>, total| {
+        let done = |mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize, tried: Vec<usize>, total| {
             fp.total_iterations = total;
             fp.truncation = TruncationReport {
-                levels: model.dim(),
+                levels,
                 mass_at_truncation: mass_at_truncation(model, &fp.x),
                 tol: trunc.tol,
                 automatic,
@@ -189,43 +199,108 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
             fp
         };
         if !fp.converged() {
-            return Ok(done(fp, model.as_ref(), tried, total));
+            return Ok(done(fp, model.as_ref(), k, tried, total));
         }
         if mass < trunc.tol {
             if automatic {
                 // shrink to the smallest K with x_K < tol, re-solve there (warm, 1-2 steps)
-                if let Some(k_min) = fp.x.iter().position(|v| *v < trunc.tol).map(|i| (i + 1).max(2)) {
+                let masses = level_masses(model.as_ref(), &fp.x);
+                if let Some(k_min) = masses.and_then(|m| m.iter().position(|v| *v < trunc.tol)).map(|i| (i + 1).max(2)) {
                     if k_min < k {
                         let small = spec.build(k_min)?;
-                        let mut x0 = fp.x.clone();
-                        x0.truncate(small.dim());
-                        let fp2 = newton::solve_inner(small.as_ref(), Some(&x0), opts);
-                        tried.push(small.dim());
+                        let x0 = resize_state(&model.layout(), &fp.x, &small.layout());
+                        let fp2 = newton::solve_inner(small.as_ref(), x0.as_deref(), opts);
+                        tried.push(k_min);
                         total += fp2.iterations;
                         if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < trunc.tol {
-                            return Ok(done(fp2, small.as_ref(), tried, total));
+                            return Ok(done(fp2, small.as_ref(), k_min, tried, total));
                         }
                     }
                 }
             }
-            return Ok(done(fp, model.as_ref(), tried, total));
+            return Ok(done(fp, model.as_ref(), k, tried, total));
         }
         if !automatic {
-            return Err(FixedPointError::TruncationTooSmall { levels: k, mass, tol: trunc.tol });
+            return Err(FixedPointError::TruncationTooSmall {
+                levels: k,
+                mass,
+                tol: trunc.tol,
+            });
         }
         if k >= trunc.max_levels {
             fp.status = FixedPointStatus::TruncationNotReached { mass };
-            return Ok(done(fp, model.as_ref(), tried, total));
+            return Ok(done(fp, model.as_ref(), k, tried, total));
         }
-        warm = Some(std::mem::take(&mut fp.x));
+        warm = Some((model.layout(), std::mem::take(&mut fp.x)));
         k = (2 * k).min(trunc.max_levels);
     }
 }
 
-/// `x_K` for tail-form layouts (the last entry); 0 for layouts without levels.
+/// Maps a state of one truncation level to another (pads new levels with zeros, drops levels
+/// beyond the new `K`), per class for class-tail layouts. `None` when the layouts are not two
+/// truncations of the same form (the solver then starts from the empty state).
+pub fn resize_state(from: &StateLayout, x: &[f64], to: &StateLayout) -> Option<Vec<f64>> {
+    if x.len() != from.dim() {
+        return None;
+    }
+    match (from, to) {
+        (StateLayout::Tail { .. }, StateLayout::Tail { levels }) => {
+            let mut y = x.to_vec();
+            y.resize(*levels, 0.0);
+            Some(y)
+        }
+        (StateLayout::ClassTail { classes: c1, levels: k1 }, StateLayout::ClassTail { classes: c2, levels: k2 }) if c1 == c2 => {
+            let mut y = vec![0.0; c2 * k2];
+            for j in 0..*c1 {
+                let m = (*k1).min(*k2);
+                y[j * k2..j * k2 + m].copy_from_slice(&x[j * k1..j * k1 + m]);
+            }
+            Some(y)
+        }
+        (StateLayout::PhaseTail { phases: p1, .. }, StateLayout::PhaseTail { levels, phases: p2 }) if p1 == p2 => {
+            // level-major order: x[(k-1) * phases + j]
+            let mut y = x.to_vec();
+            y.resize(levels * p2, 0.0);
+            Some(y)
+        }
+        (a, b) if a == b => Some(x.to_vec()),
+        _ => None,
+    }
+}
+
+/// The mass at each level `k = 1..K` (`x_k`; `max_j x_{j,k}` over server classes; `sum_j x_{k,j}`
+/// over phases), for layouts made of queue-length levels; `None` for other layouts.
+pub fn level_masses(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
+    match model.layout() {
+        StateLayout::Tail { .. } => Some(x.to_vec()),
+        StateLayout::ClassTail { classes, levels } if x.len() == classes * levels => Some(
+            (0..levels)
+                .map(|k| (0..classes).map(|j| x[j * levels + k]).fold(0.0, f64::max))
+                .collect(),
+        ),
+        StateLayout::PhaseTail { levels, phases } if x.len() == levels * phases => {
+            Some((0..levels).map(|k| x[k * phases..(k + 1) * phases].iter().sum()).collect())
+        }
+        _ => None,
+    }
+}
+
+/// `x_K` for tail-form layouts (the last entry); `max_j x_{j,K}` over the classes for
+/// class-tail layouts (`x[j*K + K - 1]`); `sum_j x_{K,j}` for phase-type tails; `Fbar` at the
+/// last grid point for workload grids; 0 for layouts without levels.
 pub fn mass_at_truncation(model: &dyn MeanFieldModel, x: &[f64]) -> f64 {
     match model.layout() {
         mfq_model::StateLayout::Tail { .. } => x.last().copied().unwrap_or(0.0).max(0.0),
+        mfq_model::StateLayout::ClassTail { classes, levels } => {
+            let last = |j: usize| ((j + 1) * levels).checked_sub(1).and_then(|i| x.get(i));
+            (0..classes).filter_map(last).fold(0.0, |m: f64, v| m.max(*v))
+        }
+        // phase-type tails: x_K = sum_j x_{K,j}, the last `phases` entries
+        mfq_model::StateLayout::PhaseTail { phases, .. } => x.iter().rev().take(phases).sum::<f64>().max(0.0),
+        // workload grid: Fbar at the last grid point
+        mfq_model::StateLayout::Workload { phases, .. } => x.len().checked_sub(1 + phases).map_or(0.0, |i| x[i].max(0.0)),
+        // pair / triplet approximations: the model computes the marginal P(Q >= K)
+        mfq_model::StateLayout::Pair { .. } | mfq_model::StateLayout::Triplet { .. } => model.observables(x).mass_at_truncation.max(0.0),
         _ => 0.0,
     }
 }

@@ -30,7 +30,7 @@ pub mod jacobian;
 pub mod models;
 pub mod spec;
 
-pub use jacobian::{finite_difference_jacobian, Jacobian, Sparsity};
+pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
 pub use spec::{ModelFile, ModelSpec, Truncation};
 
 use serde::Serialize;
@@ -63,7 +63,11 @@ pub enum ModelError {
 
 /// Shorthand for an [`ModelError::OutOfRange`].
 pub fn out_of_range(field: &str, value: impl std::fmt::Display, allowed: &str) -> ModelError {
-    ModelError::OutOfRange { field: field.to_string(), value: value.to_string(), allowed: allowed.to_string() }
+    ModelError::OutOfRange {
+        field: field.to_string(),
+        value: value.to_string(),
+        allowed: allowed.to_string(),
+    }
 }
 
 /// What each entry of the state vector means.
@@ -88,6 +92,48 @@ pub enum StateLayout {
         /// One name per state entry.
         names: Vec<String>,
     },
+    /// Phase-type job sizes, ordered by queue length then phase:
+    /// `x[(k-1) * phases + (j-1)] = x_{k,j}`, the fraction of servers with at least `k` jobs
+    /// whose job in service is in phase `j` (`k = 1..levels`, `j = 1..phases`). The queue-length
+    /// tail is `x_k = sum_j x_{k,j}` (see `models::coxian`).
+    PhaseTail {
+        /// Truncation level `K` (buffer size).
+        levels: usize,
+        /// Number of phases of the job-size law.
+        phases: usize,
+    },
+    /// Workload ccdf on a grid (LL(d), see `models::lld`): block `i = 0..points` holds
+    /// `x[i * (1 + phases)] = Fbar(w_i)`, the fraction of servers with workload above
+    /// `w_i = (i + 1) step`, then `xi_1(w_i) .. xi_phases(w_i)`, the auxiliary vector of the
+    /// phase-type ODE in `w` (not fractions: `xi_j` lies in `[0, mean residual size from phase j]`).
+    Workload {
+        /// Number of grid points.
+        points: usize,
+        /// Grid spacing in workload units (mean job sizes at a unit-rate server).
+        step: f64,
+        /// Number of phases of the job-size law.
+        phases: usize,
+    },
+    /// Pair approximation (redundancy-2, see `models::redundancy`): `x[s * states + t]` =
+    /// (1/N) x the number of ordered (job, endpoint) pairs whose endpoint server is in
+    /// endpoint state `s` and whose other server is in state `t`. Endpoint states are
+    /// indexed by `coordinate` (queue length, position from the front, ...), truncated at `levels`.
+    Pair {
+        /// Number of endpoint states per server.
+        states: usize,
+        /// Truncation level `K` (largest queue length).
+        levels: usize,
+        /// What an endpoint state is (`queue-length`, `position,min(Q,k)`, `position-from-back`).
+        coordinate: String,
+    },
+    /// Triplet approximation (redundancy-2, processor sharing): `x[(a * K + b) * K + c]` =
+    /// (1/N) x the number of ordered paths `v - u - w` of two distinct jobs sharing server
+    /// `u`, with queue lengths `(a + 1, b + 1, c + 1)` at `(u, v, w)`; followed by the `K^2`
+    /// pair entries (see `models::redundancy`).
+    Triplet {
+        /// Truncation level `K`.
+        levels: usize,
+    },
 }
 
 impl StateLayout {
@@ -97,6 +143,10 @@ impl StateLayout {
             StateLayout::Tail { levels } => *levels,
             StateLayout::ClassTail { classes, levels } => classes * levels,
             StateLayout::Named { names } => names.len(),
+            StateLayout::PhaseTail { levels, phases } => levels * phases,
+            StateLayout::Workload { points, phases, .. } => points * (1 + phases),
+            StateLayout::Pair { states, .. } => states * states,
+            StateLayout::Triplet { levels } => levels * levels * levels + levels * levels,
         }
     }
 
@@ -104,8 +154,29 @@ impl StateLayout {
     pub fn name(&self, i: usize) -> String {
         match self {
             StateLayout::Tail { .. } => format!("x_{}", i + 1),
-            StateLayout::ClassTail { levels, .. } => format!("x_{},{}", i / levels + 1, i % levels + 1),
+            StateLayout::ClassTail { levels, .. } => {
+                format!("x_{},{}", i / levels + 1, i % levels + 1)
+            }
             StateLayout::Named { names } => names[i].clone(),
+            StateLayout::PhaseTail { phases, .. } => {
+                format!("x_{}_ph{}", i / phases + 1, i % phases + 1)
+            }
+            StateLayout::Workload { step, phases, .. } => {
+                let w = (i / (1 + phases) + 1) as f64 * step;
+                match i % (1 + phases) {
+                    0 => format!("Fbar(w={w})"),
+                    j => format!("xi_{j}(w={w})"),
+                }
+            }
+            StateLayout::Pair { states, .. } => format!("P[{},{}]", i / states, i % states),
+            StateLayout::Triplet { levels } => {
+                let k3 = levels * levels * levels;
+                if i < k3 {
+                    format!("T[{},{},{}]", i / (levels * levels) + 1, (i / levels) % levels + 1, i % levels + 1)
+                } else {
+                    format!("P[{},{}]", (i - k3) / levels + 1, (i - k3) % levels + 1)
+                }
+            }
         }
     }
 }
@@ -201,6 +272,30 @@ pub enum Stability {
 pub enum PartialOrder {
     /// `x <= y` iff `x_i <= y_i` for every entry (tail form: stochastic order of queue lengths).
     Componentwise,
+    /// Staircase (product) order on the per-server states `(k, j)` of a
+    /// [`StateLayout::PhaseTail`] state: `(k, j) <= (k', j')` iff `k <= k'` and `j <= j'` (idle
+    /// below all, last phase highest), lifted to the stochastic order of the per-server
+    /// distributions. `x <= y` iff `Phi_U(x) <= Phi_U(y)` for every up-set (staircase) `U`,
+    /// `Phi_U(x) = sum_j x_{K_j, j}` with thresholds `K_1 >= K_2 >= ... >= K_phases`. Not a
+    /// simplicial cone: test cooperativity with `PartialOrder::cooperativity` (cross-positivity
+    /// over the up-sets and the cone's generators), not with the sign of `J_ij`. Methods and
+    /// source: `models::coxian`.
+    Staircase {
+        /// Truncation level `K`.
+        levels: usize,
+        /// Number of phases.
+        phases: usize,
+    },
+    /// Lexicographic total order `(k, 1) < (k, 2) < ... < (k, phases) < (k + 1, 1)` on the
+    /// per-server states of a [`StateLayout::PhaseTail`] state: componentwise in the tail
+    /// coordinates of that chain. Not preserved by SQ(d) with H2 jobs (research notes §3.4);
+    /// kept so that tests and the checker can show the violation.
+    Lexicographic {
+        /// Truncation level `K`.
+        levels: usize,
+        /// Number of phases.
+        phases: usize,
+    },
 }
 
 /// A state with a name, e.g. the empty or the full state used as extremal starts.
@@ -262,8 +357,14 @@ pub trait MeanFieldModel: Send + Sync {
     /// Default: `empty` (all zero) and `full` (all one).
     fn extremal_states(&self) -> Vec<NamedState> {
         vec![
-            NamedState { name: "empty".into(), x: vec![0.0; self.dim()] },
-            NamedState { name: "full".into(), x: vec![1.0; self.dim()] },
+            NamedState {
+                name: "empty".into(),
+                x: vec![0.0; self.dim()],
+            },
+            NamedState {
+                name: "full".into(),
+                x: vec![1.0; self.dim()],
+            },
         ]
     }
 
@@ -275,7 +376,9 @@ pub trait MeanFieldModel: Send + Sync {
 
     /// The stability condition at the model's parameters.
     fn stability(&self) -> Stability {
-        Stability::Unknown { note: "no stability condition is known for this model".into() }
+        Stability::Unknown {
+            note: "no stability condition is known for this model".into(),
+        }
     }
 
     /// The fixed point in closed form, when one exists (used by tests and as a cross-check).

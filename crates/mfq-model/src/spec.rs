@@ -20,7 +20,9 @@
 //! inside `[model]` (`lambda=0.95` sets `model.lambda`). `VALUE` is read as a TOML value
 //! (`0.95`, `3`, `"jsq"`, `true`), or as a string when it is not one.
 
-use crate::models::{Jiq, Jsq, PodLd, PodLi};
+use crate::models::{CostRule, PsSq2, Pull, Sampling, ServerClass, SpeedAware, StaticRouting};
+use crate::models::{Jiq, Jsq, OpinionBiased, OpinionStubborn, PodLd, PodLi};
+use crate::models::{JobSizeSpec, Lld, PhaseTypeQueue};
 use crate::{MeanFieldModel, ModelError};
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +79,132 @@ pub enum ModelSpec {
         /// Arrival rate per server.
         lambda: f64,
     },
+    /// SQ(d)/JSQ(d) with phase-type job sizes, see [`PhaseTypeQueue`].
+    JsqPh {
+        /// Arrival rate per server (load `lambda E[S]`).
+        lambda: f64,
+        /// Servers sampled per arrival (`>= 1`).
+        d: u32,
+        /// `[model.job_size]`, see [`JobSizeSpec`] (default: exponential, mean 1).
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    /// Pod with load-independent errors and phase-type job sizes, see [`PhaseTypeQueue`].
+    PodLiPh {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// Servers sampled per arrival.
+        d: u32,
+        /// Error probability in `[0, 1]`.
+        eps: f64,
+        /// `[model.job_size]`, see [`JobSizeSpec`].
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    /// Join-Idle-Queue with phase-type job sizes, see [`PhaseTypeQueue`].
+    JiqPh {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// `[model.job_size]`, see [`JobSizeSpec`].
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    /// LL(d), least loaded of `d` by workload, see [`Lld`] (`truncation.levels` counts grid points).
+    Lld {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// Servers sampled per arrival.
+        d: u32,
+        /// `[model.job_size]`, see [`JobSizeSpec`].
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    /// Majority-rule opinion dynamics with stubborn agents, see [`OpinionStubborn`] (no queues).
+    OpinionStubborn {
+        /// Fraction of all agents stubborn with opinion 0, in `[0, 1)`.
+        gamma0: f64,
+        /// Fraction of all agents stubborn with opinion 1, in `[0, 1)`; `gamma0 + gamma1 < 1`.
+        gamma1: f64,
+    },
+    /// Majority-rule opinion dynamics with biased agents, see [`OpinionBiased`] (no queues).
+    OpinionBiased {
+        /// Probability that an update adopts opinion 1 outright, in `[0, 1]`.
+        alpha: f64,
+    },
+    /// Speed-aware JSQ on server classes, see [`SpeedAware`].
+    SaJsq {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// `[[model.classes]]`: fraction and speed of each class.
+        classes: Vec<ServerClass>,
+    },
+    /// Speed-aware JIQ on server classes, see [`SpeedAware`].
+    SaJiq {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// `[[model.classes]]`: fraction and speed of each class.
+        classes: Vec<ServerClass>,
+    },
+    /// Stolyar's PULL on server classes, see [`Pull`].
+    Pull {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// `[[model.classes]]`: fraction and speed of each class.
+        classes: Vec<ServerClass>,
+    },
+    /// SQ(2)-type routing on processor-sharing server classes, see [`PsSq2`].
+    PsSq2 {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// `[[model.classes]]`: fraction and speed (capacity `C_j`) of each class.
+        classes: Vec<ServerClass>,
+        /// Class sampling probabilities (default `"uniform"`).
+        #[serde(default)]
+        sampling: Sampling,
+        /// Cost compared (default `"sq2"`).
+        #[serde(default)]
+        rule: CostRule,
+    },
+    /// The optimal static routing over server classes, see [`StaticRouting`].
+    StaticRouting {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// `[[model.classes]]`: fraction and speed (capacity) of each class.
+        classes: Vec<ServerClass>,
+    },
+    /// Redundancy-d (copies to `d` servers, cancel on first completion, exponential sizes),
+    /// see [`crate::models::redundancy`].
+    Redundancy {
+        /// Arrival rate of jobs per server.
+        lambda: f64,
+        /// Copies per job (`>= 1`; `2` for the pair approximations).
+        d: u32,
+        /// Per-server discipline: `"ps"`, `"fcfs"`, `"lps"` (needs `lps_k`), `"lcfs"` (default `"ps"`).
+        #[serde(default = "default_discipline")]
+        discipline: crate::models::redundancy::Discipline,
+        /// `"mean-field"` (default) or `"pair"` (`"triplet"` is reserved).
+        #[serde(default = "default_approximation")]
+        approximation: crate::models::redundancy::Approximation,
+        /// `"iid"` (default) or `"identical"` copy sizes (identical: stability only).
+        #[serde(default = "default_copies")]
+        copies: crate::models::redundancy::Copies,
+        /// LPS(k): number of oldest copies sharing a server (only with `discipline = "lps"`).
+        #[serde(default)]
+        lps_k: Option<u32>,
+    },
+    /// A user-defined model given by its transitions (jumps and rate expressions), see
+    /// [`crate::models::generic`] and docs/models/generic.md.
+    Generic(Box<crate::models::GenericSpec>),
+}
+
+fn default_discipline() -> crate::models::redundancy::Discipline {
+    crate::models::redundancy::Discipline::Ps
+}
+fn default_approximation() -> crate::models::redundancy::Approximation {
+    crate::models::redundancy::Approximation::MeanField
+}
+fn default_copies() -> crate::models::redundancy::Copies {
+    crate::models::redundancy::Copies::Iid
 }
 
 /// Truncation of the queue-length levels.
@@ -103,7 +231,11 @@ fn default_max_levels() -> usize {
 
 impl Default for Truncation {
     fn default() -> Self {
-        Truncation { levels: None, tol: default_tol(), max_levels: default_max_levels() }
+        Truncation {
+            levels: None,
+            tol: default_tol(),
+            max_levels: default_max_levels(),
+        }
     }
 }
 
@@ -122,7 +254,11 @@ impl Truncation {
             return Err(crate::out_of_range("truncation.tol", self.tol, "a number in (0, 1)"));
         }
         if !(2..=10_000_000).contains(&self.max_levels) {
-            return Err(crate::out_of_range("truncation.max_levels", self.max_levels, "an integer in [2, 10000000]"));
+            return Err(crate::out_of_range(
+                "truncation.max_levels",
+                self.max_levels,
+                "an integer in [2, 10000000]",
+            ));
         }
         Ok(())
     }
@@ -136,20 +272,47 @@ impl ModelSpec {
             ModelSpec::PodLi { .. } => "pod-li",
             ModelSpec::PodLd { .. } => "pod-ld",
             ModelSpec::Jiq { .. } => "jiq",
+            ModelSpec::JsqPh { .. } => "jsq-ph",
+            ModelSpec::PodLiPh { .. } => "pod-li-ph",
+            ModelSpec::JiqPh { .. } => "jiq-ph",
+            ModelSpec::Lld { .. } => "lld",
+            ModelSpec::OpinionStubborn { .. } => "opinion-stubborn",
+            ModelSpec::OpinionBiased { .. } => "opinion-biased",
+            ModelSpec::SaJsq { .. } => "sa-jsq",
+            ModelSpec::SaJiq { .. } => "sa-jiq",
+            ModelSpec::Pull { .. } => "pull",
+            ModelSpec::PsSq2 { .. } => "ps-sq2",
+            ModelSpec::StaticRouting { .. } => "static-routing",
+            ModelSpec::Redundancy { .. } => "redundancy",
+            ModelSpec::Generic(_) => "generic",
         }
     }
 
-    /// Arrival rate per server.
-    pub fn lambda(&self) -> f64 {
+    /// Arrival rate per server; `None` for models without queues (opinion dynamics).
+    pub fn lambda(&self) -> Option<f64> {
         match *self {
             ModelSpec::Jsq { lambda, .. }
             | ModelSpec::PodLi { lambda, .. }
             | ModelSpec::PodLd { lambda, .. }
-            | ModelSpec::Jiq { lambda } => lambda,
+            | ModelSpec::Jiq { lambda } => Some(lambda),
+            ModelSpec::JsqPh { lambda, .. }
+            | ModelSpec::PodLiPh { lambda, .. }
+            | ModelSpec::JiqPh { lambda, .. }
+            | ModelSpec::Lld { lambda, .. } => Some(lambda),
+            ModelSpec::OpinionStubborn { .. } | ModelSpec::OpinionBiased { .. } => None,
+            ModelSpec::SaJsq { lambda, .. }
+            | ModelSpec::SaJiq { lambda, .. }
+            | ModelSpec::Pull { lambda, .. }
+            | ModelSpec::PsSq2 { lambda, .. }
+            | ModelSpec::StaticRouting { lambda, .. } => Some(lambda),
+            ModelSpec::Redundancy { lambda, .. } => Some(lambda),
+            // `observables.arrival_rate`, when declared
+            ModelSpec::Generic(ref g) => g.lambda(),
         }
     }
 
-    /// The model truncated at `levels` = K.
+    /// The model truncated at `levels` = K (queueing models; models without levels, such as
+    /// the opinion models, ignore `levels`).
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] when a parameter is outside its range (the field is named).
@@ -159,12 +322,56 @@ impl ModelSpec {
             ModelSpec::PodLi { lambda, d, eps } => Box::new(PodLi::new(lambda, d, eps, levels)?),
             ModelSpec::PodLd { lambda, d, eps, g } => Box::new(PodLd::new(lambda, d, eps, g, levels)?),
             ModelSpec::Jiq { lambda } => Box::new(Jiq::new(lambda, levels.max(2))?),
+            ModelSpec::JsqPh { lambda, d, ref job_size } => Box::new(PhaseTypeQueue::jsq(lambda, d, job_size.to_phase_type()?, levels)?),
+            ModelSpec::PodLiPh {
+                lambda,
+                d,
+                eps,
+                ref job_size,
+            } => Box::new(PhaseTypeQueue::pod_li(lambda, d, eps, job_size.to_phase_type()?, levels)?),
+            ModelSpec::JiqPh { lambda, ref job_size } => Box::new(PhaseTypeQueue::jiq(lambda, job_size.to_phase_type()?, levels.max(2))?),
+            // `levels` = number of workload grid points
+            ModelSpec::Lld { lambda, d, ref job_size } => Box::new(Lld::new(lambda, d, job_size.to_phase_type()?, levels)?),
+            // one-dimensional: `levels` does not apply
+            ModelSpec::OpinionStubborn { gamma0, gamma1 } => Box::new(OpinionStubborn::new(gamma0, gamma1)?),
+            ModelSpec::OpinionBiased { alpha } => Box::new(OpinionBiased::new(alpha)?),
+            ModelSpec::SaJsq { lambda, ref classes } => Box::new(SpeedAware::jsq(lambda, classes, levels)?),
+            ModelSpec::SaJiq { lambda, ref classes } => Box::new(SpeedAware::jiq(lambda, classes, levels)?),
+            ModelSpec::Pull { lambda, ref classes } => Box::new(Pull::new(lambda, classes, levels)?),
+            ModelSpec::PsSq2 {
+                lambda,
+                ref classes,
+                ref sampling,
+                rule,
+            } => Box::new(PsSq2::new(lambda, classes, sampling.clone(), rule, levels)?),
+            ModelSpec::StaticRouting { lambda, ref classes } => Box::new(StaticRouting::new(lambda, classes, levels)?),
+            ModelSpec::Redundancy {
+                lambda,
+                d,
+                discipline,
+                approximation,
+                copies,
+                lps_k,
+            } => crate::models::redundancy::build(lambda, d, discipline, approximation, copies, lps_k, levels)?,
+            // `levels` sets the parameter named by `model.levels`, if any; else the size is fixed
+            ModelSpec::Generic(ref g) => Box::new(g.build(levels)?),
         })
     }
 
     /// A first truncation level for the automatic growth (cheap models start small).
     pub fn initial_levels(&self) -> usize {
-        16
+        match self {
+            // heterogeneous PS routing: start where most fixed points fit (class-tail states
+            // are not warm-started level by level when K grows)
+            ModelSpec::PsSq2 { .. } => 64,
+            // pair approximations: K^2 states, K >= lps_k + 2
+            ModelSpec::Redundancy { approximation, lps_k, .. } => crate::models::redundancy::initial_levels(*approximation, *lps_k),
+            // workload grid points (step 0.1 E[S])
+            ModelSpec::Lld { .. } => 128,
+            // the `levels` parameter's value, or the (fixed) dimension
+            ModelSpec::Generic(g) => g.initial_levels(),
+            _ => 16,
+        }
     }
 }
 
@@ -194,6 +401,47 @@ impl ModelFile {
 
 const TOP_LEVEL_KEYS: [&str; 4] = ["title", "source", "model", "truncation"];
 
+/// The full dotted path of an override name: names whose first part is not a top-level key
+/// are taken inside `[model]`.
+fn key_path(name: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = name.split('.').collect();
+    if !TOP_LEVEL_KEYS.contains(&parts[0]) {
+        parts.insert(0, "model");
+    }
+    parts
+}
+
+/// For a generic model (`kind = "generic"`), `NAME` alone means `model.parameters.NAME` when
+/// that parameter is declared (`--set K=50`).
+fn generic_parameter_path<'a>(doc: &toml::Table, name: &'a str) -> Option<Vec<&'a str>> {
+    let model = doc.get("model")?.as_table()?;
+    let declared = model.get("kind")?.as_str()? == "generic"
+        && !name.contains('.')
+        && model
+            .get("parameters")
+            .and_then(|p| p.as_table())
+            .is_some_and(|p| p.contains_key(name));
+    declared.then(|| vec!["model", "parameters", name])
+}
+
+/// Whether the model file `text` sets the key that the override name `name` refers to (e.g.
+/// before sweeping it). Keys of `[truncation]` always count (they have defaults).
+pub fn has_key(text: &str, name: &str) -> bool {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return false;
+    };
+    let parts = generic_parameter_path(&doc, name.trim()).unwrap_or_else(|| key_path(name.trim()));
+    if parts[0] == "truncation" {
+        return true;
+    }
+    let (last, path) = parts.split_last().expect("non-empty");
+    let mut node = Some(&doc);
+    for p in path {
+        node = node.and_then(|t| t.get(*p)).and_then(|v| v.as_table());
+    }
+    node.is_some_and(|t| t.contains_key(*last))
+}
+
 /// Applies one `NAME=VALUE` override to a parsed model file (see the module docs).
 ///
 /// # Errors
@@ -205,13 +453,13 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
         reason: "expected NAME=VALUE, e.g. lambda=0.95".into(),
     })?;
     let name = name.trim();
-    let bad = |reason: String| ModelError::BadOverride { name: name.to_string(), reason };
-    let mut parts: Vec<&str> = name.split('.').collect();
+    let bad = |reason: String| ModelError::BadOverride {
+        name: name.to_string(),
+        reason,
+    };
+    let parts = generic_parameter_path(doc, name).unwrap_or_else(|| key_path(name));
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key in the name".into()));
-    }
-    if !TOP_LEVEL_KEYS.contains(&parts[0]) {
-        parts.insert(0, "model");
     }
     let value = value.trim();
     let parsed: toml::Value = format!("v = {value}")
@@ -257,6 +505,19 @@ mod tests {
         assert!(e.to_string().contains("foo"), "{e}");
         let e = ModelFile::parse("[model\nkind=", &[]).unwrap_err();
         assert!(matches!(e, ModelError::Format(_)));
+    }
+
+    #[test]
+    fn opinion_kinds_parse_and_have_no_lambda() {
+        let f = ModelFile::parse("[model]\nkind = \"opinion-stubborn\"\ngamma0 = 0.1\ngamma1 = 0.1\n", &[]).unwrap();
+        assert_eq!(f.model, ModelSpec::OpinionStubborn { gamma0: 0.1, gamma1: 0.1 });
+        assert_eq!((f.model.kind(), f.model.lambda()), ("opinion-stubborn", None));
+        assert_eq!(f.model.build(16).unwrap().dim(), 1);
+        let f = ModelFile::parse("[model]\nkind = \"opinion-biased\"\nalpha = 0.05\n", &["alpha=0.2".into()]).unwrap();
+        assert_eq!(f.model, ModelSpec::OpinionBiased { alpha: 0.2 });
+        let e = ModelFile::parse("[model]\nkind = \"opinion-biased\"\nalpha = 2\n", &[]).unwrap_err();
+        assert!(e.to_string().contains("model.alpha = 2"), "{e}");
+        assert_eq!(ModelSpec::Jiq { lambda: 0.5 }.lambda(), Some(0.5));
     }
 
     #[test]

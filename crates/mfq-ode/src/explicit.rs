@@ -75,13 +75,32 @@ pub(crate) fn integrate(
             return Status::MaxSteps { t };
         }
         stop.set(None);
-        let sys = Sys { model, steady_tol: opts.steady_tol, stop: &stop, scratch: vec![0.0; x.len()] };
+        let sys = Sys {
+            model,
+            steady_tol: opts.steady_tol,
+            stop: &stop,
+            scratch: vec![0.0; x.len()],
+        };
         let y0 = DVector::from_column_slice(x);
         let span = opts.t_end - t;
         let (result, ts, ys) = match method {
             Method::Dop853 => {
                 let mut s = Dop853::from_param(
-                    sys, t, opts.t_end, span, y0, opts.rtol, opts.atol, 0.9, 0.0, 0.333, 6.0, span, 0.0, budget, n_stiff,
+                    sys,
+                    t,
+                    opts.t_end,
+                    span,
+                    y0,
+                    opts.rtol,
+                    opts.atol,
+                    0.9,
+                    0.0,
+                    0.333,
+                    6.0,
+                    span,
+                    0.0,
+                    budget,
+                    n_stiff,
                     OutputType::Sparse,
                 );
                 let r = s.integrate();
@@ -89,7 +108,21 @@ pub(crate) fn integrate(
             }
             _ => {
                 let mut s = Dopri5::from_param(
-                    sys, t, opts.t_end, span, y0, opts.rtol, opts.atol, 0.9, 0.04, 0.2, 10.0, span, 0.0, budget, n_stiff,
+                    sys,
+                    t,
+                    opts.t_end,
+                    span,
+                    y0,
+                    opts.rtol,
+                    opts.atol,
+                    0.9,
+                    0.04,
+                    0.2,
+                    10.0,
+                    span,
+                    0.0,
+                    budget,
+                    n_stiff,
                     OutputType::Sparse,
                 );
                 let r = s.integrate();

@@ -5,8 +5,31 @@
 //! elimination with partial pivoting stays inside a band of width `2p + q + 1` (Golub and Van
 //! Loan, "Matrix Computations", 4th ed., Alg. 4.3.5 with pivoting, §4.3.5): `O(n p (p + q))`
 //! flops and `O(n (2p + q + 1))` memory. A dense `J` uses nalgebra's LU with partial pivoting.
+//!
+//! A general sparse `J` ([`Sparsity::Sparse`]) uses faer's sparse LU (COLAMD ordering,
+//! supernodal/simplicial with partial pivoting); the symbolic analysis is done once in
+//! [`ShiftedLu::new`] and reused by every factorisation. When the pattern carries a coupling
+//! `J = A + B D^{-1} C` (auxiliary quantities of pair/triplet approximations), the solve goes
+//! through the bordered matrix of size `n + r`
+//!
+//! ```text
+//! [ alpha I + beta A   beta B ] [y]   [b]
+//! [        C             -D   ] [z] = [0]
+//! ```
+//!
+//! whose first block row is `(alpha I + beta (A + B D^{-1} C)) y = b` after eliminating
+//! `z = D^{-1} C y`: memory and work grow with the non-zeros of `A, B, C, D`, never with `n^2`.
+//! When the coupling rank `r` is small (`n r <= 4e6`), the Sherman-Morrison-Woodbury form
+//! is used instead (Golub and Van Loan, 4th ed., §2.1.4): with `P = alpha I + beta A`,
+//! `Z = P^{-1} (beta B)` (`r` sparse solves) and the dense `r x r` capacitance matrix
+//! `S = D + C Z`, `y = P^{-1} b - Z S^{-1} C P^{-1} b`. The bordered matrix fills in
+//! heavily when `C` has long rows (row sums of a pair approximation); Woodbury only factors
+//! the sparse `P`.
 
-use mfq_model::{Jacobian, Sparsity};
+use faer::linalg::solvers::SolveCore;
+use faer::sparse::linalg::solvers::{Lu as SparseLu, SymbolicLu};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
+use mfq_model::{Jacobian, Sparsity, SparsityPattern};
 use nalgebra::{DMatrix, DVector};
 
 /// A zero pivot met during factorisation: the matrix is singular to working precision.
@@ -27,19 +50,303 @@ pub struct ShiftedLu {
 
 #[derive(Debug, Clone)]
 enum Kind {
-    Banded { lower: usize, upper: usize, width: usize, ab: Vec<f64>, piv: Vec<usize> },
-    Dense { lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>, rhs: DVector<f64> },
+    Banded {
+        lower: usize,
+        upper: usize,
+        width: usize,
+        ab: Vec<f64>,
+        piv: Vec<usize>,
+    },
+    Dense {
+        lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+        rhs: DVector<f64>,
+    },
+    Sparse(Box<SparseKind>),
+}
+
+/// faer sparse LU of the (bordered) shifted matrix with a fixed pattern.
+struct SparseKind {
+    /// Size of the bordered system, `n + r`.
+    size: usize,
+    pattern: SymbolicSparseColMat<usize>,
+    /// `None` when the symbolic analysis failed (structurally singular pattern).
+    symbolic: Option<SymbolicLu<usize>>,
+    values: Vec<f64>,
+    /// Position in `values` of: the diagonal `(i, i)`, `i < n`; each entry of `A`, `B`, `C`, `D`.
+    at_diag: Vec<usize>,
+    at_a: Vec<usize>,
+    at_b: Vec<usize>,
+    at_c: Vec<usize>,
+    at_d: Vec<usize>,
+    lu: Option<SparseLu<usize, f64>>,
+    rhs: Vec<f64>,
+    /// Woodbury mode (coupled patterns with small `r`): the coupling, `Z = P^{-1} beta B`
+    /// (`n x r`, column-major), the LU of `S = D + C Z`.
+    woodbury: Option<Woodbury>,
+}
+
+#[derive(Clone)]
+struct Woodbury {
+    n: usize,
+    r: usize,
+    coupling: mfq_model::Coupling,
+    z: Vec<f64>,
+    s: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+    t: DVector<f64>,
+    c_vals: Vec<f64>,
+}
+
+impl std::fmt::Debug for SparseKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseKind")
+            .field("size", &self.size)
+            .field("nnz", &self.values.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for SparseKind {
+    fn clone(&self) -> Self {
+        SparseKind {
+            size: self.size,
+            pattern: self.pattern.clone(),
+            symbolic: self.symbolic.clone(),
+            values: self.values.clone(),
+            at_diag: self.at_diag.clone(),
+            at_a: self.at_a.clone(),
+            at_b: self.at_b.clone(),
+            at_c: self.at_c.clone(),
+            at_d: self.at_d.clone(),
+            lu: None,
+            rhs: self.rhs.clone(),
+            woodbury: self.woodbury.clone().map(|mut w| {
+                w.s = None;
+                w
+            }),
+        }
+    }
+}
+
+impl SparseKind {
+    /// Builds the column-compressed pattern of the bordered matrix and its symbolic LU.
+    fn new(n: usize, p: &SparsityPattern) -> Self {
+        let r = p.coupling().map_or(0, |c| c.d.nrows());
+        if r > 0 && n * r <= 4_000_000 {
+            // Woodbury: factor only P = alpha I + beta A
+            let c = p.coupling().cloned().expect("r > 0");
+            let a_only = SparsityPattern::from_rows(
+                n,
+                (0..n)
+                    .map(|i| {
+                        let (lo, hi) = p.a().row_span(i);
+                        p.a().cols()[lo..hi].to_vec()
+                    })
+                    .collect(),
+            );
+            let mut kind = SparseKind::new(n, &a_only);
+            kind.woodbury = Some(Woodbury {
+                n,
+                r,
+                coupling: c,
+                z: vec![0.0; n * r],
+                s: None,
+                t: DVector::zeros(r),
+                c_vals: Vec::new(),
+            });
+            return kind;
+        }
+        let size = n + r;
+        // (col, row, source) triplets; source: 0 diag, 1 A, 2 B, 3 C, 4 D, with the index
+        let mut trip: Vec<(usize, usize, u8, usize)> = Vec::with_capacity(n + p.nnz());
+        (0..n).for_each(|i| trip.push((i, i, 0, i)));
+        let mut push_csr = |m: &mfq_model::Csr, row0: usize, col0: usize, src: u8| {
+            for i in 0..m.nrows() {
+                let (lo, hi) = m.row_span(i);
+                for s in lo..hi {
+                    trip.push((col0 + m.cols()[s], row0 + i, src, s));
+                }
+            }
+        };
+        push_csr(p.a(), 0, 0, 1);
+        if let Some(c) = p.coupling() {
+            push_csr(&c.b, 0, n, 2);
+            push_csr(&c.c, n, 0, 3);
+            push_csr(&c.d, n, n, 4);
+        }
+        trip.sort_unstable_by_key(|t| (t.0, t.1));
+        let mut col_ptr = vec![0usize; size + 1];
+        let mut row_idx = Vec::with_capacity(trip.len());
+        let mut at = [vec![0; n], vec![0; p.a().nnz()], Vec::new(), Vec::new(), Vec::new()];
+        if let Some(c) = p.coupling() {
+            at[2] = vec![0; c.b.nnz()];
+            at[3] = vec![0; c.c.nnz()];
+            at[4] = vec![0; c.d.nnz()];
+        }
+        let mut last = (usize::MAX, usize::MAX);
+        for &(col, row, src, s) in &trip {
+            if (col, row) != last {
+                row_idx.push(row);
+                col_ptr[col + 1] += 1;
+                last = (col, row);
+            }
+            at[src as usize][s] = row_idx.len() - 1;
+        }
+        for c in 0..size {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        let nnz = row_idx.len();
+        let pattern = SymbolicSparseColMat::new_checked(size, size, col_ptr, None, row_idx);
+        let symbolic = SymbolicLu::try_new(pattern.as_ref()).ok();
+        let [at_diag, at_a, at_b, at_c, at_d] = at;
+        SparseKind {
+            size,
+            pattern,
+            symbolic,
+            values: vec![0.0; nnz],
+            at_diag,
+            at_a,
+            at_b,
+            at_c,
+            at_d,
+            lu: None,
+            rhs: vec![0.0; size],
+            woodbury: None,
+        }
+    }
+
+    fn factor(&mut self, alpha: f64, beta: f64, jac: &Jacobian) -> Result<(), SingularMatrix> {
+        self.lu = None;
+        let (a, b, c, d) = jac.sparse_values();
+        self.values.iter_mut().for_each(|v| *v = 0.0);
+        for &k in &self.at_diag {
+            self.values[k] += alpha;
+        }
+        for (&k, v) in self.at_a.iter().zip(a) {
+            self.values[k] += beta * v;
+        }
+        for (&k, v) in self.at_b.iter().zip(b) {
+            self.values[k] += beta * v;
+        }
+        for (&k, v) in self.at_c.iter().zip(c) {
+            self.values[k] += v;
+        }
+        for (&k, v) in self.at_d.iter().zip(d) {
+            self.values[k] -= v;
+        }
+        if let Some(index) = self.values.iter().position(|v| !v.is_finite()) {
+            return Err(SingularMatrix {
+                index: self.pattern.row_idx()[index].min(self.size - 1),
+            });
+        }
+        let symbolic = self.symbolic.clone().ok_or(SingularMatrix { index: 0 })?;
+        let m = SparseColMatRef::new(self.pattern.as_ref(), &self.values);
+        match SparseLu::try_new_with_symbolic(symbolic, m) {
+            Ok(lu) => {
+                if let Some(w) = &mut self.woodbury {
+                    w.factor(&lu, beta, b, c, d)?;
+                }
+                self.lu = Some(lu);
+                Ok(())
+            }
+            Err(faer::sparse::linalg::LuError::SymbolicSingular { index }) => Err(SingularMatrix { index }),
+            Err(_) => Err(SingularMatrix { index: 0 }),
+        }
+    }
+
+    fn solve(&mut self, b: &mut [f64]) {
+        let Some(lu) = &self.lu else { return };
+        let n = b.len();
+        self.rhs[..n].copy_from_slice(b);
+        self.rhs[n..].iter_mut().for_each(|v| *v = 0.0);
+        let size = self.size;
+        lu.solve_in_place_with_conj(faer::Conj::No, faer::MatMut::from_column_major_slice_mut(&mut self.rhs, size, 1));
+        if let Some(w) = &mut self.woodbury {
+            w.correct(&mut self.rhs[..n]);
+        }
+        b.copy_from_slice(&self.rhs[..n]);
+    }
+}
+
+impl Woodbury {
+    /// `Z = P^{-1} (beta B)` and the LU of `S = D + C Z`.
+    fn factor(&mut self, lu: &SparseLu<usize, f64>, beta: f64, b: &[f64], c: &[f64], d: &[f64]) -> Result<(), SingularMatrix> {
+        let (n, r) = (self.n, self.r);
+        self.s = None;
+        self.c_vals.clear();
+        self.c_vals.extend_from_slice(c);
+        self.z.iter_mut().for_each(|v| *v = 0.0);
+        let cp = &self.coupling;
+        for i in 0..n {
+            let (lo, hi) = cp.b.row_span(i);
+            for q in lo..hi {
+                self.z[cp.b.cols()[q] * n + i] += beta * b[q];
+            }
+        }
+        lu.solve_in_place_with_conj(faer::Conj::No, faer::MatMut::from_column_major_slice_mut(&mut self.z, n, r));
+        let mut s = DMatrix::<f64>::zeros(r, r);
+        for k in 0..r {
+            let (lo, hi) = cp.d.row_span(k);
+            for q in lo..hi {
+                s[(k, cp.d.cols()[q])] += d[q];
+            }
+            let (lo, hi) = cp.c.row_span(k);
+            for q in lo..hi {
+                let (j, cv) = (cp.c.cols()[q], c[q]);
+                for l in 0..r {
+                    s[(k, l)] += cv * self.z[l * n + j];
+                }
+            }
+        }
+        let f = s.lu();
+        if let Some(index) = (0..r).find(|&i| f.u()[(i, i)] == 0.0 || !f.u()[(i, i)].is_finite()) {
+            return Err(SingularMatrix { index: n + index });
+        }
+        self.s = Some(f);
+        Ok(())
+    }
+
+    /// `y <- y - Z S^{-1} C y` (with `y = P^{-1} b` on entry).
+    fn correct(&mut self, y: &mut [f64]) {
+        let Some(s) = &self.s else { return };
+        let (n, r) = (self.n, self.r);
+        let cp = &self.coupling;
+        for k in 0..r {
+            let (lo, hi) = cp.c.row_span(k);
+            self.t[k] = (lo..hi).map(|q| self.c_vals[q] * y[cp.c.cols()[q]]).sum();
+        }
+        if !s.solve_mut(&mut self.t) {
+            return;
+        }
+        for l in 0..r {
+            let tl = self.t[l];
+            if tl != 0.0 {
+                for (yi, zi) in y.iter_mut().zip(&self.z[l * n..(l + 1) * n]) {
+                    *yi -= zi * tl;
+                }
+            }
+        }
+    }
 }
 
 impl ShiftedLu {
     /// Storage for an `n x n` matrix with the given sparsity.
     pub fn new(n: usize, sparsity: Sparsity) -> Self {
         let kind = match sparsity {
+            Sparsity::Sparse(p) => Kind::Sparse(Box::new(SparseKind::new(n, &p))),
             Sparsity::Banded { lower, upper } if lower + upper + 1 < n => {
                 let width = 2 * lower + upper + 1;
-                Kind::Banded { lower, upper, width, ab: vec![0.0; n * width], piv: vec![0; n] }
+                Kind::Banded {
+                    lower,
+                    upper,
+                    width,
+                    ab: vec![0.0; n * width],
+                    piv: vec![0; n],
+                }
             }
-            _ => Kind::Dense { lu: None, rhs: DVector::zeros(n) },
+            _ => Kind::Dense {
+                lu: None,
+                rhs: DVector::zeros(n),
+            },
         };
         ShiftedLu { n, kind }
     }
@@ -47,11 +354,19 @@ impl ShiftedLu {
     /// Factorises `alpha I + beta J`.
     ///
     /// # Errors
-    /// [`SingularMatrix`] when a pivot is exactly zero or not finite.
+    /// [`SingularMatrix`] when a pivot is exactly zero or not finite (sparse: when an entry
+    /// is not finite or the factorisation fails).
     pub fn factor(&mut self, alpha: f64, beta: f64, jac: &Jacobian) -> Result<(), SingularMatrix> {
         let n = self.n;
         match &mut self.kind {
-            Kind::Banded { lower, upper, width, ab, piv } => {
+            Kind::Sparse(sp) => sp.factor(alpha, beta, jac),
+            Kind::Banded {
+                lower,
+                upper,
+                width,
+                ab,
+                piv,
+            } => {
                 let (p, q, w) = (*lower, *upper, *width);
                 // A[i][j] lives at ab[i * w + (j + p - i)] for j - i in [-p, p + q]
                 ab.iter_mut().for_each(|v| *v = 0.0);
@@ -118,7 +433,14 @@ impl ShiftedLu {
     pub fn solve(&mut self, b: &mut [f64]) {
         let n = self.n;
         match &mut self.kind {
-            Kind::Banded { lower, upper, width, ab, piv } => {
+            Kind::Sparse(sp) => sp.solve(b),
+            Kind::Banded {
+                lower,
+                upper,
+                width,
+                ab,
+                piv,
+            } => {
                 let (p, q, w) = (*lower, *upper, *width);
                 for k in 0..n {
                     if piv[k] != k {
@@ -155,10 +477,11 @@ mod tests {
 
     fn check(n: usize, sparsity: Sparsity) {
         // a band matrix needing pivoting (small diagonal)
-        let mut j = Jacobian::new(n, sparsity);
+        let mut j = Jacobian::new(n, sparsity.clone());
         let (p, q) = match sparsity {
             Sparsity::Banded { lower, upper } => (lower, upper),
             Sparsity::Dense => (n, n),
+            Sparsity::Sparse(_) => unreachable!("dense and banded only"),
         };
         for i in 0..n {
             for c in i.saturating_sub(p)..(i + q + 1).min(n) {
@@ -172,7 +495,7 @@ mod tests {
         for i in 0..n {
             b[i] = alpha * xs[i] + (0..n).map(|c| beta * j.get(i, c) * xs[c]).sum::<f64>();
         }
-        let mut lu = ShiftedLu::new(n, sparsity);
+        let mut lu = ShiftedLu::new(n, sparsity.clone());
         lu.factor(alpha, beta, &j).unwrap();
         lu.solve(&mut b);
         let err = b.iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
@@ -185,6 +508,77 @@ mod tests {
         check(40, Sparsity::Banded { lower: 3, upper: 2 });
         check(25, Sparsity::Dense);
         check(3, Sparsity::Banded { lower: 2, upper: 2 });
+    }
+
+    #[test]
+    fn sparse_and_coupled_solves_recover_the_solution() {
+        use mfq_model::SparsityPattern;
+        use std::sync::Arc;
+        // A: a 2D 5-point stencil on a 12 x 12 grid needing pivoting; coupling through r = 12
+        // row sums u_k = sum_j x_{k,j} with D = I + (subdiagonal), B on the diagonal
+        let g = 12;
+        let n = g * g;
+        let idx = |i: usize, j: usize| i * g + j;
+        let mut rows = vec![Vec::new(); n];
+        for i in 0..g {
+            for j in 0..g {
+                let r = &mut rows[idx(i, j)];
+                r.push(idx(i, j));
+                if i > 0 {
+                    r.push(idx(i - 1, j))
+                }
+                if i + 1 < g {
+                    r.push(idx(i + 1, j))
+                }
+                if j > 0 {
+                    r.push(idx(i, j - 1))
+                }
+                if j + 1 < g {
+                    r.push(idx(i, j + 1))
+                }
+            }
+        }
+        let b_rows = (0..n).map(|q| vec![q / g, q % g]).collect();
+        let c_rows = (0..g).map(|k| (0..g).map(|j| idx(k, j)).collect()).collect();
+        let d_rows = (0..g).map(|k| if k > 0 { vec![k - 1, k] } else { vec![k] }).collect();
+        let p = SparsityPattern::from_rows(n, rows.clone()).with_coupling(g, b_rows, c_rows, d_rows);
+        let s = Sparsity::Sparse(Arc::new(p));
+        let mut jac = Jacobian::new(n, s.clone());
+        for (q, r) in rows.iter().enumerate() {
+            for &c in r {
+                jac.set(q, c, ((q * 7 + c * 13) % 11) as f64 - 5.0 + if q == c { 0.01 } else { 0.0 });
+            }
+            jac.add_coupling_b(q, q / g, 0.3 + (q % 5) as f64 * 0.1);
+            if q / g != q % g {
+                jac.add_coupling_b(q, q % g, -0.2);
+            }
+        }
+        for k in 0..g {
+            for j in 0..g {
+                jac.add_coupling_c(k, idx(k, j), 1.0 + 0.01 * j as f64);
+            }
+            jac.add_coupling_d(k, k, 2.0);
+            if k > 0 {
+                jac.add_coupling_d(k, k - 1, -0.5);
+            }
+        }
+        assert!(jac.out_of_band().is_none());
+        let dense = jac.to_dense();
+        let (alpha, beta) = (0.3, -1.7);
+        let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut b: Vec<f64> = (0..n)
+            .map(|i| alpha * xs[i] + beta * (0..n).map(|c| dense[i * n + c] * xs[c]).sum::<f64>())
+            .collect();
+        let mut lu = ShiftedLu::new(n, s);
+        lu.factor(alpha, beta, &jac).unwrap();
+        lu.solve(&mut b);
+        let err = b.iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-10 * n as f64, "{err}");
+        // a second factorisation with other values reuses the symbolic analysis
+        lu.factor(1.0, 0.0, &jac).unwrap();
+        let mut e = xs.clone();
+        lu.solve(&mut e);
+        assert!(e.iter().zip(&xs).all(|(a, b)| (a - b).abs() < 1e-14));
     }
 
     #[test]

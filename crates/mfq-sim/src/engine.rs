@@ -160,12 +160,7 @@ impl System {
             self.touch(k, t);
         }
         // keep trailing levels that were occupied during the segment even if empty now
-        let used = self
-            .integral
-            .iter()
-            .rposition(|&v| v > 0.0)
-            .unwrap_or(0)
-            .max(top);
+        let used = self.integral.iter().rposition(|&v| v > 0.0).unwrap_or(0).max(top);
         out.extend_from_slice(&self.integral[..=used]);
         out[0] = 0.0;
         self.integral.iter_mut().for_each(|v| *v = 0.0);
@@ -262,11 +257,7 @@ impl Router for Pod {
             None => true,
             Some(g) => hi - lo <= g,
         };
-        let target = if may_err && coin(rng, self.eps) {
-            hi
-        } else {
-            lo
-        };
+        let target = if may_err && coin(rng, self.eps) { hi } else { lo };
         // uniform among the samples at the target level (reservoir)
         let mut chosen = u32::MAX;
         let mut ties = 0u32;
@@ -351,11 +342,7 @@ pub(crate) fn run<R: Router>(router: &mut R, p: &RunParams, rng: &mut Rng) -> Re
     let batch_len = p.time / p.batches as f64;
     // segment 0 is the warm-up, segments 1..=batches are the batches
     for seg in 0..=p.batches {
-        let end = if seg == 0 {
-            p.warmup
-        } else {
-            p.warmup + batch_len * seg as f64
-        };
+        let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
         let (mut accepted, mut lost, mut waited, mut departures) = (0u64, 0u64, 0u64, 0u64);
         loop {
@@ -495,10 +482,7 @@ mod tests {
             let c = ld.route(&sys, &mut rng);
             let samples = &max_router.buf;
             assert!(samples.iter().all(|&s| sys.queue(b) >= sys.queue(s)));
-            assert!(
-                ld.buf.iter().all(|&s| sys.queue(c) <= sys.queue(s))
-                    || ld.buf.iter().all(|&s| sys.queue(s) == sys.queue(c))
-            );
+            assert!(ld.buf.iter().all(|&s| sys.queue(c) <= sys.queue(s)) || ld.buf.iter().all(|&s| sys.queue(s) == sys.queue(c)));
             assert!(min_router.buf.iter().all(|&s| sys.queue(a) <= sys.queue(s)));
         }
     }

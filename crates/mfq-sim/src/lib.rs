@@ -75,9 +75,7 @@ pub enum SimError {
         allowed: String,
     },
     /// The model kind has no simulator (yet).
-    #[error(
-        "the simulator does not support model kind '{kind}' (supported: jsq, pod-li, pod-ld, jiq)"
-    )]
+    #[error("the simulator does not support model kind '{kind}' (supported: jsq, pod-li, pod-ld, jiq)")]
     Unsupported {
         /// The model's `kind` key.
         kind: String,
@@ -142,32 +140,16 @@ impl SimOptions {
     /// `replications = 0`, `batches < 2`, `buffer = Some(0)`.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.servers == 0 || self.servers as u64 > u32::MAX as u64 {
-            return Err(out_of_range(
-                "servers",
-                self.servers,
-                "an integer in [1, 4294967295]",
-            ));
+            return Err(out_of_range("servers", self.servers, "an integer in [1, 4294967295]"));
         }
         if !(self.time.is_finite() && self.time > 0.0) {
-            return Err(out_of_range(
-                "time",
-                self.time,
-                "a finite number > 0 (mean job sizes)",
-            ));
+            return Err(out_of_range("time", self.time, "a finite number > 0 (mean job sizes)"));
         }
         if !(self.warmup.is_finite() && self.warmup >= 0.0) {
-            return Err(out_of_range(
-                "warmup",
-                self.warmup,
-                "a finite number >= 0 (mean job sizes)",
-            ));
+            return Err(out_of_range("warmup", self.warmup, "a finite number >= 0 (mean job sizes)"));
         }
         if self.replications == 0 {
-            return Err(out_of_range(
-                "replications",
-                self.replications,
-                "an integer >= 1",
-            ));
+            return Err(out_of_range("replications", self.replications, "an integer >= 1"));
         }
         if self.batches < 2 {
             return Err(out_of_range(
@@ -177,11 +159,7 @@ impl SimOptions {
             ));
         }
         if self.buffer == Some(0) {
-            return Err(out_of_range(
-                "buffer",
-                0,
-                "an integer >= 1, or none for an unlimited buffer",
-            ));
+            return Err(out_of_range("buffer", 0, "an integer >= 1, or none for an unlimited buffer"));
         }
         Ok(())
     }
@@ -348,9 +326,7 @@ pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimErr
 
     let bar = opts.progress.then(|| {
         let bar = ProgressBar::new((r_count * (opts.batches + 1)) as u64);
-        if let Ok(style) = ProgressStyle::with_template(
-            "simulating {bar:40} {pos}/{len} segments, {elapsed} elapsed, eta {eta}",
-        ) {
+        if let Ok(style) = ProgressStyle::with_template("simulating {bar:40} {pos}/{len} segments, {elapsed} elapsed, eta {eta}") {
             bar.set_style(style);
         }
         bar
@@ -377,10 +353,7 @@ pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimErr
         streams.push(rng.clone());
         rng.jump();
     }
-    let reps: Vec<Replication> = streams
-        .into_par_iter()
-        .map(|mut rng| run_one(&policy, &params, &mut rng))
-        .collect();
+    let reps: Vec<Replication> = streams.into_par_iter().map(|mut rng| run_one(&policy, &params, &mut rng)).collect();
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -390,12 +363,7 @@ pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimErr
 }
 
 /// Pools the batches of all replications into estimates.
-fn summarize(
-    spec: &ModelSpec,
-    opts: &SimOptions,
-    reps: &[Replication],
-    wall_seconds: f64,
-) -> SimReport {
+fn summarize(spec: &ModelSpec, opts: &SimOptions, reps: &[Replication], wall_seconds: f64) -> SimReport {
     let n = opts.servers as f64;
     let levels = reps
         .iter()
@@ -415,33 +383,17 @@ fn summarize(
             stats::mean_estimate(&v)
         })
         .collect();
-    let jobs =
-        |b: &engine::Batch| b.level_integral.iter().skip(1).sum::<f64>() / per_server_time(b);
+    let jobs = |b: &engine::Batch| b.level_integral.iter().skip(1).sum::<f64>() / per_server_time(b);
     let l: Vec<f64> = batches.iter().map(|b| jobs(b)).collect();
-    let theta: Vec<f64> = batches
-        .iter()
-        .map(|b| b.accepted as f64 / per_server_time(b))
-        .collect();
+    let theta: Vec<f64> = batches.iter().map(|b| b.accepted as f64 / per_server_time(b)).collect();
     let lost: Vec<f64> = batches.iter().map(|b| b.lost as f64).collect();
-    let offered: Vec<f64> = batches
-        .iter()
-        .map(|b| (b.accepted + b.lost) as f64)
-        .collect();
+    let offered: Vec<f64> = batches.iter().map(|b| (b.accepted + b.lost) as f64).collect();
     let waited: Vec<f64> = batches.iter().map(|b| b.waited as f64).collect();
     let accepted: Vec<f64> = batches.iter().map(|b| b.accepted as f64).collect();
-    let departed: Vec<f64> = batches
-        .iter()
-        .map(|b| b.departures as f64 / per_server_time(b))
-        .collect();
+    let departed: Vec<f64> = batches.iter().map(|b| b.departures as f64 / per_server_time(b)).collect();
 
-    let by_rep: Vec<Vec<f64>> = reps
-        .iter()
-        .map(|r| r.batches.iter().map(jobs).collect())
-        .collect();
-    let rep_means: Vec<f64> = by_rep
-        .iter()
-        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
-        .collect();
+    let by_rep: Vec<Vec<f64>> = reps.iter().map(|r| r.batches.iter().map(jobs).collect()).collect();
+    let rep_means: Vec<f64> = by_rep.iter().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
     let events: u64 = reps.iter().map(|r| r.events).sum();
 
     SimReport {

@@ -43,9 +43,7 @@ impl Estimate {
 
 /// The `p` quantile of Student's t with `dof` degrees of freedom.
 pub(crate) fn t_quantile(dof: f64, p: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, dof)
-        .expect("dof > 0")
-        .inverse_cdf(p)
+    StudentsT::new(0.0, 1.0, dof).expect("dof > 0").inverse_cdf(p)
 }
 
 fn half_width(sample_var: f64, n: usize) -> f64 {
@@ -86,11 +84,7 @@ pub(crate) fn ratio_estimate(num: &[f64], den: &[f64]) -> Estimate {
     let r = sn / sd;
     let dbar = sd / n as f64;
     let var_e = if n > 1 {
-        num.iter()
-            .zip(den)
-            .map(|(a, b)| (a - r * b).powi(2))
-            .sum::<f64>()
-            / (n - 1) as f64
+        num.iter().zip(den).map(|(a, b)| (a - r * b).powi(2)).sum::<f64>() / (n - 1) as f64
     } else {
         f64::NAN
     };

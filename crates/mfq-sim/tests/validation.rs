@@ -27,14 +27,24 @@ struct Check {
 fn assert_all(title: &str, report: &SimReport, checks: &[Check]) {
     let m = checks.len() as f64;
     let conf = 1.0 - 0.01 / m;
-    println!("== {title}: {} events, {:.2} s, lag-1 autocorrelation of batch means {:.3}, replication half width {:.5}",
-        report.events, report.wall_seconds, report.diagnostics.batch_lag1_autocorrelation, report.diagnostics.replication_half_width);
+    println!(
+        "== {title}: {} events, {:.2} s, lag-1 autocorrelation of batch means {:.3}, replication half width {:.5}",
+        report.events, report.wall_seconds, report.diagnostics.batch_lag1_autocorrelation, report.diagnostics.replication_half_width
+    );
     let mut failures = Vec::new();
     for c in checks {
         let hw = c.est.half_width_at(conf);
         let ok = (c.est.mean - c.reference).abs() <= hw + c.allowance;
-        println!("  {:<10} sim {:>12.7} +- {:>10.7} (95%: {:>10.7})  ref {:>12.7}  allowance {:>9.6}  {}",
-            c.what, c.est.mean, hw, c.est.half_width, c.reference, c.allowance, if ok { "ok" } else { "FAIL" });
+        println!(
+            "  {:<10} sim {:>12.7} +- {:>10.7} (95%: {:>10.7})  ref {:>12.7}  allowance {:>9.6}  {}",
+            c.what,
+            c.est.mean,
+            hw,
+            c.est.half_width,
+            c.reference,
+            c.allowance,
+            if ok { "ok" } else { "FAIL" }
+        );
         if !ok {
             failures.push(format!(
                 "{}: sim {} +- {} vs {} (allowance {})",
@@ -164,15 +174,7 @@ fn pod_li_with_half_errors_is_random_routing() {
         warmup: 400.0,
         ..large_n()
     };
-    let r = simulate(
-        &ModelSpec::PodLi {
-            lambda,
-            d: 2,
-            eps: 0.5,
-        },
-        &opts,
-    )
-    .unwrap();
+    let r = simulate(&ModelSpec::PodLi { lambda, d: 2, eps: 0.5 }, &opts).unwrap();
     let x: Vec<f64> = (1..=12).map(|k| lambda.powi(k)).collect();
     assert_all(
         "Pod-LI d=2 eps=0.5 lambda=0.7 (random routing)",
@@ -211,17 +213,11 @@ fn jsq2_matches_mean_field() {
 #[test]
 fn jsq3_matches_mean_field() {
     let lambda: f64 = 0.9;
-    let x: Vec<f64> = (1..=6)
-        .map(|k| lambda.powf((3f64.powi(k) - 1.0) / 2.0))
-        .collect();
+    let x: Vec<f64> = (1..=6).map(|k| lambda.powf((3f64.powi(k) - 1.0) / 2.0)).collect();
     let l: f64 = x.iter().sum();
     assert!((l / lambda - 2.027856).abs() < 1e-6);
     let r = simulate(&ModelSpec::Jsq { lambda, d: 3 }, &large_n()).unwrap();
-    assert_all(
-        "JSQ(3) lambda=0.9 N=10000",
-        &r,
-        &tail_checks(&r, &x[..5], l, lambda, C_JSQ2),
-    );
+    assert_all("JSQ(3) lambda=0.9 N=10000", &r, &tail_checks(&r, &x[..5], l, lambda, C_JSQ2));
 }
 
 /// Pod-LI, lambda = 0.9, d = 2, eps = 0.3: recursion `x_k = lambda phi(x_{k-1})` with
@@ -262,13 +258,7 @@ fn pod_ld_matches_mean_field() {
         &large_n(),
     )
     .unwrap();
-    let checks = tail_checks(
-        &r,
-        &[0.9, 0.7431192661, 0.5274539754],
-        lambda * t_ref,
-        lambda,
-        C_POD,
-    );
+    let checks = tail_checks(&r, &[0.9, 0.7431192661, 0.5274539754], lambda * t_ref, lambda, C_POD);
     assert_all("Pod-LD d=2 eps=0.5 g=1 lambda=0.9 N=10000", &r, &checks);
 }
 
@@ -459,10 +449,7 @@ fn hellemans_check(time: f64) {
         };
         let r = simulate(&ModelSpec::Jsq { lambda, d: 2 }, &opts).unwrap();
         let l = r.mean_queue_length;
-        assert!(
-            (l.mean - l_mf).abs() > l.half_width,
-            "N = {n}: the finite-N effect is not resolved"
-        );
+        assert!((l.mean - l_mf).abs() > l.half_width, "N = {n}: the finite-N effect is not resolved");
         checks.push(Check {
             what: format!("L_{n}"),
             est: l,
@@ -526,11 +513,7 @@ fn pod_bias_is_within_c_over_n_at_small_n() {
             0.9 * 2.90132715,
             C_POD,
         ),
-        (
-            ModelSpec::Jsq { lambda: 0.9, d: 2 },
-            l_jsq,
-            C_JSQ2 + 5.322782 / n as f64,
-        ),
+        (ModelSpec::Jsq { lambda: 0.9, d: 2 }, l_jsq, C_JSQ2 + 5.322782 / n as f64),
     ] {
         let r = simulate(&spec, &opts).unwrap();
         let e = r.mean_queue_length;
@@ -584,22 +567,10 @@ fn same_seed_gives_the_same_report_and_different_seeds_differ() {
     let b = strip_timing(simulate(&spec, &small()).unwrap());
     assert_eq!(a, b);
     // independent of the number of threads running the replications
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let c = strip_timing(pool.install(|| simulate(&spec, &small()).unwrap()));
     assert_eq!(a, c);
-    let d = strip_timing(
-        simulate(
-            &spec,
-            &SimOptions {
-                seed: 43,
-                ..small()
-            },
-        )
-        .unwrap(),
-    );
+    let d = strip_timing(simulate(&spec, &SimOptions { seed: 43, ..small() }).unwrap());
     assert_ne!(a.mean_queue_length, d.mean_queue_length);
     assert_ne!(a.events, d.events);
 }
@@ -627,27 +598,9 @@ fn bad_options_give_structured_errors() {
         Err(SimError::OutOfRange { field, .. }) => field,
         other => panic!("expected OutOfRange, got {other:?}"),
     };
-    assert_eq!(
-        field_of(SimOptions {
-            servers: 0,
-            ..small()
-        }),
-        "servers"
-    );
-    assert_eq!(
-        field_of(SimOptions {
-            time: 0.0,
-            ..small()
-        }),
-        "time"
-    );
-    assert_eq!(
-        field_of(SimOptions {
-            time: f64::NAN,
-            ..small()
-        }),
-        "time"
-    );
+    assert_eq!(field_of(SimOptions { servers: 0, ..small() }), "servers");
+    assert_eq!(field_of(SimOptions { time: 0.0, ..small() }), "time");
+    assert_eq!(field_of(SimOptions { time: f64::NAN, ..small() }), "time");
     assert_eq!(
         field_of(SimOptions {
             time: f64::INFINITY,
@@ -655,13 +608,7 @@ fn bad_options_give_structured_errors() {
         }),
         "time"
     );
-    assert_eq!(
-        field_of(SimOptions {
-            warmup: -1.0,
-            ..small()
-        }),
-        "warmup"
-    );
+    assert_eq!(field_of(SimOptions { warmup: -1.0, ..small() }), "warmup");
     assert_eq!(
         field_of(SimOptions {
             replications: 0,
@@ -669,13 +616,7 @@ fn bad_options_give_structured_errors() {
         }),
         "replications"
     );
-    assert_eq!(
-        field_of(SimOptions {
-            batches: 1,
-            ..small()
-        }),
-        "batches"
-    );
+    assert_eq!(field_of(SimOptions { batches: 1, ..small() }), "batches");
     assert_eq!(
         field_of(SimOptions {
             buffer: Some(0),
@@ -683,27 +624,14 @@ fn bad_options_give_structured_errors() {
         }),
         "buffer"
     );
-    let e = simulate(
-        &spec,
-        &SimOptions {
-            servers: 0,
-            ..small()
-        },
-    )
-    .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "servers = 0 is not allowed: an integer in [1, 4294967295]"
-    );
+    let e = simulate(&spec, &SimOptions { servers: 0, ..small() }).unwrap_err();
+    assert_eq!(e.to_string(), "servers = 0 is not allowed: an integer in [1, 4294967295]");
 
     let model_field = |spec: ModelSpec| match simulate(&spec, &small()) {
         Err(SimError::OutOfRange { field, .. }) => field,
         other => panic!("expected OutOfRange, got {other:?}"),
     };
-    assert_eq!(
-        model_field(ModelSpec::Jsq { lambda: 0.0, d: 2 }),
-        "model.lambda"
-    );
+    assert_eq!(model_field(ModelSpec::Jsq { lambda: 0.0, d: 2 }), "model.lambda");
     assert_eq!(model_field(ModelSpec::Jsq { lambda: 0.5, d: 0 }), "model.d");
     assert_eq!(
         model_field(ModelSpec::PodLi {
@@ -722,10 +650,7 @@ fn bad_options_give_structured_errors() {
         }),
         "model.eps"
     );
-    assert_eq!(
-        model_field(ModelSpec::Jiq { lambda: f64::NAN }),
-        "model.lambda"
-    );
+    assert_eq!(model_field(ModelSpec::Jiq { lambda: f64::NAN }), "model.lambda");
     assert!(SimOptions::default().validate().is_ok());
 }
 

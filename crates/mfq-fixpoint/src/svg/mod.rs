@@ -3,6 +3,8 @@
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
 
+pub mod attraction;
+
 use crate::FixedPoint;
 use plotters::prelude::*;
 use serde::Serialize;
@@ -19,9 +21,40 @@ fn err<E: std::fmt::Debug>(e: E) -> PlotError {
 /// Smallest value shown on log-scale axes; tail entries below it are round-off after Newton.
 pub const LOG_FLOOR: f64 = 1e-16;
 
+/// Distinguishable line colours (the Tableau 10 palette), cycling.
+pub fn series_color(i: usize) -> RGBAColor {
+    const C: [(u8, u8, u8); 10] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+    ];
+    let (r, g, b) = C[i % C.len()];
+    RGBColor(r, g, b).to_rgba()
+}
+
 /// Tick label for a log axis: `1e-6`, `1e0`.
 fn log_label(v: &f64) -> String {
     format!("{v:.0e}")
+}
+
+/// Tick label for linear or log axes over moderate ranges: `0.5`, `12`, `1e-6`.
+fn plain_label(v: &f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{v:.0e}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
 }
 
 /// The distance `||x(t) - x*||_inf` along one trajectory, ready to plot.
@@ -38,8 +71,15 @@ pub struct DistanceSeries {
 impl DistanceSeries {
     /// The series of a trajectory `(t, x)` against `x_star`.
     pub fn new(label: &str, t: &[f64], x: &[Vec<f64>], x_star: &[f64]) -> Self {
-        let distance = x.iter().map(|xi| xi.iter().zip(x_star).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)).collect();
-        DistanceSeries { label: label.to_string(), t: t.to_vec(), distance }
+        let distance = x
+            .iter()
+            .map(|xi| xi.iter().zip(x_star).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max))
+            .collect();
+        DistanceSeries {
+            label: label.to_string(),
+            t: t.to_vec(),
+            distance,
+        }
     }
 }
 
@@ -74,7 +114,7 @@ pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, 
             .draw()
             .map_err(err)?;
         for (i, (label, fp)) in reports.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let color = series_color(i);
             let pts: Vec<(f64, f64)> = fp
                 .observables
                 .tail
@@ -88,7 +128,9 @@ pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, 
                 .map_err(err)?
                 .label(*label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(err)?;
+            chart
+                .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                .map_err(err)?;
         }
         chart
             .configure_series_labels()
@@ -131,9 +173,13 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
             .draw()
             .map_err(err)?;
         for (i, s) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let color = series_color(i);
             let pts: Vec<(f64, f64)> =
-                s.t.iter().zip(&s.distance).filter(|(_, d)| **d >= d_min).map(|(t, d)| (*t, *d)).collect();
+                s.t.iter()
+                    .zip(&s.distance)
+                    .filter(|(_, d)| **d >= d_min)
+                    .map(|(t, d)| (*t, *d))
+                    .collect();
             chart
                 .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                 .map_err(err)?
@@ -176,7 +222,12 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
 pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], title: &str) -> Result<String, PlotError> {
     let mut out = String::new();
     let t_max = t.last().copied().unwrap_or(1.0).max(1e-9);
-    let y_max = x.iter().flat_map(|xi| entries.iter().map(move |(i, _)| xi[*i])).fold(0.0f64, f64::max).max(1e-9) * 1.05;
+    let y_max = x
+        .iter()
+        .flat_map(|xi| entries.iter().map(move |(i, _)| xi[*i]))
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.05;
     {
         let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -187,9 +238,14 @@ pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], ti
             .y_label_area_size(70)
             .build_cartesian_2d(0f64..t_max, 0f64..y_max)
             .map_err(err)?;
-        chart.configure_mesh().x_desc("time t (mean job sizes)").y_desc("fraction of servers").draw().map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("time t (mean job sizes)")
+            .y_desc("fraction of servers")
+            .draw()
+            .map_err(err)?;
         for (c, (i, name)) in entries.iter().enumerate() {
-            let color = Palette99::pick(c).to_rgba();
+            let color = series_color(c);
             let pts: Vec<(f64, f64)> = t.iter().zip(x).map(|(ti, xi)| (*ti, xi[*i])).collect();
             chart
                 .draw_series(LineSeries::new(pts, color.stroke_width(2)))
@@ -204,6 +260,257 @@ pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], ti
             .position(SeriesLabelPosition::LowerRight)
             .draw()
             .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// Simulation against mean field and refined mean field for several system sizes `N`, ready to
+/// plot (filled by the caller from a simulation report and a [`crate::RefinedMeanField`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SizeComparison {
+    /// The quantity compared, e.g. `mean queue length per server`.
+    pub quantity: String,
+    /// System sizes `N`.
+    pub servers: Vec<f64>,
+    /// Simulated means at those sizes.
+    pub simulated: Vec<f64>,
+    /// 95% confidence half widths of the simulated means.
+    pub half_width: Vec<f64>,
+    /// The mean-field value (independent of `N`).
+    pub mean_field: f64,
+    /// The refined mean field's `c` in `value + c / N`, when available.
+    pub refined_c: Option<f64>,
+}
+
+/// The quantity against `N` (log axis): simulation with 95% CI bars, the mean field as a
+/// horizontal line, and the refined mean field `x* + c/N` as a curve.
+///
+/// # Errors
+/// [`PlotError`] if plotters fails.
+pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, PlotError> {
+    let mut out = String::new();
+    let n_min = cmp.servers.iter().copied().fold(f64::INFINITY, f64::min).max(1.0);
+    let n_max = cmp.servers.iter().copied().fold(1.0f64, f64::max).max(n_min * 10.0);
+    let refined = |n: f64| cmp.refined_c.map(|c| cmp.mean_field + c / n);
+    let mut lo = cmp.mean_field;
+    let mut hi = cmp.mean_field;
+    for (m, h) in cmp.simulated.iter().zip(&cmp.half_width) {
+        lo = lo.min(m - h);
+        hi = hi.max(m + h);
+    }
+    if let Some(r) = refined(n_min * 0.8) {
+        hi = hi.max(r);
+        lo = lo.min(r);
+    }
+    let pad = (hi - lo).max(1e-6) * 0.1;
+    {
+        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(78)
+            .build_cartesian_2d((n_min * 0.8..n_max * 1.25).log_scale(), (lo - pad)..(hi + pad))
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("number of servers N")
+            .y_desc(cmp.quantity.as_str())
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(err)?;
+        let (a, b) = (n_min * 0.8, n_max * 1.25);
+        chart
+            .draw_series(LineSeries::new(
+                vec![(a, cmp.mean_field), (b, cmp.mean_field)],
+                BLUE.stroke_width(2),
+            ))
+            .map_err(err)?
+            .label("mean field")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+        if cmp.refined_c.is_some() {
+            let pts: Vec<(f64, f64)> = (0..=200)
+                .map(|i| a * (b / a).powf(i as f64 / 200.0))
+                .filter_map(|n| refined(n).map(|v| (n, v)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, RGBColor(0, 140, 0).stroke_width(2)))
+                .map_err(err)?
+                .label("refined mean field x* + c/N")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RGBColor(0, 140, 0).stroke_width(2)));
+        }
+        chart
+            .draw_series(
+                cmp.servers
+                    .iter()
+                    .zip(&cmp.simulated)
+                    .zip(&cmp.half_width)
+                    .map(|((n, m), h)| ErrorBar::new_vertical(*n, m - h, *m, m + h, RED.filled(), 10)),
+            )
+            .map_err(err)?
+            .label("simulation (95% CI)")
+            .legend(|(x, y)| Circle::new((x + 10, y), 4, RED.filled()));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// A quantity of a sweep point to plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepQuantity {
+    /// Mean response time.
+    MeanResponseTime,
+    /// Mean queue length per server.
+    MeanQueueLength,
+    /// Probability of waiting.
+    ProbWait,
+}
+
+impl SweepQuantity {
+    /// The value at a sweep point, if solved and defined.
+    pub fn of(self, p: &crate::sweep::SweepPoint) -> Option<f64> {
+        match &p.status {
+            crate::sweep::PointStatus::Solved {
+                mean_response_time,
+                mean_queue_length,
+                prob_wait,
+                ..
+            } => match self {
+                SweepQuantity::MeanResponseTime => *mean_response_time,
+                SweepQuantity::MeanQueueLength => *mean_queue_length,
+                SweepQuantity::ProbWait => *prob_wait,
+            },
+            _ => None,
+        }
+    }
+
+    /// Axis label.
+    pub fn label(self) -> &'static str {
+        match self {
+            SweepQuantity::MeanResponseTime => "mean response time E[T]",
+            SweepQuantity::MeanQueueLength => "mean queue length per server",
+            SweepQuantity::ProbWait => "probability of waiting",
+        }
+    }
+}
+
+/// Labels and scales of a sweep plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPlotStyle {
+    /// Title.
+    pub title: String,
+    /// x-axis label.
+    pub x_label: String,
+    /// y-axis label (default: the quantity's).
+    pub y_label: Option<String>,
+    /// Log-scale y axis.
+    pub log_y: bool,
+    /// Legend label of a curve from its value (e.g. `d = 2`).
+    pub curve_label: String,
+    /// Legend labels by curve index, overriding `curve_label` (curves of different models,
+    /// whose curve values are `0, 1, 2, ...`).
+    pub curve_labels: Option<Vec<String>>,
+}
+
+/// One curve per value of the curve axis: `quantity` against the x axis. Unstable points are
+/// not drawn; the first unstable x of each curve is marked by a dashed vertical line.
+///
+/// # Errors
+/// [`PlotError`] if plotters fails or no point has a value.
+pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
+    let values: Vec<f64> = report
+        .points
+        .iter()
+        .filter_map(|p| quantity.of(p))
+        .filter(|v| v.is_finite())
+        .collect();
+    if values.is_empty() {
+        return Err(PlotError(
+            "no point of the sweep has a value to plot (all unstable or failed)".into(),
+        ));
+    }
+    let (x0, x1) = (
+        report.x_axis.values.iter().copied().fold(f64::INFINITY, f64::min),
+        report.x_axis.values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let (x0, x1) = if x1 > x0 { (x0, x1) } else { (x0 - 0.5, x0 + 0.5) };
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let curves: Vec<Option<f64>> = match &report.curve_axis {
+        Some(a) => a.values.iter().map(|v| Some(*v)).collect(),
+        None => vec![None],
+    };
+    let y_label = style.y_label.clone().unwrap_or_else(|| quantity.label().to_string());
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(style.title.as_str(), ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(78);
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc(style.x_label.as_str())
+                    .y_desc(y_label.as_str())
+                    .y_label_formatter(&plain_label)
+                    .draw()
+                    .map_err(err)?;
+                for (i, curve) in curves.iter().enumerate() {
+                    let color = series_color(i);
+                    let pts: Vec<(f64, f64)> = report
+                        .curve(*curve)
+                        .filter_map(|p| quantity.of(p).filter(|v| v.is_finite()).map(|v| (p.x, v)))
+                        .collect();
+                    let label = match (curve, &style.curve_labels) {
+                        (Some(_), Some(labels)) => labels.get(i).cloned().unwrap_or_default(),
+                        (Some(v), None) => style.curve_label.replace("{}", &format!("{v}")),
+                        (None, _) => y_label.clone(),
+                    };
+                    chart
+                        .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                        .map_err(err)?
+                        .label(label)
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                    if let Some(p) = report
+                        .curve(*curve)
+                        .find(|p| matches!(p.status, crate::sweep::PointStatus::Unstable { .. }))
+                    {
+                        chart
+                            .draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1)))
+                            .map_err(err)?;
+                    }
+                }
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .draw()
+                    .map_err(err)?;
+            }};
+        }
+        if style.log_y && lo > 0.0 {
+            draw!(builder.build_cartesian_2d(x0..x1, (lo / 1.2..hi * 1.2).log_scale()).map_err(err)?);
+        } else {
+            let pad = (hi - lo).max(1e-9) * 0.05;
+            draw!(builder.build_cartesian_2d(x0..x1, (lo - pad)..(hi + pad)).map_err(err)?);
+        }
         root.present().map_err(err)?;
     }
     Ok(out)

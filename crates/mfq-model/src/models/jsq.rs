@@ -1,7 +1,8 @@
 //! JSQ(d) / power-of-d, the supermarket model.
 
 use crate::models::{
-    check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at, tail_transitions,
+    check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at,
+    tail_transitions,
 };
 use crate::{Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 

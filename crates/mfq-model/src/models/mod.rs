@@ -1,12 +1,26 @@
 //! Built-in models. Each file documents its ODE, state, parameters and source.
 
+pub mod coxian;
+pub mod generic;
+pub mod hetero;
 mod jiq;
 mod jsq;
+pub mod lld;
+mod opinion;
+pub mod phase_type;
 mod pod;
+pub mod redundancy;
 
+pub use coxian::{PhaseTypeQueue, Routing};
+pub use generic::{GenericModel, GenericSpec};
+pub use hetero::{CostRule, PsSq2, Pull, Sampling, ServerClass, SpeedAware, SpeedAwarePolicy, StaticRouting};
 pub use jiq::Jiq;
 pub use jsq::Jsq;
+pub use lld::Lld;
+pub use opinion::{OpinionBiased, OpinionStubborn};
+pub use phase_type::{JobSizeSpec, PhaseType};
 pub use pod::{PodLd, PodLi};
+pub use redundancy::{RedundancyMeanField, RedundancyPair};
 
 use serde::Serialize;
 
@@ -38,9 +52,21 @@ pub struct ModelInfo {
 
 /// Every built-in model, in the order `mfq models` lists them.
 pub fn catalog() -> Vec<ModelInfo> {
-    const LAMBDA: ParamInfo =
-        ParamInfo { name: "lambda", meaning: "arrival rate per server (load rho, unit-rate servers)", range: "> 0; stable iff < 1" };
-    const D: ParamInfo = ParamInfo { name: "d", meaning: "number of servers sampled per arrival", range: "integer >= 1" };
+    const LAMBDA: ParamInfo = ParamInfo {
+        name: "lambda",
+        meaning: "arrival rate per server (load rho, unit-rate servers)",
+        range: "> 0; stable iff < 1",
+    };
+    const D: ParamInfo = ParamInfo {
+        name: "d",
+        meaning: "number of servers sampled per arrival",
+        range: "integer >= 1",
+    };
+    const JOB_SIZE: ParamInfo = ParamInfo {
+        name: "job_size",
+        meaning: "[model.job_size] table: law = exponential (mean) | h2 (mean, scv, f or p, mu1, mu2) | erlang (k, mean) | coxian (rates, next) | phase-type (alpha, a)",
+        range: "mean > 0; h2: scv >= 1, f in (0, 1); at most 16 phases; default exponential, mean 1",
+    };
     const EPS: ParamInfo = ParamInfo {
         name: "eps",
         meaning: "probability that a comparison errs (job sent to the most loaded sampled server)",
@@ -80,8 +106,134 @@ pub fn catalog() -> Vec<ModelInfo> {
             source: "Lu et al., Perf. Eval. 68(11), 2011; Stolyar, Queueing Syst. 80(4), 2015",
             example: "models/jiq.toml",
         },
+        ModelInfo {
+            kind: "jsq-ph",
+            name: "SQ(d)/JSQ(d) with phase-type job sizes (state: queue length and phase of the job in service; Coxian H2)",
+            parameters: vec![LAMBDA, D, JOB_SIZE],
+            source: "Hellemans, PhD thesis (Antwerp), eqs. SQd_PH_proof1/2; Van Houdt, POMACS 3(2) art. 23, 2019 (Coxian form, order)",
+            example: "models/sq2-h2.toml",
+        },
+        ModelInfo {
+            kind: "pod-li-ph",
+            name: "Pod with load-independent comparison errors, phase-type job sizes",
+            parameters: vec![LAMBDA, D, EPS, JOB_SIZE],
+            source: "Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024 (routing); phase-type form as for SQ(d) (derived)",
+            example: "models/pod-li-h2.toml",
+        },
+        ModelInfo {
+            kind: "jiq-ph",
+            name: "Join-Idle-Queue with phase-type job sizes",
+            parameters: vec![LAMBDA, JOB_SIZE],
+            source: "Lu et al., Perf. Eval. 68(11), 2011; phase-type form as for SQ(d) (derived, docs/models/phase-type.md)",
+            example: "models/jiq-h2.toml",
+        },
+        ModelInfo {
+            kind: "lld",
+            name: "LL(d): least loaded of d by workload (fixed point: workload ccdf by an ODE in w)",
+            parameters: vec![LAMBDA, D, JOB_SIZE],
+            source: "Hellemans and Van Houdt, SIGMETRICS 2018 (POMACS 2(2)); closed forms for exponential sizes",
+            example: "models/lld2-h2.toml",
+        },
+        ModelInfo {
+            kind: "opinion-stubborn",
+            name: "Majority-rule opinion dynamics with stubborn agents (2 samples + itself); not a queue",
+            parameters: vec![
+                ParamInfo { name: "gamma0", meaning: "fraction of all agents stubborn with opinion 0", range: "[0, 1), gamma0 + gamma1 < 1" },
+                ParamInfo { name: "gamma1", meaning: "fraction of all agents stubborn with opinion 1", range: "[0, 1), gamma0 + gamma1 < 1" },
+            ],
+            source: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
+            example: "models/opinion-stubborn.toml",
+        },
+        ModelInfo {
+            kind: "opinion-biased",
+            name: "Majority-rule opinion dynamics with biased agents (2-choices rule); not a queue",
+            parameters: vec![ParamInfo {
+                name: "alpha",
+                meaning: "probability that an update adopts the superior opinion 1 outright",
+                range: "[0, 1]; several equilibria iff alpha < 1/9",
+            }],
+            source: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
+            example: "models/opinion-biased.toml",
+        },
+        ModelInfo {
+            kind: "redundancy",
+            name: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, or pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS",
+            parameters: vec![
+                ParamInfo { name: "lambda", meaning: "job arrival rate per server (each job sends d copies)", range: "> 0; i.i.d. copies stable iff < 1" },
+                ParamInfo { name: "d", meaning: "copies per job, to distinct servers", range: "integer >= 1; 2 for approximation = \"pair\"" },
+                ParamInfo { name: "discipline", meaning: "per-server discipline of the copies", range: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\"" },
+                ParamInfo { name: "approximation", meaning: "mean field (any discipline) or pair approximation", range: "\"mean-field\" (default), \"pair\"" },
+                ParamInfo { name: "copies", meaning: "i.i.d. or identical copy sizes (identical: stability verdict only)", range: "\"iid\" (default), \"identical\"" },
+                ParamInfo { name: "lps_k", meaning: "LPS(k): the k oldest copies share the server", range: "integer >= 1, only with discipline = \"lps\"" },
+            ],
+            source: "Gast and Van Houdt, POMACS 8(1), 2024 (arXiv 2401.07713; equations reconstructed); Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021 (stability); Gardner et al., Oper. Res. 65(4), 2017 (FCFS limit)",
+            example: "models/redundancy-ps-pair.toml",
+        },
+        ModelInfo {
+            kind: "sa-jsq",
+            name: "Speed-aware JSQ (shortest queue, ties to the fastest class), heterogeneous server classes",
+            parameters: vec![HETERO_LAMBDA, CLASSES],
+            source: "Bhambay, Mukhopadhyay, Perf. Eval. 2022, arXiv 2203.01721 (fixed point and reduced ODE derived)",
+            example: "models/hetero-sa-jsq-caseA.toml",
+        },
+        ModelInfo {
+            kind: "sa-jiq",
+            name: "Speed-aware JIQ (idle server of the fastest class, else a random server), heterogeneous server classes",
+            parameters: vec![HETERO_LAMBDA, CLASSES],
+            source: "derived (research notes (d)); fallback rule ours: the SA-JIQ paper could not be identified",
+            example: "models/hetero-sa-jiq-caseA.toml",
+        },
+        ModelInfo {
+            kind: "pull",
+            name: "Stolyar's PULL (uniform among idle servers of every class), heterogeneous server classes",
+            parameters: vec![HETERO_LAMBDA, CLASSES],
+            source: "Stolyar, Queueing Syst. 80(4), 2015, arXiv 1407.6343 (ODE and fixed point derived)",
+            example: "models/hetero-pull-caseB.toml",
+        },
+        ModelInfo {
+            kind: "ps-sq2",
+            name: "Randomised SQ(2)-type routing on heterogeneous processor-sharing servers (ties at random)",
+            parameters: vec![
+                HETERO_LAMBDA,
+                ParamInfo { name: "classes", meaning: "[[model.classes]] tables: fraction (gamma_j) and speed (capacity C_j)", range: "1..16 classes; fractions in (0, 1] summing to 1; speed in [1e-6, 1e6]" },
+                ParamInfo { name: "sampling", meaning: "class sampling probabilities p_j of each of the two samples", range: "\"uniform\" (default, p = gamma), \"capacity\" (p_j ~ gamma_j C_j) or [p_1, ..., p_M] summing to 1" },
+                ParamInfo { name: "rule", meaning: "cost compared: \"sq2\" n (default), \"lsc\" n/C, \"lsc-plus-one\" (n+1)/C", range: "sq2 | lsc | lsc-plus-one" },
+            ],
+            source: "Mukhopadhyay, Mazumdar, IEEE TCNS 3(2), 2016; SIGMETRICS 2014 poster; arXiv 1311.5806 (ODE derived)",
+            example: "models/hetero-ps-sq2-caseA.toml",
+        },
+        ModelInfo {
+            kind: "static-routing",
+            name: "Optimal static (probabilistic) routing over server classes, square-root rule (comparison model)",
+            parameters: vec![HETERO_LAMBDA, CLASSES],
+            source: "square-root rule (Bell, Stidham, Manag. Sci. 29(7), 1983); compared in Mukhopadhyay, Mazumdar, IEEE TCNS 2016",
+            example: "models/hetero-static-caseA.toml",
+        },
+        ModelInfo {
+            kind: "generic",
+            name: "Any density-dependent population process given by its transitions (jump and rate expression) in the file",
+            parameters: vec![
+                ParamInfo { name: "parameters", meaning: "[model.parameters] table of named numbers (--set NAME=VALUE changes them)", range: "finite numbers" },
+                ParamInfo { name: "variables / families", meaning: "scalar state variables; indexed families x[k], k in a range, with boundary values", range: "names; ranges a..b in the parameters" },
+                ParamInfo { name: "transitions", meaning: "[[model.transitions]]: jump (variable = change), rate (expression), optional for = \"k = 1..K\"", range: "rates >= 0 at feasible states" },
+                ParamInfo { name: "conservation, observables, levels, initial, order", meaning: "optional: conservation laws, tail / arrival rate / loss / extras, truncation parameter, initial state, cooperative order", range: "see docs/models/generic.md" },
+            ],
+            source: "Kurtz, J. Appl. Prob. 7(1), 1970 (density-dependent population processes); the DDPP form of rmf_tool (Gast, Allmeier, Van Houdt)",
+            example: "models/generic/jsq2.toml",
+        },
     ]
 }
+
+const HETERO_LAMBDA: ParamInfo = ParamInfo {
+    name: "lambda",
+    meaning: "arrival rate per server (time unit: mean job size at a unit-speed server)",
+    range: "> 0; stable iff < sum_j gamma_j mu_j (ps-sq2: below the subset threshold lambda_c)",
+};
+const CLASSES: ParamInfo = ParamInfo {
+    name: "classes",
+    meaning: "[[model.classes]] tables: fraction (gamma_j, fraction of servers) and speed (mu_j, service rate)",
+    range: "1..16 classes; fractions in (0, 1] summing to 1 within 1e-9; speed in [1e-6, 1e6]",
+};
 
 /// `x_i` with the tail conventions `x_0 = 1`, `x_i = 0` for `i > K`, clamped to `[0, 1]`.
 #[inline]
@@ -99,7 +251,11 @@ pub(crate) fn check_lambda(lambda: f64) -> Result<(), crate::ModelError> {
     if lambda.is_finite() && lambda > 0.0 {
         Ok(())
     } else {
-        Err(crate::out_of_range("model.lambda", lambda, "a finite number > 0 (the system is stable iff lambda < 1)"))
+        Err(crate::out_of_range(
+            "model.lambda",
+            lambda,
+            "a finite number > 0 (the system is stable iff lambda < 1)",
+        ))
     }
 }
 
@@ -121,7 +277,9 @@ pub(crate) fn check_levels(levels: usize) -> Result<(), crate::ModelError> {
 
 pub(crate) fn stable_below_one(lambda: f64, what: &str) -> crate::Stability {
     if lambda < 1.0 {
-        crate::Stability::Stable { condition: format!("lambda < 1 ({what})") }
+        crate::Stability::Stable {
+            condition: format!("lambda < 1 ({what})"),
+        }
     } else {
         crate::Stability::Unstable {
             reason: format!("lambda = {lambda} >= 1: arrivals exceed the total service capacity ({what} is stable iff lambda < 1)"),
@@ -229,12 +387,7 @@ pub(crate) fn local_tail_jacobian(x: &[f64], jac: &mut crate::Jacobian, lambda: 
 /// exactly `k - 1` jobs (rate `lambda (A_{k-1} - A_k)` per server, with `arrival_tail(j) = A_j`,
 /// `A_0 = 1`) raises `x_k` by `1/N`; a departure from a server with exactly `k` jobs (rate
 /// `x_k - x_{k+1}`) lowers it. Arrivals beyond level `K` are lost (no jump).
-pub(crate) fn tail_transitions(
-    x: &[f64],
-    lambda: f64,
-    arrival_tail: impl Fn(usize) -> f64,
-    visit: &mut dyn FnMut(&[(usize, f64)], f64),
-) {
+pub(crate) fn tail_transitions(x: &[f64], lambda: f64, arrival_tail: impl Fn(usize) -> f64, visit: &mut dyn FnMut(&[(usize, f64)], f64)) {
     let mut a_prev = 1.0;
     for k in 1..=x.len() {
         let a_k = arrival_tail(k);

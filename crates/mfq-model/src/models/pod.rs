@@ -126,14 +126,15 @@ impl MeanFieldModel for PodLi {
                 ),
             }
         } else if lmax < 1.0 {
-            Stability::Stable { condition: format!("lambda < 1/(eps d) = {lmax:.6}") }
+            Stability::Stable {
+                condition: format!("lambda < 1/(eps d) = {lmax:.6}"),
+            }
         } else {
             stable_below_one(self.lambda, "Pod with load-independent errors, eps <= 1/d")
         }
     }
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
-        matches!(self.stability(), Stability::Stable { .. })
-            .then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.phi(v)))
+        matches!(self.stability(), Stability::Stable { .. }).then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.phi(v)))
     }
     fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
         tail_transitions(x, self.lambda, |j| self.phi(tail_at(x, j)), visit);
@@ -187,7 +188,13 @@ impl PodLd {
         check_d(d)?;
         check_eps(eps)?;
         check_levels(levels)?;
-        Ok(PodLd { lambda, d, eps, g: g as usize, levels })
+        Ok(PodLd {
+            lambda,
+            d,
+            eps,
+            g: g as usize,
+            levels,
+        })
     }
 
     #[inline]
@@ -284,7 +291,10 @@ impl MeanFieldModel for PodLd {
         true
     }
     fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: self.g + 1, upper: self.g.max(1) }
+        Sparsity::Banded {
+            lower: self.g + 1,
+            upper: self.g.max(1),
+        }
     }
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }

@@ -1,0 +1,88 @@
+//! `mfq check`: uniqueness and global attraction of the fixed point.
+
+use crate::commands::{fixed_point_of, load, title};
+use crate::output::{out_dir, write_atomic};
+use crate::{Failure, ModelArgs};
+use clap::Args;
+use mfq_fixpoint::svg::attraction::{basins_svg, convergence_svg};
+use mfq_fixpoint::{check_with_fixed_point, AttractionReport, CheckOptions, FixedPointStatus, Verdict};
+use std::io::IsTerminal;
+
+/// Options of `mfq check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Number of seeded random feasible initial states
+    #[arg(long, default_value_t = 32)]
+    pub starts: usize,
+    /// Seed of the random starts
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A run has settled once max |f(x)| < tol
+    #[arg(long, default_value_t = 1e-10)]
+    pub tol: f64,
+    /// Longest integration of one run (model time, mean job sizes)
+    #[arg(long, default_value_t = 1e4, allow_negative_numbers = true)]
+    pub time_limit: f64,
+}
+
+/// Runs the checker on a model file's fixed point (shared with `report`).
+pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions) -> Result<AttractionReport, Failure> {
+    let file = load(args)?;
+    let fp = fixed_point_of(args, &file)?;
+    if fp.status != FixedPointStatus::Converged {
+        return Err(Failure::no_convergence(format!(
+            "{}: the fixed point did not converge ({:?}); nothing to check",
+            args.model.display(),
+            fp.status
+        )));
+    }
+    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
+    check_with_fixed_point(model.as_ref(), fp, opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
+}
+
+/// Writes `convergence.svg` (and `basins.svg` when there are several equilibria) for a report.
+pub(crate) fn write_check_plots(dir: &std::path::Path, report: &AttractionReport) -> Result<Vec<std::path::PathBuf>, Failure> {
+    let mut files = Vec::new();
+    let conv = convergence_svg(report).map_err(|e| Failure::io(e.to_string()))?;
+    write_atomic(&dir.join("attraction.svg"), conv.as_bytes())?;
+    files.push(dir.join("attraction.svg"));
+    if matches!(report.verdict, Verdict::NotUnique { .. }) {
+        let b = basins_svg(report).map_err(|e| Failure::io(e.to_string()))?;
+        write_atomic(&dir.join("basins.svg"), b.as_bytes())?;
+        files.push(dir.join("basins.svg"));
+    }
+    Ok(files)
+}
+
+/// `mfq check`.
+pub fn check(args: &CheckArgs) -> Result<(), Failure> {
+    let opts = CheckOptions {
+        starts: args.starts,
+        seed: args.seed,
+        tol: args.tol,
+        time_limit: args.time_limit,
+        progress: !args.model.json && std::io::stderr().is_terminal(),
+        ..Default::default()
+    };
+    opts.validate()
+        .map_err(|e| Failure::input(format!("--{}", e.to_string().replace('_', "-"))))?;
+    let report = run_check(&args.model, &opts)?;
+    let dir = out_dir(&args.model.out, &args.model.model);
+    let files = write_check_plots(&dir, &report)?;
+    write_atomic(
+        &dir.join("check.json"),
+        serde_json::to_string_pretty(&report).unwrap_or_default().as_bytes(),
+    )?;
+    if args.model.json {
+        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+    } else {
+        let file = load(&args.model)?;
+        println!("{}  ({})", title(&file), args.model.model.display());
+        println!("{}", report.to_string().trim_end());
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        println!("wrote {}, check.json", names.join(", "));
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! `mfq simulate` and `mfq compare`: finite-N simulation against the (refined) mean field.
+
+use crate::commands::{fixed_point_of, load, require_converged, title};
+use crate::output::{out_dir, write_atomic};
+use crate::{Failure, ModelArgs};
+use clap::Args;
+use mfq_fixpoint::refined_mean_field;
+use mfq_fixpoint::svg::{size_comparison_svg, SizeComparison};
+use mfq_sim::{simulate as run_sim, SimError, SimOptions};
+use serde_json::json;
+use std::io::IsTerminal;
+
+/// Simulation options shared by `simulate` and `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
+    /// Simulated time per replication after the warm-up (mean job sizes)
+    #[arg(long, default_value_t = 5000.0, allow_negative_numbers = true)]
+    pub time: f64,
+    /// Warm-up time discarded at the start of each replication
+    #[arg(long, default_value_t = 500.0, allow_negative_numbers = true)]
+    pub warmup: f64,
+    /// Independent replications (run in parallel)
+    #[arg(long, default_value_t = 4)]
+    pub replications: usize,
+    /// Batches per replication for the batch-means confidence interval
+    #[arg(long, default_value_t = 25)]
+    pub batches: usize,
+    /// Random seed (replication r uses the stream jumped r times)
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl SimArgs {
+    fn options(&self, servers: usize, quiet: bool) -> SimOptions {
+        SimOptions {
+            servers,
+            time: self.time,
+            warmup: self.warmup,
+            replications: self.replications,
+            batches: self.batches,
+            seed: self.seed,
+            buffer: None,
+            progress: !quiet && std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+/// Options of `mfq simulate`.
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Number of servers N
+    #[arg(long, default_value_t = 1000)]
+    pub servers: usize,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+/// Options of `mfq compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// System sizes N, comma-separated (sizes below 1000 simulate 1000/N times longer, so that
+    /// every size gets about the same number of events)
+    #[arg(long, value_delimiter = ',', default_value = "10,20,50,100,1000")]
+    pub servers: Vec<usize>,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
+    Failure::input(format!("{}: {e}", path.display()))
+}
+
+/// `mfq simulate`.
+pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
+    let file = load(&args.model)?;
+    let report = run_sim(&file.model, &args.sim.options(args.servers, args.model.json)).map_err(|e| sim_failure(&args.model.model, e))?;
+    let value = serde_json::to_value(&report).unwrap_or_default();
+    if let Some(dir) = &args.model.out {
+        write_atomic(
+            &dir.join("simulation.json"),
+            serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
+        )?;
+    }
+    if args.model.json {
+        println!("{value}");
+        return Ok(());
+    }
+    println!(
+        "{}  simulated with N = {} servers ({})",
+        title(&file),
+        args.servers,
+        args.model.model.display()
+    );
+    println!(
+        "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {}",
+        args.sim.replications, args.sim.time, args.sim.warmup, args.sim.batches, args.sim.seed
+    );
+    let est = |name: &str, e: &mfq_sim::Estimate| println!("  {name:<19} {:.6} +- {:.6} (95% CI)", e.mean, e.half_width);
+    est("mean queue length", &report.mean_queue_length);
+    est("mean response time", &report.mean_response_time);
+    est("P(wait)", &report.prob_wait);
+    est("throughput", &report.throughput);
+    println!("  tail P(Q >= k):");
+    for (k, e) in report.tail.iter().enumerate().take(12) {
+        println!("    {:<3} {:.6e} +- {:.1e}", k + 1, e.mean, e.half_width);
+    }
+    println!(
+        "  {} events in {:.2} s ({:.1e} events/s)",
+        report.events, report.wall_seconds, report.events_per_second
+    );
+    Ok(())
+}
+
+/// `mfq compare`: mean field, refined mean field and simulation side by side.
+pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
+    let file = load(&args.model)?;
+    if args.servers.is_empty() || args.servers.contains(&0) {
+        return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
+    }
+    let fp = fixed_point_of(&args.model, &file)?;
+    require_converged(&fp)?;
+    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
+    let refined = refined_mean_field(model.as_ref(), &fp.x).ok();
+    let mean_field = fp
+        .observables
+        .mean_queue_length
+        .ok_or_else(|| Failure::input("the model has no queue lengths to compare"))?;
+    let mut rows = Vec::new();
+    let mut cmp = SizeComparison {
+        quantity: "mean queue length per server".into(),
+        servers: Vec::new(),
+        simulated: Vec::new(),
+        half_width: Vec::new(),
+        mean_field,
+        refined_c: refined.as_ref().and_then(|r| r.mean_queue_length_correction),
+    };
+    for &n in &args.servers {
+        // equal work per size: small systems run longer (time x 1000/N for N < 1000)
+        let mut opts = args.sim.options(n, args.model.json);
+        opts.time *= (1000.0 / n as f64).max(1.0);
+        let rep = run_sim(&file.model, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+        let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
+        rows.push(json!({
+            "servers": n,
+            "simulated": rep.mean_queue_length,
+            "mean_field": mean_field,
+            "refined_mean_field": refined_value,
+            "events_per_second": rep.events_per_second,
+        }));
+        cmp.servers.push(n as f64);
+        cmp.simulated.push(rep.mean_queue_length.mean);
+        cmp.half_width.push(rep.mean_queue_length.half_width);
+    }
+    let dir = out_dir(&args.model.out, &args.model.model);
+    let svg = size_comparison_svg(&cmp, &format!("Simulation vs mean field: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
+    write_atomic(&dir.join("compare.svg"), svg.as_bytes())?;
+    let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model });
+    write_atomic(
+        &dir.join("compare.json"),
+        serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
+    )?;
+    if args.model.json {
+        println!("{value}");
+        return Ok(());
+    }
+    println!("{}: mean queue length per server", title(&file));
+    match cmp.refined_c {
+        Some(c) => {
+            println!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} + {c:.6}/N")
+        }
+        None => println!("  mean field {mean_field:.6}; refined mean field not available for this model"),
+    }
+    println!("  {:>8} {:>12} {:>12} {:>22}", "N", "mean field", "refined", "simulation (95% CI)");
+    for (i, n) in args.servers.iter().enumerate() {
+        let refined = cmp
+            .refined_c
+            .map_or("-".to_string(), |c| format!("{:.6}", mean_field + c / *n as f64));
+        println!(
+            "  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}",
+            n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]
+        );
+    }
+    println!("wrote {} and compare.json", dir.join("compare.svg").display());
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! `mfq sweep` and `mfq figure`.
+
+use crate::output::{out_dir, write_atomic};
+use crate::{Failure, ModelArgs};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use mfq_fixpoint::svg::{sweep_svg, tail_svg, SweepPlotStyle, SweepQuantity};
+use mfq_fixpoint::sweep::{sweep, Axis, PointStatus, SweepReport};
+use mfq_fixpoint::{solve_spec, FixedPointOptions};
+use mfq_model::ModelFile;
+use serde::Deserialize;
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Options of `mfq sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Quantity on the y axis
+    #[arg(long, value_enum, default_value_t = YArg::MeanResponseTime)]
+    pub y: YArg,
+    /// Log-scale y axis
+    #[arg(long)]
+    pub log_y: bool,
+}
+
+/// Quantities on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum YArg {
+    /// Mean response time
+    MeanResponseTime,
+    /// Mean queue length per server
+    MeanQueueLength,
+    /// Probability of waiting
+    ProbWait,
+}
+
+impl From<YArg> for SweepQuantity {
+    fn from(y: YArg) -> Self {
+        match y {
+            YArg::MeanResponseTime => SweepQuantity::MeanResponseTime,
+            YArg::MeanQueueLength => SweepQuantity::MeanQueueLength,
+            YArg::ProbWait => SweepQuantity::ProbWait,
+        }
+    }
+}
+
+fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} points, {elapsed} ({eta} left)") {
+        pb.set_style(style);
+    }
+    pb
+}
+
+/// Runs a sweep of `text` with `sets` (`NAME=VALUE`; ranges/lists are axes, the rest overrides).
+fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<SweepReport, Failure> {
+    let mut overrides = Vec::new();
+    let mut axes = Vec::new();
+    for s in sets {
+        let (name, value) = s
+            .split_once('=')
+            .ok_or_else(|| Failure::input(format!("--set {s}: expected NAME=VALUE")))?;
+        if Axis::is_sweep(value) {
+            axes.push(Axis::parse(name.trim(), value).map_err(|e| Failure::input(e.to_string()))?);
+        } else {
+            overrides.push(s.clone());
+        }
+    }
+    if axes.is_empty() || axes.len() > 2 {
+        return Err(Failure::input(format!(
+            "--set: {} swept parameters given; allowed: one or two, as NAME=start:end:points or NAME=v1,v2,... \
+             (e.g. --set lambda=0.5:0.99:50 --set d=2,3,5)",
+            axes.len()
+        )));
+    }
+    let x_axis = axes.remove(0);
+    let curve_axis = axes.pop();
+    let total = x_axis.values.len() * curve_axis.as_ref().map_or(1, |c| c.values.len());
+    let pb = progress_bar(total, quiet);
+    let report = sweep(
+        text,
+        &overrides,
+        &x_axis,
+        curve_axis.as_ref(),
+        &FixedPointOptions::default(),
+        &|| pb.inc(1),
+    )
+    .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    pb.finish_and_clear();
+    Ok(report)
+}
+
+fn sweep_csv(report: &SweepReport) -> String {
+    let curve_name = report.curve_axis.as_ref().map_or("curve".to_string(), |c| c.name.clone());
+    let mut s = format!(
+        "{},{},status,mean_response_time,mean_queue_length,prob_wait,residual,levels,iterations,reason\n",
+        report.x_axis.name, curve_name
+    );
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
+    for p in &report.points {
+        let curve = p.curve.map_or(String::new(), |v| v.to_string());
+        let _ = match &p.status {
+            PointStatus::Solved {
+                mean_response_time,
+                mean_queue_length,
+                prob_wait,
+                residual,
+                levels,
+                iterations,
+                ..
+            } => writeln!(
+                s,
+                "{},{curve},solved,{},{},{},{residual:e},{levels},{iterations},",
+                p.x,
+                opt(*mean_response_time),
+                opt(*mean_queue_length),
+                opt(*prob_wait)
+            ),
+            PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+        };
+    }
+    s
+}
+
+/// `mfq sweep`.
+pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
+    let path = &args.model.model;
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("cannot read model file {}: {e}", path.display())))?;
+    let report = run_sweep(path, &text, &args.model.set, args.model.json)?;
+    let dir = out_dir(&args.model.out, path);
+    write_atomic(&dir.join("sweep.csv"), sweep_csv(&report).as_bytes())?;
+    let title = ModelFile::parse(&text, &[])
+        .ok()
+        .and_then(|f| f.title)
+        .unwrap_or_else(|| path.display().to_string());
+    let style = SweepPlotStyle {
+        title: format!("Sweep of {}: {title}", report.x_axis.name),
+        x_label: report.x_axis.name.clone(),
+        y_label: None,
+        log_y: args.log_y,
+        curve_label: format!("{} = {{}}", report.curve_axis.as_ref().map_or("", |c| c.name.as_str())),
+        curve_labels: None,
+    };
+    match sweep_svg(&report, args.y.into(), &style) {
+        Ok(svg) => write_atomic(&dir.join("sweep.svg"), svg.as_bytes())?,
+        Err(e) => eprintln!("mfq: no plot: {e}"),
+    }
+    if args.model.json {
+        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+        return Ok(());
+    }
+    let solved = report
+        .points
+        .iter()
+        .filter(|p| matches!(p.status, PointStatus::Solved { .. }))
+        .count();
+    let unstable = report
+        .points
+        .iter()
+        .filter(|p| matches!(p.status, PointStatus::Unstable { .. }))
+        .count();
+    println!(
+        "{} points: {solved} solved, {unstable} unstable, {} failed",
+        report.points.len(),
+        report.points.len() - solved - unstable
+    );
+    print!("{}", sweep_csv(&report));
+    println!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
+    Ok(())
+}
+
+/// A named figure: `models/figures/NAME.toml`, tagged by `kind`. Every kind has `title`,
+/// `reproduces` (the paper figure, or "new") and `description` (one line for the gallery).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+enum FigureFile {
+    /// A sweep of one model file.
+    Sweep {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// Model file, relative to the repository root.
+        model: String,
+        /// `NAME=...` settings: one or two sweeps plus scalar overrides.
+        set: Vec<String>,
+        /// Quantity on the y axis.
+        y: SweepQuantity,
+        #[serde(default)]
+        log_y: bool,
+        x_label: String,
+        #[serde(default)]
+        y_label: Option<String>,
+        /// Legend label, `{}` replaced by the curve value.
+        #[serde(default = "default_curve_label")]
+        curve_label: String,
+    },
+    /// One sweep (the same `set`) over several model files, one curve per file.
+    ModelsSweep {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// (legend label, model file) pairs.
+        models: Vec<(String, String)>,
+        /// `NAME=...` settings applied to every file: one sweep plus scalar overrides.
+        set: Vec<String>,
+        /// Quantity on the y axis.
+        y: SweepQuantity,
+        #[serde(default)]
+        log_y: bool,
+        x_label: String,
+        #[serde(default)]
+        y_label: Option<String>,
+    },
+    /// Queue-length tails of several model files on one log-scale plot.
+    Tail {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// (legend label, model file) pairs.
+        models: Vec<(String, String)>,
+    },
+}
+
+impl FigureFile {
+    fn about(&self) -> (&str, &str) {
+        match self {
+            FigureFile::Sweep {
+                reproduces, description, ..
+            }
+            | FigureFile::ModelsSweep {
+                reproduces, description, ..
+            }
+            | FigureFile::Tail {
+                reproduces, description, ..
+            } => (description, reproduces),
+        }
+    }
+}
+
+fn default_curve_label() -> String {
+    "{}".into()
+}
+
+/// Options of `mfq figure`.
+#[derive(Args, Debug)]
+pub struct FigureArgs {
+    /// Figure name (a file models/figures/NAME.toml)
+    pub name: Option<String>,
+    /// Every figure in models/figures/
+    #[arg(long)]
+    pub all: bool,
+    /// Directory with the figure files
+    #[arg(long, default_value = "models/figures")]
+    pub figures: PathBuf,
+    /// Output directory for NAME.svg and NAME.csv
+    #[arg(long, default_value = "docs/figures")]
+    pub out: PathBuf,
+}
+
+fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
+    let path = dir.join(format!("{name}.toml"));
+    let text = std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read figure {}: {e}", path.display())))?;
+    let fig: FigureFile = toml::from_str(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    let read = |model: &str| {
+        std::fs::read_to_string(model).map_err(|e| Failure::input(format!("{}: cannot read model {model}: {e}", path.display())))
+    };
+    match &fig {
+        FigureFile::Sweep {
+            title,
+            model,
+            set,
+            y,
+            log_y,
+            x_label,
+            y_label,
+            curve_label,
+            ..
+        } => {
+            let text = read(model)?;
+            let report = run_sweep(Path::new(model), &text, set, false)?;
+            let style = SweepPlotStyle {
+                title: title.clone(),
+                x_label: x_label.clone(),
+                y_label: y_label.clone(),
+                log_y: *log_y,
+                curve_label: curve_label.clone(),
+                curve_labels: None,
+            };
+            let svg = sweep_svg(&report, *y, &style).map_err(|e| Failure::no_convergence(format!("{name}: {e}")))?;
+            write_atomic(&out.join(format!("{name}.csv")), sweep_csv(&report).as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::ModelsSweep {
+            title,
+            models,
+            set,
+            y,
+            log_y,
+            x_label,
+            y_label,
+            ..
+        } => {
+            let mut combined: Option<SweepReport> = None;
+            let mut csv = String::new();
+            for (i, (label, model)) in models.iter().enumerate() {
+                let text = read(model)?;
+                let mut report = run_sweep(Path::new(model), &text, set, false)?;
+                let body = sweep_csv(&report);
+                let mut lines = body.lines();
+                if let Some(head) = lines.next() {
+                    if csv.is_empty() {
+                        let _ = writeln!(csv, "model,{head}");
+                    }
+                }
+                for l in lines {
+                    let _ = writeln!(csv, "{label},{l}");
+                }
+                report.points.iter_mut().for_each(|p| p.curve = Some(i as f64));
+                match &mut combined {
+                    None => combined = Some(report),
+                    Some(c) => c.points.extend(report.points),
+                }
+            }
+            let mut report = combined.ok_or_else(|| Failure::input(format!("{}: no models", path.display())))?;
+            report.curve_axis = Some(Axis {
+                name: "model".into(),
+                values: (0..models.len()).map(|i| i as f64).collect(),
+            });
+            let style = SweepPlotStyle {
+                title: title.clone(),
+                x_label: x_label.clone(),
+                y_label: y_label.clone(),
+                log_y: *log_y,
+                curve_label: "{}".into(),
+                curve_labels: Some(models.iter().map(|(l, _)| l.clone()).collect()),
+            };
+            let svg = sweep_svg(&report, *y, &style).map_err(|e| Failure::no_convergence(format!("{name}: {e}")))?;
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::Tail { title, models, .. } => {
+            let mut fps = Vec::new();
+            for (label, model) in models {
+                let file = ModelFile::parse(&read(model)?, &[]).map_err(|e| Failure::input(format!("{model}: {e}")))?;
+                let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default())
+                    .map_err(|e| Failure::input(format!("{model}: {e}")))?;
+                fps.push((label.clone(), fp));
+            }
+            let refs: Vec<(&str, &mfq_fixpoint::FixedPoint)> = fps.iter().map(|(l, f)| (l.as_str(), f)).collect();
+            let svg = tail_svg(&refs, title).map_err(|e| Failure::io(e.to_string()))?;
+            let mut csv = String::from("model,k,p_q_ge_k\n");
+            for (label, fp) in &fps {
+                let label = if label.contains([',', '"']) {
+                    format!("\"{}\"", label.replace('"', "'"))
+                } else {
+                    label.clone()
+                };
+                for (k, v) in fp.observables.tail.iter().enumerate() {
+                    let _ = writeln!(csv, "{label},{},{v:e}", k + 1);
+                }
+            }
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+    }
+    let (description, reproduces) = fig.about();
+    println!(
+        "{name}: {description} ({reproduces}) -> {}",
+        out.join(format!("{name}.svg")).display()
+    );
+    Ok(())
+}
+
+/// `mfq figure`.
+pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
+    let names: Vec<String> = if args.all {
+        let mut v: Vec<String> = std::fs::read_dir(&args.figures)
+            .map_err(|e| Failure::input(format!("cannot list {}: {e}", args.figures.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .collect();
+        v.sort();
+        v
+    } else {
+        match &args.name {
+            Some(n) => vec![n.clone()],
+            None => return Err(Failure::input("mfq figure: give a NAME (a file models/figures/NAME.toml) or --all")),
+        }
+    };
+    for n in names {
+        figure(&args.figures, &args.out, &n)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Parameter sweeps of fixed points: one model file, one or two swept parameters.
+//!
+//! The first axis is the x axis of a curve, the optional second axis gives one curve per
+//! value. Curves run in parallel (rayon); along a curve each point starts from the previous
+//! point's fixed point (continuation), which keeps the Newton iterations few near `lambda -> 1`.
+//! Points outside the model's stability region are marked [`PointStatus::Unstable`] and carry
+//! no numbers.
+
+use crate::{solve_spec, FixedPointError, FixedPointOptions, FixedPointStatus};
+use mfq_model::{ModelError, ModelFile};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// One swept parameter: a dotted name (as in `--set`) and its values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Axis {
+    /// Parameter name, e.g. `lambda` or `model.d`.
+    pub name: String,
+    /// Values, in sweep order.
+    pub values: Vec<f64>,
+}
+
+impl Axis {
+    /// Parses `a:b:n` (n points from a to b, inclusive) or `v1,v2,...`.
+    ///
+    /// # Errors
+    /// [`ModelError::BadOverride`] naming the parameter when the text is neither form, `n < 2`,
+    /// or a value is not finite.
+    pub fn parse(name: &str, text: &str) -> Result<Axis, ModelError> {
+        let bad = |reason: String| ModelError::BadOverride {
+            name: name.to_string(),
+            reason,
+        };
+        let num = |s: &str| -> Result<f64, ModelError> {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| bad(format!("'{s}' is not a finite number")))
+        };
+        let values = if let [a, b, n] = text.split(':').collect::<Vec<_>>()[..] {
+            let (a, b) = (num(a)?, num(b)?);
+            let n: usize = n.trim().parse().ok().filter(|n| *n >= 2 && *n <= 100_000).ok_or_else(|| {
+                bad(format!(
+                    "'{n}' is not a number of points in [2, 100000] (range syntax: start:end:points)"
+                ))
+            })?;
+            (0..n).map(|i| a + (b - a) * i as f64 / (n - 1) as f64).collect()
+        } else if text.contains(',') {
+            text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
+        } else {
+            return Err(bad(format!("'{text}' is not a sweep (use start:end:points or v1,v2,...)")));
+        };
+        Ok(Axis {
+            name: name.to_string(),
+            values,
+        })
+    }
+
+    /// Whether `text` has the form of a sweep (`a:b:n` or a comma list).
+    pub fn is_sweep(text: &str) -> bool {
+        text.split(':').count() == 3 || text.contains(',')
+    }
+}
+
+/// How one point of a sweep ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum PointStatus {
+    /// A converged fixed point.
+    Solved {
+        /// Mean response time (Little), when the model has queues.
+        mean_response_time: Option<f64>,
+        /// Mean queue length per server, when the model has queues.
+        mean_queue_length: Option<f64>,
+        /// Probability of waiting, when defined.
+        prob_wait: Option<f64>,
+        /// `max |f(x*)|`.
+        residual: f64,
+        /// Truncation level used.
+        levels: usize,
+        /// Linear solves used.
+        iterations: usize,
+        /// `P(Q >= k)`, `k = 1..K`.
+        tail: Vec<f64>,
+    },
+    /// Outside the stability region: no number.
+    Unstable {
+        /// Why.
+        reason: String,
+    },
+    /// The solver did not converge or the parameters are invalid at this point.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One point: the swept values and the outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Value of the x axis.
+    pub x: f64,
+    /// Value of the curve axis, if any.
+    pub curve: Option<f64>,
+    /// Outcome.
+    pub status: PointStatus,
+}
+
+/// A finished sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepReport {
+    /// The x axis.
+    pub x_axis: Axis,
+    /// The curve axis, if any.
+    pub curve_axis: Option<Axis>,
+    /// Points, curve by curve, in x order.
+    pub points: Vec<SweepPoint>,
+}
+
+impl SweepReport {
+    /// The points of the curve with value `curve` (or all points without a curve axis).
+    pub fn curve(&self, curve: Option<f64>) -> impl Iterator<Item = &SweepPoint> {
+        self.points.iter().filter(move |p| p.curve == curve)
+    }
+}
+
+fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Sweeps the fixed point of the model file `text` over `x_axis` (and `curve_axis`), after the
+/// scalar `overrides`. `progress` is called once per finished point (from any thread).
+///
+/// # Errors
+/// [`ModelError`] when the base file with the overrides is invalid, or a swept name is not a
+/// key of the file. Invalid values at single points (e.g. `d = 0` in a list) are reported per point.
+pub fn sweep(
+    text: &str,
+    overrides: &[String],
+    x_axis: &Axis,
+    curve_axis: Option<&Axis>,
+    opts: &FixedPointOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepReport, ModelError> {
+    check_names(text, overrides, x_axis, curve_axis)?;
+    let curves: Vec<Option<f64>> = match curve_axis {
+        Some(c) => c.values.iter().map(|v| Some(*v)).collect(),
+        None => vec![None],
+    };
+    let per_curve: Vec<Vec<SweepPoint>> = curves
+        .par_iter()
+        .map(|curve| {
+            let mut warm: Option<Vec<f64>> = None;
+            let mut out = Vec::with_capacity(x_axis.values.len());
+            for &x in &x_axis.values {
+                let mut ov = overrides.to_vec();
+                ov.push(format!("{}={}", x_axis.name, format_value(x)));
+                if let (Some(c), Some(v)) = (curve_axis, curve) {
+                    ov.push(format!("{}={}", c.name, format_value(*v)));
+                }
+                let status = match ModelFile::parse(text, &ov) {
+                    Err(e) => PointStatus::Failed { reason: e.to_string() },
+                    Ok(file) => {
+                        let o = FixedPointOptions {
+                            x0: warm.clone(),
+                            ..opts.clone()
+                        };
+                        match solve_spec(&file.model, &file.truncation, &o) {
+                            Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
+                            Err(e) => PointStatus::Failed { reason: e.to_string() },
+                            Ok(fp) if fp.status == FixedPointStatus::Converged => {
+                                warm = Some(fp.x.clone());
+                                PointStatus::Solved {
+                                    mean_response_time: fp.observables.mean_response_time,
+                                    mean_queue_length: fp.observables.mean_queue_length,
+                                    prob_wait: fp.observables.prob_wait,
+                                    residual: fp.residual,
+                                    levels: fp.truncation.levels,
+                                    iterations: fp.total_iterations,
+                                    tail: fp.observables.tail,
+                                }
+                            }
+                            Ok(fp) => {
+                                warm = None;
+                                PointStatus::Failed {
+                                    reason: format!("{:?} (residual {:.2e})", fp.status, fp.residual),
+                                }
+                            }
+                        }
+                    }
+                };
+                progress();
+                out.push(SweepPoint { x, curve: *curve, status });
+            }
+            out
+        })
+        .collect();
+    Ok(SweepReport {
+        x_axis: x_axis.clone(),
+        curve_axis: curve_axis.cloned(),
+        points: per_curve.into_iter().flatten().collect(),
+    })
+}
+
+/// Checks that the file parses with the overrides and that the swept names are keys of it
+/// (a swept name that does not exist would otherwise fail at every point).
+fn check_names(text: &str, overrides: &[String], x_axis: &Axis, curve_axis: Option<&Axis>) -> Result<(), ModelError> {
+    ModelFile::parse(text, overrides)?;
+    for axis in std::iter::once(x_axis).chain(curve_axis) {
+        if !mfq_model::spec::has_key(text, &axis.name) {
+            return Err(ModelError::BadOverride {
+                name: axis.name.clone(),
+                reason: "not a key of the model file (sweep a parameter the file sets)".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_parse() {
+        assert_eq!(Axis::parse("lambda", "0.5:0.9:5").unwrap().values, vec![0.5, 0.6, 0.7, 0.8, 0.9]);
+        assert_eq!(Axis::parse("d", "1,2,5").unwrap().values, vec![1.0, 2.0, 5.0]);
+        assert!(Axis::parse("d", "1:2:1").is_err());
+        assert!(Axis::parse("d", "x,2").is_err());
+        assert!(Axis::is_sweep("0.1:0.2:3") && !Axis::is_sweep("0.3"));
+    }
+}

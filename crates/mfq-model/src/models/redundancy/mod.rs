@@ -1,0 +1,287 @@
+//! Redundancy-d: each job sends copies to `d` distinct servers chosen uniformly at random and
+//! leaves when its first copy completes (the other copies are cancelled at once).
+//!
+//! Exponential job sizes, arrival rate `lambda` per server (total `lambda N`), unit-rate
+//! servers. The "queue length" of a server is the number of **copies** it holds; mean copies
+//! per server `m = lambda d E[T]` (Little), so [`crate::Observables`] reports the copy
+//! arrival rate `lambda d (1 - loss)` as throughput and `E[T] = m / (lambda d)`.
+//!
+//! | model | approximation | disciplines | state |
+//! |---|---|---|---|
+//! | [`RedundancyMeanField`] | mean field, any discipline (derived) | all | tail, `K` |
+//! | [`RedundancyPair`] | pair approximation, `d = 2` (derived) | PS, FCFS, LPS(k), LCFS | `K^2` (PS, FCFS, LCFS), `(K + k(k-1)/2)^2` (LPS) |
+//! | [`gardner_fcfs_mean_response_time`] | exact `N -> inf` limit, FCFS (published) | FCFS | closed form |
+//! | [`identical_stability`], [`red_id_lambda_max`] | identical copies (Anton et al.; Hellemans and Van Houdt's ODE) | FCFS, PS | stability, `lambda_max` |
+//!
+//! The derivations, which equations are published and which are ours, and the validation
+//! against simulation are in `docs/models/redundancy.md`.
+//!
+//! Sources: N. Gast and B. Van Houdt, "Approximations to study the impact of the service
+//! discipline in systems with redundancy", POMACS 8(1), 2024 (arXiv 2401.07713); E. Anton,
+//! U. Ayesta, M. Jonckheere, I. M. Verloop, "On the stability of redundancy models", Oper.
+//! Res. 69(5), 2021; K. Gardner et al., "Redundancy-d: the power of d choices for
+//! redundancy", Oper. Res. 65(4), 2017; T. Hellemans and B. Van Houdt, "On the power-of-d-choices
+//! with least loaded server selection" (SIGMETRICS 2018) and T. Hellemans' PhD thesis
+//! (Red(d) with identical replicas).
+
+mod identical;
+mod mean_field;
+mod pair;
+
+pub use identical::{identical_stability, red_id_lambda_max, red_id_load};
+pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
+pub use pair::RedundancyPair;
+
+use crate::{out_of_range, ModelError, Stability};
+use serde::{Deserialize, Serialize};
+
+/// Per-server service discipline of the copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discipline {
+    /// Processor sharing: each of the `Q` copies is served at rate `1/Q`.
+    Ps,
+    /// First come first served: the oldest copy is served at rate 1.
+    Fcfs,
+    /// Limited processor sharing: the `k` oldest copies share the server (`1/min(Q, k)` each).
+    Lps,
+    /// Preemptive last come first served: the newest copy is served at rate 1.
+    Lcfs,
+}
+
+impl Discipline {
+    /// Short name (`PS`, `FCFS`, `LPS(k)`, `LCFS`).
+    pub fn label(self, lps_k: u32) -> String {
+        match self {
+            Discipline::Ps => "PS".into(),
+            Discipline::Fcfs => "FCFS".into(),
+            Discipline::Lps => format!("LPS({lps_k})"),
+            Discipline::Lcfs => "LCFS".into(),
+        }
+    }
+}
+
+/// Which approximation of the `N -> inf` system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approximation {
+    /// The discipline-independent mean field ([`RedundancyMeanField`]).
+    MeanField,
+    /// The pair approximation ([`RedundancyPair`], `d = 2`).
+    Pair,
+    /// The triplet approximation (`d = 2`, PS): not implemented yet (an error names it).
+    Triplet,
+}
+
+/// Whether the copies of a job have independent sizes or one common size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Copies {
+    /// Independent exponential sizes.
+    Iid,
+    /// One exponential size shared by all copies.
+    Identical,
+}
+
+pub(crate) fn check_common(lambda: f64, d: u32) -> Result<(), ModelError> {
+    crate::models::check_lambda(lambda)?;
+    crate::models::check_d(d)
+}
+
+/// Stability with i.i.d. exponential copies (FCFS, PS, ROS, and any discipline that keeps a
+/// busy server working at rate 1): `lambda < 1` (Anton, Ayesta, Jonckheere, Verloop 2021,
+/// abstract and Theorems for PS/ROS; FCFS already known).
+pub fn iid_stability(lambda: f64, d: u32) -> Stability {
+    if lambda < 1.0 {
+        Stability::Stable {
+            condition: format!("lambda < 1 (redundancy-{d}, i.i.d. copies: every busy server completes a copy at rate 1)"),
+        }
+    } else {
+        Stability::Unstable {
+            reason: format!(
+                "lambda = {lambda} >= 1: with i.i.d. exponential copies redundancy-{d} is stable iff lambda < 1 \
+                 (Anton, Ayesta, Jonckheere and Verloop 2021)"
+            ),
+        }
+    }
+}
+
+/// Gardner et al.'s exact `N -> inf` mean response time of redundancy-d under FCFS with
+/// i.i.d. exponential copies:
+///
+/// ```text
+/// E[T] = sum_{n >= 0} lambda^n / (n (d - 1) + d)
+/// ```
+///
+/// (Gardner, Harchol-Balter, Scheller-Wolf, Velednitsky, Zbarsky, Oper. Res. 65(4), 2017;
+/// restated in Hellemans' thesis; asymptotic independence proved by Shneer and Stolyar 2020).
+/// Infinite for `lambda >= 1`.
+pub fn gardner_fcfs_mean_response_time(lambda: f64, d: u32) -> f64 {
+    if lambda.is_nan() || lambda >= 1.0 {
+        return f64::INFINITY;
+    }
+    let (d, mut p, mut sum) = (d as f64, 1.0f64, 0.0f64);
+    for n in 0..100_000u32 {
+        let term = p / (n as f64 * (d - 1.0) + d);
+        sum += term;
+        if term < 1e-18 * sum {
+            break;
+        }
+        p *= lambda;
+    }
+    sum
+}
+
+/// Mean copies per server in Gardner's FCFS limit, `lambda d E[T]` (Little).
+pub fn gardner_fcfs_mean_copies(lambda: f64, d: u32) -> f64 {
+    lambda * d as f64 * gardner_fcfs_mean_response_time(lambda, d)
+}
+
+/// Builds the redundancy model of a model file (`kind = "redundancy"`), truncated at
+/// `levels` copies per server.
+///
+/// # Errors
+/// [`ModelError::OutOfRange`] naming the field: `model.lambda` (finite, `> 0`), `model.d`
+/// (`>= 1`; `= 2` for pair and triplet), `model.lps_k` (`>= 1`, only with LPS),
+/// `model.approximation` (triplet needs PS), `truncation.levels`.
+pub fn build(
+    lambda: f64,
+    d: u32,
+    discipline: Discipline,
+    approximation: Approximation,
+    copies: Copies,
+    lps_k: Option<u32>,
+    levels: usize,
+) -> Result<Box<dyn crate::MeanFieldModel>, ModelError> {
+    check_common(lambda, d)?;
+    let k = match (discipline, lps_k) {
+        (Discipline::Lps, Some(k)) if k >= 1 => k,
+        (Discipline::Lps, Some(k)) => return Err(out_of_range("model.lps_k", k, "an integer >= 1")),
+        (Discipline::Lps, None) => {
+            return Err(out_of_range(
+                "model.lps_k",
+                "(missing)",
+                "an integer >= 1 (required with discipline = \"lps\")",
+            ))
+        }
+        (_, Some(k)) => {
+            return Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\""));
+        }
+        (_, None) => 1,
+    };
+    if copies == Copies::Identical {
+        if let Stability::Unstable { .. } = identical_stability(lambda, d, discipline) {
+            // the model is built only to carry the verdict: solvers check stability first
+            let mut m = RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?;
+            m.set_stability(identical_stability(lambda, d, discipline));
+            return Ok(Box::new(m));
+        }
+        return Err(out_of_range(
+            "model.copies",
+            "identical",
+            "\"iid\" (identical copies have no queue-length model here: only their stability region and lambda_max)",
+        ));
+    }
+    Ok(match approximation {
+        Approximation::MeanField => Box::new(RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?),
+        Approximation::Pair => Box::new(RedundancyPair::new(lambda, d, discipline, k, levels)?),
+        Approximation::Triplet => {
+            if discipline != Discipline::Ps {
+                return Err(out_of_range(
+                    "model.approximation",
+                    "triplet",
+                    "\"mean-field\" or \"pair\" (the triplet approximation is for discipline = \"ps\")",
+                ));
+            }
+            return Err(out_of_range(
+                "model.approximation",
+                "triplet",
+                "\"mean-field\" or \"pair\" (the PS triplet approximation is not implemented yet)",
+            ));
+        }
+    })
+}
+
+/// The first truncation level of the automatic growth for this approximation.
+pub fn initial_levels(approximation: Approximation, lps_k: Option<u32>) -> usize {
+    match approximation {
+        Approximation::MeanField => 16,
+        Approximation::Pair => 16.max(lps_k.unwrap_or(1) as usize + 2),
+        Approximation::Triplet => 12,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Jacobian, MeanFieldModel};
+
+    /// max |J_analytic - J_central| / max(1, |J|) at `x`, the analytic Jacobian through
+    /// `A + B D^{-1} C` made dense.
+    fn jacobian_error(m: &dyn MeanFieldModel, x: &[f64]) -> f64 {
+        let n = m.dim();
+        let mut a = Jacobian::new(n, m.sparsity());
+        m.jacobian(x, &mut a);
+        assert!(
+            a.out_of_band().is_none(),
+            "analytic Jacobian writes outside its pattern: {:?}",
+            a.out_of_band()
+        );
+        let dense = a.to_dense();
+        let h = 1e-7;
+        let mut xp = x.to_vec();
+        let (mut fp, mut fm) = (vec![0.0; n], vec![0.0; n]);
+        let mut err: f64 = 0.0;
+        for j in 0..n {
+            xp[j] = x[j] + h;
+            m.drift(&xp, &mut fp);
+            xp[j] = x[j] - h;
+            m.drift(&xp, &mut fm);
+            xp[j] = x[j];
+            for i in 0..n {
+                let fd = (fp[i] - fm[i]) / (2.0 * h);
+                let an = dense[i * n + j];
+                err = err.max((an - fd).abs() / an.abs().max(1.0));
+            }
+        }
+        err
+    }
+
+    /// A positive state with entries well above the finite-difference step.
+    fn interior(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                0.01 + 0.09 * ((s >> 11) as f64 / (1u64 << 53) as f64)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn mean_field_jacobian_matches_central_differences() {
+        for d in [2, 3] {
+            let m = RedundancyMeanField::new(0.7, d, Discipline::Ps, 9).unwrap();
+            let mut x: Vec<f64> = interior(9, d as u64);
+            x.sort_by(|a, b| b.total_cmp(a));
+            let e = jacobian_error(&m, &x);
+            assert!(e < 1e-6, "d = {d}: {e}");
+        }
+    }
+
+    #[test]
+    fn pair_jacobians_match_central_differences() {
+        for (disc, k, levels) in [
+            (Discipline::Ps, 1, 6),
+            (Discipline::Fcfs, 1, 6),
+            (Discipline::Lps, 2, 6),
+            (Discipline::Lps, 3, 7),
+            (Discipline::Lcfs, 1, 6),
+        ] {
+            let m = RedundancyPair::new(0.8, 2, disc, k, levels).unwrap();
+            let x = interior(m.dim(), levels as u64 + k as u64);
+            let e = jacobian_error(&m, &x);
+            assert!(e < 1e-5, "{}: {e}", m.name());
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Triplet approximation of redundancy-2 under PS (placeholder, filled below).
