@@ -50,11 +50,7 @@ fn jsq_is_certified_at_the_closed_form() {
             assert_unique_attracting(&r);
             assert_certified(&r);
             for (k, x) in r.equilibria[0].x.iter().enumerate() {
-                let e = if d == 1 {
-                    (k + 1) as f64
-                } else {
-                    ((d as f64).powi(k as i32 + 1) - 1.0) / (d as f64 - 1.0)
-                };
+                let e = if d == 1 { (k + 1) as f64 } else { ((d as f64).powi(k as i32 + 1) - 1.0) / (d as f64 - 1.0) };
                 assert!((x - lambda.powf(e)).abs() < 1e-10, "d={d} lambda={lambda} k={}", k + 1);
             }
             let alpha = r.local.as_ref().unwrap().spectral_abscissa;
@@ -70,13 +66,8 @@ fn convergence_rate_is_the_spectral_abscissa() {
     let r = check_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 });
     let alpha = r.local.as_ref().unwrap().spectral_abscissa;
     let run = r.runs.iter().find(|run| run.label == "empty").unwrap();
-    let pts: Vec<(f64, f64)> = run
-        .t
-        .iter()
-        .copied()
-        .zip(run.log10_distance.iter().copied())
-        .filter(|(_, d)| (-7.0..=-3.0).contains(d))
-        .collect();
+    let pts: Vec<(f64, f64)> =
+        run.t.iter().copied().zip(run.log10_distance.iter().copied()).filter(|(_, d)| (-7.0..=-3.0).contains(d)).collect();
     assert!(pts.len() >= 5, "{pts:?}");
     let (a, b) = (pts[0], pts[pts.len() - 1]);
     let slope = (b.1 - a.1) / (b.0 - a.0);
@@ -89,10 +80,8 @@ fn convergence_rate_is_the_spectral_abscissa() {
 /// T = 3.60177 for d = 3, lambda = 0.9, eps = 0.3 (same table, independent script).
 #[test]
 fn pod_li_is_certified_at_the_exact_recursion() {
-    let cases: [(f64, f64, [f64; 4]); 2] = [
-        (0.5, 0.3, [0.5, 0.2, 0.068, 0.0213248]),
-        (0.9, 0.3, [0.9, 0.7776, 0.6375822336, 0.4906384038]),
-    ];
+    let cases: [(f64, f64, [f64; 4]); 2] =
+        [(0.5, 0.3, [0.5, 0.2, 0.068, 0.0213248]), (0.9, 0.3, [0.9, 0.7776, 0.6375822336, 0.4906384038])];
     for (lambda, eps, xs) in cases {
         let r = check_spec(&ModelSpec::PodLi { lambda, d: 2, eps });
         assert_unique_attracting(&r);
@@ -101,11 +90,7 @@ fn pod_li_is_certified_at_the_exact_recursion() {
             assert!((x - want).abs() < 1e-9, "lambda={lambda} k={}", k + 1);
         }
     }
-    let r = check_spec(&ModelSpec::PodLi {
-        lambda: 0.9,
-        d: 3,
-        eps: 0.3,
-    });
+    let r = check_spec(&ModelSpec::PodLi { lambda: 0.9, d: 3, eps: 0.3 });
     assert_unique_attracting(&r);
     assert_certified(&r);
     assert!((r.fixed_point.observables.mean_response_time.unwrap() - 3.60177).abs() < 1e-5);
@@ -170,34 +155,13 @@ fn opinion_models_with_three_equilibria_are_not_unique() {
     let opts = CheckOptions::default();
     type Case = (Box<dyn mfq_model::MeanFieldModel>, [(f64, EquilibriumKind); 3]);
     let cases: [Case; 3] = [
-        (
-            Box::new(OpinionStubborn::new(0.1, 0.1).unwrap()),
-            [(0.0158770817, S), (0.5, U), (0.9841229183, S)],
-        ),
-        (
-            Box::new(OpinionStubborn::new(0.05, 0.1).unwrap()),
-            [(0.0162177987, S), (0.4280333702, U), (0.9969253017, S)],
-        ),
-        (
-            Box::new(OpinionBiased::new(0.05).unwrap()),
-            [(0.0597785224, S), (0.4402214776, U), (1.0, S)],
-        ),
+        (Box::new(OpinionStubborn::new(0.1, 0.1).unwrap()), [(0.0158770817, S), (0.5, U), (0.9841229183, S)]),
+        (Box::new(OpinionStubborn::new(0.05, 0.1).unwrap()), [(0.0162177987, S), (0.4280333702, U), (0.9969253017, S)]),
+        (Box::new(OpinionBiased::new(0.05).unwrap()), [(0.0597785224, S), (0.4402214776, U), (1.0, S)]),
     ];
     for (m, want) in &cases {
         let r = check(m.as_ref(), &opts).unwrap();
-        assert!(
-            matches!(
-                r.verdict,
-                Verdict::NotUnique {
-                    equilibria: 3,
-                    stable: 2,
-                    unstable: 1,
-                    degenerate: 0,
-                    unsettled: 0
-                }
-            ),
-            "{r}"
-        );
+        assert!(matches!(r.verdict, Verdict::NotUnique { equilibria: 3, stable: 2, unstable: 1, degenerate: 0, unsettled: 0 }), "{r}");
         assert_equilibria(&r, want);
         // the saddle is found on the basin boundary, reached by no start
         assert_eq!((r.equilibria[1].starts, r.equilibria[1].found_by), (0, FoundBy::Separatrix), "{r}");
@@ -264,17 +228,8 @@ fn triple_root_is_flagged_and_not_certified() {
     assert_eq!(r.equilibria.len(), 1);
     assert_eq!(r.equilibria[0].kind, EquilibriumKind::Degenerate);
     assert!((r.equilibria[0].x[0] - 0.5).abs() < 1e-4, "{r}");
-    let r = check(
-        &m,
-        &CheckOptions {
-            time_limit: 1e7,
-            ..CheckOptions::default()
-        },
-    )
-    .unwrap();
-    let Verdict::Evidence { not_certified_because, .. } = &r.verdict else {
-        panic!("{r}")
-    };
+    let r = check(&m, &CheckOptions { time_limit: 1e7, ..CheckOptions::default() }).unwrap();
+    let Verdict::Evidence { not_certified_because, .. } = &r.verdict else { panic!("{r}") };
     assert!(not_certified_because.iter().any(|w| w.contains("degenerate")), "{r}");
     assert!(r.degenerate && r.unsettled == 0 && r.equilibria.len() == 1, "{r}");
 }
@@ -285,30 +240,12 @@ fn triple_root_is_flagged_and_not_certified() {
 #[test]
 fn double_root_is_flagged() {
     let r = check(&OpinionBiased::new(1.0 / 9.0).unwrap(), &CheckOptions::default()).unwrap();
-    let Verdict::NotUnique {
-        equilibria: 2,
-        stable: 1,
-        degenerate: 1,
-        unsettled,
-        ..
-    } = r.verdict
-    else {
-        panic!("{r}")
-    };
+    let Verdict::NotUnique { equilibria: 2, stable: 1, degenerate: 1, unsettled, .. } = r.verdict else { panic!("{r}") };
     assert!(unsettled > 0, "{r}");
     assert!(r.degenerate);
-    assert!(
-        (r.equilibria[0].x[0] - 0.25).abs() < 1e-5 && r.equilibria[0].kind == EquilibriumKind::Degenerate,
-        "{r}"
-    );
+    assert!((r.equilibria[0].x[0] - 0.25).abs() < 1e-5 && r.equilibria[0].kind == EquilibriumKind::Degenerate, "{r}");
     assert!((r.equilibria[1].x[0] - 1.0).abs() < 1e-12 && r.equilibria[1].kind == S, "{r}");
-    assert!(
-        r.runs
-            .iter()
-            .filter(|run| run.summary_start > 0.25 + 1e-3)
-            .all(|run| run.equilibrium == Some(1)),
-        "{r}"
-    );
+    assert!(r.runs.iter().filter(|run| run.summary_start > 0.25 + 1e-3).all(|run| run.equilibrium == Some(1)), "{r}");
 }
 
 /// A time limit far too short for the model to settle gives `Unsettled`, never a certificate,
@@ -316,75 +253,28 @@ fn double_root_is_flagged() {
 #[test]
 fn tiny_time_limit_is_unsettled() {
     let m = Jsq::new(0.9, 2, 12).unwrap();
-    let r = check(
-        &m,
-        &CheckOptions {
-            time_limit: 0.5,
-            ..CheckOptions::default()
-        },
-    )
-    .unwrap();
-    let Verdict::Unsettled { unsettled, runs, .. } = r.verdict else {
-        panic!("{r}")
-    };
+    let r = check(&m, &CheckOptions { time_limit: 0.5, ..CheckOptions::default() }).unwrap();
+    let Verdict::Unsettled { unsettled, runs, .. } = r.verdict else { panic!("{r}") };
     assert_eq!((unsettled, runs), (34, 34));
     assert!(r.sandwich.as_ref().unwrap().cooperative);
-    assert!(r
-        .runs
-        .iter()
-        .all(|run| (run.t_reached - 0.5).abs() < 1e-12 && run.equilibrium.is_none()));
+    assert!(r.runs.iter().all(|run| (run.t_reached - 0.5).abs() < 1e-12 && run.equilibrium.is_none()));
 }
 
 #[test]
 fn options_are_validated_by_name() {
     let m = Jsq::new(0.9, 2, 12).unwrap();
     for (opts, field) in [
-        (
-            CheckOptions {
-                starts: 0,
-                ..Default::default()
-            },
-            "starts",
-        ),
-        (
-            CheckOptions {
-                tol: 0.0,
-                ..Default::default()
-            },
-            "tol",
-        ),
-        (
-            CheckOptions {
-                time_limit: f64::INFINITY,
-                ..Default::default()
-            },
-            "time_limit",
-        ),
-        (
-            CheckOptions {
-                cluster_tol: 2.0,
-                ..Default::default()
-            },
-            "cluster_tol",
-        ),
-        (
-            CheckOptions {
-                degeneracy_tol: -1.0,
-                ..Default::default()
-            },
-            "degeneracy_tol",
-        ),
+        (CheckOptions { starts: 0, ..Default::default() }, "starts"),
+        (CheckOptions { tol: 0.0, ..Default::default() }, "tol"),
+        (CheckOptions { time_limit: f64::INFINITY, ..Default::default() }, "time_limit"),
+        (CheckOptions { cluster_tol: 2.0, ..Default::default() }, "cluster_tol"),
+        (CheckOptions { degeneracy_tol: -1.0, ..Default::default() }, "degeneracy_tol"),
     ] {
         let e = check(&m, &opts).unwrap_err();
         assert!(matches!(&e, CheckError::OutOfRange { field: f, .. } if *f == field), "{e}");
         assert!(e.to_string().starts_with(&format!("{field} = ")), "{e}");
     }
-    let fp = solve_spec(
-        &ModelSpec::Jsq { lambda: 0.9, d: 2 },
-        &Truncation::default(),
-        &FixedPointOptions::default(),
-    )
-    .unwrap();
+    let fp = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 }, &Truncation::default(), &FixedPointOptions::default()).unwrap();
     let other = Jsq::new(0.9, 2, fp.x.len() + 1).unwrap();
     let e = check_with_fixed_point(&other, fp, &CheckOptions::default()).unwrap_err();
     assert!(e.to_string().contains("fixed_point.x"), "{e}");
@@ -394,18 +284,12 @@ fn options_are_validated_by_name() {
 #[test]
 fn reports_are_reproducible_serializable_and_plottable() {
     let m = OpinionStubborn::new(0.1, 0.1).unwrap();
-    let opts = CheckOptions {
-        seed: 7,
-        ..Default::default()
-    };
+    let opts = CheckOptions { seed: 7, ..Default::default() };
     let a = check(&m, &opts).unwrap();
     let b = check(&m, &opts).unwrap();
     assert_eq!(a.equilibria, b.equilibria);
     assert_eq!(a.runs, b.runs);
-    assert!(a
-        .runs
-        .iter()
-        .all(|r| r.t.len() <= 201 && r.t.len() == r.log10_distance.len() && r.t.len() == r.summary.len()));
+    assert!(a.runs.iter().all(|r| r.t.len() <= 201 && r.t.len() == r.log10_distance.len() && r.t.len() == r.summary.len()));
 
     let json: serde_json::Value = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
     assert_eq!(json["verdict"]["verdict"], "not-unique");
@@ -413,22 +297,11 @@ fn reports_are_reproducible_serializable_and_plottable() {
     assert_eq!(json["equilibria"][1]["kind"], "unstable");
 
     let svg = convergence_svg(&a).unwrap();
-    assert!(
-        svg.starts_with("<svg") && svg.contains("extremal start"),
-        "{}",
-        &svg[..200.min(svg.len())]
-    );
+    assert!(svg.starts_with("<svg") && svg.contains("extremal start"), "{}", &svg[..200.min(svg.len())]);
     let svg = basins_svg(&a).unwrap();
     assert!(svg.contains("equilibrium #1") && svg.contains("unstable"));
 
-    let r = check(
-        &Jsq::new(0.9, 2, 12).unwrap(),
-        &CheckOptions {
-            starts: 8,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let r = check(&Jsq::new(0.9, 2, 12).unwrap(), &CheckOptions { starts: 8, ..Default::default() }).unwrap();
     let svg = convergence_svg(&r).unwrap();
     assert!(svg.contains("predicted slope"));
     let svg = basins_svg(&r).unwrap();

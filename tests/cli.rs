@@ -10,19 +10,11 @@ fn root() -> PathBuf {
 }
 
 fn mfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfq"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("mfq runs")
+    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
 }
 
 fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
 fn tmp_dir(name: &str) -> PathBuf {
@@ -47,9 +39,7 @@ fn report_writes_the_main_job() {
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["status"]["status"], "converged");
     // no temporary files left behind
-    assert!(std::fs::read_dir(&out)
-        .unwrap()
-        .all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
 }
 
 #[test]
@@ -85,64 +75,20 @@ fn every_bundled_model_file_solves() {
 
 /// (arguments, expected exit code, fragments the message must contain)
 const BAD: &[(&[&str], i32, &[&str])] = &[
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "lambda=0"],
-        2,
-        &["model.lambda = 0", "> 0"],
-    ),
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "lambda=-0.3"],
-        2,
-        &["model.lambda = -0.3"],
-    ),
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1"],
-        3,
-        &["lambda = 1", "unstable", "lambda < 1"],
-    ),
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1.5"],
-        3,
-        &["lambda = 1.5", "unstable"],
-    ),
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "d=0"],
-        2,
-        &["model.d = 0", "integer >= 1"],
-    ),
-    (
-        &["fixed-point", "models/pod-errors-li.toml", "--set", "eps=1.5"],
-        2,
-        &["model.eps = 1.5", "[0, 1]"],
-    ),
-    (
-        &["fixed-point", "models/pod-errors-li.toml", "--set", "eps=-0.1"],
-        2,
-        &["model.eps = -0.1"],
-    ),
-    (
-        &["fixed-point", "models/pod-errors-ld.toml", "--set", "g=-1"],
-        2,
-        &["--set g=-1", "-1", "u32"],
-    ),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=0"], 2, &["model.lambda = 0", "> 0"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=-0.3"], 2, &["model.lambda = -0.3"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1"], 3, &["lambda = 1", "unstable", "lambda < 1"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1.5"], 3, &["lambda = 1.5", "unstable"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "d=0"], 2, &["model.d = 0", "integer >= 1"]),
+    (&["fixed-point", "models/pod-errors-li.toml", "--set", "eps=1.5"], 2, &["model.eps = 1.5", "[0, 1]"]),
+    (&["fixed-point", "models/pod-errors-li.toml", "--set", "eps=-0.1"], 2, &["model.eps = -0.1"]),
+    (&["fixed-point", "models/pod-errors-ld.toml", "--set", "g=-1"], 2, &["--set g=-1", "-1", "u32"]),
     (&["fixed-point", "models/jsq-d2.toml", "--set", "kind=nope"], 2, &["nope", "jsq"]),
     (&["fixed-point", "models/jsq-d2.toml", "--set", "bogus=1"], 2, &["bogus"]),
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "truncation.levels=4"],
-        2,
-        &["truncation.levels = 4", "too small"],
-    ),
-    (
-        &["fixed-point", "models/jsq-d2.toml", "--set", "truncation.tol=0"],
-        2,
-        &["truncation.tol = 0"],
-    ),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "truncation.levels=4"], 2, &["truncation.levels = 4", "too small"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "truncation.tol=0"], 2, &["truncation.tol = 0"]),
     (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda"], 2, &["NAME=VALUE"]),
-    (
-        &["fixed-point", "models/pod-errors-li-unstable.toml"],
-        3,
-        &["unstable", "1/(eps d)"],
-    ),
+    (&["fixed-point", "models/pod-errors-li-unstable.toml"], 3, &["unstable", "1/(eps d)"]),
     (&["fixed-point", "no/such/file.toml"], 2, &["no/such/file.toml"]),
     (&["solve", "models/jsq-d2.toml", "--t-end", "-5"], 2, &["--t-end -5"]),
     (&["solve", "models/jsq-d2.toml", "--x0", "0.5,abc"], 2, &["abc"]),
@@ -167,24 +113,12 @@ fn bad_files_are_rejected_with_their_line() {
     let dir = tmp_dir("badfiles");
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
-        (
-            "unknown-key.toml",
-            "[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\nspeed = 3\n",
-            "unknown field `speed`",
-        ),
+        ("unknown-key.toml", "[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\nspeed = 3\n", "unknown field `speed`"),
         ("unknown-model.toml", "[model]\nkind = \"jsq9\"\nlambda = 0.5\n", "jsq9"),
         ("malformed.toml", "[model\nkind = \"jsq\"\n", "TOML parse error"),
-        (
-            "negative-g.toml",
-            "[model]\nkind = \"pod-ld\"\nlambda = 0.5\nd = 2\neps = 0.5\ng = -2\n",
-            "-2",
-        ),
+        ("negative-g.toml", "[model]\nkind = \"pod-ld\"\nlambda = 0.5\nd = 2\neps = 0.5\ng = -2\n", "-2"),
         ("missing.toml", "[model]\nkind = \"jsq\"\nd = 2\n", "missing field `lambda`"),
-        (
-            "top-level.toml",
-            "lambda = 0.5\n[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n",
-            "unknown field `lambda`",
-        ),
+        ("top-level.toml", "lambda = 0.5\n[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", "unknown field `lambda`"),
     ];
     for (name, body, fragment) in cases {
         let p = dir.join(name);
@@ -209,16 +143,7 @@ fn json_errors_are_json_objects() {
 #[test]
 fn solve_and_tail_write_their_files() {
     let out = tmp_dir("solve");
-    let o = mfq(&[
-        "solve",
-        "models/jiq.toml",
-        "--x0",
-        "1,1,1",
-        "--t-end",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = mfq(&["solve", "models/jiq.toml", "--x0", "1,1,1", "--t-end", "2", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{:?}", text(&o));
     let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
     // JIQ from x_1 = x_2 = x_3 = 1 at lambda = 0.9: x_1 stays pinned at 1 (sliding boundary)
@@ -244,34 +169,14 @@ fn models_lists_every_builtin() {
 #[test]
 fn simulate_and_compare_run_end_to_end() {
     let out = tmp_dir("compare");
-    let o = mfq(&[
-        "simulate",
-        "models/jsq-d2.toml",
-        "--servers",
-        "500",
-        "--time",
-        "300",
-        "--warmup",
-        "50",
-        "--json",
-    ]);
+    let o = mfq(&["simulate", "models/jsq-d2.toml", "--servers", "500", "--time", "300", "--warmup", "50", "--json"]);
     assert!(o.status.success(), "{:?}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let l = v["mean_queue_length"]["mean"].as_f64().unwrap();
     // mean field 2.352652 (closed form) + refined 3.99/N; short run: within 0.1
     assert!((l - 2.3607).abs() < 0.1, "{l}");
-    let o = mfq(&[
-        "compare",
-        "models/jsq-d2.toml",
-        "--servers",
-        "20,200",
-        "--time",
-        "200",
-        "--warmup",
-        "50",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o =
+        mfq(&["compare", "models/jsq-d2.toml", "--servers", "20,200", "--time", "200", "--warmup", "50", "--out", out.to_str().unwrap()]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}{stderr}");
     assert!(stdout.contains("3.986427/N"), "{stdout}");

@@ -27,9 +27,7 @@ fn csv(path: &Path) -> Vec<HashMap<String, String>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
     let head: Vec<String> = lines.next().unwrap().split(',').map(str::to_string).collect();
-    lines
-        .map(|l| head.iter().cloned().zip(l.split(',').map(str::to_string)).collect())
-        .collect()
+    lines.map(|l| head.iter().cloned().zip(l.split(',').map(str::to_string)).collect()).collect()
 }
 
 fn num(row: &HashMap<String, String>, key: &str) -> f64 {
@@ -41,10 +39,7 @@ fn jsq_t(lambda: f64, d: f64) -> f64 {
     if d == 1.0 {
         return 1.0 / (1.0 - lambda);
     }
-    (1..200)
-        .map(|k| lambda.powf((d.powi(k) - d) / (d - 1.0)))
-        .take_while(|v| *v > 1e-300)
-        .sum()
+    (1..200).map(|k| lambda.powf((d.powi(k) - d) / (d - 1.0))).take_while(|v| *v > 1e-300).sum()
 }
 
 #[test]
@@ -61,10 +56,7 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     for r in csv(&out.join("jsq-d-response-time.csv")) {
         let (lambda, d) = (num(&r, "lambda"), num(&r, "d"));
         assert_eq!(r["status"], "solved");
-        assert!(
-            (num(&r, "mean_response_time") - jsq_t(lambda, d)).abs() < 1e-8 * jsq_t(lambda, d),
-            "d={d} lambda={lambda}"
-        );
+        assert!((num(&r, "mean_response_time") - jsq_t(lambda, d)).abs() < 1e-8 * jsq_t(lambda, d), "d={d} lambda={lambda}");
     }
 
     // Pod-LI against lambda: eps = 0.5 is random routing; eps = 0 is JSQ(2); eps = 0.1 by the recursion
@@ -80,10 +72,7 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
                 break;
             }
         }
-        assert!(
-            (num(&r, "mean_response_time") - l / lambda).abs() < 1e-8,
-            "eps={eps} lambda={lambda}"
-        );
+        assert!((num(&r, "mean_response_time") - l / lambda).abs() < 1e-8, "eps={eps} lambda={lambda}");
     }
 
     // Pod-LI against eps (d = 3): unstable exactly when eps > 1/3 and lambda >= 1/(3 eps)
@@ -127,10 +116,46 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         let k = num(r, "k") as i32;
         assert!((num(r, "p_q_ge_k") - 0.9f64.powi(2i32.pow(k as u32) - 1)).abs() < 1e-12);
     }
-    let ld: Vec<f64> = rows
-        .iter()
-        .filter(|r| r["model"].starts_with("Pod-LD"))
-        .map(|r| num(r, "p_q_ge_k"))
-        .collect();
+    let ld: Vec<f64> = rows.iter().filter(|r| r["model"].starts_with("Pod-LD")).map(|r| num(r, "p_q_ge_k")).collect();
     assert!((ld[1] - 0.7431192661).abs() < 1e-9 && (ld[2] - 0.5274539754).abs() < 1e-9);
+
+    // heterogeneous comparison at lambda = 0.5, case A (research notes (d), (e) tables)
+    let want = [
+        ("SA-JSQ", 0.625),
+        ("SA-JIQ", 0.625),
+        ("PULL", 1.19176799),
+        ("SQ(2) uniform sampling", 2.258747),
+        ("SQ(2) capacity sampling", 1.265686),
+        ("optimal static routing", 1.6),
+    ];
+    let rows = csv(&out.join("hetero-comparison.csv"));
+    for (model, t) in want {
+        let r = rows.iter().find(|r| r["model"] == model && (num(r, "lambda") - 0.5).abs() < 1e-9).unwrap_or_else(|| panic!("{model}"));
+        assert!((num(r, "mean_response_time") - t).abs() < 1e-6, "{model}");
+    }
+    // uniform SQ(2) is unstable from lambda = 0.8 on (subset {slow}), every other scheme stable to 0.95
+    for r in rows.iter().filter(|r| r["model"].starts_with("SQ(2) uniform")) {
+        assert_eq!(r["status"] == "unstable", num(r, "lambda") >= 0.8 - 1e-12, "{}", r["lambda"]);
+    }
+
+    // the checker: JSQ(2) certified; opinion (gamma = 0.1) three equilibria (research notes (f3))
+    let rows = csv(&out.join("checker-jsq2.csv"));
+    assert!(rows.iter().all(|r| r["verdict"] == "certified"));
+    let rows = csv(&out.join("checker-opinion.csv"));
+    let mut xs: Vec<f64> = rows.iter().map(|r| num(r, "x")).collect();
+    xs.sort_by(f64::total_cmp);
+    assert_eq!(rows[0]["verdict"], "not-unique");
+    for (x, want) in xs.iter().zip([0.0158770817, 0.5, 0.9841229183]) {
+        assert!((x - want).abs() < 1e-8, "{x} vs {want}");
+    }
+
+    // simulation against the refined mean field: JSQ(2), lambda = 0.9, V summed = 3.986427
+    // (rmf_tool and SciPy, research notes); the simulation must lie within its CI of
+    // x* + V/N + A/N^2 with |A| <= 6 (rmf_tool's second-order term is 5.32, anchors-tools §5)
+    for r in csv(&out.join("compare-jsq2.csv")) {
+        let n = num(&r, "servers");
+        assert!((num(&r, "refined_mean_field") - (2.352652 + 3.986427 / n)).abs() < 1e-5);
+        let gap = (num(&r, "simulated") - num(&r, "refined_mean_field")).abs();
+        assert!(gap < 3.0 * num(&r, "half_width") + 6.0 / (n * n), "N = {n}: gap {gap}");
+    }
 }

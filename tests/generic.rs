@@ -83,11 +83,7 @@ fn jacobian_error(m: &dyn MeanFieldModel, x: &[f64]) -> f64 {
             err = err.max((a[i * n + j] - fd).abs() / a[i * n + j].abs().max(1.0));
         }
     }
-    assert!(
-        pattern.out_of_band().is_none(),
-        "{}: the drift depends on entries outside the sparsity",
-        m.name()
-    );
+    assert!(pattern.out_of_band().is_none(), "{}: the drift depends on entries outside the sparsity", m.name());
     err
 }
 
@@ -188,9 +184,7 @@ fn mm1_generic_has_the_closed_form_and_no_refined_correction() {
     assert!(max_diff(&fp.x, &b.x) < 1e-13);
     // M/M/1/K: x_k = (rho^k - rho^(K+1)) / (1 - rho^(K+1))
     let k_max = fp.x.len() as i32;
-    let want: Vec<f64> = (1..=k_max)
-        .map(|k| (0.9f64.powi(k) - 0.9f64.powi(k_max + 1)) / (1.0 - 0.9f64.powi(k_max + 1)))
-        .collect();
+    let want: Vec<f64> = (1..=k_max).map(|k| (0.9f64.powi(k) - 0.9f64.powi(k_max + 1)) / (1.0 - 0.9f64.powi(k_max + 1))).collect();
     assert!(max_diff(&fp.x, &want) < 1e-12);
     assert!((fp.observables.mean_response_time.unwrap() - 10.0).abs() < 1e-9);
     // independent queues: V = 0
@@ -218,12 +212,7 @@ fn sir_fixed_point_transient_and_conservation() {
     let f = load("sir.toml", &[]);
     let m = f.model.build(1).unwrap();
     assert_eq!(m.dim(), 2, "R is eliminated by the conservation law");
-    assert_eq!(
-        m.layout(),
-        StateLayout::Named {
-            names: vec!["S".into(), "I".into()]
-        }
-    );
+    assert_eq!(m.layout(), StateLayout::Named { names: vec!["S".into(), "I".into()] });
     let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
     assert!(fp.converged(), "{:?}", fp.status);
     let (s, i, r) = sirs_equilibrium(0.1, 2.0, 1.0, 0.5);
@@ -245,14 +234,7 @@ fn sir_fixed_point_transient_and_conservation() {
     // the steps overshoot into I < 0 and the projection pins them at I = 0, R = 0 (a
     // limitation of the solver's step control, not of the model); a small first step converges
     let m3 = load("sir.toml", &["b=3"]).model.build(1).unwrap();
-    let fp3 = solve_model(
-        m3.as_ref(),
-        &FixedPointOptions {
-            dt0: 0.1,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let fp3 = solve_model(m3.as_ref(), &FixedPointOptions { dt0: 0.1, ..Default::default() }).unwrap();
     let (s3, i3, _) = sirs_equilibrium(0.1, 3.0, 1.0, 0.5);
     assert!(max_diff(&fp3.x, &[s3, i3]) < 1e-12, "{:?}", fp3.status);
 
@@ -262,22 +244,13 @@ fn sir_fixed_point_transient_and_conservation() {
     assert_eq!(x0, vec![0.99, 0.01]);
     let named = g.extremal_states();
     assert!(named.iter().any(|s| s.name == "initial" && s.x == x0));
-    let opts = SolveOptions {
-        t_end: 200.0,
-        rtol: 1e-10,
-        atol: 1e-13,
-        record_steps: true,
-        ..Default::default()
-    };
+    let opts = SolveOptions { t_end: 200.0, rtol: 1e-10, atol: 1e-13, record_steps: true, ..Default::default() };
     let tr = mfq_ode::solve(&g, &x0, &opts).unwrap();
     assert!(tr.status.is_success(), "{:?}", tr.status);
     assert!(max_diff(tr.last(), &[s, i]) < 1e-8, "{:?}", tr.last());
     // the same epidemic without the conservation law (3 variables): S + I + R stays 1 and
     // its trajectory agrees with the reduced one
-    let full_text = file("sir.toml").replace(
-        "[[model.conservation]]\nsum = [\"S\", \"I\", \"R\"]\nvalue = 1\neliminate = \"R\"\n",
-        "",
-    );
+    let full_text = file("sir.toml").replace("[[model.conservation]]\nsum = [\"S\", \"I\", \"R\"]\nvalue = 1\neliminate = \"R\"\n", "");
     assert_ne!(full_text, file("sir.toml"));
     let full = ModelFile::parse(&full_text, &[]).unwrap().model.build(1).unwrap();
     assert_eq!(full.dim(), 3);
@@ -304,10 +277,7 @@ fn generic_spec(spec: &ModelSpec) -> mfq_model::models::GenericSpec {
 fn two_class_model_with_conservation_law() {
     // u = B1 + B2 solves u = rho (1 - u^d), rho = lambda1/mu1 + lambda2/mu2 = 1.1
     let rho: f64 = 0.5 / 1.0 + 0.3 / 0.5;
-    for (d, u) in [
-        (2.0, (-1.0 + (1.0 + 4.0 * rho * rho).sqrt()) / (2.0 * rho)),
-        (1.0, rho / (1.0 + rho)),
-    ] {
+    for (d, u) in [(2.0, (-1.0 + (1.0 + 4.0 * rho * rho).sqrt()) / (2.0 * rho)), (1.0, rho / (1.0 + rho))] {
         let f = load("two-class.toml", &[&format!("d={d}")]);
         let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
         assert!(fp.converged());
@@ -325,15 +295,7 @@ fn two_class_model_with_conservation_law() {
     }
     // the attraction checker runs on it (unique equilibrium)
     let m = build("two-class.toml", &[], 1);
-    let report = mfq_fixpoint::check(
-        m.as_ref(),
-        &mfq_fixpoint::CheckOptions {
-            starts: 8,
-            progress: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let report = mfq_fixpoint::check(m.as_ref(), &mfq_fixpoint::CheckOptions { starts: 8, progress: false, ..Default::default() }).unwrap();
     assert_eq!(report.equilibria.len(), 1, "{:?}", report.verdict);
 }
 
@@ -442,10 +404,7 @@ fn unknown_names_are_reported_with_their_column() {
         "{DEPARTURE}[[model.transitions]]\nfor = \"k = 1..K\"\njump = {{ \"x[k]\" = 1 }}\nrate = \"lamda * (x[k-1] - x[k])\"\n"
     )));
     assert!(e.contains("model.transitions[1].rate"), "{e}");
-    assert!(
-        e.contains("'lamda'") && e.contains("column 1") && e.contains("parameters K, lambda"),
-        "{e}"
-    );
+    assert!(e.contains("'lamda'") && e.contains("column 1") && e.contains("parameters K, lambda"), "{e}");
     let e = err(&with("[[model.transitions]]\njump = { \"x[1]\" = -1 }\nrate = \"y[1] * 2\"\n"));
     assert!(e.contains("'y' is unknown") && e.contains("column 1"), "{e}");
     let e = err(&with("[[model.transitions]]\njump = { \"x[1]\" = -1 }\nrate = \"x * 2\"\n"));
@@ -459,60 +418,34 @@ fn unknown_names_are_reported_with_their_column() {
 #[test]
 fn syntax_errors_give_the_position() {
     let e = err(&with("[[model.transitions]]\njump = { \"x[1]\" = -1 }\nrate = \"x[1] * (2 +\"\n"));
-    assert!(
-        e.contains("model.transitions[0].rate = \"x[1] * (2 +\"") && e.contains("column 12"),
-        "{e}"
-    );
+    assert!(e.contains("model.transitions[0].rate = \"x[1] * (2 +\"") && e.contains("column 12"), "{e}");
     let e = err(&with("[[model.transitions]]\njump = { \"x[1]\" = -1 }\nrate = \"x[1] $ 2\"\n"));
     assert!(e.contains("unexpected '$'") && e.contains("column 6"), "{e}");
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k in 1..K\"\njump = { \"x[1]\" = -1 }\nrate = \"x[1]\"\n",
-    ));
+    let e = err(&with("[[model.transitions]]\nfor = \"k in 1..K\"\njump = { \"x[1]\" = -1 }\nrate = \"x[1]\"\n"));
     assert!(e.contains("model.transitions[0].for") && e.contains("'='"), "{e}");
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k/2]\"\n",
-    ));
+    let e = err(&with("[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k/2]\"\n"));
     assert!(e.contains("not an integer") && e.contains("k = 1"), "{e}");
 }
 
 #[test]
 fn jumps_outside_the_state_are_errors() {
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k+1]\" = 1 }\nrate = \"x[k]\"\n",
-    ));
-    assert!(
-        e.contains("model.transitions[0].jump") && e.contains("jump outside the state at k = 5"),
-        "{e}"
-    );
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k+2]\" = 1 }\nrate = \"x[k]\"\n",
-    ));
+    let e = err(&with("[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k+1]\" = 1 }\nrate = \"x[k]\"\n"));
+    assert!(e.contains("model.transitions[0].jump") && e.contains("jump outside the state at k = 5"), "{e}");
+    let e = err(&with("[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k+2]\" = 1 }\nrate = \"x[k]\"\n"));
     assert!(e.contains("jump outside the state at k = 4: a boundary value cannot change"), "{e}");
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k+K+1]\" = 1 }\nrate = \"x[k]\"\n",
-    ));
-    assert!(
-        e.contains("x[7] at k = 1 is outside the family x[1..5] and has no boundary value"),
-        "{e}"
-    );
+    let e = err(&with("[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k+K+1]\" = 1 }\nrate = \"x[k]\"\n"));
+    assert!(e.contains("x[7] at k = 1 is outside the family x[1..5] and has no boundary value"), "{e}");
     let e = err(&with("[[model.transitions]]\njump = { \"q\" = 1 }\nrate = \"1\"\n"));
     assert!(e.contains("'q' is not a state variable"), "{e}");
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k] - x[k+2]\"\n",
-    ));
-    assert!(
-        e.contains("model.transitions[0].rate") && e.contains("x[7] at k = 5 is outside"),
-        "{e}"
-    );
+    let e = err(&with("[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k] - x[k+2]\"\n"));
+    assert!(e.contains("model.transitions[0].rate") && e.contains("x[7] at k = 5 is outside"), "{e}");
 }
 
 #[test]
 fn negative_rates_at_feasible_states_are_errors() {
-    let e = err(&with(
-        "[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k+1] - x[k]\"\n",
-    ));
+    let e = err(&with("[[model.transitions]]\nfor = \"k = 1..K\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k+1] - x[k]\"\n"));
     assert!(
-        e.contains("model.transitions[0].rate at k = 1") && e.contains("at the feasible state (x[1] = "),
+        e.contains("model.transitions[0].rate = \"x[k+1] - x[k]\" at k = 1 = -") && e.contains("at the feasible state (x[1] = "),
         "{e}"
     );
     assert!(e.contains("a rate >= 0"), "{e}");
@@ -527,10 +460,7 @@ fn conservation_laws_are_checked() {
     let sir = file("sir.toml");
     let broken = sir.replace("jump = { I = -1, R = 1 }", "jump = { I = -1 }");
     let e = err(&broken);
-    assert!(
-        e.contains("model.transitions[1].jump: changes the sum of model.conservation[0] by -1"),
-        "{e}"
-    );
+    assert!(e.contains("model.transitions[1].jump: changes the sum of model.conservation[0] by -1"), "{e}");
     let e = err(&sir.replace("S = 0.99", "S = 0.5"));
     assert!(e.contains("model.initial: R = 0 but the conservation law gives 0.49"), "{e}");
     let e = err(&sir.replace("eliminate = \"R\"", "eliminate = \"Q\""));
@@ -555,21 +485,13 @@ fn other_bad_inputs_name_the_key() {
     let e = err(&with(ok).replace("[model.parameters]", "bogus = 1\n[model.parameters]"));
     assert!(e.contains("bogus"), "{e}");
     let e = err(BASE);
-    assert!(
-        e.contains("model.transitions: a generic model needs at least one transition"),
-        "{e}"
-    );
-    let e = err(&with(
-        &ok.replace("jump = { \"x[k]\" = -1 }", "jump = { \"x[k]\" = \"lambda * x[1]\" }"),
-    ));
+    assert!(e.contains("model.transitions: a generic model needs at least one transition"), "{e}");
+    let e = err(&with(&ok.replace("jump = { \"x[k]\" = -1 }", "jump = { \"x[k]\" = \"lambda * x[1]\" }")));
     assert!(e.contains("must not depend on the state"), "{e}");
     // an override naming no parameter
     let e = ModelFile::parse(&with(ok), &["Q=3".into()]).unwrap_err();
     assert!(e.to_string().contains('Q'), "{e}");
-    assert!(matches!(
-        ModelFile::parse(&with(ok), &["lambda=nan".into()]).unwrap_err(),
-        ModelError::OutOfRange { .. }
-    ));
+    assert!(matches!(ModelFile::parse(&with(ok), &["lambda=nan".into()]).unwrap_err(), ModelError::OutOfRange { .. }));
 }
 
 #[test]
@@ -617,12 +539,7 @@ value = 1
 // the CLI
 
 fn mfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfq"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("mfq runs")
+    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
 }
 
 #[test]
@@ -751,4 +668,57 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the N-object population process of a generic model (Gillespie over its transitions)
+
+#[test]
+fn sir_population_follows_the_ode_and_its_fixed_point() {
+    use mfq_sim::population::{simulate_population, PopulationOptions};
+    let f = load("sir.toml", &[]);
+    let m = f.model.build(1).unwrap();
+    let x0 = [0.99, 0.01];
+    let opts = PopulationOptions {
+        objects: 20_000,
+        time: 400.0,
+        warmup: 50.0,
+        batches: 20,
+        replications: 2,
+        seed: 7,
+        record: Some(1.0),
+        ..Default::default()
+    };
+    let r = simulate_population(m.as_ref(), &x0, &opts).unwrap();
+    assert!(!r.stopped_early);
+    // transient: within a few 1/sqrt(N) of the ODE over the epidemic's first wave
+    let (times, states) = &r.trajectory;
+    assert_eq!(times.len(), 451);
+    let mut worst: f64 = 0.0;
+    for (t, x) in times.iter().zip(states).take(21).skip(1) {
+        let tr = mfq_ode::solve(m.as_ref(), &x0, &SolveOptions { t_end: *t, rtol: 1e-10, atol: 1e-13, ..Default::default() }).unwrap();
+        worst = worst.max(max_diff(x, tr.last()));
+    }
+    assert!(worst < 0.03, "max |X^N(t) - x(t)| = {worst}");
+    // stationary time averages: the fixed point, up to O(1/N)
+    let (s, i, _) = sirs_equilibrium(0.1, 2.0, 1.0, 0.5);
+    assert!(r.mean[0].covers(s, 0.999, 1e-3), "{:?} vs {s}", r.mean[0]);
+    assert!(r.mean[1].covers(i, 0.999, 1e-3), "{:?} vs {i}", r.mean[1]);
+}
+
+#[test]
+fn jsq2_population_matches_the_refined_mean_field() {
+    use mfq_sim::population::{simulate_population, PopulationOptions};
+    let m = build("jsq2.toml", &[], 20);
+    let fp = solve_model(m.as_ref(), &FixedPointOptions::default()).unwrap();
+    let refined = refined_mean_field(m.as_ref(), &fp.x).unwrap();
+    let n = 200usize;
+    let opts = PopulationOptions { objects: n, time: 3000.0, warmup: 100.0, batches: 30, replications: 2, seed: 11, ..Default::default() };
+    let r = simulate_population(m.as_ref(), &vec![0.0; 20], &opts).unwrap();
+    for k in 0..5 {
+        let want = fp.x[k] + refined.v[k] / n as f64;
+        assert!(r.mean[k].covers(want, 0.999, 5e-4), "x_{}: {:?} vs x* + V/N = {want} (x* = {})", k + 1, r.mean[k], fp.x[k]);
+    }
+    // x_1 = lambda (1 - loss) exactly in steady state: a check that does not use V
+    assert!(r.mean[0].covers(0.9, 0.999, 1e-4), "{:?}", r.mean[0]);
 }

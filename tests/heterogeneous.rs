@@ -26,11 +26,7 @@ fn solve(spec: &ModelSpec) -> FixedPoint {
     let fp = solve_spec(spec, &Truncation::default(), &FixedPointOptions::default()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
     assert!(fp.converged(), "{spec:?}: {:?}", fp.status);
     assert!(fp.residual < 1e-11, "{spec:?}: residual {}", fp.residual);
-    assert!(
-        fp.truncation.mass_at_truncation < 1e-12,
-        "{spec:?}: mass {}",
-        fp.truncation.mass_at_truncation
-    );
+    assert!(fp.truncation.mass_at_truncation < 1e-12, "{spec:?}: mass {}", fp.truncation.mass_at_truncation);
     fp
 }
 
@@ -39,12 +35,7 @@ fn t_of(fp: &FixedPoint) -> f64 {
 }
 
 fn extra(fp: &FixedPoint, name: &str) -> f64 {
-    fp.observables
-        .extras
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no extra {name}"))
-        .1
+    fp.observables.extras.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no extra {name}")).1
 }
 
 /// `x_{j,k}` (class `j` from 0, level `k` from 1) of a fixed point with `m` classes.
@@ -59,32 +50,18 @@ fn x_jk(fp: &FixedPoint, m: usize, j: usize, k: usize) -> f64 {
 
 fn sa(jsq: bool, lambda: f64, c: &[(f64, f64)]) -> ModelSpec {
     if jsq {
-        ModelSpec::SaJsq {
-            lambda,
-            classes: classes(c),
-        }
+        ModelSpec::SaJsq { lambda, classes: classes(c) }
     } else {
-        ModelSpec::SaJiq {
-            lambda,
-            classes: classes(c),
-        }
+        ModelSpec::SaJiq { lambda, classes: classes(c) }
     }
 }
 
 fn pull(lambda: f64, c: &[(f64, f64)]) -> ModelSpec {
-    ModelSpec::Pull {
-        lambda,
-        classes: classes(c),
-    }
+    ModelSpec::Pull { lambda, classes: classes(c) }
 }
 
 fn ps(lambda: f64, c: &[(f64, f64)], sampling: Sampling, rule: CostRule) -> ModelSpec {
-    ModelSpec::PsSq2 {
-        lambda,
-        classes: classes(c),
-        sampling,
-        rule,
-    }
+    ModelSpec::PsSq2 { lambda, classes: classes(c), sampling, rule }
 }
 
 /// Notes (c), "exact rational test case": gamma = (0.2, 0.8), mu = (3, 0.5), lambda = 0.5
@@ -140,10 +117,7 @@ fn speed_aware_and_pull_tables() {
             let fp = solve(&pull(lambda, c));
             assert!((t_of(&fp) - t_pull).abs() < 1e-8, "PULL {c:?} {lambda}: {}", t_of(&fp));
             for j in 0..2 {
-                assert!(
-                    (x_jk(&fp, 2, j, 1) - b_pull.unwrap()[j]).abs() < 1e-6,
-                    "PULL {c:?} {lambda} class {j}"
-                );
+                assert!((x_jk(&fp, 2, j, 1) - b_pull.unwrap()[j]).abs() < 1e-6, "PULL {c:?} {lambda} class {j}");
             }
         }
     }
@@ -193,24 +167,9 @@ fn speed_aware_fixed_point_is_independent_of_class_order() {
 fn speed_aware_transient_from_empty() {
     use mfq_ode::{solve as integrate, SolveOptions};
     for jsq in [true, false] {
-        let m = if jsq {
-            SpeedAware::jsq(0.9, &classes(&CASE_A), 4)
-        } else {
-            SpeedAware::jiq(0.9, &classes(&CASE_A), 4)
-        }
-        .unwrap();
+        let m = if jsq { SpeedAware::jsq(0.9, &classes(&CASE_A), 4) } else { SpeedAware::jiq(0.9, &classes(&CASE_A), 4) }.unwrap();
         let run = |t_end: f64| {
-            let tr = integrate(
-                &m,
-                &[0.0; 8],
-                &SolveOptions {
-                    t_end,
-                    rtol: 1e-10,
-                    atol: 1e-12,
-                    ..SolveOptions::default()
-                },
-            )
-            .unwrap();
+            let tr = integrate(&m, &[0.0; 8], &SolveOptions { t_end, rtol: 1e-10, atol: 1e-12, ..SolveOptions::default() }).unwrap();
             assert!(tr.status.is_success(), "{:?}", tr.status);
             tr.last().to_vec()
         };
@@ -244,16 +203,7 @@ struct Simulation<'a> {
 
 /// Runs the simulation; returns the mean of x_{j,k}(t_end) over the runs (layout of the models).
 fn simulate(sim: &Simulation) -> Vec<f64> {
-    let Simulation {
-        jsq,
-        lambda,
-        classes: c,
-        x0,
-        n,
-        t_end,
-        reps,
-        levels,
-    } = *sim;
+    let Simulation { jsq, lambda, classes: c, x0, n, t_end, reps, levels } = *sim;
     struct Rng(u64);
     impl Rng {
         fn next(&mut self) -> f64 {
@@ -300,10 +250,7 @@ fn simulate(sim: &Simulation) -> Vec<f64> {
                 } else {
                     // uniformly random server: walk the (class, queue length) counts
                     let mut v = (rng.next() * n as f64) as usize;
-                    let cells = counts
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(j, row)| row.iter().enumerate().map(move |(q, &c)| (j, q, c)));
+                    let cells = counts.iter().enumerate().flat_map(|(j, row)| row.iter().enumerate().map(move |(q, &c)| (j, q, c)));
                     let mut pick = (0, 0);
                     for (j, q, count) in cells {
                         if v < count {
@@ -365,41 +312,14 @@ fn speed_aware_dynamics_with_queues_match_a_finite_n_simulation() {
     x0[levels + 1] = 0.5;
     x0[levels + 2] = 0.5;
     for jsq in [true, false] {
-        let m = if jsq {
-            SpeedAware::jsq(0.9, &classes(&CASE_A), levels)
-        } else {
-            SpeedAware::jiq(0.9, &classes(&CASE_A), levels)
-        }
-        .unwrap();
+        let m =
+            if jsq { SpeedAware::jsq(0.9, &classes(&CASE_A), levels) } else { SpeedAware::jiq(0.9, &classes(&CASE_A), levels) }.unwrap();
         for t_end in [0.5, 2.0] {
-            let tr = integrate(
-                &m,
-                &x0,
-                &SolveOptions {
-                    t_end,
-                    rtol: 1e-9,
-                    atol: 1e-12,
-                    ..SolveOptions::default()
-                },
-            )
-            .unwrap();
+            let tr = integrate(&m, &x0, &SolveOptions { t_end, rtol: 1e-9, atol: 1e-12, ..SolveOptions::default() }).unwrap();
             assert!(tr.status.is_success(), "{:?}", tr.status);
-            let sim = simulate(&Simulation {
-                jsq,
-                lambda: 0.9,
-                classes: &CASE_A,
-                x0: &x0_counts,
-                n: 200_000,
-                t_end,
-                reps: 2,
-                levels,
-            });
+            let sim = simulate(&Simulation { jsq, lambda: 0.9, classes: &CASE_A, x0: &x0_counts, n: 200_000, t_end, reps: 2, levels });
             for (i, (a, b)) in tr.last().iter().zip(&sim).enumerate() {
-                assert!(
-                    (a - b).abs() < 0.006,
-                    "jsq={jsq} t={t_end} entry {i}: ODE {a} vs simulation {b}\n{:?}\n{sim:?}",
-                    tr.last()
-                );
+                assert!((a - b).abs() < 0.006, "jsq={jsq} t={t_end} entry {i}: ODE {a} vs simulation {b}\n{:?}\n{sim:?}", tr.last());
             }
         }
     }
@@ -440,28 +360,14 @@ fn ps_sq2_tables() {
 /// Notes (e), tail [S]: case A, SQ(2), lambda = 0.7, x_{j,1..9} (4 significant digits).
 #[test]
 fn ps_sq2_super_exponential_tail() {
-    let fast = [
-        6.274e-1, 3.325e-1, 1.448e-1, 4.957e-2, 1.203e-2, 1.656e-3, 8.331e-5, 6.750e-7, 1.690e-10,
-    ];
-    let slow = [
-        9.904e-1, 9.599e-1, 8.824e-1, 7.249e-1, 4.767e-1, 2.024e-1, 3.611e-2, 1.143e-3, 1.144e-6, 1.146e-12,
-    ];
+    let fast = [6.274e-1, 3.325e-1, 1.448e-1, 4.957e-2, 1.203e-2, 1.656e-3, 8.331e-5, 6.750e-7, 1.690e-10];
+    let slow = [9.904e-1, 9.599e-1, 8.824e-1, 7.249e-1, 4.767e-1, 2.024e-1, 3.611e-2, 1.143e-3, 1.144e-6, 1.146e-12];
     let fp = solve(&ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Sq2));
     for (k, v) in fast.iter().enumerate() {
-        assert!(
-            (x_jk(&fp, 2, 0, k + 1) / v - 1.0).abs() < 1e-3,
-            "fast k={}: {}",
-            k + 1,
-            x_jk(&fp, 2, 0, k + 1)
-        );
+        assert!((x_jk(&fp, 2, 0, k + 1) / v - 1.0).abs() < 1e-3, "fast k={}: {}", k + 1, x_jk(&fp, 2, 0, k + 1));
     }
     for (k, v) in slow.iter().enumerate() {
-        assert!(
-            (x_jk(&fp, 2, 1, k + 1) / v - 1.0).abs() < 1e-3,
-            "slow k={}: {}",
-            k + 1,
-            x_jk(&fp, 2, 1, k + 1)
-        );
+        assert!((x_jk(&fp, 2, 1, k + 1) / v - 1.0).abs() < 1e-3, "slow k={}: {}", k + 1, x_jk(&fp, 2, 1, k + 1));
     }
     // overall tail = gamma-weighted class tails
     assert!((fp.observables.tail[0] - 0.5 * (x_jk(&fp, 2, 0, 1) + x_jk(&fp, 2, 1, 1))).abs() < 1e-15);
@@ -484,29 +390,16 @@ fn ps_sq2_stability_thresholds_cover_every_subset() {
     assert_eq!(set, 0b110, "the two-class set {{2, 3}}");
     // single classes alone would give min(2.5/0.2, 1/0.3, 0.4/0.5) = 0.8 > 0.78125
     for rule in [CostRule::Sq2, CostRule::Lsc, CostRule::LscPlusOne] {
-        let e = solve_spec(
-            &ps(0.79, &CASE_C_PS, Sampling::Uniform, rule),
-            &Truncation::default(),
-            &FixedPointOptions::default(),
-        )
-        .unwrap_err();
+        let e =
+            solve_spec(&ps(0.79, &CASE_C_PS, Sampling::Uniform, rule), &Truncation::default(), &FixedPointOptions::default()).unwrap_err();
         assert!(matches!(e, FixedPointError::Unstable { .. }), "{e}");
         assert!(e.to_string().contains("S = {2, 3}"), "{e}");
         for lambda in [0.8, 0.84, 0.9] {
-            let e = solve_spec(
-                &ps(lambda, &CASE_A, Sampling::Uniform, rule),
-                &Truncation::default(),
-                &FixedPointOptions::default(),
-            )
-            .unwrap_err();
+            let e = solve_spec(&ps(lambda, &CASE_A, Sampling::Uniform, rule), &Truncation::default(), &FixedPointOptions::default())
+                .unwrap_err();
             assert!(e.to_string().contains("S = {2}"), "{e}");
         }
-        let e = solve_spec(
-            &ps(0.7, &CASE_B, Sampling::Uniform, rule),
-            &Truncation::default(),
-            &FixedPointOptions::default(),
-        )
-        .unwrap_err();
+        let e = solve_spec(&ps(0.7, &CASE_B, Sampling::Uniform, rule), &Truncation::default(), &FixedPointOptions::default()).unwrap_err();
         assert!(matches!(e, FixedPointError::Unstable { .. }), "{e}");
     }
     // capacity-proportional sampling restores lambda_c = sum gamma_j C_j = 1
@@ -522,14 +415,7 @@ fn ps_sq2_stability_thresholds_cover_every_subset() {
 /// solved independently.
 #[test]
 fn capacity_sampling_reproduces_homogeneous_jsq2() {
-    for (lambda, t) in [
-        (0.30, 1.090729),
-        (0.50, 1.265686),
-        (0.70, 1.614454),
-        (0.75, 1.758475),
-        (0.90, 2.614057),
-        (0.95, 3.383046),
-    ] {
+    for (lambda, t) in [(0.30, 1.090729), (0.50, 1.265686), (0.70, 1.614454), (0.75, 1.758475), (0.90, 2.614057), (0.95, 3.383046)] {
         let fp = solve(&ps(lambda, &CASE_A, Sampling::Capacity, CostRule::Sq2));
         assert!((t_of(&fp) - t).abs() < 1e-6, "{lambda}: {}", t_of(&fp));
         let levels = fp.x.len() / 2;
@@ -570,10 +456,7 @@ fn static_routing_values() {
         (&CASE_C_PS, 0.75, 3.303858),
     ];
     for &(c, lambda, t) in rows {
-        let spec = ModelSpec::StaticRouting {
-            lambda,
-            classes: classes(c),
-        };
+        let spec = ModelSpec::StaticRouting { lambda, classes: classes(c) };
         let fp = solve(&spec);
         assert!((t_of(&fp) - t).abs() < 1e-6, "{c:?} {lambda}: {}", t_of(&fp));
         assert!((extra(&fp, "mean_response_time_untruncated") - t).abs() < 1e-6);
@@ -609,10 +492,7 @@ fn uniform_sq2_can_lose_to_static_routing() {
     let t = |spec: ModelSpec| t_of(&solve(&spec));
     let sq2 = t(ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Sq2));
     let lsc = t(ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Lsc));
-    let st = t(ModelSpec::StaticRouting {
-        lambda: 0.7,
-        classes: classes(&CASE_A),
-    });
+    let st = t(ModelSpec::StaticRouting { lambda: 0.7, classes: classes(&CASE_A) });
     let pl = t(pull(0.7, &CASE_A));
     let s = t(sa(true, 0.7, &CASE_A));
     assert!(s < pl && pl < lsc && lsc < st && st < sq2, "{s} {pl} {lsc} {st} {sq2}");
@@ -665,10 +545,7 @@ fn capacity_condition() {
         sa(true, 1.0, &CASE_A),
         sa(false, 1.2, &CASE_B),
         pull(1.0, &CASE_C_SA),
-        ModelSpec::StaticRouting {
-            lambda: 1.0,
-            classes: classes(&CASE_A),
-        },
+        ModelSpec::StaticRouting { lambda: 1.0, classes: classes(&CASE_A) },
     ] {
         let e = solve_spec(&spec, &Truncation::default(), &FixedPointOptions::default()).unwrap_err();
         assert!(e.to_string().contains("sum_j gamma_j mu_j"), "{e}");
@@ -685,28 +562,12 @@ fn attraction_checker_runs_on_the_heterogeneous_models() {
         sa(false, 0.9, &CASE_A),
         pull(0.9, &CASE_A),
         ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Lsc),
-        ModelSpec::StaticRouting {
-            lambda: 0.7,
-            classes: classes(&CASE_A),
-        },
+        ModelSpec::StaticRouting { lambda: 0.7, classes: classes(&CASE_A) },
     ];
     for spec in specs {
         let fp = solve(&spec);
         let model = spec.build(fp.x.len() / 2).unwrap();
-        let report = check_with_fixed_point(
-            model.as_ref(),
-            fp,
-            &CheckOptions {
-                starts: 4,
-                ..CheckOptions::default()
-            },
-        )
-        .unwrap();
-        assert!(
-            matches!(report.verdict, Verdict::Certified { .. } | Verdict::Evidence { .. }),
-            "{}: {:?}",
-            spec.kind(),
-            report.verdict
-        );
+        let report = check_with_fixed_point(model.as_ref(), fp, &CheckOptions { starts: 4, ..CheckOptions::default() }).unwrap();
+        assert!(matches!(report.verdict, Verdict::Certified { .. } | Verdict::Evidence { .. }), "{}: {:?}", spec.kind(), report.verdict);
     }
 }

@@ -16,11 +16,7 @@ fn solve(spec: &ModelSpec) -> FixedPoint {
     let fp = solve_spec(spec, &Truncation::default(), &FixedPointOptions::default()).unwrap();
     assert!(fp.converged(), "{spec:?}: {:?}", fp.status);
     assert!(fp.residual < 1e-12, "{spec:?}: residual {}", fp.residual);
-    assert!(
-        fp.truncation.mass_at_truncation < 1e-12,
-        "{spec:?}: mass {}",
-        fp.truncation.mass_at_truncation
-    );
+    assert!(fp.truncation.mass_at_truncation < 1e-12, "{spec:?}: mass {}", fp.truncation.mass_at_truncation);
     fp
 }
 
@@ -31,14 +27,7 @@ fn response(spec: &ModelSpec) -> f64 {
 /// H2 with mean 1, SCV 9 (E[S^2] = 10) and half of the load from the fast jobs: the job-size
 /// law of the notes' H2 rows (§4.1) and of their monotonicity check (§3.4).
 fn h2_scv9() -> JobSizeSpec {
-    JobSizeSpec::H2 {
-        mean: Some(1.0),
-        scv: Some(9.0),
-        f: Some(0.5),
-        p: None,
-        mu1: None,
-        mu2: None,
-    }
+    JobSizeSpec::H2 { mean: Some(1.0), scv: Some(9.0), f: Some(0.5), p: None, mu1: None, mu2: None }
 }
 
 fn exp1() -> JobSizeSpec {
@@ -53,23 +42,14 @@ fn exp1() -> JobSizeSpec {
 fn one_exponential_phase_reproduces_the_exponential_models() {
     for lambda in [0.5, 0.9, 0.95] {
         for d in [1u32, 2, 3] {
-            let a = solve(&ModelSpec::JsqPh {
-                lambda,
-                d,
-                job_size: exp1(),
-            });
+            let a = solve(&ModelSpec::JsqPh { lambda, d, job_size: exp1() });
             let b = solve(&ModelSpec::Jsq { lambda, d });
             assert_eq!(a.x.len(), b.x.len());
             let gap = a.x.iter().zip(&b.x).fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
             assert!(gap < 1e-12, "JSQ({d}) lambda {lambda}: max gap {gap:e}");
             let (ta, tb) = (a.observables.mean_response_time.unwrap(), b.observables.mean_response_time.unwrap());
             assert!((ta - tb).abs() < 1e-12, "{ta} vs {tb}");
-            let a = solve(&ModelSpec::PodLiPh {
-                lambda,
-                d,
-                eps: 0.2,
-                job_size: exp1(),
-            });
+            let a = solve(&ModelSpec::PodLiPh { lambda, d, eps: 0.2, job_size: exp1() });
             let b = solve(&ModelSpec::PodLi { lambda, d, eps: 0.2 });
             let gap = a.x.iter().zip(&b.x).fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
             assert!(a.x.len() == b.x.len() && gap < 1e-12, "Pod-LI d {d} lambda {lambda}: {gap:e}");
@@ -87,23 +67,10 @@ fn one_exponential_phase_reproduces_the_exponential_models() {
 #[test]
 fn sq_exponential_table_of_the_notes() {
     // lambda, SQ(2), SQ(3)
-    let table = [
-        (0.5, 1.265686, 1.125244),
-        (0.7, 1.614454, 1.356842),
-        (0.9, 2.614057, 2.027856),
-        (0.99, 5.431997, 3.857847),
-    ];
+    let table = [(0.5, 1.265686, 1.125244), (0.7, 1.614454, 1.356842), (0.9, 2.614057, 2.027856), (0.99, 5.431997, 3.857847)];
     for (lambda, sq2, sq3) in table {
-        let t2 = response(&ModelSpec::JsqPh {
-            lambda,
-            d: 2,
-            job_size: exp1(),
-        });
-        let t3 = response(&ModelSpec::JsqPh {
-            lambda,
-            d: 3,
-            job_size: exp1(),
-        });
+        let t2 = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: exp1() });
+        let t3 = response(&ModelSpec::JsqPh { lambda, d: 3, job_size: exp1() });
         assert!((t2 - sq2).abs() < 1e-6 && (t3 - sq3).abs() < 1e-6, "lambda {lambda}: {t2} {t3}");
     }
 }
@@ -116,17 +83,9 @@ fn sq_exponential_table_of_the_notes() {
 #[test]
 fn sq2_and_ll2_with_h2_jobs_match_the_notes() {
     for (lambda, sq2, ll2) in [(0.5, 1.966067, 1.441314), (0.9, 6.334997, 3.795034)] {
-        let t = response(&ModelSpec::JsqPh {
-            lambda,
-            d: 2,
-            job_size: h2_scv9(),
-        });
+        let t = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: h2_scv9() });
         assert!((t - sq2).abs() < 1e-6, "SQ(2)-H2 lambda {lambda}: {t} vs {sq2}");
-        let t = response(&ModelSpec::Lld {
-            lambda,
-            d: 2,
-            job_size: h2_scv9(),
-        });
+        let t = response(&ModelSpec::Lld { lambda, d: 2, job_size: h2_scv9() });
         assert!((t - ll2).abs() < 1e-6, "LL(2)-H2 lambda {lambda}: {t} vs {ll2}");
     }
 }
@@ -140,14 +99,7 @@ fn d_equal_one_is_pollaczek_khinchine() {
         (h2_scv9(), 1.0, 10.0),
         (JobSizeSpec::Erlang { k: 3, mean: 2.0 }, 2.0, 4.0 * (1.0 + 1.0 / 3.0)),
         (
-            JobSizeSpec::H2 {
-                mean: None,
-                scv: None,
-                f: None,
-                p: Some(0.3),
-                mu1: Some(3.0),
-                mu2: Some(0.5),
-            },
+            JobSizeSpec::H2 { mean: None, scv: None, f: None, p: Some(0.3), mu1: Some(3.0), mu2: Some(0.5) },
             0.3 / 3.0 + 0.7 / 0.5,
             2.0 * (0.3 / 9.0 + 0.7 / 0.25),
         ),
@@ -156,17 +108,9 @@ fn d_equal_one_is_pollaczek_khinchine() {
         for rho in [0.5, 0.8] {
             let lambda = rho / es;
             let pk = es + lambda * es2 / (2.0 * (1.0 - rho));
-            let t = response(&ModelSpec::JsqPh {
-                lambda,
-                d: 1,
-                job_size: law.clone(),
-            });
+            let t = response(&ModelSpec::JsqPh { lambda, d: 1, job_size: law.clone() });
             assert!((t - pk).abs() < 1e-9 * pk, "SQ(1) {law:?} rho {rho}: {t} vs {pk}");
-            let t = response(&ModelSpec::Lld {
-                lambda,
-                d: 1,
-                job_size: law.clone(),
-            });
+            let t = response(&ModelSpec::Lld { lambda, d: 1, job_size: law.clone() });
             assert!((t - pk).abs() < 1e-7 * pk, "LL(1) {law:?} rho {rho}: {t} vs {pk}");
         }
     }
@@ -179,45 +123,23 @@ fn busy_fraction_is_the_load() {
     let laws = [
         h2_scv9(),
         JobSizeSpec::Erlang { k: 4, mean: 0.5 },
-        JobSizeSpec::H2 {
-            mean: Some(2.0),
-            scv: Some(4.0),
-            f: Some(0.3),
-            p: None,
-            mu1: None,
-            mu2: None,
-        },
+        JobSizeSpec::H2 { mean: Some(2.0), scv: Some(4.0), f: Some(0.3), p: None, mu1: None, mu2: None },
     ];
     for law in laws {
         let es = law.to_phase_type().unwrap().mean();
         for rho in [0.5, 0.9] {
             let lambda = rho / es;
             for spec in [
-                ModelSpec::JsqPh {
-                    lambda,
-                    d: 2,
-                    job_size: law.clone(),
-                },
-                ModelSpec::PodLiPh {
-                    lambda,
-                    d: 3,
-                    eps: 0.2,
-                    job_size: law.clone(),
-                },
-                ModelSpec::JiqPh {
-                    lambda,
-                    job_size: law.clone(),
-                },
+                ModelSpec::JsqPh { lambda, d: 2, job_size: law.clone() },
+                ModelSpec::PodLiPh { lambda, d: 3, eps: 0.2, job_size: law.clone() },
+                ModelSpec::JiqPh { lambda, job_size: law.clone() },
             ] {
                 let fp = solve(&spec);
                 let busy = fp.observables.extras.iter().find(|(n, _)| n == "busy_fraction").unwrap().1;
                 let want = rho * (1.0 - fp.observables.loss_probability);
                 assert!((busy - want).abs() < 1e-12, "{spec:?}: u_1 = {busy} vs rho = {want}");
             }
-            let fp = solve(&ModelSpec::JiqPh {
-                lambda,
-                job_size: law.clone(),
-            });
+            let fp = solve(&ModelSpec::JiqPh { lambda, job_size: law.clone() });
             assert!((fp.observables.mean_response_time.unwrap() - es).abs() < 1e-12, "JIQ: no waiting");
         }
     }
@@ -227,27 +149,12 @@ fn busy_fraction_is_the_load() {
 /// models must give the exponential numbers.
 #[test]
 fn h2_with_scv_one_is_exponential() {
-    let h = JobSizeSpec::H2 {
-        mean: Some(1.0),
-        scv: Some(1.0),
-        f: Some(0.5),
-        p: None,
-        mu1: None,
-        mu2: None,
-    };
+    let h = JobSizeSpec::H2 { mean: Some(1.0), scv: Some(1.0), f: Some(0.5), p: None, mu1: None, mu2: None };
     for lambda in [0.5, 0.9] {
-        let a = response(&ModelSpec::JsqPh {
-            lambda,
-            d: 2,
-            job_size: h.clone(),
-        });
+        let a = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: h.clone() });
         let b = response(&ModelSpec::Jsq { lambda, d: 2 });
         assert!((a - b).abs() < 1e-11, "{a} vs {b}");
-        let a = response(&ModelSpec::Lld {
-            lambda,
-            d: 2,
-            job_size: h.clone(),
-        });
+        let a = response(&ModelSpec::Lld { lambda, d: 2, job_size: h.clone() });
         assert!((a - exponential_mean_response_time(lambda, 2)).abs() < 1e-7);
     }
 }
@@ -269,26 +176,13 @@ fn lld_exponential_table_of_the_notes() {
         (0.99, 3.996567, 2.481048),
     ];
     for (lambda, ll2, ll3) in table {
-        assert!(
-            (exponential_mean_response_time(lambda, 2) - ll2).abs() < 5e-7,
-            "series LL(2) {lambda}"
-        );
-        assert!(
-            (exponential_mean_response_time(lambda, 3) - ll3).abs() < 5e-7,
-            "series LL(3) {lambda}"
-        );
+        assert!((exponential_mean_response_time(lambda, 2) - ll2).abs() < 5e-7, "series LL(2) {lambda}");
+        assert!((exponential_mean_response_time(lambda, 3) - ll3).abs() < 5e-7, "series LL(3) {lambda}");
         if lambda <= 0.95 {
             for (d, want) in [(2u32, ll2), (3, ll3)] {
-                let t = response(&ModelSpec::Lld {
-                    lambda,
-                    d,
-                    job_size: exp1(),
-                });
+                let t = response(&ModelSpec::Lld { lambda, d, job_size: exp1() });
                 assert!((t - want).abs() < 1e-6, "ODE LL({d}) lambda {lambda}: {t} vs {want}");
-                assert!(
-                    (t - exponential_mean_response_time(lambda, d)).abs() < 1e-7,
-                    "ODE vs series LL({d}) {lambda}"
-                );
+                assert!((t - exponential_mean_response_time(lambda, d)).abs() < 1e-7, "ODE vs series LL({d}) {lambda}");
             }
         }
     }
@@ -299,16 +193,10 @@ fn lld_exponential_table_of_the_notes() {
 #[test]
 fn lld_workload_ccdf_is_the_closed_form() {
     for (lambda, d) in [(0.5, 2u32), (0.9, 2), (0.8, 3)] {
-        let spec = ModelSpec::Lld {
-            lambda,
-            d,
-            job_size: exp1(),
-        };
+        let spec = ModelSpec::Lld { lambda, d, job_size: exp1() };
         let fp = solve(&spec);
         let m = spec.build(fp.truncation.levels).unwrap();
-        let StateLayout::Workload { step, phases, .. } = m.layout() else {
-            panic!("workload layout")
-        };
+        let StateLayout::Workload { step, phases, .. } = m.layout() else { panic!("workload layout") };
         assert_eq!(phases, 1);
         for (i, blk) in fp.x.chunks(2).enumerate() {
             let w = (i + 1) as f64 * step;
@@ -325,11 +213,7 @@ fn lld_workload_ccdf_is_the_closed_form() {
 #[test]
 fn lld_response_time_identities() {
     let (lambda, d) = (0.8, 2u32);
-    let spec = ModelSpec::Lld {
-        lambda,
-        d,
-        job_size: exp1(),
-    };
+    let spec = ModelSpec::Lld { lambda, d, job_size: exp1() };
     let fp = solve(&spec);
     let o = &fp.observables;
     let er = o.mean_response_time.unwrap();
@@ -356,9 +240,7 @@ fn lld_response_time_identities() {
     assert!((simpson - er).abs() < 1e-8, "int ccdf {simpson} vs E[R] {er}");
     // P(W + S > w) from the grid Fbar (trapezoid in s on the grid), against the closed form
     let model = spec.build(fp.truncation.levels).unwrap();
-    let StateLayout::Workload { step, .. } = model.layout() else {
-        panic!()
-    };
+    let StateLayout::Workload { step, .. } = model.layout() else { panic!() };
     let fbar: Vec<f64> = std::iter::once(lambda).chain(fp.x.chunks(2).map(|b| b[0])).collect();
     for i in [5usize, 10, 20, 40] {
         let w = i as f64 * step;
@@ -382,21 +264,13 @@ fn lld_mean_workload_identity() {
     for (law, d) in [(h2_scv9(), 2u32), (JobSizeSpec::Erlang { k: 3, mean: 1.0 }, 3), (h2_scv9(), 1)] {
         let ph = law.to_phase_type().unwrap();
         for lambda in [0.5, 0.9] {
-            let fp = solve(&ModelSpec::Lld {
-                lambda,
-                d,
-                job_size: law.clone(),
-            });
+            let fp = solve(&ModelSpec::Lld { lambda, d, job_size: law.clone() });
             let (wait, work) = (extra(&fp, "mean_waiting_time"), extra(&fp, "mean_workload"));
             let want = lambda * ph.mean() * wait + lambda * ph.second_moment() / 2.0;
             assert!((work - want).abs() < 1e-8 * want, "{law:?} d {d} lambda {lambda}: {work} vs {want}");
         }
     }
-    let fp = solve(&ModelSpec::Lld {
-        lambda: 0.9,
-        d: 2,
-        job_size: exp1(),
-    });
+    let fp = solve(&ModelSpec::Lld { lambda: 0.9, d: 2, job_size: exp1() });
     assert!((extra(&fp, "mean_workload") - fp.observables.mean_queue_length.unwrap()).abs() < 1e-8);
 }
 
@@ -418,21 +292,12 @@ fn model_files_parse_and_override_the_job_size() {
     let text = std::fs::read_to_string(format!("{root}sq2-h2.toml")).unwrap();
     let f = parse(&text, &["job_size.scv=4", "lambda=0.5"]).unwrap();
     assert_eq!(f.model.kind(), "jsq-ph");
-    let ModelSpec::JsqPh { lambda, job_size, .. } = &f.model else {
-        panic!()
-    };
+    let ModelSpec::JsqPh { lambda, job_size, .. } = &f.model else { panic!() };
     assert_eq!(*lambda, 0.5);
     assert!((job_size.to_phase_type().unwrap().scv() - 4.0).abs() < 1e-9);
     // no [model.job_size] table: exponential with mean 1
     let f = parse("[model]\nkind = \"lld\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
-    assert_eq!(
-        f.model,
-        ModelSpec::Lld {
-            lambda: 0.5,
-            d: 2,
-            job_size: exp1()
-        }
-    );
+    assert_eq!(f.model, ModelSpec::Lld { lambda: 0.5, d: 2, job_size: exp1() });
 }
 
 /// Each bad law gives an error naming the field, the value and what is allowed.
@@ -451,20 +316,14 @@ fn bad_job_sizes_are_clear_errors() {
             &["model.job_size.a[0][1] = -0.5", "off-diagonal rate >= 0"],
         ),
         // alpha not a distribution
-        (
-            "law = \"phase-type\"\nalpha = [0.5, 0.2]\na = [[-1.0, 0.0], [0.0, -2.0]]\n",
-            &["model.job_size.alpha", "summing to 1"],
-        ),
+        ("law = \"phase-type\"\nalpha = [0.5, 0.2]\na = [[-1.0, 0.0], [0.0, -2.0]]\n", &["model.job_size.alpha", "summing to 1"]),
         // SCV below 1 for H2
         ("law = \"h2\"\nscv = 0.5\n", &["model.job_size.scv = 0.5", ">= 1"]),
         // mean <= 0
         ("law = \"h2\"\nmean = 0\nscv = 9\n", &["model.job_size.mean = 0", "> 0"]),
         ("law = \"exponential\"\nmean = -1\n", &["model.job_size.mean = -1", "> 0"]),
         // a negative Coxian rate
-        (
-            "law = \"coxian\"\nrates = [2.0, -1.0]\nnext = [0.5]\n",
-            &["model.job_size.rates[1] = -1", "> 0"],
-        ),
+        ("law = \"coxian\"\nrates = [2.0, -1.0]\nnext = [0.5]\n", &["model.job_size.rates[1] = -1", "> 0"]),
     ];
     for (law, needles) in cases {
         let e = parse(&format!("{base}{law}"), &[]).unwrap_err().to_string();
@@ -472,9 +331,7 @@ fn bad_job_sizes_are_clear_errors() {
             assert!(e.contains(n), "{law}: '{e}' lacks '{n}'");
         }
     }
-    let e = parse(&format!("{base}law = \"h2\"\nscv = 9\n"), &["job_size.f=1.5"])
-        .unwrap_err()
-        .to_string();
+    let e = parse(&format!("{base}law = \"h2\"\nscv = 9\n"), &["job_size.f=1.5"]).unwrap_err().to_string();
     assert!(e.contains("model.job_size.f = 1.5") && e.contains("(0, 1)"), "{e}");
 }
 
@@ -549,13 +406,7 @@ fn staircase_sandwich_for_sq2_h2() {
     let n = model.dim();
     let fp = solve_model(&model, &FixedPointOptions::default()).unwrap();
     assert!(fp.converged() && fp.spectral_abscissa.is_some_and(|a| a < 0.0));
-    let opts = |t_end| SolveOptions {
-        t_end,
-        rtol: 1e-10,
-        atol: 1e-14,
-        record_steps: true,
-        ..Default::default()
-    };
+    let opts = |t_end| SolveOptions { t_end, rtol: 1e-10, atol: 1e-14, record_steps: true, ..Default::default() };
     // order preservation: 6 random pairs pushed up along every generator by random fractions
     let mut rng = Stream(11);
     let n_gen = order.generators(n).len();
@@ -583,14 +434,7 @@ fn staircase_sandwich_for_sq2_h2() {
         let tr = mfq_ode::solve(
             &model,
             &s.x,
-            &SolveOptions {
-                t_end: 2000.0,
-                rtol: 1e-11,
-                atol: 1e-15,
-                steady_tol: Some(1e-13),
-                record_steps: false,
-                ..Default::default()
-            },
+            &SolveOptions { t_end: 2000.0, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-13), record_steps: false, ..Default::default() },
         )
         .unwrap();
         let dist = tr.last().iter().zip(&fp.x).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
@@ -618,10 +462,7 @@ fn staircase_sandwich_for_sq2_h2() {
     let mut y0 = x0.clone();
     assert!(lex.push_up(&mut y0, g, 0.5) > 0.0);
     assert!(lex.order_gap(&x0, &y0) >= -1e-15);
-    let (tx, ty) = (
-        mfq_ode::solve(&model, &x0, &opts(0.05)).unwrap(),
-        mfq_ode::solve(&model, &y0, &opts(0.05)).unwrap(),
-    );
+    let (tx, ty) = (mfq_ode::solve(&model, &x0, &opts(0.05)).unwrap(), mfq_ode::solve(&model, &y0, &opts(0.05)).unwrap());
     let phi = &lex.upsets(n)[u];
     let diff: f64 = phi.iter().map(|&(i, w)| w * (ty.last()[i] - tx.last()[i])).sum();
     assert!(diff < 0.0, "lex up-set {u} after t = 0.05: {diff:e} (should turn negative)");
@@ -639,19 +480,8 @@ fn response_time_against_scv() {
     for (lambda, ll_exp, sq_exp) in [(0.5, 1.150728, 1.265686), (0.9, 2.050285, 2.614057)] {
         let mut last = (0.0, 0.0);
         for scv in [1.0, 5.0, 20.0] {
-            let h = JobSizeSpec::H2 {
-                mean: Some(1.0),
-                scv: Some(scv),
-                f: Some(0.5),
-                p: None,
-                mu1: None,
-                mu2: None,
-            };
-            let sq = response(&ModelSpec::JsqPh {
-                lambda,
-                d: 2,
-                job_size: h.clone(),
-            });
+            let h = JobSizeSpec::H2 { mean: Some(1.0), scv: Some(scv), f: Some(0.5), p: None, mu1: None, mu2: None };
+            let sq = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: h.clone() });
             let ll = response(&ModelSpec::Lld { lambda, d: 2, job_size: h });
             if scv == 1.0 {
                 assert!((sq - sq_exp).abs() < 1e-6 && (ll - ll_exp).abs() < 1e-6, "{sq} {ll}");
@@ -672,37 +502,4 @@ fn lld_accessors() {
     let ccdf = m.workload_ccdf(&x);
     assert_eq!(ccdf[0], (0.0, 0.5));
     assert_eq!(ccdf.len(), 65);
-}
-
-#[test]
-#[ignore]
-fn zz_debug() {
-    for (law, d) in [(h2_scv9(), 2u32), (JobSizeSpec::Erlang { k: 3, mean: 1.0 }, 3), (h2_scv9(), 1)] {
-        for lambda in [0.5, 0.9] {
-            let spec = ModelSpec::Lld {
-                lambda,
-                d,
-                job_size: law.clone(),
-            };
-            let t0 = std::time::Instant::now();
-            let fp = solve_spec(
-                &spec,
-                &Truncation {
-                    max_levels: 40000,
-                    ..Default::default()
-                },
-                &FixedPointOptions::default(),
-            )
-            .unwrap();
-            eprintln!(
-                "{law:?} d {d} lambda {lambda}: {:?} tried {:?} iters {} res {:e} mass {:e} {:?}",
-                fp.status,
-                fp.truncation.tried,
-                fp.total_iterations,
-                fp.residual,
-                fp.truncation.mass_at_truncation,
-                t0.elapsed()
-            );
-        }
-    }
 }

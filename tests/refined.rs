@@ -26,10 +26,7 @@ fn jsq2_sum_of_v_matches_rmf_tool_and_scipy() {
 /// M/M/1 queues: E[x_k^N] = x_k exactly for every N, so V = 0.
 #[test]
 fn independent_queues_have_no_correction() {
-    for m in [
-        Box::new(Jsq::new(0.8, 1, 60).unwrap()) as Box<dyn MeanFieldModel>,
-        Box::new(PodLi::new(0.8, 2, 0.5, 60).unwrap()),
-    ] {
+    for m in [Box::new(Jsq::new(0.8, 1, 60).unwrap()) as Box<dyn MeanFieldModel>, Box::new(PodLi::new(0.8, 2, 0.5, 60).unwrap())] {
         let fp = solve_model(m.as_ref(), &FixedPointOptions::default()).unwrap();
         let r = refined_mean_field(m.as_ref(), &fp.x).unwrap();
         assert!(r.v.iter().all(|v| v.abs() < 1e-8), "{:?}", &r.v[..5]);

@@ -10,13 +10,7 @@ fn jiq_at(lambda: f64, t_end: f64) -> Vec<f64> {
     let m = Jiq::new(lambda, 30).unwrap();
     let mut x0 = vec![0.0; 30];
     x0[..3].copy_from_slice(&[1.0, 1.0, 1.0]);
-    let opts = SolveOptions {
-        t_end,
-        rtol: 1e-11,
-        atol: 1e-14,
-        record_steps: false,
-        ..Default::default()
-    };
+    let opts = SolveOptions { t_end, rtol: 1e-11, atol: 1e-14, record_steps: false, ..Default::default() };
     let tr = solve(&m, &x0, &opts).unwrap();
     assert!(tr.status.is_success(), "{:?}", tr.status);
     tr.last().to_vec()
@@ -38,13 +32,7 @@ fn jiq_boundary_transient_table() {
     for (lambda, t, want) in table {
         let x = jiq_at(lambda, t);
         for k in 0..4 {
-            assert!(
-                (x[k] - want[k]).abs() < 1.5e-6,
-                "lambda={lambda} t={t} x_{}: {} vs {}",
-                k + 1,
-                x[k],
-                want[k]
-            );
+            assert!((x[k] - want[k]).abs() < 1.5e-6, "lambda={lambda} t={t} x_{}: {} vs {}", k + 1, x[k], want[k]);
         }
     }
 }
@@ -83,22 +71,12 @@ fn stiff_jsq_transients_match_scipy() {
     for (lambda, t_end, gap_ref) in [(0.99, 2000.0, 2.54e-7), (0.999, 20000.0, 3.34e-7)] {
         let m = Jsq::new(lambda, 2, 50).unwrap();
         for method in [Method::Auto, Method::Rosenbrock23] {
-            let opts = SolveOptions {
-                t_end,
-                rtol: 1e-9,
-                atol: 1e-13,
-                method,
-                record_steps: false,
-                ..Default::default()
-            };
+            let opts = SolveOptions { t_end, rtol: 1e-9, atol: 1e-13, method, record_steps: false, ..Default::default() };
             let tr = solve(&m, &vec![0.0; 50], &opts).unwrap();
             assert!(tr.status.is_success());
             let xs = m.analytic_fixed_point().unwrap();
             let gap = tr.last().iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-            assert!(
-                (gap - gap_ref).abs() < 0.03 * gap_ref,
-                "{method:?} lambda={lambda}: {gap:e} vs {gap_ref:e}"
-            );
+            assert!((gap - gap_ref).abs() < 0.03 * gap_ref, "{method:?} lambda={lambda}: {gap:e} vs {gap_ref:e}");
         }
     }
 }

@@ -66,15 +66,11 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         progress: !args.model.json && std::io::stderr().is_terminal(),
         ..Default::default()
     };
-    opts.validate()
-        .map_err(|e| Failure::input(format!("--{}", e.to_string().replace('_', "-"))))?;
+    opts.validate().map_err(|e| Failure::input(format!("--{}", e.to_string().replace('_', "-"))))?;
     let report = run_check(&args.model, &opts)?;
     let dir = out_dir(&args.model.out, &args.model.model);
     let files = write_check_plots(&dir, &report)?;
-    write_atomic(
-        &dir.join("check.json"),
-        serde_json::to_string_pretty(&report).unwrap_or_default().as_bytes(),
-    )?;
+    write_atomic(&dir.join("check.json"), serde_json::to_string_pretty(&report).unwrap_or_default().as_bytes())?;
     if args.model.json {
         println!("{}", serde_json::to_string(&report).unwrap_or_default());
     } else {

@@ -14,11 +14,7 @@ use std::fmt::Write as _;
 pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
     let path = &args.model;
     let text = std::fs::read_to_string(path).map_err(|e| {
-        let code = if e.kind() == std::io::ErrorKind::NotFound {
-            Failure::input
-        } else {
-            Failure::io
-        };
+        let code = if e.kind() == std::io::ErrorKind::NotFound { Failure::input } else { Failure::io };
         code(format!("cannot read model file {}: {e}", path.display()))
     })?;
     ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
@@ -104,11 +100,7 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     };
     let _ = writeln!(s, "  stability condition {cond}");
     if let Some(a) = fp.spectral_abscissa {
-        let _ = writeln!(
-            s,
-            "  spectral abscissa   {a:.6e} ({})",
-            if a < 0.0 { "locally stable" } else { "NOT locally stable" }
-        );
+        let _ = writeln!(s, "  spectral abscissa   {a:.6e} ({})", if a < 0.0 { "locally stable" } else { "NOT locally stable" });
     }
     let o = &fp.observables;
     if let Some(v) = o.mean_queue_length {
@@ -152,17 +144,10 @@ fn tail_csv(fp: &FixedPoint) -> String {
 pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     let file = load(args)?;
     let fp = fixed_point_of(args, &file)?;
-    let stability = file
-        .model
-        .build(fp.truncation.levels)
-        .map_err(|e| Failure::input(e.to_string()))?
-        .stability();
+    let stability = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
     let value = fixed_point_json(&file, &fp);
     if let Some(dir) = &args.out {
-        write_atomic(
-            &dir.join("fixed-point.json"),
-            serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
-        )?;
+        write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
     if args.json {
         println!("{value}");
@@ -257,9 +242,7 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
             let mut x = Vec::new();
             for part in list.split(',') {
                 let v: f64 = part.trim().parse().map_err(|_| {
-                    Failure::input(format!(
-                        "--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"
-                    ))
+                    Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"))
                 })?;
                 if !(0.0..=1.0).contains(&v) {
                     return Err(Failure::input(format!("--x0: {v} is outside [0, 1]")));
@@ -267,10 +250,7 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                 x.push(v);
             }
             if x.len() > n {
-                return Err(Failure::input(format!(
-                    "--x0 has {} values, the model has {n} state entries",
-                    x.len()
-                )));
+                return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
             }
             x.resize(n, 0.0);
             Ok(x)
@@ -323,13 +303,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let k = levels_for(&args.model, &file, args.levels)?;
     let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
     let x0 = initial_state(model.as_ref(), &args.x0)?;
-    let opts = SolveOptions {
-        t_end: args.t_end,
-        rtol: args.rtol,
-        atol: args.atol,
-        method: args.method.into(),
-        ..Default::default()
-    };
+    let opts = SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), ..Default::default() };
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
     let dir = out_dir(&args.model.out, &args.model.model);
     write_atomic(&dir.join("trajectory.csv"), trajectory_csv(model.as_ref(), &tr).as_bytes())?;
@@ -337,27 +311,17 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("trajectory.svg"), svg.as_bytes())?;
     if args.model.json {
-        println!(
-            "{}",
-            json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k })
-        );
+        println!("{}", json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k }));
     } else {
         println!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
-        println!(
-            "  status {:?}; {} steps ({} rejected), K = {k}",
-            tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps
-        );
+        println!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
         if let Some(t) = tr.stats.switched_to_stiff_at {
             println!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
         }
         let last = tr.last();
         let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
         println!("  x(t_end) = {} ...", shown.join(", "));
-        println!(
-            "wrote {} and {}",
-            dir.join("trajectory.csv").display(),
-            dir.join("trajectory.svg").display()
-        );
+        println!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
     }
     if tr.status.is_success() {
         Ok(())
@@ -376,13 +340,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let dir = out_dir(&args.out, &args.model);
     // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
     // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
-    let opts = SolveOptions {
-        t_end: 1e5,
-        rtol: 1e-11,
-        atol: 1e-15,
-        steady_tol: Some(1e-12),
-        ..Default::default()
-    };
+    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-12), ..Default::default() };
     let x0 = initial_state(model.as_ref(), "empty")?;
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
     let series = DistanceSeries::new("from the empty state", &tr.t, &tr.x, &fp.x);
@@ -394,10 +352,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
         .map_err(|e| Failure::io(e.to_string()))?;
     // uniqueness / global attraction, with fewer random starts than `mfq check`
-    let check_opts = mfq_fixpoint::CheckOptions {
-        starts: 8,
-        ..Default::default()
-    };
+    let check_opts = mfq_fixpoint::CheckOptions { starts: 8, ..Default::default() };
     let check = mfq_fixpoint::check_with_fixed_point(model.as_ref(), fp.clone(), &check_opts)
         .map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))?;
     let check_files = crate::checkcmd::write_check_plots(&dir, &check)?;
@@ -418,10 +373,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
     write_atomic(&tail_file, tail_plot.as_bytes())?;
     write_atomic(&conv_file, conv_plot.as_bytes())?;
-    write_atomic(
-        &dir.join("report.json"),
-        serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
-    )?;
+    write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     if args.json {
         println!("{value}");
     } else {
@@ -432,11 +384,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
             tr.t_last(),
             series.distance.last().copied().unwrap_or(f64::NAN)
         );
-        println!(
-            "  attraction          {} ({} random starts; `mfq check` for more)",
-            check.verdict.name(),
-            check_opts.starts
-        );
+        println!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), check_opts.starts);
         println!("tail:");
         print!("{}", tail_table(&fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

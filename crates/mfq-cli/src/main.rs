@@ -83,35 +83,19 @@ pub struct Failure {
 impl Failure {
     /// Invalid input (exit code 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Failure {
-            code: 2,
-            kind: "invalid-input",
-            message: message.into(),
-        }
+        Failure { code: 2, kind: "invalid-input", message: message.into() }
     }
     /// Unstable parameters (exit code 3).
     pub fn unstable(message: impl Into<String>) -> Self {
-        Failure {
-            code: 3,
-            kind: "unstable",
-            message: message.into(),
-        }
+        Failure { code: 3, kind: "unstable", message: message.into() }
     }
     /// No convergence (exit code 4).
     pub fn no_convergence(message: impl Into<String>) -> Self {
-        Failure {
-            code: 4,
-            kind: "no-convergence",
-            message: message.into(),
-        }
+        Failure { code: 4, kind: "no-convergence", message: message.into() }
     }
     /// I/O failure (exit code 5).
     pub fn io(message: impl Into<String>) -> Self {
-        Failure {
-            code: 5,
-            kind: "io",
-            message: message.into(),
-        }
+        Failure { code: 5, kind: "io", message: message.into() }
     }
 }
 

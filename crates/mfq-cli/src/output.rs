@@ -9,10 +9,7 @@ use std::path::{Path, PathBuf};
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Failure::io(format!("cannot create directory {}: {e}", dir.display())))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
@@ -29,10 +26,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 /// The output directory: `--out DIR`, or `out/<model file stem>`.
 pub fn out_dir(out: &Option<PathBuf>, model: &Path) -> PathBuf {
     out.clone().unwrap_or_else(|| {
-        let stem = model
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "model".into());
+        let stem = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
         PathBuf::from("out").join(stem)
     })
 }

@@ -80,21 +80,13 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let report = run_sim(&file.model, &args.sim.options(args.servers, args.model.json)).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
     if let Some(dir) = &args.model.out {
-        write_atomic(
-            &dir.join("simulation.json"),
-            serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
-        )?;
+        write_atomic(&dir.join("simulation.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
     if args.model.json {
         println!("{value}");
         return Ok(());
     }
-    println!(
-        "{}  simulated with N = {} servers ({})",
-        title(&file),
-        args.servers,
-        args.model.model.display()
-    );
+    println!("{}  simulated with N = {} servers ({})", title(&file), args.servers, args.model.model.display());
     println!(
         "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {}",
         args.sim.replications, args.sim.time, args.sim.warmup, args.sim.batches, args.sim.seed
@@ -108,27 +100,26 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     for (k, e) in report.tail.iter().enumerate().take(12) {
         println!("    {:<3} {:.6e} +- {:.1e}", k + 1, e.mean, e.half_width);
     }
-    println!(
-        "  {} events in {:.2} s ({:.1e} events/s)",
-        report.events, report.wall_seconds, report.events_per_second
-    );
+    println!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
     Ok(())
 }
 
-/// `mfq compare`: mean field, refined mean field and simulation side by side.
-pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
-    let file = load(&args.model)?;
-    if args.servers.is_empty() || args.servers.contains(&0) {
+/// Mean field, refined mean field and simulations at the sizes `servers` for a model file.
+pub(crate) fn comparison(
+    model_args: &ModelArgs,
+    file: &mfq_model::ModelFile,
+    servers: &[usize],
+    sim: &SimArgs,
+    quiet: bool,
+) -> Result<(SizeComparison, Vec<serde_json::Value>), Failure> {
+    if servers.is_empty() || servers.contains(&0) {
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
-    let fp = fixed_point_of(&args.model, &file)?;
+    let fp = fixed_point_of(model_args, file)?;
     require_converged(&fp)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let refined = refined_mean_field(model.as_ref(), &fp.x).ok();
-    let mean_field = fp
-        .observables
-        .mean_queue_length
-        .ok_or_else(|| Failure::input("the model has no queue lengths to compare"))?;
+    let mean_field = fp.observables.mean_queue_length.ok_or_else(|| Failure::input("the model has no queue lengths to compare"))?;
     let mut rows = Vec::new();
     let mut cmp = SizeComparison {
         quantity: "mean queue length per server".into(),
@@ -138,11 +129,11 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         mean_field,
         refined_c: refined.as_ref().and_then(|r| r.mean_queue_length_correction),
     };
-    for &n in &args.servers {
+    for &n in servers {
         // equal work per size: small systems run longer (time x 1000/N for N < 1000)
-        let mut opts = args.sim.options(n, args.model.json);
+        let mut opts = sim.options(n, quiet);
         opts.time *= (1000.0 / n as f64).max(1.0);
-        let rep = run_sim(&file.model, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+        let rep = run_sim(&file.model, &opts).map_err(|e| sim_failure(&model_args.model, e))?;
         let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
         rows.push(json!({
             "servers": n,
@@ -155,14 +146,19 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         cmp.simulated.push(rep.mean_queue_length.mean);
         cmp.half_width.push(rep.mean_queue_length.half_width);
     }
+    Ok((cmp, rows))
+}
+
+/// `mfq compare`: mean field, refined mean field and simulation side by side.
+pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
+    let file = load(&args.model)?;
+    let (cmp, rows) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json)?;
+    let mean_field = cmp.mean_field;
     let dir = out_dir(&args.model.out, &args.model.model);
     let svg = size_comparison_svg(&cmp, &format!("Simulation vs mean field: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("compare.svg"), svg.as_bytes())?;
     let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model });
-    write_atomic(
-        &dir.join("compare.json"),
-        serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes(),
-    )?;
+    write_atomic(&dir.join("compare.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     if args.model.json {
         println!("{value}");
         return Ok(());
@@ -176,13 +172,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     }
     println!("  {:>8} {:>12} {:>12} {:>22}", "N", "mean field", "refined", "simulation (95% CI)");
     for (i, n) in args.servers.iter().enumerate() {
-        let refined = cmp
-            .refined_c
-            .map_or("-".to_string(), |c| format!("{:.6}", mean_field + c / *n as f64));
-        println!(
-            "  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}",
-            n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]
-        );
+        let refined = cmp.refined_c.map_or("-".to_string(), |c| format!("{:.6}", mean_field + c / *n as f64));
+        println!("  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}", n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]);
     }
     println!("wrote {} and compare.json", dir.join("compare.svg").display());
     Ok(())

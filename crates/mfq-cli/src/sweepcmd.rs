@@ -63,9 +63,7 @@ fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<Sw
     let mut overrides = Vec::new();
     let mut axes = Vec::new();
     for s in sets {
-        let (name, value) = s
-            .split_once('=')
-            .ok_or_else(|| Failure::input(format!("--set {s}: expected NAME=VALUE")))?;
+        let (name, value) = s.split_once('=').ok_or_else(|| Failure::input(format!("--set {s}: expected NAME=VALUE")))?;
         if Axis::is_sweep(value) {
             axes.push(Axis::parse(name.trim(), value).map_err(|e| Failure::input(e.to_string()))?);
         } else {
@@ -83,15 +81,8 @@ fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<Sw
     let curve_axis = axes.pop();
     let total = x_axis.values.len() * curve_axis.as_ref().map_or(1, |c| c.values.len());
     let pb = progress_bar(total, quiet);
-    let report = sweep(
-        text,
-        &overrides,
-        &x_axis,
-        curve_axis.as_ref(),
-        &FixedPointOptions::default(),
-        &|| pb.inc(1),
-    )
-    .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    let report = sweep(text, &overrides, &x_axis, curve_axis.as_ref(), &FixedPointOptions::default(), &|| pb.inc(1))
+        .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     pb.finish_and_clear();
     Ok(report)
 }
@@ -106,15 +97,7 @@ fn sweep_csv(report: &SweepReport) -> String {
     for p in &report.points {
         let curve = p.curve.map_or(String::new(), |v| v.to_string());
         let _ = match &p.status {
-            PointStatus::Solved {
-                mean_response_time,
-                mean_queue_length,
-                prob_wait,
-                residual,
-                levels,
-                iterations,
-                ..
-            } => writeln!(
+            PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, residual, levels, iterations, .. } => writeln!(
                 s,
                 "{},{curve},solved,{},{},{},{residual:e},{levels},{iterations},",
                 p.x,
@@ -136,10 +119,7 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let report = run_sweep(path, &text, &args.model.set, args.model.json)?;
     let dir = out_dir(&args.model.out, path);
     write_atomic(&dir.join("sweep.csv"), sweep_csv(&report).as_bytes())?;
-    let title = ModelFile::parse(&text, &[])
-        .ok()
-        .and_then(|f| f.title)
-        .unwrap_or_else(|| path.display().to_string());
+    let title = ModelFile::parse(&text, &[]).ok().and_then(|f| f.title).unwrap_or_else(|| path.display().to_string());
     let style = SweepPlotStyle {
         title: format!("Sweep of {}: {title}", report.x_axis.name),
         x_label: report.x_axis.name.clone(),
@@ -156,21 +136,9 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         println!("{}", serde_json::to_string(&report).unwrap_or_default());
         return Ok(());
     }
-    let solved = report
-        .points
-        .iter()
-        .filter(|p| matches!(p.status, PointStatus::Solved { .. }))
-        .count();
-    let unstable = report
-        .points
-        .iter()
-        .filter(|p| matches!(p.status, PointStatus::Unstable { .. }))
-        .count();
-    println!(
-        "{} points: {solved} solved, {unstable} unstable, {} failed",
-        report.points.len(),
-        report.points.len() - solved - unstable
-    );
+    let solved = report.points.iter().filter(|p| matches!(p.status, PointStatus::Solved { .. })).count();
+    let unstable = report.points.iter().filter(|p| matches!(p.status, PointStatus::Unstable { .. })).count();
+    println!("{} points: {solved} solved, {unstable} unstable, {} failed", report.points.len(), report.points.len() - solved - unstable);
     print!("{}", sweep_csv(&report));
     println!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
     Ok(())
@@ -218,6 +186,31 @@ enum FigureFile {
         #[serde(default)]
         y_label: Option<String>,
     },
+    /// The attraction checker's convergence plot (and basins, with several equilibria).
+    Check {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// Model file.
+        model: String,
+        /// Random starts (default 32).
+        #[serde(default = "default_starts")]
+        starts: usize,
+    },
+    /// Simulation against mean field and refined mean field for several system sizes.
+    Compare {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// Model file.
+        model: String,
+        /// System sizes.
+        servers: Vec<usize>,
+        /// Simulated time per replication after the warm-up (scaled by 1000/N below N = 1000).
+        time: f64,
+        /// Warm-up time.
+        warmup: f64,
+    },
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
         title: String,
@@ -229,19 +222,20 @@ enum FigureFile {
 }
 
 impl FigureFile {
-    fn about(&self) -> (&str, &str) {
+    /// Title, description and the paper figure reproduced.
+    fn about(&self) -> (&str, &str, &str) {
         match self {
-            FigureFile::Sweep {
-                reproduces, description, ..
-            }
-            | FigureFile::ModelsSweep {
-                reproduces, description, ..
-            }
-            | FigureFile::Tail {
-                reproduces, description, ..
-            } => (description, reproduces),
+            FigureFile::Sweep { title, reproduces, description, .. }
+            | FigureFile::ModelsSweep { title, reproduces, description, .. }
+            | FigureFile::Check { title, reproduces, description, .. }
+            | FigureFile::Compare { title, reproduces, description, .. }
+            | FigureFile::Tail { title, reproduces, description, .. } => (title, description, reproduces),
         }
     }
+}
+
+fn default_starts() -> usize {
+    32
 }
 
 fn default_curve_label() -> String {
@@ -272,17 +266,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
         std::fs::read_to_string(model).map_err(|e| Failure::input(format!("{}: cannot read model {model}: {e}", path.display())))
     };
     match &fig {
-        FigureFile::Sweep {
-            title,
-            model,
-            set,
-            y,
-            log_y,
-            x_label,
-            y_label,
-            curve_label,
-            ..
-        } => {
+        FigureFile::Sweep { title, model, set, y, log_y, x_label, y_label, curve_label, .. } => {
             let text = read(model)?;
             let report = run_sweep(Path::new(model), &text, set, false)?;
             let style = SweepPlotStyle {
@@ -297,16 +281,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.csv")), sweep_csv(&report).as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
-        FigureFile::ModelsSweep {
-            title,
-            models,
-            set,
-            y,
-            log_y,
-            x_label,
-            y_label,
-            ..
-        } => {
+        FigureFile::ModelsSweep { title, models, set, y, log_y, x_label, y_label, .. } => {
             let mut combined: Option<SweepReport> = None;
             let mut csv = String::new();
             for (i, (label, model)) in models.iter().enumerate() {
@@ -319,8 +294,9 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
                         let _ = writeln!(csv, "model,{head}");
                     }
                 }
+                let label_csv = if label.contains([',', '"']) { format!("\"{}\"", label.replace('"', "'")) } else { label.clone() };
                 for l in lines {
-                    let _ = writeln!(csv, "{label},{l}");
+                    let _ = writeln!(csv, "{label_csv},{l}");
                 }
                 report.points.iter_mut().for_each(|p| p.curve = Some(i as f64));
                 match &mut combined {
@@ -329,10 +305,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
                 }
             }
             let mut report = combined.ok_or_else(|| Failure::input(format!("{}: no models", path.display())))?;
-            report.curve_axis = Some(Axis {
-                name: "model".into(),
-                values: (0..models.len()).map(|i| i as f64).collect(),
-            });
+            report.curve_axis = Some(Axis { name: "model".into(), values: (0..models.len()).map(|i| i as f64).collect() });
             let style = SweepPlotStyle {
                 title: title.clone(),
                 x_label: x_label.clone(),
@@ -342,6 +315,45 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
                 curve_labels: Some(models.iter().map(|(l, _)| l.clone()).collect()),
             };
             let svg = sweep_svg(&report, *y, &style).map_err(|e| Failure::no_convergence(format!("{name}: {e}")))?;
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::Check { model, starts, .. } => {
+            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None };
+            let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
+            let report = crate::checkcmd::run_check(&args, &opts)?;
+            let svg = mfq_fixpoint::svg::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+            if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
+                let b = mfq_fixpoint::svg::attraction::basins_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
+                write_atomic(&out.join(format!("{name}-basins.svg")), b.as_bytes())?;
+            }
+            let mut csv = String::from("verdict,equilibrium,kind,share,spectral_abscissa,x\n");
+            for (i, e) in report.equilibria.iter().enumerate() {
+                let xs: Vec<String> = e.x.iter().map(|v| format!("{v:e}")).collect();
+                let _ = writeln!(
+                    csv,
+                    "{},{i},{:?},{},{},{}",
+                    report.verdict.name(),
+                    e.kind,
+                    e.share,
+                    e.local.as_ref().map_or(String::new(), |l| format!("{:e}", l.spectral_abscissa)),
+                    xs.join(" ")
+                );
+            }
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+        }
+        FigureFile::Compare { title, model, servers, time, warmup, .. } => {
+            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None };
+            let file = crate::commands::load(&args)?;
+            let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
+            let (cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true)?;
+            let svg = mfq_fixpoint::svg::size_comparison_svg(&cmp, title).map_err(|e| Failure::io(e.to_string()))?;
+            let mut csv = String::from("servers,simulated,half_width,mean_field,refined_mean_field\n");
+            for i in 0..cmp.servers.len() {
+                let refined = cmp.refined_c.map_or(String::new(), |c| format!("{}", cmp.mean_field + c / cmp.servers[i]));
+                let _ = writeln!(csv, "{},{},{},{},{refined}", cmp.servers[i], cmp.simulated[i], cmp.half_width[i], cmp.mean_field);
+            }
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
@@ -357,11 +369,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             let svg = tail_svg(&refs, title).map_err(|e| Failure::io(e.to_string()))?;
             let mut csv = String::from("model,k,p_q_ge_k\n");
             for (label, fp) in &fps {
-                let label = if label.contains([',', '"']) {
-                    format!("\"{}\"", label.replace('"', "'"))
-                } else {
-                    label.clone()
-                };
+                let label = if label.contains([',', '"']) { format!("\"{}\"", label.replace('"', "'")) } else { label.clone() };
                 for (k, v) in fp.observables.tail.iter().enumerate() {
                     let _ = writeln!(csv, "{label},{},{v:e}", k + 1);
                 }
@@ -370,11 +378,8 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
     }
-    let (description, reproduces) = fig.about();
-    println!(
-        "{name}: {description} ({reproduces}) -> {}",
-        out.join(format!("{name}.svg")).display()
-    );
+    let (title, description, reproduces) = fig.about();
+    println!("{name}: {title}\n    {description}\n    reproduces: {reproduces}\n    -> {}", out.join(format!("{name}.svg")).display());
     Ok(())
 }
 

@@ -40,10 +40,7 @@ fn time_per_call(mut f: impl FnMut()) -> f64 {
 
 fn main() {
     println!("JSQ(2) fixed point from the empty state: PTC + Newton, analytic tridiagonal Jacobian, banded LU");
-    println!(
-        "{:>6} {:>6} {:>7} {:>12} {:>14} {:>22}",
-        "lambda", "K", "iters", "residual", "time (us)", "SciPy root / mfq"
-    );
+    println!("{:>6} {:>6} {:>7} {:>12} {:>14} {:>22}", "lambda", "K", "iters", "residual", "time (us)", "SciPy root / mfq");
     // SciPy `root` (hybr, analytic Jacobian), median CPU ms on a 2-core machine of this kind,
     // from the project's research notes (anchors-tools §4.1): lambda = 0.9 row; lambda = 0.99 was
     // not measured there, the lambda = 0.95 row stands in for it.
@@ -55,10 +52,7 @@ fn main() {
         (false, 50) => 0.71,
         (false, _) => 3.8,
     };
-    let opts = FixedPointOptions {
-        max_dim_for_eigenvalues: 0,
-        ..Default::default()
-    };
+    let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, ..Default::default() };
     for lambda in [0.9, 0.99, 0.999] {
         for k in [20usize, 50, 100] {
             let m = Jsq::new(lambda, 2, k).unwrap();
@@ -81,10 +75,7 @@ fn main() {
     let secs = time_per_call(|| {
         black_box(solve_model(black_box(&m), &full).unwrap());
     });
-    println!(
-        "with the spectral abscissa (dense eigenvalues, K = 100, lambda = 0.99): {:.1} us",
-        secs * 1e6
-    );
+    println!("with the spectral abscissa (dense eigenvalues, K = 100, lambda = 0.99): {:.1} us", secs * 1e6);
 
     // refined mean field (1/N term V): rmf_tool needs 35 s (sympy) / 3.1 s (finite differences)
     // and SciPy 6.3 ms at K = 100, lambda = 0.9 (research notes, anchors-tools §4.2, CPU seconds)

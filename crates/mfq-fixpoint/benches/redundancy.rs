@@ -18,12 +18,7 @@ fn case(label: &str, lambda: f64, levels: usize, from_mean_field: bool) {
     let t = Instant::now();
     let m = RedundancyPair::new(lambda, 2, Discipline::Ps, 1, levels).expect("valid parameters");
     let x0 = if from_mean_field { m.mean_field_start() } else { None };
-    let opts = FixedPointOptions {
-        max_dim_for_eigenvalues: 0,
-        x0,
-        dt0: if from_mean_field { 1e9 } else { 10.0 },
-        ..Default::default()
-    };
+    let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, x0, dt0: if from_mean_field { 1e9 } else { 10.0 }, ..Default::default() };
     let fp = solve_model(&m, &opts).expect("valid options");
     println!(
         "{label}: K = {levels}, {} states, {:.3} s, {} iterations, residual {:.1e}, mean copies {:.6}, Jacobian nnz {}, peak RSS {} MiB",

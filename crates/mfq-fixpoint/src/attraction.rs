@@ -156,11 +156,7 @@ impl CheckOptions {
             return bad("time_limit", self.time_limit.to_string(), "a finite model time > 0");
         }
         if self.cooperativity_samples > 1_000_000 {
-            return bad(
-                "cooperativity_samples",
-                self.cooperativity_samples.to_string(),
-                "an integer in [0, 1000000]",
-            );
+            return bad("cooperativity_samples", self.cooperativity_samples.to_string(), "an integer in [0, 1000000]");
         }
         if self.order_pairs > 10_000 {
             return bad("order_pairs", self.order_pairs.to_string(), "an integer in [0, 10000]");
@@ -402,50 +398,26 @@ impl Verdict {
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Verdict::Certified {
-                jacobian_samples,
-                order_pairs,
-                extremal_end_distance,
-                spectral_abscissa,
-                starts,
-            } => write!(
+            Verdict::Certified { jacobian_samples, order_pairs, extremal_end_distance, spectral_abscissa, starts } => write!(
                 f,
                 "CERTIFIED: global attraction of the truncated system (monotone sandwich): cooperative at {jacobian_samples} \
                  sampled states and {order_pairs} ordered pairs, both extremal runs reach x* (end distance {extremal_end_distance:.1e}), \
                  x* locally stable (spectral abscissa {spectral_abscissa:.4e}); all {starts} random starts agree"
             ),
-            Verdict::Evidence {
-                starts,
-                max_end_distance,
-                not_certified_because,
-            } => write!(
+            Verdict::Evidence { starts, max_end_distance, not_certified_because } => write!(
                 f,
                 "EVIDENCE: all {starts} random starts and the extremal runs reach one equilibrium (largest end distance \
                  {max_end_distance:.1e}); not certified because: {}",
                 not_certified_because.join("; ")
             ),
-            Verdict::NotUnique {
-                equilibria,
-                stable,
-                unstable,
-                degenerate,
-                unsettled,
-            } => {
-                write!(
-                    f,
-                    "NOT UNIQUE: {equilibria} equilibria ({stable} stable, {unstable} unstable, {degenerate} degenerate)"
-                )?;
+            Verdict::NotUnique { equilibria, stable, unstable, degenerate, unsettled } => {
+                write!(f, "NOT UNIQUE: {equilibria} equilibria ({stable} stable, {unstable} unstable, {degenerate} degenerate)")?;
                 if *unsettled > 0 {
                     write!(f, "; {unsettled} runs did not settle")?;
                 }
                 Ok(())
             }
-            Verdict::Unsettled {
-                unsettled,
-                runs,
-                time_limit,
-                largest_end_drift,
-            } => write!(
+            Verdict::Unsettled { unsettled, runs, time_limit, largest_end_drift } => write!(
                 f,
                 "UNSETTLED: {unsettled} of {runs} runs did not settle within t = {time_limit} (largest end drift \
                  {largest_end_drift:.1e}); nothing is certified"
@@ -514,19 +486,9 @@ impl fmt::Display for AttractionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "attraction check: {} ({} state entries)", self.model, self.dim)?;
         let fp = &self.fixed_point;
-        write!(
-            f,
-            "  fixed point x* = {}: residual {:.1e}, {:?}",
-            fmt_state(&fp.x),
-            fp.residual,
-            fp.status
-        )?;
+        write!(f, "  fixed point x* = {}: residual {:.1e}, {:?}", fmt_state(&fp.x), fp.residual, fp.status)?;
         match &self.local {
-            Some(l) => writeln!(
-                f,
-                ", spectral abscissa {:.6e} (slowest decay rate {:.6e})",
-                l.spectral_abscissa, l.slowest_decay_rate
-            )?,
+            Some(l) => writeln!(f, ", spectral abscissa {:.6e} (slowest decay rate {:.6e})", l.spectral_abscissa, l.slowest_decay_rate)?,
             None => writeln!(f, ", eigenvalues not computed")?,
         }
         if let Some(s) = &self.sandwich {
@@ -568,11 +530,7 @@ impl fmt::Display for AttractionReport {
                 e.residual,
                 e.starts,
                 100.0 * e.share,
-                if e.extremal.is_empty() {
-                    String::new()
-                } else {
-                    format!(", extremal: {}", e.extremal.join(", "))
-                },
+                if e.extremal.is_empty() { String::new() } else { format!(", extremal: {}", e.extremal.join(", ")) },
                 e.found_by
             )?;
         }
@@ -592,13 +550,7 @@ impl fmt::Display for AttractionReport {
 /// model's extremal state has the wrong length. Non-convergence is data in the report.
 pub fn check(model: &dyn MeanFieldModel, opts: &CheckOptions) -> Result<AttractionReport, CheckError> {
     opts.validate()?;
-    let fp = solve_model(
-        model,
-        &FixedPointOptions {
-            max_dim_for_eigenvalues: opts.max_dim_for_eigenvalues,
-            ..Default::default()
-        },
-    )?;
+    let fp = solve_model(model, &FixedPointOptions { max_dim_for_eigenvalues: opts.max_dim_for_eigenvalues, ..Default::default() })?;
     check_with_fixed_point(model, fp, opts)
 }
 
@@ -628,13 +580,7 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
         StateLayout::Named { names } if names.len() == 1 => names[0].clone(),
         _ => "mean of the state entries".to_string(),
     };
-    let ctx = Ctx {
-        model,
-        opts,
-        layout,
-        anchor: fp.x.clone(),
-        extremal: model.extremal_states().into_iter().map(|s| s.x).collect(),
-    };
+    let ctx = Ctx { model, opts, layout, anchor: fp.x.clone(), extremal: model.extremal_states().into_iter().map(|s| s.x).collect() };
     let mut notes = Vec::new();
 
     // --- starts: extremal states first, then seeded random feasible states
@@ -668,16 +614,9 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
     // --- cluster the limits (the reference first)
     let mut eqs: Vec<EqBuild> = Vec::new();
     if fp.converged() {
-        eqs.push(EqBuild {
-            x: fp.x.clone(),
-            residual: fp.residual,
-            found_by: FoundBy::FixedPointSolve,
-        });
+        eqs.push(EqBuild { x: fp.x.clone(), residual: fp.residual, found_by: FoundBy::FixedPointSolve });
     } else {
-        notes.push(format!(
-            "the reference fixed-point solve did not converge ({:?}, residual {:.1e})",
-            fp.status, fp.residual
-        ));
+        notes.push(format!("the reference fixed-point solve did not converge ({:?}, residual {:.1e})", fp.status, fp.residual));
     }
     let reference_build = fp.converged().then_some(0);
     let mut run_eq: Vec<Option<usize>> = Vec::with_capacity(outs.len());
@@ -758,10 +697,7 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
         e.share = e.starts as f64 / opts.starts as f64;
     }
     if n > opts.max_dim_for_eigenvalues {
-        notes.push(format!(
-            "eigenvalues not computed: dimension {n} > max_dim_for_eigenvalues = {}",
-            opts.max_dim_for_eigenvalues
-        ));
+        notes.push(format!("eigenvalues not computed: dimension {n} > max_dim_for_eigenvalues = {}", opts.max_dim_for_eigenvalues));
     }
     let degenerate = equilibria.iter().any(|e| e.kind == EquilibriumKind::Degenerate);
     for (i, e) in equilibria.iter().enumerate() {
@@ -901,10 +837,7 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
                     why.push("cooperativity was not tested (cooperativity_samples = 0)".into());
                 }
                 if s.jacobian_violations > 0 {
-                    why.push(format!(
-                        "negative off-diagonal Jacobian entries at {} sampled states",
-                        s.jacobian_violations
-                    ));
+                    why.push(format!("negative off-diagonal Jacobian entries at {} sampled states", s.jacobian_violations));
                 }
                 if s.order_violations > 0 {
                     why.push(format!("order not preserved for {} pairs", s.order_violations));
@@ -932,11 +865,7 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
         } else {
             let x_eq = &eq.x;
             let max_end_distance = ends.iter().map(|e| inf_dist(e, x_eq)).fold(0.0, f64::max);
-            Verdict::Evidence {
-                starts: opts.starts,
-                max_end_distance,
-                not_certified_because: why,
-            }
+            Verdict::Evidence { starts: opts.starts, max_end_distance, not_certified_because: why }
         }
     };
 
@@ -1074,8 +1003,7 @@ impl Ctx<'_> {
 
     fn drift_norm(&self, x: &[f64], f: &mut [f64]) -> f64 {
         self.model.drift(x, f);
-        f.iter()
-            .fold(0.0f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { f64::INFINITY })
+        f.iter().fold(0.0f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { f64::INFINITY })
     }
 
     /// Output times of a run: `SERIES_POINTS` log-spaced times from `min(0.01, T/100)` to `T`.
@@ -1083,9 +1011,7 @@ impl Ctx<'_> {
         let tl = self.opts.time_limit;
         let t0 = FIRST_OUTPUT_TIME.min(tl / 100.0);
         let m = SERIES_POINTS - 1;
-        (0..=m)
-            .map(|j| if j == m { tl } else { t0 * (tl / t0).powf(j as f64 / m as f64) })
-            .collect()
+        (0..=m).map(|j| if j == m { tl } else { t0 * (tl / t0).powf(j as f64 / m as f64) }).collect()
     }
 
     /// Integrates one run from `x0` until `max |f| < tol` or the time limit, segment by segment
@@ -1096,10 +1022,7 @@ impl Ctx<'_> {
         if x0.len() != n {
             return Err(CheckError::Integration {
                 start: label.to_string(),
-                source: OdeError::WrongDimension {
-                    got: x0.len(),
-                    expected: n,
-                },
+                source: OdeError::WrongDimension { got: x0.len(), expected: n },
             });
         }
         let mut x = x0.to_vec();
@@ -1122,10 +1045,7 @@ impl Ctx<'_> {
                     steady_tol: Some(opts.tol),
                     record_steps: false,
                 };
-                let tr = mfq_ode::solve(model, &x, &so).map_err(|source| CheckError::Integration {
-                    start: label.to_string(),
-                    source,
-                })?;
+                let tr = mfq_ode::solve(model, &x, &so).map_err(|source| CheckError::Integration { start: label.to_string(), source })?;
                 x.copy_from_slice(tr.last());
                 // near an equilibrium an explicit method ends up at its stability limit, where
                 // its error noise (~ rtol) keeps max |f| above tol for ever; the L-stable
@@ -1162,18 +1082,7 @@ impl Ctx<'_> {
         let target: &[f64] = limit.as_ref().map_or(reference, |l| &l.x);
         let log10_distance = xs.iter().map(|xi| inf_dist(xi, target).log10().max(LOG10_FLOOR)).collect();
         let summary = xs.iter().map(|xi| self.summary(xi)).collect();
-        Ok(RunOut {
-            x0,
-            end: x,
-            settled,
-            status,
-            t_reached: t,
-            end_drift,
-            limit,
-            t: ts,
-            log10_distance,
-            summary,
-        })
+        Ok(RunOut { x0, end: x, settled, status, t_reached: t, end_drift, limit, t: ts, log10_distance, summary })
     }
 
     /// Newton from a settled end point; the end point itself when Newton fails, does not
@@ -1181,10 +1090,7 @@ impl Ctx<'_> {
     fn polish(&self, end: &[f64], end_drift: f64) -> Limit {
         match self.newton(end) {
             Some(l) if l.residual <= end_drift.max(1e-12) && inf_dist(&l.x, end) <= POLISH_MAX_SHIFT => l,
-            _ => Limit {
-                x: end.to_vec(),
-                residual: end_drift,
-            },
+            _ => Limit { x: end.to_vec(), residual: end_drift },
         }
     }
 
@@ -1198,10 +1104,7 @@ impl Ctx<'_> {
             max_dim_for_eigenvalues: 0,
         };
         let fp = solve_model(self.model, &o).ok()?;
-        (fp.residual.is_finite() && fp.residual <= self.opts.tol).then_some(Limit {
-            x: fp.x,
-            residual: fp.residual,
-        })
+        (fp.residual.is_finite() && fp.residual <= self.opts.tol).then_some(Limit { x: fp.x, residual: fp.residual })
     }
 
     /// Whether `p` and `q` are one equilibrium: within `cluster_tol`, or joined by a segment on
@@ -1226,11 +1129,7 @@ impl Ctx<'_> {
         if let Some(i) = eqs.iter().position(|e| self.same(&e.x, &lim.x)) {
             return i;
         }
-        eqs.push(EqBuild {
-            x: lim.x.clone(),
-            residual: lim.residual,
-            found_by,
-        });
+        eqs.push(EqBuild { x: lim.x.clone(), residual: lim.residual, found_by });
         eqs.len() - 1
     }
 
@@ -1316,10 +1215,7 @@ impl Ctx<'_> {
             mid[i] = 0.5 * (lo[i] + hi[i]);
         }
         let near_saddle = self.least_drift_state(&mid);
-        [mid, near_saddle]
-            .iter()
-            .filter_map(|c| self.newton(c))
-            .find(|lim| !eqs.iter().any(|e| self.same(&e.x, &lim.x)))
+        [mid, near_saddle].iter().filter_map(|c| self.newton(c)).find(|lim| !eqs.iter().any(|e| self.same(&e.x, &lim.x)))
     }
 
     /// Cooperativity in `order` at every sample (in parallel): for `Componentwise` the sign of
@@ -1366,13 +1262,7 @@ impl Ctx<'_> {
             .collect();
         let violations = per.iter().filter(|p| p.0).count();
         let (max_violation, worst) = per.iter().fold((0.0, None), |acc, p| if p.1 > acc.0 { (p.1, p.2) } else { acc });
-        Coop {
-            samples: samples.len(),
-            violations,
-            max_violation,
-            worst,
-            relative_threshold,
-        }
+        Coop { samples: samples.len(), violations, max_violation, worst, relative_threshold }
     }
 
     /// A random ordered pair `x <= y` in `order`: for `Componentwise` the entrywise min and
@@ -1516,13 +1406,7 @@ mod tests {
     use mfq_model::models::{Jsq, OpinionStubborn};
 
     fn ctx<'a>(model: &'a dyn MeanFieldModel, opts: &'a CheckOptions) -> Ctx<'a> {
-        Ctx {
-            model,
-            opts,
-            layout: model.layout(),
-            anchor: vec![0.0; model.dim()],
-            extremal: Vec::new(),
-        }
+        Ctx { model, opts, layout: model.layout(), anchor: vec![0.0; model.dim()], extremal: Vec::new() }
     }
 
     #[test]
@@ -1538,30 +1422,19 @@ mod tests {
         }
         sums.sort_by(f64::total_cmp);
         // mean queue lengths from near-empty to heavily loaded
-        assert!(
-            sums[0] < 0.5 && sums[sums.len() - 1] > 15.0,
-            "{} .. {}",
-            sums[0],
-            sums[sums.len() - 1]
-        );
+        assert!(sums[0] < 0.5 && sums[sums.len() - 1] > 15.0, "{} .. {}", sums[0], sums[sums.len() - 1]);
     }
 
     #[test]
     fn output_times_are_log_spaced_up_to_the_limit() {
-        let opts = CheckOptions {
-            time_limit: 500.0,
-            ..Default::default()
-        };
+        let opts = CheckOptions { time_limit: 500.0, ..Default::default() };
         let m = Jsq::new(0.5, 2, 4).unwrap();
         let t = ctx(&m, &opts).output_times();
         assert_eq!(t.len(), SERIES_POINTS);
         assert_eq!(t[0], FIRST_OUTPUT_TIME);
         assert_eq!(*t.last().unwrap(), 500.0);
         assert!(t.windows(2).all(|w| w[1] > w[0]));
-        let tiny = CheckOptions {
-            time_limit: 0.5,
-            ..Default::default()
-        };
+        let tiny = CheckOptions { time_limit: 0.5, ..Default::default() };
         assert!(ctx(&m, &tiny).output_times()[0] <= 0.005);
     }
 
@@ -1582,55 +1455,13 @@ mod tests {
     #[test]
     fn options_name_the_field() {
         let bad = [
-            (
-                CheckOptions {
-                    starts: 0,
-                    ..Default::default()
-                },
-                "starts",
-            ),
-            (
-                CheckOptions {
-                    tol: 0.5,
-                    ..Default::default()
-                },
-                "tol",
-            ),
-            (
-                CheckOptions {
-                    time_limit: 0.0,
-                    ..Default::default()
-                },
-                "time_limit",
-            ),
-            (
-                CheckOptions {
-                    cooperativity_samples: 2_000_000,
-                    ..Default::default()
-                },
-                "cooperativity_samples",
-            ),
-            (
-                CheckOptions {
-                    order_pairs: 20_000,
-                    ..Default::default()
-                },
-                "order_pairs",
-            ),
-            (
-                CheckOptions {
-                    cluster_tol: 0.0,
-                    ..Default::default()
-                },
-                "cluster_tol",
-            ),
-            (
-                CheckOptions {
-                    degeneracy_tol: f64::NAN,
-                    ..Default::default()
-                },
-                "degeneracy_tol",
-            ),
+            (CheckOptions { starts: 0, ..Default::default() }, "starts"),
+            (CheckOptions { tol: 0.5, ..Default::default() }, "tol"),
+            (CheckOptions { time_limit: 0.0, ..Default::default() }, "time_limit"),
+            (CheckOptions { cooperativity_samples: 2_000_000, ..Default::default() }, "cooperativity_samples"),
+            (CheckOptions { order_pairs: 20_000, ..Default::default() }, "order_pairs"),
+            (CheckOptions { cluster_tol: 0.0, ..Default::default() }, "cluster_tol"),
+            (CheckOptions { degeneracy_tol: f64::NAN, ..Default::default() }, "degeneracy_tol"),
         ];
         for (o, field) in bad {
             match o.validate() {
@@ -1651,15 +1482,9 @@ mod tests {
     #[test]
     fn untested_cooperativity_gives_evidence_only() {
         let m = Jsq::new(0.5, 2, 8).unwrap();
-        let opts = CheckOptions {
-            starts: 4,
-            cooperativity_samples: 0,
-            ..Default::default()
-        };
+        let opts = CheckOptions { starts: 4, cooperativity_samples: 0, ..Default::default() };
         let r = check(&m, &opts).unwrap();
-        let Verdict::Evidence { not_certified_because, .. } = &r.verdict else {
-            panic!("{r}")
-        };
+        let Verdict::Evidence { not_certified_because, .. } = &r.verdict else { panic!("{r}") };
         assert!(not_certified_because[0].contains("cooperativity_samples = 0"), "{r}");
     }
 }

@@ -186,13 +186,8 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
         let automatic = trunc.levels.is_none();
         let done = |mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize, tried: Vec<usize>, total| {
             fp.total_iterations = total;
-            fp.truncation = TruncationReport {
-                levels,
-                mass_at_truncation: mass_at_truncation(model, &fp.x),
-                tol: trunc.tol,
-                automatic,
-                tried,
-            };
+            fp.truncation =
+                TruncationReport { levels, mass_at_truncation: mass_at_truncation(model, &fp.x), tol: trunc.tol, automatic, tried };
             if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
                 fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa);
             }
@@ -221,11 +216,7 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
             return Ok(done(fp, model.as_ref(), k, tried, total));
         }
         if !automatic {
-            return Err(FixedPointError::TruncationTooSmall {
-                levels: k,
-                mass,
-                tol: trunc.tol,
-            });
+            return Err(FixedPointError::TruncationTooSmall { levels: k, mass, tol: trunc.tol });
         }
         if k >= trunc.max_levels {
             fp.status = FixedPointStatus::TruncationNotReached { mass };
@@ -273,11 +264,9 @@ pub fn resize_state(from: &StateLayout, x: &[f64], to: &StateLayout) -> Option<V
 pub fn level_masses(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
     match model.layout() {
         StateLayout::Tail { .. } => Some(x.to_vec()),
-        StateLayout::ClassTail { classes, levels } if x.len() == classes * levels => Some(
-            (0..levels)
-                .map(|k| (0..classes).map(|j| x[j * levels + k]).fold(0.0, f64::max))
-                .collect(),
-        ),
+        StateLayout::ClassTail { classes, levels } if x.len() == classes * levels => {
+            Some((0..levels).map(|k| (0..classes).map(|j| x[j * levels + k]).fold(0.0, f64::max)).collect())
+        }
         StateLayout::PhaseTail { levels, phases } if x.len() == levels * phases => {
             Some((0..levels).map(|k| x[k * phases..(k + 1) * phases].iter().sum()).collect())
         }

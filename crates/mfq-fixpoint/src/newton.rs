@@ -23,13 +23,7 @@ pub struct FixedPointOptions {
 
 impl Default for FixedPointOptions {
     fn default() -> Self {
-        FixedPointOptions {
-            tol: 1e-12,
-            max_iter: 500,
-            dt0: 10.0,
-            x0: None,
-            max_dim_for_eigenvalues: 600,
-        }
+        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 10.0, x0: None, max_dim_for_eigenvalues: 600 }
     }
 }
 
@@ -172,19 +166,9 @@ pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: 
         iterations: iters,
         total_iterations: iters,
         status,
-        truncation: TruncationReport {
-            levels: n,
-            mass_at_truncation: 0.0,
-            tol: 0.0,
-            automatic: false,
-            tried: vec![],
-        },
+        truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
         spectral_abscissa: None,
-        jacobian: if model.has_analytic_jacobian() {
-            "analytic"
-        } else {
-            "finite differences"
-        },
+        jacobian: if model.has_analytic_jacobian() { "analytic" } else { "finite differences" },
         observables,
         x,
     }

@@ -194,10 +194,7 @@ fn solve_small(a: &mut [f64; 16], b: &mut [f64; 4], m: usize) -> Option<[f64; 4]
 pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<RefinedMeanField, RefinedError> {
     let n = model.dim();
     if x_star.len() != n {
-        return Err(RefinedError::WrongDimension {
-            got: x_star.len(),
-            expected: n,
-        });
+        return Err(RefinedError::WrongDimension { got: x_star.len(), expected: n });
     }
     let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
     let mut jac = Jacobian::new(n, model.sparsity());
@@ -251,19 +248,14 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
         }
     }
     let mut lu = ShiftedLu::new(n, model.sparsity());
-    lu.factor(0.0, 1.0, &jac)
-        .map_err(|e| RefinedError::Singular(format!("the Jacobian at x*: {e}")))?;
+    lu.factor(0.0, 1.0, &jac).map_err(|e| RefinedError::Singular(format!("the Jacobian at x*: {e}")))?;
     let mut v: Vec<f64> = b.iter().map(|x| -x).collect();
     lu.solve(&mut v);
     let sum_v = v.iter().sum();
     let obs = model.observables(x_star);
     let tail = matches!(model.layout(), StateLayout::Tail { .. });
     let mean_queue_length_correction = tail.then_some(sum_v);
-    let mean_response_time_correction = if tail {
-        obs.throughput.filter(|t| *t > 0.0).map(|t| sum_v / t)
-    } else {
-        None
-    };
+    let mean_response_time_correction = if tail { obs.throughput.filter(|t| *t > 0.0).map(|t| sum_v / t) } else { None };
     Ok(RefinedMeanField {
         x: x_star.to_vec(),
         v,

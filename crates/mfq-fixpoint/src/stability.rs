@@ -27,10 +27,5 @@ pub fn local_stability(model: &dyn MeanFieldModel, x: &[f64]) -> LocalStability 
     let mut eigenvalues: Vec<(f64, f64)> = m.complex_eigenvalues().iter().map(|c| (c.re, c.im)).collect();
     eigenvalues.sort_by(|a, b| b.0.total_cmp(&a.0));
     let spectral_abscissa = eigenvalues.first().map_or(f64::NEG_INFINITY, |e| e.0);
-    LocalStability {
-        eigenvalues,
-        spectral_abscissa,
-        slowest_decay_rate: -spectral_abscissa,
-        stable: spectral_abscissa < 0.0,
-    }
+    LocalStability { eigenvalues, spectral_abscissa, slowest_decay_rate: -spectral_abscissa, stable: spectral_abscissa < 0.0 }
 }

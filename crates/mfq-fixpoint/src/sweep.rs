@@ -27,34 +27,25 @@ impl Axis {
     /// [`ModelError::BadOverride`] naming the parameter when the text is neither form, `n < 2`,
     /// or a value is not finite.
     pub fn parse(name: &str, text: &str) -> Result<Axis, ModelError> {
-        let bad = |reason: String| ModelError::BadOverride {
-            name: name.to_string(),
-            reason,
-        };
+        let bad = |reason: String| ModelError::BadOverride { name: name.to_string(), reason };
         let num = |s: &str| -> Result<f64, ModelError> {
-            s.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| bad(format!("'{s}' is not a finite number")))
+            s.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| bad(format!("'{s}' is not a finite number")))
         };
         let values = if let [a, b, n] = text.split(':').collect::<Vec<_>>()[..] {
             let (a, b) = (num(a)?, num(b)?);
-            let n: usize = n.trim().parse().ok().filter(|n| *n >= 2 && *n <= 100_000).ok_or_else(|| {
-                bad(format!(
-                    "'{n}' is not a number of points in [2, 100000] (range syntax: start:end:points)"
-                ))
-            })?;
+            let n: usize = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n >= 2 && *n <= 100_000)
+                .ok_or_else(|| bad(format!("'{n}' is not a number of points in [2, 100000] (range syntax: start:end:points)")))?;
             (0..n).map(|i| a + (b - a) * i as f64 / (n - 1) as f64).collect()
         } else if text.contains(',') {
             text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
         } else {
             return Err(bad(format!("'{text}' is not a sweep (use start:end:points or v1,v2,...)")));
         };
-        Ok(Axis {
-            name: name.to_string(),
-            values,
-        })
+        Ok(Axis { name: name.to_string(), values })
     }
 
     /// Whether `text` has the form of a sweep (`a:b:n` or a comma list).
@@ -166,10 +157,7 @@ pub fn sweep(
                 let status = match ModelFile::parse(text, &ov) {
                     Err(e) => PointStatus::Failed { reason: e.to_string() },
                     Ok(file) => {
-                        let o = FixedPointOptions {
-                            x0: warm.clone(),
-                            ..opts.clone()
-                        };
+                        let o = FixedPointOptions { x0: warm.clone(), ..opts.clone() };
                         match solve_spec(&file.model, &file.truncation, &o) {
                             Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
                             Err(e) => PointStatus::Failed { reason: e.to_string() },
@@ -187,9 +175,7 @@ pub fn sweep(
                             }
                             Ok(fp) => {
                                 warm = None;
-                                PointStatus::Failed {
-                                    reason: format!("{:?} (residual {:.2e})", fp.status, fp.residual),
-                                }
+                                PointStatus::Failed { reason: format!("{:?} (residual {:.2e})", fp.status, fp.residual) }
                             }
                         }
                     }
@@ -200,11 +186,7 @@ pub fn sweep(
             out
         })
         .collect();
-    Ok(SweepReport {
-        x_axis: x_axis.clone(),
-        curve_axis: curve_axis.cloned(),
-        points: per_curve.into_iter().flatten().collect(),
-    })
+    Ok(SweepReport { x_axis: x_axis.clone(), curve_axis: curve_axis.cloned(), points: per_curve.into_iter().flatten().collect() })
 }
 
 /// Checks that the file parses with the overrides and that the swept names are keys of it

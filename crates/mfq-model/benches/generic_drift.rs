@@ -51,12 +51,6 @@ fn main() {
     let tj_generic = time(|| generic.jacobian(black_box(&x), &mut ja));
     let tj_builtin = time(|| builtin.jacobian(black_box(&x), &mut jb));
     println!("JSQ(2), lambda = 0.9, K = {K}: time per evaluation (median of 9 runs of 20000)");
-    println!(
-        "  drift     generic {t_generic:8.1} ns   built-in {t_builtin:8.1} ns   ratio {:.2}",
-        t_generic / t_builtin
-    );
-    println!(
-        "  jacobian  generic {tj_generic:8.1} ns   built-in {tj_builtin:8.1} ns   ratio {:.2}",
-        tj_generic / tj_builtin
-    );
+    println!("  drift     generic {t_generic:8.1} ns   built-in {t_builtin:8.1} ns   ratio {:.2}", t_generic / t_builtin);
+    println!("  jacobian  generic {tj_generic:8.1} ns   built-in {tj_builtin:8.1} ns   ratio {:.2}", tj_generic / tj_builtin);
 }

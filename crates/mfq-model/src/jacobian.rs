@@ -51,12 +51,7 @@ impl Csr {
             cols.extend_from_slice(&r);
             row_ptr.push(cols.len());
         }
-        Csr {
-            nrows,
-            ncols,
-            row_ptr,
-            cols,
-        }
+        Csr { nrows, ncols, row_ptr, cols }
     }
 
     /// Number of rows.
@@ -155,13 +150,7 @@ impl SparsityPattern {
             colour[j] = c;
             colours = colours.max(c + 1);
         }
-        SparsityPattern {
-            a,
-            coupling: None,
-            colour,
-            colours,
-            by_column,
-        }
+        SparsityPattern { a, coupling: None, colour, colours, by_column }
     }
 
     /// Adds the coupling `B D^{-1} C` through `r` auxiliary quantities: the column indices
@@ -169,11 +158,7 @@ impl SparsityPattern {
     /// (`r` rows, columns `< r`).
     pub fn with_coupling(mut self, r: usize, b: Vec<Vec<usize>>, c: Vec<Vec<usize>>, d: Vec<Vec<usize>>) -> Self {
         let n = self.dim();
-        self.coupling = Some(Coupling {
-            b: Csr::from_rows(n, r, b),
-            c: Csr::from_rows(r, n, c),
-            d: Csr::from_rows(r, r, d),
-        });
+        self.coupling = Some(Coupling { b: Csr::from_rows(n, r, b), c: Csr::from_rows(r, n, c), d: Csr::from_rows(r, r, d) });
         self
     }
 
@@ -230,29 +215,14 @@ impl Jacobian {
             Sparsity::Sparse(p) => {
                 assert_eq!(p.dim(), n, "sparsity pattern of dimension {} for a {n}x{n} Jacobian", p.dim());
                 let data = vec![0.0; p.a.nnz()];
-                let coupling = p.coupling.as_ref().map_or_else(Default::default, |c| {
-                    [vec![0.0; c.b.nnz()], vec![0.0; c.c.nnz()], vec![0.0; c.d.nnz()]]
-                });
-                return Jacobian {
-                    n,
-                    sparsity,
-                    width: 0,
-                    offset: 0,
-                    data,
-                    out_of_band: None,
-                    coupling,
-                };
+                let coupling = p
+                    .coupling
+                    .as_ref()
+                    .map_or_else(Default::default, |c| [vec![0.0; c.b.nnz()], vec![0.0; c.c.nnz()], vec![0.0; c.d.nnz()]]);
+                return Jacobian { n, sparsity, width: 0, offset: 0, data, out_of_band: None, coupling };
             }
         };
-        Jacobian {
-            n,
-            sparsity,
-            width,
-            offset,
-            data: vec![0.0; n * width],
-            out_of_band: None,
-            coupling: Default::default(),
-        }
+        Jacobian { n, sparsity, width, offset, data: vec![0.0; n * width], out_of_band: None, coupling: Default::default() }
     }
 
     /// Size `n` of the (square) matrix.
@@ -388,9 +358,7 @@ impl Jacobian {
         }
         let mut z = rhs.to_vec();
         for col in 0..r {
-            let piv = (col..r)
-                .max_by(|&a, &b| d[a * r + col].abs().total_cmp(&d[b * r + col].abs()))
-                .unwrap_or(col);
+            let piv = (col..r).max_by(|&a, &b| d[a * r + col].abs().total_cmp(&d[b * r + col].abs())).unwrap_or(col);
             if piv != col {
                 for q in 0..r {
                     d.swap(col * r + q, piv * r + q);

@@ -63,11 +63,7 @@ pub enum ModelError {
 
 /// Shorthand for an [`ModelError::OutOfRange`].
 pub fn out_of_range(field: &str, value: impl std::fmt::Display, allowed: &str) -> ModelError {
-    ModelError::OutOfRange {
-        field: field.to_string(),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
+    ModelError::OutOfRange { field: field.to_string(), value: value.to_string(), allowed: allowed.to_string() }
 }
 
 /// What each entry of the state vector means.
@@ -356,16 +352,7 @@ pub trait MeanFieldModel: Send + Sync {
     /// Extremal feasible states: the minimal and maximal ones of [`order`](Self::order).
     /// Default: `empty` (all zero) and `full` (all one).
     fn extremal_states(&self) -> Vec<NamedState> {
-        vec![
-            NamedState {
-                name: "empty".into(),
-                x: vec![0.0; self.dim()],
-            },
-            NamedState {
-                name: "full".into(),
-                x: vec![1.0; self.dim()],
-            },
-        ]
+        vec![NamedState { name: "empty".into(), x: vec![0.0; self.dim()] }, NamedState { name: "full".into(), x: vec![1.0; self.dim()] }]
     }
 
     /// Maps a state back to the feasible set after a solver step (default: clamp every
@@ -376,9 +363,7 @@ pub trait MeanFieldModel: Send + Sync {
 
     /// The stability condition at the model's parameters.
     fn stability(&self) -> Stability {
-        Stability::Unknown {
-            note: "no stability condition is known for this model".into(),
-        }
+        Stability::Unknown { note: "no stability condition is known for this model".into() }
     }
 
     /// The fixed point in closed form, when one exists (used by tests and as a cross-check).

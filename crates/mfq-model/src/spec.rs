@@ -231,11 +231,7 @@ fn default_max_levels() -> usize {
 
 impl Default for Truncation {
     fn default() -> Self {
-        Truncation {
-            levels: None,
-            tol: default_tol(),
-            max_levels: default_max_levels(),
-        }
+        Truncation { levels: None, tol: default_tol(), max_levels: default_max_levels() }
     }
 }
 
@@ -254,11 +250,7 @@ impl Truncation {
             return Err(crate::out_of_range("truncation.tol", self.tol, "a number in (0, 1)"));
         }
         if !(2..=10_000_000).contains(&self.max_levels) {
-            return Err(crate::out_of_range(
-                "truncation.max_levels",
-                self.max_levels,
-                "an integer in [2, 10000000]",
-            ));
+            return Err(crate::out_of_range("truncation.max_levels", self.max_levels, "an integer in [2, 10000000]"));
         }
         Ok(())
     }
@@ -323,12 +315,9 @@ impl ModelSpec {
             ModelSpec::PodLd { lambda, d, eps, g } => Box::new(PodLd::new(lambda, d, eps, g, levels)?),
             ModelSpec::Jiq { lambda } => Box::new(Jiq::new(lambda, levels.max(2))?),
             ModelSpec::JsqPh { lambda, d, ref job_size } => Box::new(PhaseTypeQueue::jsq(lambda, d, job_size.to_phase_type()?, levels)?),
-            ModelSpec::PodLiPh {
-                lambda,
-                d,
-                eps,
-                ref job_size,
-            } => Box::new(PhaseTypeQueue::pod_li(lambda, d, eps, job_size.to_phase_type()?, levels)?),
+            ModelSpec::PodLiPh { lambda, d, eps, ref job_size } => {
+                Box::new(PhaseTypeQueue::pod_li(lambda, d, eps, job_size.to_phase_type()?, levels)?)
+            }
             ModelSpec::JiqPh { lambda, ref job_size } => Box::new(PhaseTypeQueue::jiq(lambda, job_size.to_phase_type()?, levels.max(2))?),
             // `levels` = number of workload grid points
             ModelSpec::Lld { lambda, d, ref job_size } => Box::new(Lld::new(lambda, d, job_size.to_phase_type()?, levels)?),
@@ -338,21 +327,13 @@ impl ModelSpec {
             ModelSpec::SaJsq { lambda, ref classes } => Box::new(SpeedAware::jsq(lambda, classes, levels)?),
             ModelSpec::SaJiq { lambda, ref classes } => Box::new(SpeedAware::jiq(lambda, classes, levels)?),
             ModelSpec::Pull { lambda, ref classes } => Box::new(Pull::new(lambda, classes, levels)?),
-            ModelSpec::PsSq2 {
-                lambda,
-                ref classes,
-                ref sampling,
-                rule,
-            } => Box::new(PsSq2::new(lambda, classes, sampling.clone(), rule, levels)?),
+            ModelSpec::PsSq2 { lambda, ref classes, ref sampling, rule } => {
+                Box::new(PsSq2::new(lambda, classes, sampling.clone(), rule, levels)?)
+            }
             ModelSpec::StaticRouting { lambda, ref classes } => Box::new(StaticRouting::new(lambda, classes, levels)?),
-            ModelSpec::Redundancy {
-                lambda,
-                d,
-                discipline,
-                approximation,
-                copies,
-                lps_k,
-            } => crate::models::redundancy::build(lambda, d, discipline, approximation, copies, lps_k, levels)?,
+            ModelSpec::Redundancy { lambda, d, discipline, approximation, copies, lps_k } => {
+                crate::models::redundancy::build(lambda, d, discipline, approximation, copies, lps_k, levels)?
+            }
             // `levels` sets the parameter named by `model.levels`, if any; else the size is fixed
             ModelSpec::Generic(ref g) => Box::new(g.build(levels)?),
         })
@@ -417,10 +398,7 @@ fn generic_parameter_path<'a>(doc: &toml::Table, name: &'a str) -> Option<Vec<&'
     let model = doc.get("model")?.as_table()?;
     let declared = model.get("kind")?.as_str()? == "generic"
         && !name.contains('.')
-        && model
-            .get("parameters")
-            .and_then(|p| p.as_table())
-            .is_some_and(|p| p.contains_key(name));
+        && model.get("parameters").and_then(|p| p.as_table()).is_some_and(|p| p.contains_key(name));
     declared.then(|| vec!["model", "parameters", name])
 }
 
@@ -448,15 +426,11 @@ pub fn has_key(text: &str, name: &str) -> bool {
 /// [`ModelError::BadOverride`] when there is no `=`, the name is empty, or a part of the path
 /// is not a table or does not exist.
 pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), ModelError> {
-    let (name, value) = assignment.split_once('=').ok_or_else(|| ModelError::BadOverride {
-        name: assignment.to_string(),
-        reason: "expected NAME=VALUE, e.g. lambda=0.95".into(),
-    })?;
+    let (name, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| ModelError::BadOverride { name: assignment.to_string(), reason: "expected NAME=VALUE, e.g. lambda=0.95".into() })?;
     let name = name.trim();
-    let bad = |reason: String| ModelError::BadOverride {
-        name: name.to_string(),
-        reason,
-    };
+    let bad = |reason: String| ModelError::BadOverride { name: name.to_string(), reason };
     let parts = generic_parameter_path(doc, name).unwrap_or_else(|| key_path(name));
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key in the name".into()));

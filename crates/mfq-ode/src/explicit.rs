@@ -75,12 +75,7 @@ pub(crate) fn integrate(
             return Status::MaxSteps { t };
         }
         stop.set(None);
-        let sys = Sys {
-            model,
-            steady_tol: opts.steady_tol,
-            stop: &stop,
-            scratch: vec![0.0; x.len()],
-        };
+        let sys = Sys { model, steady_tol: opts.steady_tol, stop: &stop, scratch: vec![0.0; x.len()] };
         let y0 = DVector::from_column_slice(x);
         let span = opts.t_end - t;
         let (result, ts, ys) = match method {

@@ -199,38 +199,23 @@ pub enum OdeError {
 pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Result<Trajectory, OdeError> {
     let n = model.dim();
     if x0.len() != n {
-        return Err(OdeError::WrongDimension {
-            got: x0.len(),
-            expected: n,
-        });
+        return Err(OdeError::WrongDimension { got: x0.len(), expected: n });
     }
     if let Some(v) = x0.iter().find(|v| !v.is_finite()) {
-        return Err(OdeError::OutOfRange {
-            field: "x0",
-            value: v.to_string(),
-            allowed: "finite entries",
-        });
+        return Err(OdeError::OutOfRange { field: "x0", value: v.to_string(), allowed: "finite entries" });
     }
     let positive = |field, v: f64, allowed| {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(OdeError::OutOfRange {
-                field,
-                value: v.to_string(),
-                allowed,
-            })
+            Err(OdeError::OutOfRange { field, value: v.to_string(), allowed })
         }
     };
     positive("t_end", opts.t_end, "a finite time > 0")?;
     positive("atol", opts.atol, "a number > 0")?;
     positive("rtol", opts.rtol, "a number in (0, 1)")?;
     if opts.rtol >= 1.0 {
-        return Err(OdeError::OutOfRange {
-            field: "rtol",
-            value: opts.rtol.to_string(),
-            allowed: "a number in (0, 1)",
-        });
+        return Err(OdeError::OutOfRange { field: "rtol", value: opts.rtol.to_string(), allowed: "a number in (0, 1)" });
     }
     if let Some(tol) = opts.steady_tol {
         positive("steady_tol", tol, "a number > 0")?;
@@ -264,13 +249,7 @@ struct Recorder {
 
 impl Recorder {
     fn new(x0: &[f64], all: bool) -> Self {
-        Recorder {
-            all,
-            t: vec![0.0],
-            x: vec![x0.to_vec()],
-            last_t: 0.0,
-            last_x: x0.to_vec(),
-        }
+        Recorder { all, t: vec![0.0], x: vec![x0.to_vec()], last_t: 0.0, last_x: x0.to_vec() }
     }
 
     fn push(&mut self, t: f64, x: &[f64]) {
@@ -288,12 +267,7 @@ impl Recorder {
             self.t.push(self.last_t);
             self.x.push(self.last_x);
         }
-        Trajectory {
-            t: self.t,
-            x: self.x,
-            status,
-            stats,
-        }
+        Trajectory { t: self.t, x: self.x, status, stats }
     }
 }
 
@@ -321,13 +295,7 @@ mod tests {
 
     fn gap_at_200(method: Method, rtol: f64) -> (f64, Trajectory) {
         let m = Jsq::new(0.9, 2, 50).unwrap();
-        let opts = SolveOptions {
-            t_end: 200.0,
-            rtol,
-            atol: 1e-14,
-            method,
-            ..Default::default()
-        };
+        let opts = SolveOptions { t_end: 200.0, rtol, atol: 1e-14, method, ..Default::default() };
         let tr = solve(&m, &vec![0.0; 50], &opts).unwrap();
         let xs = m.analytic_fixed_point().unwrap();
         let gap = tr.last().iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
@@ -357,12 +325,7 @@ mod tests {
     #[test]
     fn auto_switches_to_the_stiff_method() {
         let m = Jsq::new(0.99, 2, 50).unwrap();
-        let opts = SolveOptions {
-            t_end: 2000.0,
-            rtol: 1e-8,
-            atol: 1e-12,
-            ..Default::default()
-        };
+        let opts = SolveOptions { t_end: 2000.0, rtol: 1e-8, atol: 1e-12, ..Default::default() };
         let tr = solve(&m, &vec![0.0; 50], &opts).unwrap();
         assert_eq!(tr.status, Status::Success);
         let xs = m.analytic_fixed_point().unwrap();
@@ -374,24 +337,13 @@ mod tests {
     #[test]
     fn steady_state_stop_and_bad_options() {
         let m = Jsq::new(0.5, 2, 20).unwrap();
-        let opts = SolveOptions {
-            t_end: 1e4,
-            steady_tol: Some(1e-10),
-            record_steps: false,
-            ..Default::default()
-        };
+        let opts = SolveOptions { t_end: 1e4, steady_tol: Some(1e-10), record_steps: false, ..Default::default() };
         let tr = solve(&m, &vec![0.0; 20], &opts).unwrap();
         assert!(matches!(tr.status, Status::SteadyState { t } if t < 1e4));
         assert_eq!(tr.x.len(), 2);
         assert!(solve(&m, &[0.0; 3], &opts).is_err());
-        let bad = SolveOptions {
-            t_end: -1.0,
-            ..Default::default()
-        };
-        assert!(matches!(
-            solve(&m, &vec![0.0; 20], &bad),
-            Err(OdeError::OutOfRange { field: "t_end", .. })
-        ));
+        let bad = SolveOptions { t_end: -1.0, ..Default::default() };
+        assert!(matches!(solve(&m, &vec![0.0; 20], &bad), Err(OdeError::OutOfRange { field: "t_end", .. })));
     }
 
     /// JIQ from empty: x_1(t) = lambda (1 - e^{-t}), x_k = 0 for k >= 2 (closed form of the
@@ -399,12 +351,7 @@ mod tests {
     #[test]
     fn jiq_from_empty_is_the_closed_form() {
         let m = Jiq::new(0.7, 10).unwrap();
-        let opts = SolveOptions {
-            t_end: 3.0,
-            rtol: 1e-10,
-            atol: 1e-14,
-            ..Default::default()
-        };
+        let opts = SolveOptions { t_end: 3.0, rtol: 1e-10, atol: 1e-14, ..Default::default() };
         let tr = solve(&m, &vec![0.0; 10], &opts).unwrap();
         for (t, x) in tr.t.iter().zip(&tr.x) {
             assert!((x[0] - 0.7 * (1.0 - (-t).exp())).abs() < 1e-9);

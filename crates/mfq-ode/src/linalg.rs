@@ -50,17 +50,8 @@ pub struct ShiftedLu {
 
 #[derive(Debug, Clone)]
 enum Kind {
-    Banded {
-        lower: usize,
-        upper: usize,
-        width: usize,
-        ab: Vec<f64>,
-        piv: Vec<usize>,
-    },
-    Dense {
-        lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
-        rhs: DVector<f64>,
-    },
+    Banded { lower: usize, upper: usize, width: usize, ab: Vec<f64>, piv: Vec<usize> },
+    Dense { lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>, rhs: DVector<f64> },
     Sparse(Box<SparseKind>),
 }
 
@@ -98,10 +89,7 @@ struct Woodbury {
 
 impl std::fmt::Debug for SparseKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparseKind")
-            .field("size", &self.size)
-            .field("nnz", &self.values.len())
-            .finish_non_exhaustive()
+        f.debug_struct("SparseKind").field("size", &self.size).field("nnz", &self.values.len()).finish_non_exhaustive()
     }
 }
 
@@ -144,15 +132,7 @@ impl SparseKind {
                     .collect(),
             );
             let mut kind = SparseKind::new(n, &a_only);
-            kind.woodbury = Some(Woodbury {
-                n,
-                r,
-                coupling: c,
-                z: vec![0.0; n * r],
-                s: None,
-                t: DVector::zeros(r),
-                c_vals: Vec::new(),
-            });
+            kind.woodbury = Some(Woodbury { n, r, coupling: c, z: vec![0.0; n * r], s: None, t: DVector::zeros(r), c_vals: Vec::new() });
             return kind;
         }
         let size = n + r;
@@ -234,9 +214,7 @@ impl SparseKind {
             self.values[k] -= v;
         }
         if let Some(index) = self.values.iter().position(|v| !v.is_finite()) {
-            return Err(SingularMatrix {
-                index: self.pattern.row_idx()[index].min(self.size - 1),
-            });
+            return Err(SingularMatrix { index: self.pattern.row_idx()[index].min(self.size - 1) });
         }
         let symbolic = self.symbolic.clone().ok_or(SingularMatrix { index: 0 })?;
         let m = SparseColMatRef::new(self.pattern.as_ref(), &self.values);
@@ -335,18 +313,9 @@ impl ShiftedLu {
             Sparsity::Sparse(p) => Kind::Sparse(Box::new(SparseKind::new(n, &p))),
             Sparsity::Banded { lower, upper } if lower + upper + 1 < n => {
                 let width = 2 * lower + upper + 1;
-                Kind::Banded {
-                    lower,
-                    upper,
-                    width,
-                    ab: vec![0.0; n * width],
-                    piv: vec![0; n],
-                }
+                Kind::Banded { lower, upper, width, ab: vec![0.0; n * width], piv: vec![0; n] }
             }
-            _ => Kind::Dense {
-                lu: None,
-                rhs: DVector::zeros(n),
-            },
+            _ => Kind::Dense { lu: None, rhs: DVector::zeros(n) },
         };
         ShiftedLu { n, kind }
     }
@@ -360,13 +329,7 @@ impl ShiftedLu {
         let n = self.n;
         match &mut self.kind {
             Kind::Sparse(sp) => sp.factor(alpha, beta, jac),
-            Kind::Banded {
-                lower,
-                upper,
-                width,
-                ab,
-                piv,
-            } => {
+            Kind::Banded { lower, upper, width, ab, piv } => {
                 let (p, q, w) = (*lower, *upper, *width);
                 // A[i][j] lives at ab[i * w + (j + p - i)] for j - i in [-p, p + q]
                 ab.iter_mut().for_each(|v| *v = 0.0);
@@ -434,13 +397,7 @@ impl ShiftedLu {
         let n = self.n;
         match &mut self.kind {
             Kind::Sparse(sp) => sp.solve(b),
-            Kind::Banded {
-                lower,
-                upper,
-                width,
-                ab,
-                piv,
-            } => {
+            Kind::Banded { lower, upper, width, ab, piv } => {
                 let (p, q, w) = (*lower, *upper, *width);
                 for k in 0..n {
                     if piv[k] != k {
@@ -566,9 +523,7 @@ mod tests {
         let dense = jac.to_dense();
         let (alpha, beta) = (0.3, -1.7);
         let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
-        let mut b: Vec<f64> = (0..n)
-            .map(|i| alpha * xs[i] + beta * (0..n).map(|c| dense[i * n + c] * xs[c]).sum::<f64>())
-            .collect();
+        let mut b: Vec<f64> = (0..n).map(|i| alpha * xs[i] + beta * (0..n).map(|c| dense[i * n + c] * xs[c]).sum::<f64>()).collect();
         let mut lu = ShiftedLu::new(n, s);
         lu.factor(alpha, beta, &jac).unwrap();
         lu.solve(&mut b);

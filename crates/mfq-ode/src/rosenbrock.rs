@@ -39,11 +39,7 @@ pub(crate) fn integrate(
     if opts.steady_tol.is_some_and(|tol| max_abs(&f0) < tol) {
         return Status::SteadyState { t };
     }
-    let scale0 = x
-        .iter()
-        .zip(&f0)
-        .map(|(xi, fi)| fi.abs() / (opts.atol + opts.rtol * xi.abs()))
-        .fold(0.0, f64::max);
+    let scale0 = x.iter().zip(&f0).map(|(xi, fi)| fi.abs() / (opts.atol + opts.rtol * xi.abs())).fold(0.0, f64::max);
     let mut h = if scale0 > 0.0 { 0.5 * opts.rtol.cbrt() / scale0 } else { 1e-3 };
     h = h.clamp(1e-12, opts.t_end - t);
     loop {
@@ -114,11 +110,7 @@ pub(crate) fn integrate(
             h *= if err > 0.0 { (0.8 * err.powf(-1.0 / 3.0)).min(5.0) } else { 5.0 };
         } else {
             stats.rejected_steps += 1;
-            h *= if err.is_finite() {
-                (0.8 * err.powf(-1.0 / 3.0)).max(0.1)
-            } else {
-                0.25
-            };
+            h *= if err.is_finite() { (0.8 * err.powf(-1.0 / 3.0)).max(0.1) } else { 0.25 };
             if h < 1e-14 * t.abs().max(1.0) {
                 return Status::StepSizeTooSmall { t };
             }

@@ -370,14 +370,7 @@ pub(crate) fn run<R: Router>(router: &mut R, p: &RunParams, rng: &mut Rng) -> Re
         t = end;
         sys.take_integrals(t, &mut scratch);
         if seg > 0 {
-            batches.push(Batch {
-                duration: end - start,
-                level_integral: scratch.clone(),
-                accepted,
-                lost,
-                waited,
-                departures,
-            });
+            batches.push(Batch { duration: end - start, level_integral: scratch.clone(), accepted, lost, waited, departures });
         }
         (p.tick)();
     }
@@ -441,12 +434,7 @@ mod tests {
         let mut out = Vec::new();
         sys.take_integrals(t, &mut out);
         for k in 1..out.len() {
-            assert!(
-                (out[k] - brute[k]).abs() < 1e-8 * brute[1].max(1.0),
-                "level {k}: {} vs {}",
-                out[k],
-                brute[k]
-            );
+            assert!((out[k] - brute[k]).abs() < 1e-8 * brute[1].max(1.0), "level {k}: {} vs {}", out[k], brute[k]);
         }
         assert!(brute[out.len()..].iter().all(|&v| v == 0.0));
     }
@@ -461,21 +449,9 @@ mod tests {
                 sys.add_job(*s, 0.0);
             }
         }
-        let mut min_router = Pod {
-            eps: 0.0,
-            g: None,
-            buf: vec![0; 6],
-        };
-        let mut max_router = Pod {
-            eps: 1.0,
-            g: None,
-            buf: vec![0; 6],
-        };
-        let mut ld = Pod {
-            eps: 1.0,
-            g: Some(0),
-            buf: vec![0; 6],
-        };
+        let mut min_router = Pod { eps: 0.0, g: None, buf: vec![0; 6] };
+        let mut max_router = Pod { eps: 1.0, g: None, buf: vec![0; 6] };
+        let mut ld = Pod { eps: 1.0, g: Some(0), buf: vec![0; 6] };
         for _ in 0..1000 {
             let a = min_router.route(&sys, &mut rng);
             let b = max_router.route(&sys, &mut rng);

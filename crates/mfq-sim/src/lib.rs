@@ -49,6 +49,7 @@
 //! ```
 
 mod engine;
+pub mod population;
 mod stats;
 
 pub use stats::Estimate;
@@ -83,11 +84,7 @@ pub enum SimError {
 }
 
 fn out_of_range(field: &str, value: impl std::fmt::Display, allowed: &str) -> SimError {
-    SimError::OutOfRange {
-        field: field.to_string(),
-        value: value.to_string(),
-        allowed: allowed.to_string(),
-    }
+    SimError::OutOfRange { field: field.to_string(), value: value.to_string(), allowed: allowed.to_string() }
 }
 
 /// How to simulate: system size, horizon, warm-up, replications, batches, seed, buffer.
@@ -118,16 +115,7 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions {
-            servers: 1000,
-            time: 5000.0,
-            warmup: 500.0,
-            replications: 4,
-            batches: 25,
-            seed: 1,
-            buffer: None,
-            progress: false,
-        }
+        SimOptions { servers: 1000, time: 5000.0, warmup: 500.0, replications: 4, batches: 25, seed: 1, buffer: None, progress: false }
     }
 }
 
@@ -152,11 +140,7 @@ impl SimOptions {
             return Err(out_of_range("replications", self.replications, "an integer >= 1"));
         }
         if self.batches < 2 {
-            return Err(out_of_range(
-                "batches",
-                self.batches,
-                "an integer >= 2 (batch means need at least two batches)",
-            ));
+            return Err(out_of_range("batches", self.batches, "an integer >= 2 (batch means need at least two batches)"));
         }
         if self.buffer == Some(0) {
             return Err(out_of_range("buffer", 0, "an integer >= 1, or none for an unlimited buffer"));
@@ -279,9 +263,7 @@ fn policy_of(spec: &ModelSpec) -> Result<(Policy, f64), SimError> {
             check_lambda(lambda)?;
             Ok((Policy::Jiq, lambda))
         }
-        _ => Err(SimError::Unsupported {
-            kind: spec.kind().to_string(),
-        }),
+        _ => Err(SimError::Unsupported { kind: spec.kind().to_string() }),
     }
 }
 
@@ -293,15 +275,7 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
         Policy::Random => go(Random, p, rng),
         Policy::Jsq2 => go(Jsq2, p, rng),
         Policy::JsqD(d) => go(JsqD { d }, p, rng),
-        Policy::Pod { d, eps, g } => go(
-            Pod {
-                eps,
-                g,
-                buf: vec![0; d as usize],
-            },
-            p,
-            rng,
-        ),
+        Policy::Pod { d, eps, g } => go(Pod { eps, g, buf: vec![0; d as usize] }, p, rng),
         Policy::Jiq => go(Jiq, p, rng),
     }
 }
@@ -365,21 +339,13 @@ pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimErr
 /// Pools the batches of all replications into estimates.
 fn summarize(spec: &ModelSpec, opts: &SimOptions, reps: &[Replication], wall_seconds: f64) -> SimReport {
     let n = opts.servers as f64;
-    let levels = reps
-        .iter()
-        .flat_map(|r| &r.batches)
-        .map(|b| b.level_integral.len().saturating_sub(1))
-        .max()
-        .unwrap_or(0);
+    let levels = reps.iter().flat_map(|r| &r.batches).map(|b| b.level_integral.len().saturating_sub(1)).max().unwrap_or(0);
     let batches: Vec<_> = reps.iter().flat_map(|r| &r.batches).collect();
     let per_server_time = |b: &engine::Batch| n * b.duration;
 
     let tail: Vec<Estimate> = (1..=levels)
         .map(|k| {
-            let v: Vec<f64> = batches
-                .iter()
-                .map(|b| b.level_integral.get(k).copied().unwrap_or(0.0) / per_server_time(b))
-                .collect();
+            let v: Vec<f64> = batches.iter().map(|b| b.level_integral.get(k).copied().unwrap_or(0.0) / per_server_time(b)).collect();
             stats::mean_estimate(&v)
         })
         .collect();
@@ -410,11 +376,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, reps: &[Replication], wall_sec
         events_per_second: events as f64 / wall_seconds.max(1e-12),
         diagnostics: Diagnostics {
             batch_lag1_autocorrelation: stats::lag1_autocorrelation(&by_rep),
-            replication_half_width: if rep_means.len() >= 2 {
-                stats::mean_estimate(&rep_means).half_width
-            } else {
-                f64::NAN
-            },
+            replication_half_width: if rep_means.len() >= 2 { stats::mean_estimate(&rep_means).half_width } else { f64::NAN },
             max_queue_length: levels,
             departure_rate: stats::mean_estimate(&departed),
         },

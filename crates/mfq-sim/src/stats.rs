@@ -57,16 +57,8 @@ fn half_width(sample_var: f64, n: usize) -> f64 {
 pub(crate) fn mean_estimate(v: &[f64]) -> Estimate {
     let n = v.len();
     let mean = v.iter().sum::<f64>() / n as f64;
-    let var = if n > 1 {
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
-    } else {
-        f64::NAN
-    };
-    Estimate {
-        mean,
-        half_width: half_width(var, n),
-        n,
-    }
+    let var = if n > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { f64::NAN };
+    Estimate { mean, half_width: half_width(var, n), n }
 }
 
 /// Ratio estimate `sum(num) / sum(den)` over batches, with the delta-method (linearised) 95%
@@ -75,24 +67,12 @@ pub(crate) fn ratio_estimate(num: &[f64], den: &[f64]) -> Estimate {
     let n = num.len();
     let (sn, sd) = (num.iter().sum::<f64>(), den.iter().sum::<f64>());
     if sd <= 0.0 {
-        return Estimate {
-            mean: f64::NAN,
-            half_width: f64::NAN,
-            n,
-        };
+        return Estimate { mean: f64::NAN, half_width: f64::NAN, n };
     }
     let r = sn / sd;
     let dbar = sd / n as f64;
-    let var_e = if n > 1 {
-        num.iter().zip(den).map(|(a, b)| (a - r * b).powi(2)).sum::<f64>() / (n - 1) as f64
-    } else {
-        f64::NAN
-    };
-    Estimate {
-        mean: r,
-        half_width: half_width(var_e / (dbar * dbar), n),
-        n,
-    }
+    let var_e = if n > 1 { num.iter().zip(den).map(|(a, b)| (a - r * b).powi(2)).sum::<f64>() / (n - 1) as f64 } else { f64::NAN };
+    Estimate { mean: r, half_width: half_width(var_e / (dbar * dbar), n), n }
 }
 
 /// Lag-1 autocorrelation of consecutive values within each group (groups = replications),

@@ -46,10 +46,7 @@ fn assert_all(title: &str, report: &SimReport, checks: &[Check]) {
             if ok { "ok" } else { "FAIL" }
         );
         if !ok {
-            failures.push(format!(
-                "{}: sim {} +- {} vs {} (allowance {})",
-                c.what, c.est.mean, hw, c.reference, c.allowance
-            ));
+            failures.push(format!("{}: sim {} +- {} vs {} (allowance {})", c.what, c.est.mean, hw, c.reference, c.allowance));
         }
     }
     assert!(failures.is_empty(), "{title}: {failures:#?}");
@@ -57,11 +54,7 @@ fn assert_all(title: &str, report: &SimReport, checks: &[Check]) {
 
 /// `tail[k-1]`, or an exact zero when level `k` was never reached.
 fn tail(report: &SimReport, k: usize) -> Estimate {
-    report.tail.get(k - 1).copied().unwrap_or(Estimate {
-        mean: 0.0,
-        half_width: 0.0,
-        n: report.mean_queue_length.n,
-    })
+    report.tail.get(k - 1).copied().unwrap_or(Estimate { mean: 0.0, half_width: 0.0, n: report.mean_queue_length.n })
 }
 
 /// Comparisons of `x_1..x_K`, `L = sum_k x_k` (untruncated `l_ref`) and `T = L / lambda`, each
@@ -71,25 +64,10 @@ fn tail_checks(report: &SimReport, x: &[f64], l_ref: f64, lambda: f64, c: f64) -
     let mut v: Vec<Check> = x
         .iter()
         .enumerate()
-        .map(|(i, &r)| Check {
-            what: format!("x_{}", i + 1),
-            est: tail(report, i + 1),
-            reference: r,
-            allowance: c / n,
-        })
+        .map(|(i, &r)| Check { what: format!("x_{}", i + 1), est: tail(report, i + 1), reference: r, allowance: c / n })
         .collect();
-    v.push(Check {
-        what: "L".into(),
-        est: report.mean_queue_length,
-        reference: l_ref,
-        allowance: c / n,
-    });
-    v.push(Check {
-        what: "T".into(),
-        est: report.mean_response_time,
-        reference: l_ref / lambda,
-        allowance: c / (lambda * n),
-    });
+    v.push(Check { what: "L".into(), est: report.mean_queue_length, reference: l_ref, allowance: c / n });
+    v.push(Check { what: "T".into(), est: report.mean_response_time, reference: l_ref / lambda, allowance: c / (lambda * n) });
     v
 }
 
@@ -112,16 +90,7 @@ fn recursion(lambda: f64, phi: impl Fn(f64) -> f64, kmax: usize) -> Vec<f64> {
 /// horizon 2000 after a warm-up of 200, 8 batches of length 250 (long compared with the
 /// correlation time of the number of jobs, a few tens of time units at lambda = 0.9).
 fn large_n() -> SimOptions {
-    SimOptions {
-        servers: 10_000,
-        time: 2000.0,
-        warmup: 200.0,
-        replications: 4,
-        batches: 8,
-        seed: 1,
-        buffer: None,
-        progress: false,
-    }
+    SimOptions { servers: 10_000, time: 2000.0, warmup: 200.0, replications: 4, batches: 8, seed: 1, buffer: None, progress: false }
 }
 
 /// Allowance for JSQ(2), lambda = 0.9: the refined mean field gives `E[L_N] - L = V/N + A/N^2`
@@ -148,19 +117,11 @@ const C_POD: f64 = 10.0;
 #[test]
 fn jsq1_is_independent_mm1_queues() {
     let lambda = 0.7;
-    let opts = SimOptions {
-        warmup: 400.0,
-        ..large_n()
-    };
+    let opts = SimOptions { warmup: 400.0, ..large_n() };
     let r = simulate(&ModelSpec::Jsq { lambda, d: 1 }, &opts).unwrap();
     let x: Vec<f64> = (1..=12).map(|k| lambda.powi(k)).collect();
     let mut checks = tail_checks(&r, &x, lambda / (1.0 - lambda), lambda, 0.0);
-    checks.push(Check {
-        what: "P(wait)".into(),
-        est: r.prob_wait,
-        reference: lambda,
-        allowance: 0.0,
-    }); // PASTA
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: lambda, allowance: 0.0 }); // PASTA
     assert_all("JSQ(1) lambda=0.7, M/M/1", &r, &checks);
 }
 
@@ -170,17 +131,10 @@ fn jsq1_is_independent_mm1_queues() {
 #[test]
 fn pod_li_with_half_errors_is_random_routing() {
     let lambda = 0.7;
-    let opts = SimOptions {
-        warmup: 400.0,
-        ..large_n()
-    };
+    let opts = SimOptions { warmup: 400.0, ..large_n() };
     let r = simulate(&ModelSpec::PodLi { lambda, d: 2, eps: 0.5 }, &opts).unwrap();
     let x: Vec<f64> = (1..=12).map(|k| lambda.powi(k)).collect();
-    assert_all(
-        "Pod-LI d=2 eps=0.5 lambda=0.7 (random routing)",
-        &r,
-        &tail_checks(&r, &x, lambda / (1.0 - lambda), lambda, 0.0),
-    );
+    assert_all("Pod-LI d=2 eps=0.5 lambda=0.7 (random routing)", &r, &tail_checks(&r, &x, lambda / (1.0 - lambda), lambda, 0.0));
 }
 
 /// JSQ(2) at lambda = 0.9 against the closed form `x_k = lambda^(2^k - 1)`;
@@ -198,12 +152,7 @@ fn jsq2_matches_mean_field() {
     let r = simulate(&ModelSpec::Jsq { lambda, d: 2 }, &large_n()).unwrap();
     let mut checks = tail_checks(&r, &x[..7], l, lambda, C_JSQ2);
     // P(wait) = P(both samples busy) = x_1^2 in the mean field
-    checks.push(Check {
-        what: "P(wait)".into(),
-        est: r.prob_wait,
-        reference: lambda * lambda,
-        allowance: C_JSQ2 / 10_000.0,
-    });
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: lambda * lambda, allowance: C_JSQ2 / 10_000.0 });
     assert_all("JSQ(2) lambda=0.9 N=10000", &r, &checks);
 }
 
@@ -234,11 +183,7 @@ fn pod_li_matches_mean_field() {
         assert!((a - b).abs() < 1e-9);
     }
     let r = simulate(&ModelSpec::PodLi { lambda, d: 2, eps }, &large_n()).unwrap();
-    assert_all(
-        "Pod-LI d=2 eps=0.3 lambda=0.9 N=10000",
-        &r,
-        &tail_checks(&r, &x[..15], l, lambda, C_POD),
-    );
+    assert_all("Pod-LI d=2 eps=0.3 lambda=0.9 N=10000", &r, &tail_checks(&r, &x[..15], l, lambda, C_POD));
 }
 
 /// Pod-LD, lambda = 0.9, d = 2, eps = 0.5, g = 1: the fixed point is implicit; the notes
@@ -248,16 +193,7 @@ fn pod_li_matches_mean_field() {
 fn pod_ld_matches_mean_field() {
     let lambda = 0.9;
     let t_ref = 2.90132715;
-    let r = simulate(
-        &ModelSpec::PodLd {
-            lambda,
-            d: 2,
-            eps: 0.5,
-            g: 1,
-        },
-        &large_n(),
-    )
-    .unwrap();
+    let r = simulate(&ModelSpec::PodLd { lambda, d: 2, eps: 0.5, g: 1 }, &large_n()).unwrap();
     let checks = tail_checks(&r, &[0.9, 0.7431192661, 0.5274539754], lambda * t_ref, lambda, C_POD);
     assert_all("Pod-LD d=2 eps=0.5 g=1 lambda=0.9 N=10000", &r, &checks);
 }
@@ -271,41 +207,15 @@ fn pod_ld_matches_mean_field() {
 #[test]
 fn pod_ld_at_n_1000_matches_notes_and_mean_field() {
     let lambda = 0.9;
-    let opts = SimOptions {
-        servers: 1000,
-        time: 20_000.0,
-        warmup: 200.0,
-        replications: 4,
-        batches: 20,
-        ..large_n()
-    };
-    let r = simulate(
-        &ModelSpec::PodLd {
-            lambda,
-            d: 2,
-            eps: 0.5,
-            g: 1,
-        },
-        &opts,
-    )
-    .unwrap();
+    let opts = SimOptions { servers: 1000, time: 20_000.0, warmup: 200.0, replications: 4, batches: 20, ..large_n() };
+    let r = simulate(&ModelSpec::PodLd { lambda, d: 2, eps: 0.5, g: 1 }, &opts).unwrap();
     let l = r.mean_queue_length;
     let se = l.half_width / 1.96; // 80 batches: t_{0.975, 79} = 1.99, 1.96 keeps se slightly larger
     let sigma2 = se * se * opts.replications as f64 * opts.time;
     let se_ref = (sigma2 / 1200.0).sqrt();
     let checks = [
-        Check {
-            what: "L vs MF".into(),
-            est: l,
-            reference: 0.9 * 2.90132715,
-            allowance: C_POD / 1000.0,
-        },
-        Check {
-            what: "L vs notes".into(),
-            est: l,
-            reference: 2.6025,
-            allowance: 2.81 * se_ref,
-        },
+        Check { what: "L vs MF".into(), est: l, reference: 0.9 * 2.90132715, allowance: C_POD / 1000.0 },
+        Check { what: "L vs notes".into(), est: l, reference: 2.6025, allowance: 2.81 * se_ref },
     ];
     assert_all("Pod-LD N=1000", &r, &checks);
 }
@@ -322,36 +232,13 @@ fn jiq_matches_mean_field() {
     let lambda: f64 = 0.9;
     let n = 2000.0;
     assert!((-n * (lambda - 1.0 - lambda.ln())).exp() < 1e-4);
-    let opts = SimOptions {
-        servers: 2000,
-        ..large_n()
-    };
+    let opts = SimOptions { servers: 2000, ..large_n() };
     let r = simulate(&ModelSpec::Jiq { lambda }, &opts).unwrap();
     let checks = [
-        Check {
-            what: "x_1".into(),
-            est: tail(&r, 1),
-            reference: lambda,
-            allowance: 0.0,
-        },
-        Check {
-            what: "x_2".into(),
-            est: tail(&r, 2),
-            reference: 0.0,
-            allowance: 1.0 / n,
-        },
-        Check {
-            what: "P(wait)".into(),
-            est: r.prob_wait,
-            reference: 0.0,
-            allowance: 1.0 / n,
-        },
-        Check {
-            what: "T".into(),
-            est: r.mean_response_time,
-            reference: 1.0,
-            allowance: 1.0 / n,
-        },
+        Check { what: "x_1".into(), est: tail(&r, 1), reference: lambda, allowance: 0.0 },
+        Check { what: "x_2".into(), est: tail(&r, 2), reference: 0.0, allowance: 1.0 / n },
+        Check { what: "P(wait)".into(), est: r.prob_wait, reference: 0.0, allowance: 1.0 / n },
+        Check { what: "T".into(), est: r.mean_response_time, reference: 1.0, allowance: 1.0 / n },
     ];
     assert_all("JIQ lambda=0.9 N=2000", &r, &checks);
 }
@@ -368,56 +255,20 @@ fn buffer_gives_mm1b_loss() {
     let l: f64 = x.iter().sum();
     let loss = pi[b as usize];
     let thr = lambda * (1.0 - loss);
-    let opts = SimOptions {
-        servers: 2000,
-        time: 2000.0,
-        warmup: 100.0,
-        buffer: Some(b),
-        ..large_n()
-    };
+    let opts = SimOptions { servers: 2000, time: 2000.0, warmup: 100.0, buffer: Some(b), ..large_n() };
     let r = simulate(&ModelSpec::Jsq { lambda, d: 1 }, &opts).unwrap();
     assert_eq!(r.tail.len(), b as usize);
     let mut checks: Vec<Check> = x
         .iter()
         .enumerate()
-        .map(|(i, &v)| Check {
-            what: format!("x_{}", i + 1),
-            est: tail(&r, i + 1),
-            reference: v,
-            allowance: 0.0,
-        })
+        .map(|(i, &v)| Check { what: format!("x_{}", i + 1), est: tail(&r, i + 1), reference: v, allowance: 0.0 })
         .collect();
-    checks.push(Check {
-        what: "L".into(),
-        est: r.mean_queue_length,
-        reference: l,
-        allowance: 0.0,
-    });
-    checks.push(Check {
-        what: "loss".into(),
-        est: r.loss_probability,
-        reference: loss,
-        allowance: 0.0,
-    });
-    checks.push(Check {
-        what: "throughput".into(),
-        est: r.throughput,
-        reference: thr,
-        allowance: 0.0,
-    });
-    checks.push(Check {
-        what: "T".into(),
-        est: r.mean_response_time,
-        reference: l / thr,
-        allowance: 0.0,
-    });
+    checks.push(Check { what: "L".into(), est: r.mean_queue_length, reference: l, allowance: 0.0 });
+    checks.push(Check { what: "loss".into(), est: r.loss_probability, reference: loss, allowance: 0.0 });
+    checks.push(Check { what: "throughput".into(), est: r.throughput, reference: thr, allowance: 0.0 });
+    checks.push(Check { what: "T".into(), est: r.mean_response_time, reference: l / thr, allowance: 0.0 });
     // accepted arrivals see 1..B-1 jobs: P(wait) = (1 - pi_0 - pi_B) / (1 - pi_B)
-    checks.push(Check {
-        what: "P(wait)".into(),
-        est: r.prob_wait,
-        reference: (1.0 - pi[0] - loss) / (1.0 - loss),
-        allowance: 0.0,
-    });
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: (1.0 - pi[0] - loss) / (1.0 - loss), allowance: 0.0 });
     assert_all("JSQ(1) lambda=0.9 buffer 5 (M/M/1/5)", &r, &checks);
 }
 
@@ -439,23 +290,11 @@ fn hellemans_check(time: f64) {
     for (n, c_n, rmf) in [(10usize, 4.5130, 2.8003), (100, 4.0400, 2.3931)] {
         let reference = l_mf + c_n / n as f64;
         let u_ref = (reference - rmf).abs() + 0.0015;
-        let opts = SimOptions {
-            servers: n,
-            time: time / n as f64 * 10.0,
-            warmup: 500.0,
-            replications: 4,
-            batches: 20,
-            ..large_n()
-        };
+        let opts = SimOptions { servers: n, time: time / n as f64 * 10.0, warmup: 500.0, replications: 4, batches: 20, ..large_n() };
         let r = simulate(&ModelSpec::Jsq { lambda, d: 2 }, &opts).unwrap();
         let l = r.mean_queue_length;
         assert!((l.mean - l_mf).abs() > l.half_width, "N = {n}: the finite-N effect is not resolved");
-        checks.push(Check {
-            what: format!("L_{n}"),
-            est: l,
-            reference,
-            allowance: u_ref,
-        });
+        checks.push(Check { what: format!("L_{n}"), est: l, reference, allowance: u_ref });
         reports.push(r);
     }
     assert_all("JSQ(2) rho=0.9, Hellemans N=10", &reports[0], &checks[..1]);
@@ -482,70 +321,24 @@ fn jsq2_finite_n_matches_hellemans_thesis_long() {
 #[ignore = "long run (~3e8 events per model); run with --ignored"]
 fn pod_bias_is_within_c_over_n_at_small_n() {
     let n = 200usize;
-    let opts = SimOptions {
-        servers: n,
-        time: 200_000.0,
-        warmup: 500.0,
-        replications: 4,
-        batches: 20,
-        ..large_n()
-    };
+    let opts = SimOptions { servers: n, time: 200_000.0, warmup: 500.0, replications: 4, batches: 20, ..large_n() };
     let phi = |x: f64| 0.7 * x * x + 0.3 * (1.0 - (1.0 - x) * (1.0 - x));
     let l_li: f64 = recursion(0.9, phi, 5000).iter().sum();
     let l_jsq: f64 = (1..=12).map(|k| 0.9f64.powf(2f64.powi(k) - 1.0)).sum();
     for (spec, l, c) in [
-        (
-            ModelSpec::PodLi {
-                lambda: 0.9,
-                d: 2,
-                eps: 0.3,
-            },
-            l_li,
-            C_POD,
-        ),
-        (
-            ModelSpec::PodLd {
-                lambda: 0.9,
-                d: 2,
-                eps: 0.5,
-                g: 1,
-            },
-            0.9 * 2.90132715,
-            C_POD,
-        ),
+        (ModelSpec::PodLi { lambda: 0.9, d: 2, eps: 0.3 }, l_li, C_POD),
+        (ModelSpec::PodLd { lambda: 0.9, d: 2, eps: 0.5, g: 1 }, 0.9 * 2.90132715, C_POD),
         (ModelSpec::Jsq { lambda: 0.9, d: 2 }, l_jsq, C_JSQ2 + 5.322782 / n as f64),
     ] {
         let r = simulate(&spec, &opts).unwrap();
         let e = r.mean_queue_length;
-        println!(
-            "{spec:?}: N (L_N - L) = {:.3} +- {:.3}",
-            n as f64 * (e.mean - l),
-            n as f64 * e.half_width
-        );
-        assert_all(
-            &format!("{spec:?} N=200"),
-            &r,
-            &[Check {
-                what: "L".into(),
-                est: e,
-                reference: l,
-                allowance: c / n as f64,
-            }],
-        );
+        println!("{spec:?}: N (L_N - L) = {:.3} +- {:.3}", n as f64 * (e.mean - l), n as f64 * e.half_width);
+        assert_all(&format!("{spec:?} N=200"), &r, &[Check { what: "L".into(), est: e, reference: l, allowance: c / n as f64 }]);
     }
 }
 
 fn small() -> SimOptions {
-    SimOptions {
-        servers: 100,
-        time: 100.0,
-        warmup: 10.0,
-        replications: 3,
-        batches: 5,
-        seed: 42,
-        buffer: None,
-        progress: false,
-    }
+    SimOptions { servers: 100, time: 100.0, warmup: 10.0, replications: 3, batches: 5, seed: 42, buffer: None, progress: false }
 }
 
 /// Everything but the wall-clock fields.
@@ -557,12 +350,7 @@ fn strip_timing(mut r: SimReport) -> SimReport {
 
 #[test]
 fn same_seed_gives_the_same_report_and_different_seeds_differ() {
-    let spec = ModelSpec::PodLd {
-        lambda: 0.8,
-        d: 3,
-        eps: 0.4,
-        g: 2,
-    };
+    let spec = ModelSpec::PodLd { lambda: 0.8, d: 3, eps: 0.4, g: 2 };
     let a = strip_timing(simulate(&spec, &small()).unwrap());
     let b = strip_timing(simulate(&spec, &small()).unwrap());
     assert_eq!(a, b);
@@ -579,14 +367,7 @@ fn same_seed_gives_the_same_report_and_different_seeds_differ() {
 fn reports_serialize_to_json() {
     let r = simulate(&ModelSpec::Jiq { lambda: 0.5 }, &small()).unwrap();
     let json = serde_json::to_string(&r).unwrap();
-    for key in [
-        "\"tail\"",
-        "\"mean_response_time\"",
-        "\"half_width\"",
-        "\"options\"",
-        "\"kind\":\"jiq\"",
-        "\"events_per_second\"",
-    ] {
+    for key in ["\"tail\"", "\"mean_response_time\"", "\"half_width\"", "\"options\"", "\"kind\":\"jiq\"", "\"events_per_second\""] {
         assert!(json.contains(key), "{key} missing in {json}");
     }
 }
@@ -601,29 +382,11 @@ fn bad_options_give_structured_errors() {
     assert_eq!(field_of(SimOptions { servers: 0, ..small() }), "servers");
     assert_eq!(field_of(SimOptions { time: 0.0, ..small() }), "time");
     assert_eq!(field_of(SimOptions { time: f64::NAN, ..small() }), "time");
-    assert_eq!(
-        field_of(SimOptions {
-            time: f64::INFINITY,
-            ..small()
-        }),
-        "time"
-    );
+    assert_eq!(field_of(SimOptions { time: f64::INFINITY, ..small() }), "time");
     assert_eq!(field_of(SimOptions { warmup: -1.0, ..small() }), "warmup");
-    assert_eq!(
-        field_of(SimOptions {
-            replications: 0,
-            ..small()
-        }),
-        "replications"
-    );
+    assert_eq!(field_of(SimOptions { replications: 0, ..small() }), "replications");
     assert_eq!(field_of(SimOptions { batches: 1, ..small() }), "batches");
-    assert_eq!(
-        field_of(SimOptions {
-            buffer: Some(0),
-            ..small()
-        }),
-        "buffer"
-    );
+    assert_eq!(field_of(SimOptions { buffer: Some(0), ..small() }), "buffer");
     let e = simulate(&spec, &SimOptions { servers: 0, ..small() }).unwrap_err();
     assert_eq!(e.to_string(), "servers = 0 is not allowed: an integer in [1, 4294967295]");
 
@@ -633,23 +396,8 @@ fn bad_options_give_structured_errors() {
     };
     assert_eq!(model_field(ModelSpec::Jsq { lambda: 0.0, d: 2 }), "model.lambda");
     assert_eq!(model_field(ModelSpec::Jsq { lambda: 0.5, d: 0 }), "model.d");
-    assert_eq!(
-        model_field(ModelSpec::PodLi {
-            lambda: 0.5,
-            d: 2,
-            eps: 1.5
-        }),
-        "model.eps"
-    );
-    assert_eq!(
-        model_field(ModelSpec::PodLd {
-            lambda: 0.5,
-            d: 2,
-            eps: -0.1,
-            g: 1
-        }),
-        "model.eps"
-    );
+    assert_eq!(model_field(ModelSpec::PodLi { lambda: 0.5, d: 2, eps: 1.5 }), "model.eps");
+    assert_eq!(model_field(ModelSpec::PodLd { lambda: 0.5, d: 2, eps: -0.1, g: 1 }), "model.eps");
     assert_eq!(model_field(ModelSpec::Jiq { lambda: f64::NAN }), "model.lambda");
     assert!(SimOptions::default().validate().is_ok());
 }
@@ -659,10 +407,7 @@ fn bad_options_give_structured_errors() {
 /// every candidate that parses must be rejected this way.
 #[test]
 fn kinds_without_a_simulator_are_unsupported() {
-    let candidates = [
-        r#"{"kind": "opinion-biased", "alpha": 0.05}"#,
-        r#"{"kind": "opinion-stubborn", "gamma0": 0.1, "gamma1": 0.1}"#,
-    ];
+    let candidates = [r#"{"kind": "opinion-biased", "alpha": 0.05}"#, r#"{"kind": "opinion-stubborn", "gamma0": 0.1, "gamma1": 0.1}"#];
     for text in candidates {
         if let Ok(spec) = serde_json::from_str::<ModelSpec>(text) {
             match simulate(&spec, &small()) {

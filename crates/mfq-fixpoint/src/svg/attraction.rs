@@ -13,12 +13,7 @@ const SIZE: (u32, u32) = (900, 600);
 /// Colour of runs that did not settle.
 const UNSETTLED: RGBColor = RGBColor(150, 150, 150);
 /// Colours of the extremal runs (drawn thick, on top).
-const EXTREMAL: [RGBColor; 4] = [
-    RGBColor(200, 30, 30),
-    RGBColor(30, 60, 200),
-    RGBColor(20, 140, 60),
-    RGBColor(160, 60, 160),
-];
+const EXTREMAL: [RGBColor; 4] = [RGBColor(200, 30, 30), RGBColor(30, 60, 200), RGBColor(20, 140, 60), RGBColor(160, 60, 160)];
 
 fn eq_color(i: usize) -> RGBColor {
     // skip the reds and blues used by the extremal runs
@@ -96,15 +91,11 @@ pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
         for r in report.runs.iter().filter(|r| !r.extremal) {
             let color = run_color(r);
             let pts: Vec<(f64, f64)> = r.t.iter().copied().zip(r.log10_distance.iter().copied()).collect();
-            let series = chart
-                .draw_series(LineSeries::new(pts, color.mix(0.6).stroke_width(1)))
-                .map_err(err)?;
+            let series = chart.draw_series(LineSeries::new(pts, color.mix(0.6).stroke_width(1))).map_err(err)?;
             let label = group_label(report, r);
             if !labelled.contains(&label) {
                 labelled.push(label.clone());
-                series
-                    .label(label)
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             }
         }
         // extremal starts, thick, with their end marked
@@ -121,9 +112,7 @@ pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
                 .label(format!("extremal start '{}' -> {to}", r.label))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3)));
             if let Some(last) = pts.last() {
-                chart
-                    .draw_series(std::iter::once(Circle::new(*last, 5, color.filled())))
-                    .map_err(err)?;
+                chart.draw_series(std::iter::once(Circle::new(*last, 5, color.filled()))).map_err(err)?;
             }
         }
         // predicted slope at x*
@@ -146,10 +135,7 @@ pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
                     chart
                         .draw_series(DashedLineSeries::new(line, 10, 6, BLACK.stroke_width(2)))
                         .map_err(err)?
-                        .label(format!(
-                            "predicted slope: spectral abscissa {alpha:.4e} (decay rate {:.4e})",
-                            -alpha
-                        ))
+                        .label(format!("predicted slope: spectral abscissa {alpha:.4e} (decay rate {:.4e})", -alpha))
                         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
                 }
             }
@@ -204,23 +190,10 @@ fn basins_1d(report: &AttractionReport) -> Result<String, PlotError> {
     // runs that do not settle (degenerate equilibria) would squeeze the settled ones into
     // the left edge: cut the time axis at 5x the last settling time, and say so
     let t_settled = report.runs.iter().filter(|r| r.settled).map(|r| r.t_reached).fold(0.0f64, f64::max);
-    let t_max = if t_settled > 0.0 && 5.0 * t_settled < t_all {
-        5.0 * t_settled
-    } else {
-        t_all
-    };
-    let cut = if t_max < t_all {
-        format!(", t axis cut at {t_max:.3}")
-    } else {
-        String::new()
-    };
+    let t_max = if t_settled > 0.0 && 5.0 * t_settled < t_all { 5.0 * t_settled } else { t_all };
+    let cut = if t_max < t_all { format!(", t axis cut at {t_max:.3}") } else { String::new() };
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    for v in report
-        .runs
-        .iter()
-        .flat_map(|r| r.summary.iter())
-        .chain(report.equilibria.iter().map(|e| &e.summary))
-    {
+    for v in report.runs.iter().flat_map(|r| r.summary.iter()).chain(report.equilibria.iter().map(|e| &e.summary)) {
         lo = lo.min(*v);
         hi = hi.max(*v);
     }
@@ -229,30 +202,17 @@ fn basins_1d(report: &AttractionReport) -> Result<String, PlotError> {
         let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: trajectories and equilibria ({}{cut})", report.model, report.verdict.name()),
-                ("sans-serif", 20),
-            )
+            .caption(format!("{}: trajectories and equilibria ({}{cut})", report.model, report.verdict.name()), ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(70)
             .build_cartesian_2d(0f64..t_max, (lo - pad)..(hi + pad))
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time t (model time units)")
-            .y_desc(report.summary_name.as_str())
-            .draw()
-            .map_err(err)?;
+        chart.configure_mesh().x_desc("time t (model time units)").y_desc(report.summary_name.as_str()).draw().map_err(err)?;
         let mut unsettled_labelled = false;
         for r in &report.runs {
             let color = run_color(r);
-            let pts: Vec<(f64, f64)> =
-                r.t.iter()
-                    .copied()
-                    .zip(r.summary.iter().copied())
-                    .filter(|(t, _)| *t <= t_max)
-                    .collect();
+            let pts: Vec<(f64, f64)> = r.t.iter().copied().zip(r.summary.iter().copied()).filter(|(t, _)| *t <= t_max).collect();
             let width = if r.extremal { 3 } else { 1 };
             let series = chart.draw_series(LineSeries::new(pts, color.stroke_width(width))).map_err(err)?;
             if !r.settled && !unsettled_labelled {
@@ -268,13 +228,9 @@ fn basins_1d(report: &AttractionReport) -> Result<String, PlotError> {
             let series = if e.kind == EquilibriumKind::Stable {
                 chart.draw_series(LineSeries::new(line, color.stroke_width(2))).map_err(err)?
             } else {
-                chart
-                    .draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(2)))
-                    .map_err(err)?
+                chart.draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(2))).map_err(err)?
             };
-            series
-                .label(eq_legend(report, i))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            series.label(eq_legend(report, i)).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         }
         chart
             .configure_series_labels()
@@ -308,10 +264,7 @@ fn basins_scatter(report: &AttractionReport) -> Result<String, PlotError> {
         let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: where each start went ({})", report.model, report.verdict.name()),
-                ("sans-serif", 20),
-            )
+            .caption(format!("{}: where each start went ({})", report.model, report.verdict.name()), ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(70)
@@ -331,28 +284,20 @@ fn basins_scatter(report: &AttractionReport) -> Result<String, PlotError> {
             let series = if e.kind == EquilibriumKind::Stable {
                 chart.draw_series(LineSeries::new(line, color.stroke_width(1))).map_err(err)?
             } else {
-                chart
-                    .draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(1)))
-                    .map_err(err)?
+                chart.draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(1))).map_err(err)?
             };
-            series
-                .label(eq_legend(report, i))
-                .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
+            series.label(eq_legend(report, i)).legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
         }
         let mut unsettled_labelled = false;
         for r in &report.runs {
             let color = run_color(r);
             let p = (r.summary_start, r.summary_end);
             if r.extremal {
-                chart
-                    .draw_series(std::iter::once(TriangleMarker::new(p, 9, color.filled())))
-                    .map_err(err)?;
+                chart.draw_series(std::iter::once(TriangleMarker::new(p, 9, color.filled()))).map_err(err)?;
             } else if r.settled {
                 chart.draw_series(std::iter::once(Circle::new(p, 5, color.filled()))).map_err(err)?;
             } else {
-                let series = chart
-                    .draw_series(std::iter::once(Cross::new(p, 6, color.stroke_width(2))))
-                    .map_err(err)?;
+                let series = chart.draw_series(std::iter::once(Cross::new(p, 6, color.stroke_width(2)))).map_err(err)?;
                 if !unsettled_labelled {
                     unsettled_labelled = true;
                     series

@@ -71,15 +71,8 @@ pub struct DistanceSeries {
 impl DistanceSeries {
     /// The series of a trajectory `(t, x)` against `x_star`.
     pub fn new(label: &str, t: &[f64], x: &[Vec<f64>], x_star: &[f64]) -> Self {
-        let distance = x
-            .iter()
-            .map(|xi| xi.iter().zip(x_star).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max))
-            .collect();
-        DistanceSeries {
-            label: label.to_string(),
-            t: t.to_vec(),
-            distance,
-        }
+        let distance = x.iter().map(|xi| xi.iter().zip(x_star).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)).collect();
+        DistanceSeries { label: label.to_string(), t: t.to_vec(), distance }
     }
 }
 
@@ -89,12 +82,7 @@ impl DistanceSeries {
 /// [`PlotError`] if plotters fails; reports without a tail are skipped.
 pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, PlotError> {
     let mut out = String::new();
-    let k_max = reports
-        .iter()
-        .map(|(_, fp)| fp.observables.tail.iter().take_while(|v| **v >= LOG_FLOOR).count())
-        .max()
-        .unwrap_or(1)
-        .max(2);
+    let k_max = reports.iter().map(|(_, fp)| fp.observables.tail.iter().take_while(|v| **v >= LOG_FLOOR).count()).max().unwrap_or(1).max(2);
     {
         let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -115,22 +103,14 @@ pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, 
             .map_err(err)?;
         for (i, (label, fp)) in reports.iter().enumerate() {
             let color = series_color(i);
-            let pts: Vec<(f64, f64)> = fp
-                .observables
-                .tail
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v >= LOG_FLOOR)
-                .map(|(k, v)| ((k + 1) as f64, *v))
-                .collect();
+            let pts: Vec<(f64, f64)> =
+                fp.observables.tail.iter().enumerate().filter(|(_, v)| **v >= LOG_FLOOR).map(|(k, v)| ((k + 1) as f64, *v)).collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                 .map_err(err)?
                 .label(*label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-            chart
-                .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
-                .map_err(err)?;
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(err)?;
         }
         chart
             .configure_series_labels()
@@ -174,12 +154,7 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
             .map_err(err)?;
         for (i, s) in series.iter().enumerate() {
             let color = series_color(i);
-            let pts: Vec<(f64, f64)> =
-                s.t.iter()
-                    .zip(&s.distance)
-                    .filter(|(_, d)| **d >= d_min)
-                    .map(|(t, d)| (*t, *d))
-                    .collect();
+            let pts: Vec<(f64, f64)> = s.t.iter().zip(&s.distance).filter(|(_, d)| **d >= d_min).map(|(t, d)| (*t, *d)).collect();
             chart
                 .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                 .map_err(err)?
@@ -222,12 +197,7 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
 pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], title: &str) -> Result<String, PlotError> {
     let mut out = String::new();
     let t_max = t.last().copied().unwrap_or(1.0).max(1e-9);
-    let y_max = x
-        .iter()
-        .flat_map(|xi| entries.iter().map(move |(i, _)| xi[*i]))
-        .fold(0.0f64, f64::max)
-        .max(1e-9)
-        * 1.05;
+    let y_max = x.iter().flat_map(|xi| entries.iter().map(move |(i, _)| xi[*i])).fold(0.0f64, f64::max).max(1e-9) * 1.05;
     {
         let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -238,12 +208,7 @@ pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], ti
             .y_label_area_size(70)
             .build_cartesian_2d(0f64..t_max, 0f64..y_max)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time t (mean job sizes)")
-            .y_desc("fraction of servers")
-            .draw()
-            .map_err(err)?;
+        chart.configure_mesh().x_desc("time t (mean job sizes)").y_desc("fraction of servers").draw().map_err(err)?;
         for (c, (i, name)) in entries.iter().enumerate() {
             let color = series_color(c);
             let pts: Vec<(f64, f64)> = t.iter().zip(x).map(|(ti, xi)| (*ti, xi[*i])).collect();
@@ -323,18 +288,13 @@ pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, 
             .map_err(err)?;
         let (a, b) = (n_min * 0.8, n_max * 1.25);
         chart
-            .draw_series(LineSeries::new(
-                vec![(a, cmp.mean_field), (b, cmp.mean_field)],
-                BLUE.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new(vec![(a, cmp.mean_field), (b, cmp.mean_field)], BLUE.stroke_width(2)))
             .map_err(err)?
             .label("mean field")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
         if cmp.refined_c.is_some() {
-            let pts: Vec<(f64, f64)> = (0..=200)
-                .map(|i| a * (b / a).powf(i as f64 / 200.0))
-                .filter_map(|n| refined(n).map(|v| (n, v)))
-                .collect();
+            let pts: Vec<(f64, f64)> =
+                (0..=200).map(|i| a * (b / a).powf(i as f64 / 200.0)).filter_map(|n| refined(n).map(|v| (n, v))).collect();
             chart
                 .draw_series(LineSeries::new(pts, RGBColor(0, 140, 0).stroke_width(2)))
                 .map_err(err)?
@@ -380,12 +340,7 @@ impl SweepQuantity {
     /// The value at a sweep point, if solved and defined.
     pub fn of(self, p: &crate::sweep::SweepPoint) -> Option<f64> {
         match &p.status {
-            crate::sweep::PointStatus::Solved {
-                mean_response_time,
-                mean_queue_length,
-                prob_wait,
-                ..
-            } => match self {
+            crate::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, .. } => match self {
                 SweepQuantity::MeanResponseTime => *mean_response_time,
                 SweepQuantity::MeanQueueLength => *mean_queue_length,
                 SweepQuantity::ProbWait => *prob_wait,
@@ -428,16 +383,9 @@ pub struct SweepPlotStyle {
 /// # Errors
 /// [`PlotError`] if plotters fails or no point has a value.
 pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
-    let values: Vec<f64> = report
-        .points
-        .iter()
-        .filter_map(|p| quantity.of(p))
-        .filter(|v| v.is_finite())
-        .collect();
+    let values: Vec<f64> = report.points.iter().filter_map(|p| quantity.of(p)).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
-        return Err(PlotError(
-            "no point of the sweep has a value to plot (all unstable or failed)".into(),
-        ));
+        return Err(PlotError("no point of the sweep has a value to plot (all unstable or failed)".into()));
     }
     let (x0, x1) = (
         report.x_axis.values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -456,11 +404,7 @@ pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, st
         let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut builder = ChartBuilder::on(&root);
-        builder
-            .caption(style.title.as_str(), ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(78);
+        builder.caption(style.title.as_str(), ("sans-serif", 22)).margin(16).x_label_area_size(48).y_label_area_size(78);
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut chart = $chart;
@@ -473,10 +417,8 @@ pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, st
                     .map_err(err)?;
                 for (i, curve) in curves.iter().enumerate() {
                     let color = series_color(i);
-                    let pts: Vec<(f64, f64)> = report
-                        .curve(*curve)
-                        .filter_map(|p| quantity.of(p).filter(|v| v.is_finite()).map(|v| (p.x, v)))
-                        .collect();
+                    let pts: Vec<(f64, f64)> =
+                        report.curve(*curve).filter_map(|p| quantity.of(p).filter(|v| v.is_finite()).map(|v| (p.x, v))).collect();
                     let label = match (curve, &style.curve_labels) {
                         (Some(_), Some(labels)) => labels.get(i).cloned().unwrap_or_default(),
                         (Some(v), None) => style.curve_label.replace("{}", &format!("{v}")),
@@ -487,13 +429,8 @@ pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, st
                         .map_err(err)?
                         .label(label)
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                    if let Some(p) = report
-                        .curve(*curve)
-                        .find(|p| matches!(p.status, crate::sweep::PointStatus::Unstable { .. }))
-                    {
-                        chart
-                            .draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1)))
-                            .map_err(err)?;
+                    if let Some(p) = report.curve(*curve).find(|p| matches!(p.status, crate::sweep::PointStatus::Unstable { .. })) {
+                        chart.draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1))).map_err(err)?;
                     }
                 }
                 chart

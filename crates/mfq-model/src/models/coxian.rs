@@ -152,13 +152,7 @@ impl PhaseTypeQueue {
         check_lambda(lambda)?;
         check_levels(levels)?;
         let m = size.phases();
-        Ok(PhaseTypeQueue {
-            lambda,
-            routing,
-            size,
-            levels,
-            m,
-        })
+        Ok(PhaseTypeQueue { lambda, routing, size, levels, m })
     }
 
     /// The job-size law.
@@ -245,11 +239,7 @@ impl PhaseTypeQueue {
                 // (1 - (1-a)^d) - (1 - (1-b)^d) = (a - b) S_d(1-b, 1-a)
                 let (v1, a1, b1) = s(d, a, b);
                 let (v2, a2, b2) = s(d, 1.0 - b, 1.0 - a);
-                (
-                    (1.0 - eps) * v1 + eps * v2,
-                    (1.0 - eps) * a1 - eps * b2,
-                    (1.0 - eps) * b1 - eps * a2,
-                )
+                ((1.0 - eps) * v1 + eps * v2, (1.0 - eps) * a1 - eps * b2, (1.0 - eps) * b1 - eps * a2)
             }
             Routing::Jiq => (0.0, 0.0, 0.0),
         }
@@ -432,29 +422,19 @@ impl MeanFieldModel for PhaseTypeQueue {
             // the boundary mode couples every level to levels 1 and 2
             Sparsity::Dense
         } else {
-            Sparsity::Banded {
-                lower: 2 * self.m - 1,
-                upper: 2 * self.m - 1,
-            }
+            Sparsity::Banded { lower: 2 * self.m - 1, upper: 2 * self.m - 1 }
         }
     }
 
     fn layout(&self) -> StateLayout {
-        StateLayout::PhaseTail {
-            levels: self.levels,
-            phases: self.m,
-        }
+        StateLayout::PhaseTail { levels: self.levels, phases: self.m }
     }
 
     fn observables(&self, x: &[f64]) -> Observables {
         let tails: Vec<f64> = (1..=self.levels).map(|k| self.tail(x, k)).collect();
         let (prob_wait, loss) = match self.routing {
             Routing::Jiq => {
-                let excess = if self.on_boundary(x) {
-                    self.lambda - self.emptying_rate(x)
-                } else {
-                    0.0
-                };
+                let excess = if self.on_boundary(x) { self.lambda - self.emptying_rate(x) } else { 0.0 };
                 let pw = excess / self.lambda;
                 (pw, pw * tails[self.levels - 1].clamp(0.0, 1.0))
             }
@@ -473,10 +453,8 @@ impl MeanFieldModel for PhaseTypeQueue {
         if self.m == 1 {
             return Some(PartialOrder::Componentwise);
         }
-        (matches!(self.routing, Routing::Jsq { .. }) && self.size.is_ordered_coxian()).then_some(PartialOrder::Staircase {
-            levels: self.levels,
-            phases: self.m,
-        })
+        (matches!(self.routing, Routing::Jsq { .. }) && self.size.is_ordered_coxian())
+            .then_some(PartialOrder::Staircase { levels: self.levels, phases: self.m })
     }
 
     /// `empty` (all servers idle) and `full` (all servers at `(K, m)`: full buffer, last
@@ -486,16 +464,7 @@ impl MeanFieldModel for PhaseTypeQueue {
         for k in 1..=self.levels {
             full[self.at(k, self.m - 1)] = 1.0;
         }
-        vec![
-            NamedState {
-                name: "empty".into(),
-                x: vec![0.0; self.dim()],
-            },
-            NamedState {
-                name: "full".into(),
-                x: full,
-            },
-        ]
+        vec![NamedState { name: "empty".into(), x: vec![0.0; self.dim()] }, NamedState { name: "full".into(), x: full }]
     }
 
     /// Clamps every entry to `[0, 1]`, then (JIQ) scales level 1 down to `x_1 <= 1`.
@@ -516,9 +485,7 @@ impl MeanFieldModel for PhaseTypeQueue {
             Routing::Jiq => (1.0, "rho < 1"),
         };
         if rho < lmax {
-            Stability::Stable {
-                condition: format!("{what}: rho = lambda E[S] = {rho}"),
-            }
+            Stability::Stable { condition: format!("{what}: rho = lambda E[S] = {rho}") }
         } else {
             Stability::Unstable {
                 reason: format!(
@@ -614,10 +581,7 @@ impl PartialOrder {
 
     /// `min_U Phi_U(y - x)`: `>= 0` iff `x <= y` (up to round-off). Allocates the up-set list.
     pub fn order_gap(&self, x: &[f64], y: &[f64]) -> f64 {
-        self.upsets(x.len())
-            .iter()
-            .map(|f| apply(f, y) - apply(f, x))
-            .fold(f64::INFINITY, f64::min)
+        self.upsets(x.len()).iter().map(|f| apply(f, y) - apply(f, x)).fold(f64::INFINITY, f64::min)
     }
 
     /// Cross-positivity of the Jacobian `jac` for the order's cone: the smallest `Phi_U(J g)`
@@ -636,12 +600,7 @@ impl PartialOrder {
                 scale = scale.max(jac.get(i, j).abs());
             }
         }
-        let mut best = Cooperativity {
-            min: f64::INFINITY,
-            upset: 0,
-            generator: 0,
-            scale,
-        };
+        let mut best = Cooperativity { min: f64::INFINITY, upset: 0, generator: 0, scale };
         let mut jg = vec![0.0; n];
         let mut g_dense = vec![0.0; n];
         for (gi, g) in gens.iter().enumerate() {
@@ -662,12 +621,7 @@ impl PartialOrder {
                 }
                 let v = apply(u, &jg);
                 if v < best.min {
-                    best = Cooperativity {
-                        min: v,
-                        upset: ui,
-                        generator: gi,
-                        scale,
-                    };
+                    best = Cooperativity { min: v, upset: ui, generator: gi, scale };
                 }
             }
             for &(c, _) in g {
@@ -713,11 +667,7 @@ impl PartialOrder {
                 let phase_move = |k: usize, j: usize, to: usize| -> SparseVector {
                     (1..=k).flat_map(|kp| [(at(kp, to), 1.0), (at(kp, j), -1.0)]).collect()
                 };
-                let mut out = vec![Move {
-                    direction: vec![(at(1, 0), 1.0)],
-                    source: Source::Idle,
-                    occupied: level1,
-                }];
+                let mut out = vec![Move { direction: vec![(at(1, 0), 1.0)], source: Source::Idle, occupied: level1 }];
                 if matches!(self, PartialOrder::Staircase { .. }) {
                     for k in 2..=levels {
                         for j in 0..phases {
@@ -750,11 +700,7 @@ impl PartialOrder {
                                 // (k, m) -> (k+1, 1)
                                 let mut dir = phase_move(k, j, 0);
                                 dir.push((at(k + 1, 0), 1.0));
-                                out.push(Move {
-                                    direction: dir,
-                                    source: Source::Entry(at(k, j), next(k, j)),
-                                    occupied: vec![],
-                                });
+                                out.push(Move { direction: dir, source: Source::Entry(at(k, j), next(k, j)), occupied: vec![] });
                             }
                         }
                     }
@@ -790,13 +736,7 @@ fn apply(f: &[(usize, f64)], x: &[f64]) -> f64 {
 fn staircases(levels: usize, phases: usize, j: usize, max: usize, th: &mut [usize], out: &mut Vec<SparseVector>) {
     if j == phases {
         if th.iter().any(|&t| t <= levels) {
-            out.push(
-                th.iter()
-                    .enumerate()
-                    .filter(|(_, &t)| t <= levels)
-                    .map(|(jj, &t)| ((t - 1) * phases + jj, 1.0))
-                    .collect(),
-            );
+            out.push(th.iter().enumerate().filter(|(_, &t)| t <= levels).map(|(jj, &t)| ((t - 1) * phases + jj, 1.0)).collect());
         }
         return;
     }

@@ -69,11 +69,7 @@ impl MeanFieldModel for Jiq {
     }
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         let excess = self.excess(x);
-        dx[0] = if excess > 0.0 {
-            0.0
-        } else {
-            self.lambda - (tail_at(x, 1) - tail_at(x, 2))
-        };
+        dx[0] = if excess > 0.0 { 0.0 } else { self.lambda - (tail_at(x, 1) - tail_at(x, 2)) };
         for k in 2..=self.levels {
             let xk = tail_at(x, k);
             dx[k - 1] = excess * (tail_at(x, k - 1) - xk) - (xk - tail_at(x, k + 1));

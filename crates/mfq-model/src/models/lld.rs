@@ -42,13 +42,16 @@ const NB: usize = MAX_PHASES + 1;
 /// `i = 0..points`, and the relaxation
 ///
 /// ```text
-/// d xi_i / dt = Phi_h(xi_{i-1}) - xi_i,     d Fbar_i / dt = (rho - lambda alpha xi_i) - Fbar_i,     xi_{-1} = 0,
+/// d xi_i / dt = c_i (Phi_h(xi_{i-1}) - xi_i),   d Fbar_i / dt = (1 + c_i) ((rho - lambda alpha xi_i) - Fbar_i),
+/// xi_{-1} = 0,   c_i = 1 + i / points,
 /// ```
 ///
 /// where `Phi_h` is `substeps` classical Runge-Kutta (RK4) steps of the `xi` ODE over one grid
 /// step `h`. Its unique equilibrium is the RK4 solution on the grid (global error
-/// `O((h/substeps)^4)`); the Jacobian is block lower bidiagonal with `-I` on the diagonal
-/// (analytic, through the RK4 tangent), banded with `2m` sub- and `m` super-diagonals. Time
+/// `O((h/substeps)^4)`); the Jacobian is block lower bidiagonal with the distinct eigenvalues
+/// `-c_i`, `-(1 + c_i)` on the diagonal (analytic, through the RK4 tangent; one repeated
+/// eigenvalue would make a Jordan block of size `points`, on which eigenvalue solvers stall),
+/// banded with `2m` sub- and `m` super-diagonals. Time
 /// integrations of this model (`mfq solve`) show that relaxation, **not** the LL(d) dynamics;
 /// no order is claimed. The truncation diagnostic is `Fbar` at the last grid point.
 ///
@@ -102,17 +105,7 @@ impl Lld {
         }
         let m = size.phases();
         let lam_alpha = size.alpha().iter().map(|a| lambda * a).collect();
-        Ok(Lld {
-            lambda,
-            d,
-            rho: lambda * size.mean(),
-            size,
-            points,
-            step,
-            substeps,
-            m,
-            lam_alpha,
-        })
+        Ok(Lld { lambda, d, rho: lambda * size.mean(), size, points, step, substeps, m, lam_alpha })
     }
 
     /// Load `rho = lambda E[S]` (= `Fbar(0)`, the busy fraction).
@@ -222,6 +215,16 @@ impl Lld {
         }
     }
 
+    /// Relaxation rates of block `i`: `(2 + i/points, 1 + i/points)` for the `Fbar` and `xi`
+    /// rows. Any positive rates give the same equilibrium; distinct ones make the Jacobian's
+    /// eigenvalues distinct (a single repeated eigenvalue would be one Jordan block of size
+    /// `points`, which eigenvalue solvers handle badly).
+    #[inline]
+    fn rates(&self, i: usize) -> (f64, f64) {
+        let s = i as f64 / self.points as f64;
+        (2.0 + s, 1.0 + s)
+    }
+
     #[inline]
     fn block(&self) -> usize {
         1 + self.m
@@ -254,9 +257,7 @@ impl Lld {
     /// The workload ccdf `(w, Fbar(w))` at `w = 0` and at every grid point of `x`.
     pub fn workload_ccdf(&self, x: &[f64]) -> Vec<(f64, f64)> {
         let b = self.block();
-        std::iter::once((0.0, self.rho))
-            .chain((0..self.points).map(|i| ((i + 1) as f64 * self.step, x[i * b])))
-            .collect()
+        std::iter::once((0.0, self.rho)).chain((0..self.points).map(|i| ((i + 1) as f64 * self.step, x[i * b]))).collect()
     }
 }
 
@@ -308,9 +309,10 @@ impl MeanFieldModel for Lld {
             let mut xi = self.previous_xi(x, i);
             self.grid_step(&mut xi, None, None);
             let cur = &x[i * b..(i + 1) * b];
-            dx[i * b] = self.fbar(&cur[1..]) - cur[0];
+            let (rf, rx) = self.rates(i);
+            dx[i * b] = rf * (self.fbar(&cur[1..]) - cur[0]);
             for j in 0..m {
-                dx[i * b + 1 + j] = xi[j] - cur[1 + j];
+                dx[i * b + 1 + j] = rx * (xi[j] - cur[1 + j]);
             }
         }
     }
@@ -321,10 +323,11 @@ impl MeanFieldModel for Lld {
         let mut t = [[0.0; NB]; NB];
         for i in 0..self.points {
             let row0 = i * b;
-            jac.set(row0, row0, -1.0);
+            let (rf, rx) = self.rates(i);
+            jac.set(row0, row0, -rf);
             for l in 0..m {
-                jac.set(row0, row0 + 1 + l, -self.lam_alpha[l]);
-                jac.set(row0 + 1 + l, row0 + 1 + l, -1.0);
+                jac.set(row0, row0 + 1 + l, -rf * self.lam_alpha[l]);
+                jac.set(row0 + 1 + l, row0 + 1 + l, -rx);
             }
             if i > 0 {
                 let mut xi = self.previous_xi(x, i);
@@ -332,7 +335,7 @@ impl MeanFieldModel for Lld {
                 let col0 = (i - 1) * b;
                 for j in 0..m {
                     for l in 0..m {
-                        jac.set(row0 + 1 + j, col0 + 1 + l, t[j][l]);
+                        jac.set(row0 + 1 + j, col0 + 1 + l, rx * t[j][l]);
                     }
                 }
             }
@@ -344,18 +347,11 @@ impl MeanFieldModel for Lld {
     }
 
     fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded {
-            lower: 2 * self.m,
-            upper: self.m,
-        }
+        Sparsity::Banded { lower: 2 * self.m, upper: self.m }
     }
 
     fn layout(&self) -> StateLayout {
-        StateLayout::Workload {
-            points: self.points,
-            step: self.step,
-            phases: self.m,
-        }
+        StateLayout::Workload { points: self.points, step: self.step, phases: self.m }
     }
 
     /// `E[R] = E[S] + int Fbar^d`, `E[L] = lambda E[R]`, `P(wait) = rho^d`; no queue-length
@@ -392,16 +388,7 @@ impl MeanFieldModel for Lld {
             full[i * b] = 1.0;
             full[i * b + 1..(i + 1) * b].copy_from_slice(self.size.mean_residual());
         }
-        vec![
-            NamedState {
-                name: "empty".into(),
-                x: vec![0.0; self.dim()],
-            },
-            NamedState {
-                name: "full".into(),
-                x: full,
-            },
-        ]
+        vec![NamedState { name: "empty".into(), x: vec![0.0; self.dim()] }, NamedState { name: "full".into(), x: full }]
     }
 
     /// `Fbar` to `[0, 1]`, `xi_j` to `[0, (-A^{-1} 1)_j]`.
@@ -418,9 +405,7 @@ impl MeanFieldModel for Lld {
 
     fn stability(&self) -> Stability {
         if self.rho < 1.0 {
-            Stability::Stable {
-                condition: format!("rho < 1: rho = lambda E[S] = {}", self.rho),
-            }
+            Stability::Stable { condition: format!("rho < 1: rho = lambda E[S] = {}", self.rho) }
         } else {
             Stability::Unstable {
                 reason: format!(
@@ -500,16 +485,12 @@ mod tests {
 
     #[test]
     fn jacobian_equals_central_differences() {
-        for size in [
-            PhaseType::exponential(1.0).unwrap(),
-            PhaseType::h2_from_moments(1.0, 9.0, 0.5).unwrap(),
-            PhaseType::erlang(3, 1.0).unwrap(),
-        ] {
+        for size in
+            [PhaseType::exponential(1.0).unwrap(), PhaseType::h2_from_moments(1.0, 9.0, 0.5).unwrap(), PhaseType::erlang(3, 1.0).unwrap()]
+        {
             let m = Lld::new(0.8, 2, size, 12).unwrap();
             let mut x = m.extremal_states()[1].x.clone();
-            x.iter_mut()
-                .enumerate()
-                .for_each(|(i, v)| *v *= 0.3 + 0.5 * ((i * 7 % 11) as f64 / 11.0));
+            x.iter_mut().enumerate().for_each(|(i, v)| *v *= 0.3 + 0.5 * ((i * 7 % 11) as f64 / 11.0));
             assert!(jacobian_error(&m, &x) < 1e-6, "{}", m.name());
         }
     }

@@ -52,16 +52,9 @@ pub struct ModelInfo {
 
 /// Every built-in model, in the order `mfq models` lists them.
 pub fn catalog() -> Vec<ModelInfo> {
-    const LAMBDA: ParamInfo = ParamInfo {
-        name: "lambda",
-        meaning: "arrival rate per server (load rho, unit-rate servers)",
-        range: "> 0; stable iff < 1",
-    };
-    const D: ParamInfo = ParamInfo {
-        name: "d",
-        meaning: "number of servers sampled per arrival",
-        range: "integer >= 1",
-    };
+    const LAMBDA: ParamInfo =
+        ParamInfo { name: "lambda", meaning: "arrival rate per server (load rho, unit-rate servers)", range: "> 0; stable iff < 1" };
+    const D: ParamInfo = ParamInfo { name: "d", meaning: "number of servers sampled per arrival", range: "integer >= 1" };
     const JOB_SIZE: ParamInfo = ParamInfo {
         name: "job_size",
         meaning: "[model.job_size] table: law = exponential (mean) | h2 (mean, scv, f or p, mu1, mu2) | erlang (k, mean) | coxian (rates, next) | phase-type (alpha, a)",
@@ -251,11 +244,7 @@ pub(crate) fn check_lambda(lambda: f64) -> Result<(), crate::ModelError> {
     if lambda.is_finite() && lambda > 0.0 {
         Ok(())
     } else {
-        Err(crate::out_of_range(
-            "model.lambda",
-            lambda,
-            "a finite number > 0 (the system is stable iff lambda < 1)",
-        ))
+        Err(crate::out_of_range("model.lambda", lambda, "a finite number > 0 (the system is stable iff lambda < 1)"))
     }
 }
 
@@ -277,9 +266,7 @@ pub(crate) fn check_levels(levels: usize) -> Result<(), crate::ModelError> {
 
 pub(crate) fn stable_below_one(lambda: f64, what: &str) -> crate::Stability {
     if lambda < 1.0 {
-        crate::Stability::Stable {
-            condition: format!("lambda < 1 ({what})"),
-        }
+        crate::Stability::Stable { condition: format!("lambda < 1 ({what})") }
     } else {
         crate::Stability::Unstable {
             reason: format!("lambda = {lambda} >= 1: arrivals exceed the total service capacity ({what} is stable iff lambda < 1)"),

@@ -87,16 +87,7 @@ fn check_fraction(field: &str, v: f64, allowed: &str, closed_at_one: bool) -> Re
 
 /// The extremal states of a one-dimensional opinion model: `x = 0` and `x = 1`.
 fn unit_interval_ends() -> Vec<NamedState> {
-    vec![
-        NamedState {
-            name: "x=0".into(),
-            x: vec![0.0],
-        },
-        NamedState {
-            name: "x=1".into(),
-            x: vec![1.0],
-        },
-    ]
+    vec![NamedState { name: "x=0".into(), x: vec![0.0] }, NamedState { name: "x=1".into(), x: vec![1.0] }]
 }
 
 /// Majority rule with **stubborn agents** (kind `opinion-stubborn`).
@@ -446,10 +437,7 @@ mod tests {
         let e = OpinionStubborn::new(-0.1, 0.1).unwrap_err();
         assert!(e.to_string().contains("model.gamma0 = -0.1"), "{e}");
         let e = OpinionStubborn::new(0.6, 0.5).unwrap_err();
-        assert!(
-            e.to_string().contains("model.gamma1 = 0.5") && e.to_string().contains("gamma0 + gamma1 < 1"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("model.gamma1 = 0.5") && e.to_string().contains("gamma0 + gamma1 < 1"), "{e}");
         let e = OpinionBiased::new(1.5).unwrap_err();
         assert!(e.to_string().contains("model.alpha = 1.5"), "{e}");
         assert!(OpinionBiased::new(f64::NAN).is_err());

@@ -84,18 +84,10 @@ impl PhaseType {
     pub fn new(alpha: Vec<f64>, a: Vec<Vec<f64>>) -> Result<Self, ModelError> {
         let m = alpha.len();
         if m == 0 || m > MAX_PHASES {
-            return Err(out_of_range(
-                "model.job_size.alpha",
-                format!("{m} phases"),
-                "between 1 and 16 phases",
-            ));
+            return Err(out_of_range("model.job_size.alpha", format!("{m} phases"), "between 1 and 16 phases"));
         }
         if a.len() != m {
-            return Err(out_of_range(
-                "model.job_size.a",
-                format!("{} rows", a.len()),
-                "as many rows as alpha has entries",
-            ));
+            return Err(out_of_range("model.job_size.a", format!("{} rows", a.len()), "as many rows as alpha has entries"));
         }
         for (j, &v) in alpha.iter().enumerate() {
             if !(v.is_finite() && v >= 0.0) {
@@ -104,11 +96,7 @@ impl PhaseType {
         }
         let total: f64 = alpha.iter().sum();
         if (total - 1.0).abs() > SUM_TOL {
-            return Err(out_of_range(
-                "model.job_size.alpha",
-                format!("{alpha:?} (sum {total})"),
-                "probabilities summing to 1",
-            ));
+            return Err(out_of_range("model.job_size.alpha", format!("{alpha:?} (sum {total})"), "probabilities summing to 1"));
         }
         let mut flat = Vec::with_capacity(m * m);
         for (i, row) in a.iter().enumerate() {
@@ -125,11 +113,7 @@ impl PhaseType {
                     return Err(out_of_range(&field, v, "a finite rate"));
                 }
                 if i == j && v >= 0.0 {
-                    return Err(out_of_range(
-                        &field,
-                        v,
-                        "a negative diagonal entry (minus the total rate out of the phase)",
-                    ));
+                    return Err(out_of_range(&field, v, "a negative diagonal entry (minus the total rate out of the phase)"));
                 }
                 if i != j && v < 0.0 {
                     return Err(out_of_range(&field, v, "an off-diagonal rate >= 0"));
@@ -149,11 +133,7 @@ impl PhaseType {
         // mean residual sizes r = (-A)^{-1} 1 and (-A)^{-1} r
         let neg: Vec<f64> = flat.iter().map(|v| -v).collect();
         let singular = || {
-            out_of_range(
-                "model.job_size.a",
-                format!("{a:?}"),
-                "a sub-generator from whose every phase the job completes (A nonsingular)",
-            )
+            out_of_range("model.job_size.a", format!("{a:?}"), "a sub-generator from whose every phase the job completes (A nonsingular)")
         };
         let r = solve_dense(&neg, &vec![1.0; m]).ok_or_else(singular)?;
         if r.iter().any(|v| !v.is_finite() || *v <= 0.0) {
@@ -162,15 +142,7 @@ impl PhaseType {
         let r2 = solve_dense(&neg, &r).ok_or_else(singular)?;
         let mean: f64 = alpha.iter().zip(&r).map(|(p, v)| p * v).sum();
         let second_moment = 2.0 * alpha.iter().zip(&r2).map(|(p, v)| p * v).sum::<f64>();
-        Ok(PhaseType {
-            alpha,
-            a: flat,
-            exit,
-            mean_residual: r,
-            mean,
-            second_moment,
-            label: format!("PH({m})"),
-        })
+        Ok(PhaseType { alpha, a: flat, exit, mean_residual: r, mean, second_moment, label: format!("PH({m})") })
     }
 
     /// Exponential law with the given mean (one phase, rate `1/mean`).
@@ -242,11 +214,7 @@ impl PhaseType {
     pub fn coxian(rates: &[f64], next: &[f64]) -> Result<Self, ModelError> {
         let m = rates.len();
         if next.len() + 1 != m {
-            return Err(out_of_range(
-                "model.job_size.next",
-                format!("{} entries", next.len()),
-                "one entry fewer than rates",
-            ));
+            return Err(out_of_range("model.job_size.next", format!("{} entries", next.len()), "one entry fewer than rates"));
         }
         for (j, &r) in rates.iter().enumerate() {
             finite_positive(&format!("model.job_size.rates[{j}]"), r)?;
@@ -375,18 +343,10 @@ impl PhaseType {
 pub fn h2_parameters(mean: f64, scv: f64, f: f64) -> Result<(f64, f64, f64), ModelError> {
     finite_positive("model.job_size.mean", mean)?;
     if !(scv.is_finite() && scv >= 1.0) {
-        return Err(out_of_range(
-            "model.job_size.scv",
-            scv,
-            "a number >= 1 (an H2 law has SCV >= 1; use erlang for SCV < 1)",
-        ));
+        return Err(out_of_range("model.job_size.scv", scv, "a number >= 1 (an H2 law has SCV >= 1; use erlang for SCV < 1)"));
     }
     if !(f.is_finite() && f > 0.0 && f < 1.0) {
-        return Err(out_of_range(
-            "model.job_size.f",
-            f,
-            "a number in (0, 1) (share of the load carried by the fast jobs)",
-        ));
+        return Err(out_of_range("model.job_size.f", f, "a number in (0, 1) (share of the load carried by the fast jobs)"));
     }
     let disc = ((scv - 1.0) * (scv - 1.0 + 8.0 * f * (1.0 - f))).max(0.0);
     let mu1 = (scv + 4.0 * f - 1.0 + disc.sqrt()) / (2.0 * f * (scv + 1.0));
@@ -593,10 +553,7 @@ mod tests {
     fn bad_laws_name_field_value_and_range() {
         let msg = |r: Result<PhaseType, ModelError>| r.unwrap_err().to_string();
         let e = msg(PhaseType::new(vec![1.0, 0.0], vec![vec![-1.0, 2.0], vec![0.0, -1.0]]));
-        assert!(
-            e.contains("model.job_size.a[0]") && e.contains("row sum 1") && e.contains("row sums <= 0"),
-            "{e}"
-        );
+        assert!(e.contains("model.job_size.a[0]") && e.contains("row sum 1") && e.contains("row sums <= 0"), "{e}");
         let e = msg(PhaseType::new(vec![1.0, 0.0], vec![vec![-1.0, -0.5], vec![0.0, -1.0]]));
         assert!(e.contains("model.job_size.a[0][1] = -0.5") && e.contains(">= 0"), "{e}");
         let e = msg(PhaseType::new(vec![0.6, 0.6], vec![vec![-1.0, 0.0], vec![0.0, -1.0]]));
@@ -615,15 +572,7 @@ mod tests {
         assert!(e.contains("model.job_size.mean = -2"), "{e}");
         let e = msg(PhaseType::coxian(&[1.0, -3.0], &[0.5]));
         assert!(e.contains("model.job_size.rates[1] = -3"), "{e}");
-        let e = msg(JobSizeSpec::H2 {
-            mean: None,
-            scv: Some(9.0),
-            f: None,
-            p: Some(0.5),
-            mu1: None,
-            mu2: None,
-        }
-        .to_phase_type());
+        let e = msg(JobSizeSpec::H2 { mean: None, scv: Some(9.0), f: None, p: Some(0.5), mu1: None, mu2: None }.to_phase_type());
         assert!(e.contains("model.job_size") && e.contains("not both"), "{e}");
     }
 }

@@ -126,9 +126,7 @@ impl MeanFieldModel for PodLi {
                 ),
             }
         } else if lmax < 1.0 {
-            Stability::Stable {
-                condition: format!("lambda < 1/(eps d) = {lmax:.6}"),
-            }
+            Stability::Stable { condition: format!("lambda < 1/(eps d) = {lmax:.6}") }
         } else {
             stable_below_one(self.lambda, "Pod with load-independent errors, eps <= 1/d")
         }
@@ -188,13 +186,7 @@ impl PodLd {
         check_d(d)?;
         check_eps(eps)?;
         check_levels(levels)?;
-        Ok(PodLd {
-            lambda,
-            d,
-            eps,
-            g: g as usize,
-            levels,
-        })
+        Ok(PodLd { lambda, d, eps, g: g as usize, levels })
     }
 
     #[inline]
@@ -291,10 +283,7 @@ impl MeanFieldModel for PodLd {
         true
     }
     fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded {
-            lower: self.g + 1,
-            upper: self.g.max(1),
-        }
+        Sparsity::Banded { lower: self.g + 1, upper: self.g.max(1) }
     }
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }

@@ -161,10 +161,7 @@ fn whole<'a, O>(src: &'a str, mut p: impl FnMut(&mut In<'a>) -> ModalResult<O>) 
                 ErrMode::Backtrack(c) | ErrMode::Cut(c) => c,
                 ErrMode::Incomplete(_) => ContextError::new(),
             };
-            return Err(SyntaxError {
-                offset,
-                message: describe(&inner, src, offset),
-            });
+            return Err(SyntaxError { offset, message: describe(&inner, src, offset) });
         }
     };
     let offset = input.current_token_start();
@@ -174,10 +171,7 @@ fn whole<'a, O>(src: &'a str, mut p: impl FnMut(&mut In<'a>) -> ModalResult<O>) 
             '*' => " (powers are written ^)",
             _ => "",
         };
-        return Err(SyntaxError {
-            offset,
-            message: format!("unexpected '{c}'{hint}; expected an operator (+ - * / ^) or the end"),
-        });
+        return Err(SyntaxError { offset, message: format!("unexpected '{c}'{hint}; expected an operator (+ - * / ^) or the end") });
     }
     Ok(out)
 }
@@ -191,10 +185,7 @@ fn describe(e: &ContextError, src: &str, offset: usize) -> String {
         })
         .collect();
     expected.dedup();
-    let found = src
-        .get(offset..)
-        .and_then(|s| s.chars().next())
-        .map_or_else(|| "the end".to_string(), |c| format!("'{c}'"));
+    let found = src.get(offset..).and_then(|s| s.chars().next()).map_or_else(|| "the end".to_string(), |c| format!("'{c}'"));
     if expected.is_empty() {
         format!("unexpected {found}")
     } else {
@@ -207,10 +198,7 @@ fn describe(e: &ContextError, src: &str, offset: usize) -> String {
 /// of powers are bounded.
 fn prescan(src: &str) -> Result<(), SyntaxError> {
     if src.len() > MAX_LEN {
-        return Err(SyntaxError {
-            offset: MAX_LEN,
-            message: format!("expression longer than {MAX_LEN} bytes"),
-        });
+        return Err(SyntaxError { offset: MAX_LEN, message: format!("expression longer than {MAX_LEN} bytes") });
     }
     let (mut depth, mut signs, mut powers) = (0usize, 0usize, 0usize);
     for (i, c) in src.char_indices() {
@@ -218,20 +206,14 @@ fn prescan(src: &str) -> Result<(), SyntaxError> {
             '(' | '[' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Err(SyntaxError {
-                        offset: i,
-                        message: format!("brackets nested deeper than {MAX_NESTING}"),
-                    });
+                    return Err(SyntaxError { offset: i, message: format!("brackets nested deeper than {MAX_NESTING}") });
                 }
             }
             ')' | ']' => depth = depth.saturating_sub(1),
             '^' => {
                 powers += 1;
                 if powers > 256 {
-                    return Err(SyntaxError {
-                        offset: i,
-                        message: "more than 256 powers in one expression".into(),
-                    });
+                    return Err(SyntaxError { offset: i, message: "more than 256 powers in one expression".into() });
                 }
             }
             _ => {}
@@ -240,10 +222,7 @@ fn prescan(src: &str) -> Result<(), SyntaxError> {
             '+' | '-' => {
                 signs += 1;
                 if signs > 8 {
-                    return Err(SyntaxError {
-                        offset: i,
-                        message: "more than 8 signs in a row".into(),
-                    });
+                    return Err(SyntaxError { offset: i, message: "more than 8 signs in a row".into() });
                 }
             }
             c if c.is_whitespace() => {}
@@ -258,10 +237,7 @@ fn check_depth(e: &Expr) -> Result<(), SyntaxError> {
     let mut stack = vec![(e, 1usize)];
     while let Some((e, d)) = stack.pop() {
         if d > MAX_DEPTH {
-            return Err(SyntaxError {
-                offset: e.span.start,
-                message: format!("expression nested deeper than {MAX_DEPTH}"),
-            });
+            return Err(SyntaxError { offset: e.span.start, message: format!("expression nested deeper than {MAX_DEPTH}") });
         }
         match &e.kind {
             Kind::Num(_) | Kind::Name(_) => {}
@@ -285,20 +261,13 @@ fn expr(i: &mut In<'_>) -> ModalResult<Expr> {
             '-' => Prefix(5, fold_neg),
             _ => Prefix(5, fold_plus),
         }))
-        .infix(
-            delimited(
-                multispace0,
-                alt((literal("**").value('^'), one_of(['+', '-', '*', '/', '^']))),
-                multispace0,
-            )
-            .map(|c| match c {
-                '+' => Infix::Left(1, fold_add),
-                '-' => Infix::Left(1, fold_sub),
-                '*' => Infix::Left(3, fold_mul),
-                '/' => Infix::Left(3, fold_div),
-                _ => Infix::Right(7, fold_pow),
-            }),
-        )
+        .infix(delimited(multispace0, alt((literal("**").value('^'), one_of(['+', '-', '*', '/', '^']))), multispace0).map(|c| match c {
+            '+' => Infix::Left(1, fold_add),
+            '-' => Infix::Left(1, fold_sub),
+            '*' => Infix::Left(3, fold_mul),
+            '/' => Infix::Left(3, fold_div),
+            _ => Infix::Right(7, fold_pow),
+        }))
         .parse_next(i)
 }
 
@@ -310,10 +279,7 @@ fn fold_neg(_: &mut In<'_>, a: Expr) -> ModalResult<Expr> {
     let span = a.span.start.saturating_sub(1)..a.span.end;
     Ok(match a.kind {
         Kind::Num(v) => Expr { kind: Kind::Num(-v), span },
-        _ => Expr {
-            kind: Kind::Neg(Box::new(a)),
-            span,
-        },
+        _ => Expr { kind: Kind::Neg(Box::new(a)), span },
     })
 }
 
@@ -328,10 +294,7 @@ fn push_sum(a: Expr, b: Expr, minus: bool) -> Expr {
         _ => vec![(false, a)],
     };
     terms.push((minus, b));
-    Expr {
-        kind: Kind::Sum(terms),
-        span,
-    }
+    Expr { kind: Kind::Sum(terms), span }
 }
 
 fn fold_add(_: &mut In<'_>, a: Expr, b: Expr) -> ModalResult<Expr> {
@@ -349,43 +312,28 @@ fn fold_mul(_: &mut In<'_>, a: Expr, b: Expr) -> ModalResult<Expr> {
         _ => vec![a],
     };
     f.push(b);
-    Ok(Expr {
-        kind: Kind::Product(f),
-        span,
-    })
+    Ok(Expr { kind: Kind::Product(f), span })
 }
 
 fn fold_div(_: &mut In<'_>, a: Expr, b: Expr) -> ModalResult<Expr> {
     let span = join(&a.span, &b.span);
-    Ok(Expr {
-        kind: Kind::Div(Box::new(a), Box::new(b)),
-        span,
-    })
+    Ok(Expr { kind: Kind::Div(Box::new(a), Box::new(b)), span })
 }
 
 fn fold_pow(_: &mut In<'_>, a: Expr, b: Expr) -> ModalResult<Expr> {
     let span = join(&a.span, &b.span);
-    Ok(Expr {
-        kind: Kind::Pow(Box::new(a), Box::new(b)),
-        span,
-    })
+    Ok(Expr { kind: Kind::Pow(Box::new(a), Box::new(b)), span })
 }
 
 fn operand(i: &mut In<'_>) -> ModalResult<Expr> {
-    alt((number, parens, named))
-        .context(expected("a number, a name or '('"))
-        .parse_next(i)
+    alt((number, parens, named)).context(expected("a number, a name or '('")).parse_next(i)
 }
 
 fn number(i: &mut In<'_>) -> ModalResult<Expr> {
     let (text, span) = (
         take_while(1.., |c: char| c.is_ascii_digit()),
         opt(('.', take_while(1.., |c: char| c.is_ascii_digit()))),
-        opt((
-            one_of(['e', 'E']),
-            opt(one_of(['+', '-'])),
-            take_while(1.., |c: char| c.is_ascii_digit()),
-        )),
+        opt((one_of(['e', 'E']), opt(one_of(['+', '-'])), take_while(1.., |c: char| c.is_ascii_digit()))),
     )
         .take()
         .with_span()
@@ -396,11 +344,7 @@ fn number(i: &mut In<'_>) -> ModalResult<Expr> {
 
 fn parens(i: &mut In<'_>) -> ModalResult<Expr> {
     let start = i.current_token_start();
-    let mut e = preceded(
-        '(',
-        cut_err(delimited(multispace0, expr, (multispace0, ')').context(expected("')'")))),
-    )
-    .parse_next(i)?;
+    let mut e = preceded('(', cut_err(delimited(multispace0, expr, (multispace0, ')').context(expected("')'"))))).parse_next(i)?;
     e.span = start..i.previous_token_end();
     Ok(e)
 }
@@ -412,10 +356,7 @@ pub(crate) fn is_name(s: &str) -> bool {
 }
 
 fn ident<'a>(i: &mut In<'a>) -> ModalResult<(&'a str, Range<usize>)> {
-    (
-        one_of(|c: char| c.is_ascii_alphabetic() || c == '_'),
-        take_while(0.., |c: char| c.is_ascii_alphanumeric() || c == '_'),
-    )
+    (one_of(|c: char| c.is_ascii_alphabetic() || c == '_'), take_while(0.., |c: char| c.is_ascii_alphanumeric() || c == '_'))
         .take()
         .with_span()
         .parse_next(i)
@@ -429,10 +370,7 @@ fn named(i: &mut In<'_>) -> ModalResult<Expr> {
         Some('[') => {
             let idx = cut_err(delimited(multispace0, expr, (multispace0, ']').context(expected("']'")))).parse_next(i)?;
             let span = start..i.previous_token_end();
-            Ok(Expr {
-                kind: Kind::Index(name.to_string(), Box::new(idx)),
-                span,
-            })
+            Ok(Expr { kind: Kind::Index(name.to_string(), Box::new(idx)), span })
         }
         Some(_) if name == "sum" => {
             let (index, (from, to), _, body, _) = cut_err((
@@ -444,27 +382,16 @@ fn named(i: &mut In<'_>) -> ModalResult<Expr> {
             ))
             .parse_next(i)?;
             let span = start..i.previous_token_end();
-            let kind = Kind::SumOver {
-                index: index.0.to_string(),
-                from: Box::new(from),
-                to: Box::new(to),
-                body: Box::new(body),
-            };
+            let kind = Kind::SumOver { index: index.0.to_string(), from: Box::new(from), to: Box::new(to), body: Box::new(body) };
             Ok(Expr { kind, span })
         }
         Some(_) => {
             let args: Vec<Expr> = cut_err(separated(1.., delimited(multispace0, expr, multispace0), ',')).parse_next(i)?;
             cut_err(')'.context(expected("',' or ')'"))).parse_next(i)?;
             let span = start..i.previous_token_end();
-            Ok(Expr {
-                kind: Kind::Call(name.to_string(), args),
-                span,
-            })
+            Ok(Expr { kind: Kind::Call(name.to_string(), args), span })
         }
-        None => Ok(Expr {
-            kind: Kind::Name(name.to_string()),
-            span,
-        }),
+        None => Ok(Expr { kind: Kind::Name(name.to_string()), span }),
     }
 }
 
@@ -479,11 +406,7 @@ fn binding(i: &mut In<'_>) -> ModalResult<RangeExpr> {
     let (name, span) = ident.context(expected("an index name, as in k = 1..K")).parse_next(i)?;
     let _ = cut_err((multispace0, '=', multispace0).context(expected("'='"))).parse_next(i)?;
     let (from, to) = cut_err(bounds).parse_next(i)?;
-    Ok(RangeExpr {
-        index: Some((name.to_string(), span)),
-        from,
-        to,
-    })
+    Ok(RangeExpr { index: Some((name.to_string(), span)), from, to })
 }
 
 #[cfg(test)]
@@ -497,10 +420,7 @@ mod tests {
             Kind::Index(n, a) => format!("{n}[{}]", show(a)),
             Kind::Neg(a) => format!("(-{})", show(a)),
             Kind::Sum(t) => {
-                let parts: Vec<String> = t
-                    .iter()
-                    .map(|(m, a)| format!("{}{}", if *m { "-" } else { "+" }, show(a)))
-                    .collect();
+                let parts: Vec<String> = t.iter().map(|(m, a)| format!("{}{}", if *m { "-" } else { "+" }, show(a))).collect();
                 format!("({})", parts.join(" "))
             }
             Kind::Product(f) => format!("({})", f.iter().map(show).collect::<Vec<_>>().join(" * ")),

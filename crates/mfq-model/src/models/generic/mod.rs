@@ -84,12 +84,25 @@ use crate::{
 
 pub use self::expr::{column, parse_bindings, parse_expr, parse_range, RangeExpr, SyntaxError};
 
-/// Largest number of transition instances (after unrolling `for`) of one model.
-pub const MAX_INSTANCES: usize = 5_000_000;
-/// Largest number of terms produced by unrolling `sum(...)` over one model.
-pub const MAX_SUM_TERMS: usize = 20_000_000;
-/// Largest family size.
-pub const MAX_FAMILY_SIZE: i64 = 10_000_000;
+/// Size limits of a generic model, checked while it is compiled (so that a file asking for
+/// too much fails with a message instead of exhausting memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest number of state variables (scalars plus family elements), default 2,000,000.
+    pub max_state: usize,
+    /// Largest number of transitions after unrolling `for` (counting zero-rate ones),
+    /// default 4,000,000.
+    pub max_transitions: usize,
+    /// Largest number of resolved expression nodes (rates, unrolled sums and their
+    /// derivatives), default 40,000,000 (about 2 GB).
+    pub max_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_state: 2_000_000, max_transitions: 4_000_000, max_nodes: 40_000_000 }
+    }
+}
 /// Random feasible states at which the rates are checked to be `>= 0` and finite.
 pub const VALIDATION_SAMPLES: usize = 32;
 
@@ -242,11 +255,7 @@ impl GenericSpec {
     /// parameter, else the model's dimension (the state size is then fixed).
     pub fn initial_levels(&self) -> usize {
         match &self.levels {
-            Some(p) => self
-                .parameters
-                .get(p)
-                .filter(|v| v.is_finite() && **v >= 2.0 && **v <= 1e7)
-                .map_or(16, |v| *v as usize),
+            Some(p) => self.parameters.get(p).filter(|v| v.is_finite() && **v >= 2.0 && **v <= 1e7).map_or(16, |v| *v as usize),
             None => GenericModel::new(self, None).map_or(16, |m| m.dim().max(1)),
         }
     }
@@ -313,7 +322,9 @@ struct Resolver {
     subst: Vec<Node>,
     /// Display name of each element.
     element_names: Vec<String>,
-    sum_terms: std::cell::Cell<usize>,
+    /// Expression nodes still allowed.
+    budget: std::cell::Cell<usize>,
+    max_nodes: usize,
 }
 
 impl Resolver {
@@ -326,7 +337,8 @@ impl Resolver {
             family_ix: HashMap::new(),
             subst: Vec::new(),
             element_names: Vec::new(),
-            sum_terms: std::cell::Cell::new(0),
+            budget: std::cell::Cell::new(Limits::default().max_nodes),
+            max_nodes: Limits::default().max_nodes,
         };
         for (name, v) in &spec.parameters {
             let key = format!("model.parameters.{name}");
@@ -343,32 +355,19 @@ impl Resolver {
     fn known_names(&self, scope: &[(String, i64)]) -> String {
         let mut parts = Vec::new();
         if !self.params.is_empty() {
-            parts.push(format!(
-                "parameters {}",
-                self.params.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
-            ));
+            parts.push(format!("parameters {}", self.params.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")));
         }
         let mut scalars: Vec<(&String, &usize)> = self.scalar_ix.iter().collect();
         scalars.sort_by_key(|(_, i)| **i);
         if !scalars.is_empty() {
-            parts.push(format!(
-                "variables {}",
-                scalars.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
-            ));
+            parts.push(format!("variables {}", scalars.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")));
         }
         if !self.families.is_empty() {
-            let f: Vec<String> = self
-                .families
-                .iter()
-                .map(|f| format!("{}[{}..{}]", f.name, f.first, f.last))
-                .collect();
+            let f: Vec<String> = self.families.iter().map(|f| format!("{}[{}..{}]", f.name, f.first, f.last)).collect();
             parts.push(format!("families {}", f.join(", ")));
         }
         if !scope.is_empty() {
-            parts.push(format!(
-                "indices {}",
-                scope.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
-            ));
+            parts.push(format!("indices {}", scope.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")));
         }
         if parts.is_empty() {
             "nothing is defined".into()
@@ -386,18 +385,8 @@ impl Resolver {
         let n = self.resolve(e, src, key, scope)?;
         match n.as_const() {
             Some(v) if v.is_finite() && (v - v.round()).abs() <= 1e-9 && v.abs() <= 1e12 => Ok(v.round() as i64),
-            Some(v) => Err(at_col(
-                key,
-                src,
-                e.span.start,
-                format!("the index {v}{} is not an integer", scope_text(scope)),
-            )),
-            None => Err(at_col(
-                key,
-                src,
-                e.span.start,
-                "an index must not depend on the state (only on parameters and indices)",
-            )),
+            Some(v) => Err(at_col(key, src, e.span.start, format!("the index {v}{} is not an integer", scope_text(scope)))),
+            None => Err(at_col(key, src, e.span.start, "an index must not depend on the state (only on parameters and indices)")),
         }
     }
 
@@ -408,8 +397,7 @@ impl Resolver {
             Value::Expr(src) => {
                 let e = parse_expr(src).map_err(|e| syntax(key, src, e))?;
                 let n = self.resolve(&e, src, key, scope)?;
-                n.as_const()
-                    .ok_or_else(|| format_err(key, src, "must not depend on the state (only on parameters and indices)"))
+                n.as_const().ok_or_else(|| format_err(key, src, "must not depend on the state (only on parameters and indices)"))
             }
         }
     }
@@ -424,22 +412,12 @@ impl Resolver {
                 if self.family_ix.contains_key(n) {
                     return Err(at_col(key, src, e.span.start, format!("'{n}' is a family: write {n}[k]")));
                 }
-                Err(at_col(
-                    key,
-                    src,
-                    e.span.start,
-                    format!("'{n}' is not a state variable; known: {}", self.known_names(scope)),
-                ))
+                Err(at_col(key, src, e.span.start, format!("'{n}' is not a state variable; known: {}", self.known_names(scope))))
             }
             Kind::Index(n, idx) => {
                 let Some(&fi) = self.family_ix.get(n) else {
                     let what = if self.is_defined(n) { "is not a family" } else { "is unknown" };
-                    return Err(at_col(
-                        key,
-                        src,
-                        e.span.start,
-                        format!("'{n}' {what}; known: {}", self.known_names(scope)),
-                    ));
+                    return Err(at_col(key, src, e.span.start, format!("'{n}' {what}; known: {}", self.known_names(scope))));
                 };
                 let k = self.integer(idx, src, key, scope)?;
                 let f = &self.families[fi];
@@ -465,7 +443,27 @@ impl Resolver {
         }
     }
 
+    fn too_large(&self) -> ModelError {
+        out_of_range(
+            "model",
+            "a model",
+            &format!("at most {} expression nodes (rates, unrolled sums and their derivatives); see Limits", self.max_nodes),
+        )
+    }
+
+    /// Takes `n` nodes from the budget.
+    fn charge(&self, n: usize) -> Result<(), ModelError> {
+        match self.budget.get().checked_sub(n) {
+            Some(left) => {
+                self.budget.set(left);
+                Ok(())
+            }
+            None => Err(self.too_large()),
+        }
+    }
+
     fn resolve(&self, e: &Expr, src: &str, key: &str, scope: &mut Vec<(String, i64)>) -> Result<Node, ModelError> {
+        self.charge(1)?;
         let err = |msg: String| at_col(key, src, e.span.start, msg);
         Ok(match &e.kind {
             Kind::Num(v) => Node::Const(*v),
@@ -521,9 +519,7 @@ impl Resolver {
                         acc
                     }
                     other => {
-                        return Err(err(format!(
-                            "unknown function '{other}'; allowed: exp, log, sqrt, abs, min, max, sum(k = a..b, expr)"
-                        )))
+                        return Err(err(format!("unknown function '{other}'; allowed: exp, log, sqrt, abs, min, max, sum(k = a..b, expr)")))
                     }
                 }
             }
@@ -534,11 +530,9 @@ impl Resolver {
                 let a = self.integer(from, src, key, scope)?;
                 let b = self.integer(to, src, key, scope)?;
                 let count = (b - a + 1).max(0) as usize;
-                let total = self.sum_terms.get() + count;
-                if total > MAX_SUM_TERMS {
-                    return Err(err(format!("sums unroll to more than {MAX_SUM_TERMS} terms")));
+                if count > self.budget.get() {
+                    return Err(self.too_large());
                 }
-                self.sum_terms.set(total);
                 let mut terms = Vec::with_capacity(count);
                 for k in a..=b {
                     scope.push((index.clone(), k));
@@ -554,18 +548,10 @@ impl Resolver {
 
 fn check_name(key: &str, name: &str) -> Result<(), ModelError> {
     if !expr::is_name(name) {
-        return Err(out_of_range(
-            key,
-            format!("\"{name}\""),
-            "a name: a letter or '_', then letters, digits or '_'",
-        ));
+        return Err(out_of_range(key, format!("\"{name}\""), "a name: a letter or '_', then letters, digits or '_'"));
     }
     if FUNCTIONS.contains(&name) {
-        return Err(out_of_range(
-            key,
-            format!("\"{name}\""),
-            "a name that is not a function (exp, log, sqrt, abs, min, max, sum)",
-        ));
+        return Err(out_of_range(key, format!("\"{name}\""), "a name that is not a function (exp, log, sqrt, abs, min, max, sum)"));
     }
     Ok(())
 }
@@ -580,6 +566,7 @@ fn for_each_binding(
     src: &str,
     key: &str,
     scope: &mut Vec<(String, i64)>,
+    iterations: &mut usize,
     f: &mut InstanceFn<'_>,
 ) -> Result<(), ModelError> {
     let Some((b, rest)) = bindings.split_first() else {
@@ -592,8 +579,12 @@ fn for_each_binding(
     let a = r.integer(&b.from, src, key, scope)?;
     let z = r.integer(&b.to, src, key, scope)?;
     for k in a..=z {
+        if *iterations == 0 {
+            return Err(ModelError::Format(format!("{key}: more transitions after unrolling than allowed (see Limits)")));
+        }
+        *iterations -= 1;
         scope.push((name.clone(), k));
-        let res = for_each_binding(r, rest, src, key, scope, f);
+        let res = for_each_binding(r, rest, src, key, scope, iterations, f);
         scope.pop();
         res?;
     }
@@ -644,8 +635,6 @@ pub struct GenericModel {
     /// Jumps of every transition instance: `jumps[jump_ptr[i]..jump_ptr[i + 1]]`.
     jumps: Vec<(usize, f64)>,
     jump_ptr: Vec<usize>,
-    /// Label of each instance (for messages).
-    labels: Vec<String>,
     drift_blocks: Vec<Block>,
     /// `(instance, column)` of each Jacobian item.
     jac_items: Vec<(u32, u32)>,
@@ -700,15 +689,22 @@ impl GenericModel {
     /// negative or not finite at a sampled feasible state (or a negative constant rate).
     /// [`ModelError::OutOfRange`] for a bad parameter value, name or family size.
     pub fn new(spec: &GenericSpec, levels: Option<usize>) -> Result<Self, ModelError> {
+        Self::with_limits(spec, levels, Limits::default())
+    }
+
+    /// [`new`](Self::new) with other size limits (e.g. small ones for untrusted files).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); [`ModelError::OutOfRange`] naming `model` when a limit is exceeded.
+    pub fn with_limits(spec: &GenericSpec, levels: Option<usize>, limits: Limits) -> Result<Self, ModelError> {
         let mut r = Resolver::parameters_only(spec)?;
+        r.budget.set(limits.max_nodes);
+        r.max_nodes = limits.max_nodes;
+        let mut iterations = limits.max_transitions;
         // the truncation-level parameter
         if let Some(p) = &spec.levels {
             let Some(&i) = r.param_ix.get(p) else {
-                return Err(out_of_range(
-                    "model.levels",
-                    format!("\"{p}\""),
-                    "the name of a parameter (the truncation level K)",
-                ));
+                return Err(out_of_range("model.levels", format!("\"{p}\""), "the name of a parameter (the truncation level K)"));
             };
             if let Some(k) = levels {
                 r.params[i].1 = k as f64;
@@ -719,11 +715,7 @@ impl GenericModel {
             let key = format!("model.variables[{i}]");
             check_name(&key, name)?;
             if r.is_defined(name) {
-                return Err(out_of_range(
-                    &key,
-                    format!("\"{name}\""),
-                    "a name not used by another parameter or variable",
-                ));
+                return Err(out_of_range(&key, format!("\"{name}\""), "a name not used by another parameter or variable"));
             }
             r.scalar_ix.insert(name.clone(), r.element_names.len());
             r.element_names.push(name.clone());
@@ -744,24 +736,18 @@ impl GenericModel {
             let first = r.integer(&range.from, &f.range, &rkey, &mut Vec::new())?;
             let last = r.integer(&range.to, &f.range, &rkey, &mut Vec::new())?;
             let size = last - first + 1;
-            if !(1..=MAX_FAMILY_SIZE).contains(&size) {
+            let room = limits.max_state.saturating_sub(r.element_names.len()) as i64;
+            if !(1..=room).contains(&size) {
                 return Err(out_of_range(
                     &rkey,
                     format!("\"{}\" = {first}..{last}", f.range),
-                    "a range a..b with 1 <= b - a + 1 <= 10000000",
+                    &format!("a range a..b with b >= a, at most {} state variables in all (see Limits)", limits.max_state),
                 ));
             }
             let base = r.element_names.len();
             r.element_names.extend((first..=last).map(|k| format!("{}[{k}]", f.name)));
             r.family_ix.insert(f.name.clone(), r.families.len());
-            r.families.push(Family {
-                name: f.name.clone(),
-                first,
-                last,
-                base,
-                boundary: HashMap::new(),
-                tail: f.tail,
-            });
+            r.families.push(Family { name: f.name.clone(), first, last, base, boundary: HashMap::new(), tail: f.tail });
             // boundary values
             let mut boundary = HashMap::new();
             for (k, v) in &f.boundary {
@@ -788,9 +774,7 @@ impl GenericModel {
         }
         let n_elements = r.element_names.len();
         if n_elements == 0 {
-            return Err(ModelError::Format(
-                "model: a generic model needs state variables (model.variables or model.families)".into(),
-            ));
+            return Err(ModelError::Format("model: a generic model needs state variables (model.variables or model.families)".into()));
         }
         // conservation laws: members, eliminated element
         let mut member_lists: Vec<(Vec<usize>, usize, f64)> = Vec::new();
@@ -815,11 +799,7 @@ impl GenericModel {
             let mut sorted = members.clone();
             sorted.sort_unstable();
             if sorted.windows(2).any(|w| w[0] == w[1]) || members.is_empty() {
-                return Err(out_of_range(
-                    &format!("{key}.sum"),
-                    format!("{:?}", law.sum),
-                    "a non-empty list of distinct state variables",
-                ));
+                return Err(out_of_range(&format!("{key}.sum"), format!("{:?}", law.sum), "a non-empty list of distinct state variables"));
             }
             let value = r.constant(&law.value, &format!("{key}.value"), &mut Vec::new())?;
             let elim = match &law.eliminate {
@@ -834,11 +814,7 @@ impl GenericModel {
                 }
             };
             if eliminated_by[elim].is_some() {
-                return Err(out_of_range(
-                    &format!("{key}.eliminate"),
-                    &r.element_names[elim],
-                    "a variable not eliminated by another law",
-                ));
+                return Err(out_of_range(&format!("{key}.eliminate"), &r.element_names[elim], "a variable not eliminated by another law"));
             }
             eliminated_by[elim] = Some(li);
             member_lists.push((members, elim, value));
@@ -866,36 +842,31 @@ impl GenericModel {
             }
         }
         let dim = names.len();
-        r.subst = (0..n_elements)
-            .map(|e| slot_of[e].map_or(Node::Const(0.0), |s| Node::Var(s as u32)))
-            .collect();
+        if dim == 0 {
+            return Err(ModelError::Format(
+                "model.conservation: every state variable is eliminated; allowed: laws that leave at least one variable".into(),
+            ));
+        }
+        r.subst = (0..n_elements).map(|e| slot_of[e].map_or(Node::Const(0.0), |s| Node::Var(s as u32))).collect();
         let mut laws = Vec::new();
         for (members, elim, value) in &member_lists {
             let others: Vec<usize> = members.iter().copied().filter(|m| m != elim).collect();
             let mut terms = vec![Node::Const(*value)];
             terms.extend(others.iter().map(|&m| node::neg(r.subst[m].clone())));
             r.subst[*elim] = node::add(terms);
-            laws.push(Law {
-                kept: others.iter().map(|&m| slot_of[m].expect("kept")).collect(),
-                value: *value,
-            });
+            laws.push(Law { kept: others.iter().map(|&m| slot_of[m].expect("kept")).collect(), value: *value });
         }
         // transitions
         let mut jumps: Vec<(usize, f64)> = Vec::new();
         let mut jump_ptr = vec![0usize];
         let mut rates: Vec<Node> = Vec::new();
-        let mut labels: Vec<String> = Vec::new();
+        // per instance: the transition and the index values (for messages)
+        let mut labels: Vec<(usize, String)> = Vec::new();
         if spec.transitions.is_empty() {
-            return Err(ModelError::Format(
-                "model.transitions: a generic model needs at least one transition".into(),
-            ));
+            return Err(ModelError::Format("model.transitions: a generic model needs at least one transition".into()));
         }
         for (ti, t) in spec.transitions.iter().enumerate() {
             let key = format!("model.transitions[{ti}]");
-            let label = match &t.name {
-                Some(n) => format!("{key} ({n})"),
-                None => key.clone(),
-            };
             let bindings = match &t.for_each {
                 Some(src) => parse_bindings(src).map_err(|e| syntax(&format!("{key}.for"), src, e))?,
                 None => Vec::new(),
@@ -913,10 +884,7 @@ impl GenericModel {
             let rkey = format!("{key}.rate");
             let rate_src = t.rate.source();
             let rate_expr = match &t.rate {
-                Value::Number(v) => Expr {
-                    kind: Kind::Num(*v),
-                    span: 0..0,
-                },
+                Value::Number(v) => Expr { kind: Kind::Num(*v), span: 0..0 },
                 Value::Expr(s) => parse_expr(s).map_err(|e| syntax(&rkey, s, e))?,
             };
             let for_src = t.for_each.clone().unwrap_or_default();
@@ -951,15 +919,10 @@ impl GenericModel {
                         )));
                     }
                 }
-                let reduced: Vec<(usize, f64)> = changes
-                    .iter()
-                    .filter_map(|&(e, a)| slot_of[e].filter(|_| a != 0.0).map(|s| (s, a)))
-                    .collect();
+                let reduced: Vec<(usize, f64)> =
+                    changes.iter().filter_map(|&(e, a)| slot_of[e].filter(|_| a != 0.0).map(|s| (s, a))).collect();
                 if reduced.is_empty() {
-                    return Err(ModelError::Format(format!(
-                        "{key}.jump{}: changes no state variable",
-                        scope_text(scope)
-                    )));
+                    return Err(ModelError::Format(format!("{key}.jump{}: changes no state variable", scope_text(scope))));
                 }
                 let rate = r.resolve(&rate_expr, &rate_src, &rkey, scope)?;
                 if let Some(c) = rate.as_const() {
@@ -970,18 +933,13 @@ impl GenericModel {
                         return Ok(());
                     }
                 }
-                if rates.len() >= MAX_INSTANCES {
-                    return Err(ModelError::Format(format!(
-                        "{key}: more than {MAX_INSTANCES} transitions after unrolling 'for'"
-                    )));
-                }
                 jumps.extend(reduced);
                 jump_ptr.push(jumps.len());
                 rates.push(rate);
-                labels.push(format!("{label}{}", scope_text(scope)));
+                labels.push((ti, scope_text(scope)));
                 Ok(())
             };
-            for_each_binding(&r, &bindings, &for_src, &format!("{key}.for"), &mut Vec::new(), &mut body)?;
+            for_each_binding(&r, &bindings, &for_src, &format!("{key}.for"), &mut Vec::new(), &mut iterations, &mut body)?;
         }
         // compile the drift
         let rate_refs: Vec<&Node> = rates.iter().collect();
@@ -998,6 +956,7 @@ impl GenericModel {
             vars.dedup();
             for &j in &vars {
                 let d = node::derivative(rate, j);
+                r.charge(d.size())?;
                 if !d.is_zero() {
                     jac_items.push((i as u32, j));
                     derivs.push(d);
@@ -1012,11 +971,7 @@ impl GenericModel {
         // layout
         let tail_family = match &spec.observables.tail {
             Some(n) => Some(*r.family_ix.get(n).ok_or_else(|| {
-                out_of_range(
-                    "model.observables.tail",
-                    format!("\"{n}\""),
-                    "the name of a family (declared in [[model.families]])",
-                )
+                out_of_range("model.observables.tail", format!("\"{n}\""), "the name of a family (declared in [[model.families]])")
             })?),
             None => {
                 let tails: Vec<usize> = (0..r.families.len()).filter(|&i| r.families[i].tail).collect();
@@ -1027,10 +982,7 @@ impl GenericModel {
             if r.families[fi].first != 1 {
                 return Err(out_of_range(
                     "model.observables.tail",
-                    format!(
-                        "\"{}\" (range {}..{})",
-                        r.families[fi].name, r.families[fi].first, r.families[fi].last
-                    ),
+                    format!("\"{}\" (range {}..{})", r.families[fi].name, r.families[fi].first, r.families[fi].last),
                     "a family indexed from 1 (x[k] = P(Q >= k))",
                 ));
             }
@@ -1066,22 +1018,10 @@ impl GenericModel {
                 }
             }
         };
-        let arrival_rate = obs
-            .arrival_rate
-            .as_ref()
-            .map(|v| r.constant(v, "model.observables.arrival_rate", no_scope))
-            .transpose()?;
+        let arrival_rate = obs.arrival_rate.as_ref().map(|v| r.constant(v, "model.observables.arrival_rate", no_scope)).transpose()?;
         let loss = obs.loss.as_ref().map(|v| state_expr(v, "model.observables.loss")).transpose()?;
-        let prob_wait = obs
-            .prob_wait
-            .as_ref()
-            .map(|v| state_expr(v, "model.observables.prob_wait"))
-            .transpose()?;
-        let mut extras: Vec<(String, Node)> = spec
-            .variables
-            .iter()
-            .map(|v| (v.clone(), r.subst[r.scalar_ix[v]].clone()))
-            .collect();
+        let prob_wait = obs.prob_wait.as_ref().map(|v| state_expr(v, "model.observables.prob_wait")).transpose()?;
+        let mut extras: Vec<(String, Node)> = spec.variables.iter().map(|v| (v.clone(), r.subst[r.scalar_ix[v]].clone())).collect();
         for (name, v) in &obs.extras {
             extras.push((name.clone(), state_expr(v, &format!("model.observables.extras.{name}"))?));
         }
@@ -1089,13 +1029,7 @@ impl GenericModel {
             let f = &r.families[fi];
             (0..(f.last - f.first + 1) as usize).map(|k| r.subst[f.base + k].clone()).collect()
         });
-        let observe = Observe {
-            tail,
-            arrival_rate,
-            loss,
-            prob_wait,
-            extras,
-        };
+        let observe = Observe { tail, arrival_rate, loss, prob_wait, extras };
         let mut model = GenericModel {
             name: spec.name.clone().unwrap_or_else(|| "generic".into()),
             names,
@@ -1103,7 +1037,6 @@ impl GenericModel {
             params: r.params.clone(),
             jumps,
             jump_ptr,
-            labels,
             drift_blocks,
             jac_items,
             jac_blocks,
@@ -1185,10 +1118,12 @@ impl GenericModel {
             if let Some((i, rate)) = bad {
                 let shown: Vec<String> = model.names.iter().zip(&x).take(8).map(|(n, v)| format!("{n} = {v:.4}")).collect();
                 let more = if dim > 8 { ", ..." } else { "" };
-                let rate_key = model.labels[i].replacen(']', "].rate", 1);
+                let (ti, at) = &labels[i];
+                let t = &spec.transitions[*ti];
+                let named = t.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
                 return Err(ModelError::OutOfRange {
-                    field: rate_key,
-                    value: format!("{rate:e} at the feasible state ({}{more})", shown.join(", ")),
+                    field: format!("model.transitions[{ti}].rate{named}"),
+                    value: format!("\"{}\"{at} = {rate:.4e} at the feasible state ({}{more})", t.rate.source(), shown.join(", ")),
                     allowed: "a rate >= 0 and finite at every feasible state (entries in [0, 1], tail families non-increasing, conservation laws kept)"
                         .into(),
                 });
@@ -1229,7 +1164,7 @@ impl GenericModel {
 
     /// Number of transitions after unrolling `for` (zero-rate ones dropped).
     pub fn transition_count(&self) -> usize {
-        self.labels.len()
+        self.jump_ptr.len() - 1
     }
 
     /// Number of compiled vectorised programs (drift, Jacobian): a measure of how well the
@@ -1357,10 +1292,7 @@ impl MeanFieldModel for GenericModel {
             out.push(NamedState { name: name.into(), x });
         }
         if let Some(x) = &self.initial {
-            out.push(NamedState {
-                name: "initial".into(),
-                x: x.clone(),
-            });
+            out.push(NamedState { name: "initial".into(), x: x.clone() });
         }
         out
     }

@@ -94,6 +94,17 @@ impl Node {
         }
     }
 
+    /// Number of nodes.
+    pub(crate) fn size(&self) -> usize {
+        1 + match self {
+            Const(_) | Node::Var(_) => 0,
+            Node::Add(t) | Node::Mul(t) => t.iter().map(Node::size).sum(),
+            Node::Neg(a) | Node::PowI(a, _) | Node::Fun(_, a) => a.size(),
+            Node::Div(a, b) | Node::Pow(a, b) | Node::Min(a, b) | Node::Max(a, b) => a.size() + b.size(),
+            Node::Cond(c) => c.iter().map(Node::size).sum(),
+        }
+    }
+
     /// Appends the slots this expression reads.
     pub(crate) fn vars(&self, out: &mut Vec<u32>) {
         match self {
@@ -229,11 +240,7 @@ pub(crate) fn mul(factors: Vec<Node>) -> Node {
     if c != 1.0 && !negate {
         out.insert(0, Const(c));
     }
-    let p = if out.len() == 1 {
-        out.pop().expect("one factor")
-    } else {
-        Node::Mul(out)
-    };
+    let p = if out.len() == 1 { out.pop().expect("one factor") } else { Node::Mul(out) };
     if negate {
         neg(p)
     } else {
@@ -343,10 +350,7 @@ pub(crate) fn derivative(node: &Node, j: u32) -> Node {
                 div(da, (**b).clone())
             } else {
                 // (a' b - a b') / b^2
-                div(
-                    sub(mul(vec![da, (**b).clone()]), mul(vec![(**a).clone(), db])),
-                    powi((**b).clone(), 2),
-                )
+                div(sub(mul(vec![da, (**b).clone()]), mul(vec![(**a).clone(), db])), powi((**b).clone(), 2))
             }
         }
         Node::PowI(a, n) => mul(vec![Const(*n as f64), powi((**a).clone(), n - 1), d(a)]),
@@ -361,10 +365,7 @@ pub(crate) fn derivative(node: &Node, j: u32) -> Node {
                 mul(vec![pow(a.clone(), b), fun(Fun::Log, a), db])
             } else {
                 // a^b (b' ln a + b a' / a)
-                let inner = add(vec![
-                    mul(vec![db, fun(Fun::Log, a.clone())]),
-                    div(mul(vec![b.clone(), da]), a.clone()),
-                ]);
+                let inner = add(vec![mul(vec![db, fun(Fun::Log, a.clone())]), div(mul(vec![b.clone(), da]), a.clone())]);
                 mul(vec![pow(a, b), inner])
             }
         }

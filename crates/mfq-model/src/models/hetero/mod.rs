@@ -110,18 +110,10 @@ impl Classes {
         }
         for (i, c) in classes.iter().enumerate() {
             if !(c.fraction.is_finite() && c.fraction > 0.0 && c.fraction <= 1.0) {
-                return Err(out_of_range(
-                    &format!("model.classes[{}].fraction", i + 1),
-                    c.fraction,
-                    "a number in (0, 1]",
-                ));
+                return Err(out_of_range(&format!("model.classes[{}].fraction", i + 1), c.fraction, "a number in (0, 1]"));
             }
             if !(c.speed.is_finite() && c.speed >= SPEED_RANGE.0 && c.speed <= SPEED_RANGE.1) {
-                return Err(out_of_range(
-                    &format!("model.classes[{}].speed", i + 1),
-                    c.speed,
-                    "a number in [1e-6, 1e6]",
-                ));
+                return Err(out_of_range(&format!("model.classes[{}].speed", i + 1), c.speed, "a number in [1e-6, 1e6]"));
             }
         }
         let sum: f64 = classes.iter().map(|c| c.fraction).sum();
@@ -135,11 +127,7 @@ impl Classes {
         let mut by_speed: Vec<usize> = (0..classes.len()).collect();
         // stable sort: equal speeds keep file order
         by_speed.sort_by(|&a, &b| classes[b].speed.total_cmp(&classes[a].speed));
-        Ok(Classes {
-            gamma: classes.iter().map(|c| c.fraction).collect(),
-            mu: classes.iter().map(|c| c.speed).collect(),
-            by_speed,
-        })
+        Ok(Classes { gamma: classes.iter().map(|c| c.fraction).collect(), mu: classes.iter().map(|c| c.speed).collect(), by_speed })
     }
 
     /// Number of classes `M`.
@@ -158,11 +146,7 @@ pub(crate) fn check_hetero_lambda(lambda: f64) -> Result<(), ModelError> {
     if lambda.is_finite() && lambda > 0.0 {
         Ok(())
     } else {
-        Err(out_of_range(
-            "model.lambda",
-            lambda,
-            "a finite number > 0 (stable iff below the model's capacity condition)",
-        ))
+        Err(out_of_range("model.lambda", lambda, "a finite number > 0 (stable iff below the model's capacity condition)"))
     }
 }
 
@@ -171,9 +155,7 @@ pub(crate) fn check_hetero_lambda(lambda: f64) -> Result<(), ModelError> {
 pub(crate) fn capacity_stability(lambda: f64, classes: &Classes, what: &str) -> Stability {
     let cap = classes.capacity();
     if lambda < cap {
-        Stability::Stable {
-            condition: format!("lambda = {lambda} < sum_j gamma_j mu_j = {cap} ({what})"),
-        }
+        Stability::Stable { condition: format!("lambda = {lambda} < sum_j gamma_j mu_j = {cap} ({what})") }
     } else {
         Stability::Unstable {
             reason: format!(
@@ -230,10 +212,7 @@ pub(crate) fn class_observables(
         extras.push((format!("class{c}.busy_fraction"), class_tail(x, levels, j, 1)));
         extras.push((format!("class{c}.mean_queue_length"), lj));
         extras.push((format!("class{c}.throughput"), theta_j));
-        extras.push((
-            format!("class{c}.share_of_jobs"),
-            if throughput > 0.0 { g * theta_j / throughput } else { 0.0 },
-        ));
+        extras.push((format!("class{c}.share_of_jobs"), if throughput > 0.0 { g * theta_j / throughput } else { 0.0 }));
         if theta_j > 0.0 {
             extras.push((format!("class{c}.mean_response_time"), lj / theta_j));
         }
@@ -254,16 +233,7 @@ pub(crate) fn class_observables(
 /// The empty and the full state of a class-tail model (the extremal states of the
 /// componentwise order).
 pub(crate) fn empty_and_full(dim: usize) -> Vec<crate::NamedState> {
-    vec![
-        crate::NamedState {
-            name: "empty".into(),
-            x: vec![0.0; dim],
-        },
-        crate::NamedState {
-            name: "full".into(),
-            x: vec![1.0; dim],
-        },
-    ]
+    vec![crate::NamedState { name: "empty".into(), x: vec![0.0; dim] }, crate::NamedState { name: "full".into(), x: vec![1.0; dim] }]
 }
 
 #[cfg(test)]

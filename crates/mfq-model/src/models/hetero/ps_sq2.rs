@@ -165,10 +165,7 @@ fn decimal_scaled(values: &[f64]) -> Vec<u128> {
         })
         .collect();
     let e = parts.iter().map(|p| p.1).max().unwrap_or(0) as u32;
-    parts
-        .into_iter()
-        .map(|(digits, f)| digits.parse::<u128>().expect("a positive decimal") * 10u128.pow(e - f as u32))
-        .collect()
+    parts.into_iter().map(|(digits, f)| digits.parse::<u128>().expect("a positive decimal") * 10u128.pow(e - f as u32)).collect()
 }
 
 impl PsSq2 {
@@ -246,16 +243,7 @@ impl PsSq2 {
                 }
             }
         }
-        Ok(PsSq2 {
-            lambda,
-            classes,
-            sampling,
-            rule,
-            levels,
-            p,
-            coef,
-            thresholds,
-        })
+        Ok(PsSq2 { lambda, classes, sampling, rule, levels, p, coef, thresholds })
     }
 
     /// The sampling probabilities `p_j` (file order).
@@ -297,11 +285,7 @@ impl PsSq2 {
         let mut w = 0.0;
         for i in 0..m {
             let (t, tie) = self.thresholds[base + i];
-            let v = if tie {
-                class_tail(x, kk, i, t) + class_tail(x, kk, i, t - 1)
-            } else {
-                2.0 * class_tail(x, kk, i, t)
-            };
+            let v = if tie { class_tail(x, kk, i, t) + class_tail(x, kk, i, t - 1) } else { 2.0 * class_tail(x, kk, i, t) };
             w += self.p[i] * v;
         }
         self.coef[j] * w
@@ -388,10 +372,7 @@ impl MeanFieldModel for PsSq2 {
         Sparsity::Dense
     }
     fn layout(&self) -> StateLayout {
-        StateLayout::ClassTail {
-            classes: self.classes.len(),
-            levels: self.levels,
-        }
+        StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
         let kk = self.levels;
@@ -403,9 +384,7 @@ impl MeanFieldModel for PsSq2 {
                 let g = self.classes.gamma[j];
                 to_idle += g * self.rate(x, j, 0) * (1.0 - class_tail(x, kk, j, 1));
                 lost += g * self.rate(x, j, kk) * class_tail(x, kk, j, kk);
-                (0..kk)
-                    .map(|k| self.rate(x, j, k) * (class_tail(x, kk, j, k) - class_tail(x, kk, j, k + 1)))
-                    .sum()
+                (0..kk).map(|k| self.rate(x, j, k) * (class_tail(x, kk, j, k) - class_tail(x, kk, j, k + 1))).sum()
             })
             .collect();
         let prob_wait = (1.0 - to_idle / self.lambda).clamp(0.0, 1.0);
@@ -425,10 +404,7 @@ impl MeanFieldModel for PsSq2 {
     fn stability(&self) -> Stability {
         let (lambda_c, best) = self.stability_threshold();
         let set = |mask: u32| {
-            let names: Vec<String> = (0..self.classes.len())
-                .filter(|j| mask & (1 << j) != 0)
-                .map(|j| (j + 1).to_string())
-                .collect();
+            let names: Vec<String> = (0..self.classes.len()).filter(|j| mask & (1 << j) != 0).map(|j| (j + 1).to_string()).collect();
             format!("{{{}}}", names.join(", "))
         };
         // the notes' product form, set by set; report the most binding failing set
@@ -521,14 +497,7 @@ mod tests {
         assert_eq!(th(1, 1, 0), (5, true)); // n/1.6 > 1/0.4 iff n >= 5, tie at n = 4
         assert_eq!(th(0, 3, 1), (1, false)); // n/0.4 > 3/1.6 iff n >= 1 (0.75 < n 2.5)
         assert_eq!(th(0, 0, 1), (1, true)); // idle servers tie
-        let m = PsSq2::new(
-            0.5,
-            &classes(&[(0.5, 1.6), (0.5, 0.4)]),
-            Sampling::Uniform,
-            CostRule::LscPlusOne,
-            10,
-        )
-        .unwrap();
+        let m = PsSq2::new(0.5, &classes(&[(0.5, 1.6), (0.5, 0.4)]), Sampling::Uniform, CostRule::LscPlusOne, 10).unwrap();
         let th = |j: usize, k: usize, i: usize| m.thresholds[(j * 11 + k) * 2 + i];
         assert_eq!(th(0, 0, 1), (0, false)); // an idle fast server always beats a slow one
         assert_eq!(th(1, 0, 0), (4, true)); // (n+1)/1.6 > 1/0.4 iff n >= 4, tie at n = 3
@@ -574,11 +543,9 @@ mod tests {
         m.drift(&x, &mut dx);
         // the truncated system differs from the untruncated fixed point only at level K
         assert!(dx[..11].iter().chain(&dx[12..23]).all(|v| v.abs() < 1e-15), "{dx:?}");
-        assert!(
-            PsSq2::new(0.9, &classes(&[(0.5, 1.6), (0.5, 0.4)]), Sampling::Uniform, CostRule::Sq2, 12)
-                .unwrap()
-                .analytic_fixed_point()
-                .is_none()
-        );
+        assert!(PsSq2::new(0.9, &classes(&[(0.5, 1.6), (0.5, 0.4)]), Sampling::Uniform, CostRule::Sq2, 12)
+            .unwrap()
+            .analytic_fixed_point()
+            .is_none());
     }
 }

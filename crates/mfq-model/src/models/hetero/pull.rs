@@ -91,12 +91,7 @@ impl Pull {
         } else {
             None
         };
-        Ok(Pull {
-            lambda,
-            classes,
-            levels,
-            c,
-        })
+        Ok(Pull { lambda, classes, levels, c })
     }
 
     /// The root `c` of `sum_j gamma_j c mu_j / (mu_j + c) = lambda` (`None` beyond capacity).
@@ -111,9 +106,7 @@ impl Pull {
         if idle > 0.0 {
             return Regime::Interior { idle };
         }
-        let appear: f64 = (0..m)
-            .map(|j| self.classes.gamma[j] * self.classes.mu[j] * (1.0 - class_tail(x, kk, j, 2)))
-            .sum();
+        let appear: f64 = (0..m).map(|j| self.classes.gamma[j] * self.classes.mu[j] * (1.0 - class_tail(x, kk, j, 2))).sum();
         if self.lambda >= appear {
             Regime::Sliding { appear }
         } else {
@@ -234,10 +227,7 @@ impl MeanFieldModel for Pull {
         Sparsity::Dense
     }
     fn layout(&self) -> StateLayout {
-        StateLayout::ClassTail {
-            classes: self.classes.len(),
-            levels: self.levels,
-        }
+        StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
         let kk = self.levels;

@@ -39,10 +39,7 @@ pub(crate) fn increasing_root(g: impl Fn(f64) -> f64, lo: f64, hi0: f64) -> Opti
         return Some(hi);
     }
     let solver = BrentRoot::new(lo, hi, 0.0);
-    let result = Executor::new(Scalar(g), solver)
-        .configure(|s| s.param(hi).max_iters(300))
-        .run()
-        .ok()?;
+    let result = Executor::new(Scalar(g), solver).configure(|s| s.param(hi).max_iters(300)).run().ok()?;
     result.state().get_best_param().copied()
 }
 

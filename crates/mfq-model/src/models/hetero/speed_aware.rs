@@ -120,12 +120,7 @@ impl SpeedAware {
     pub fn new(policy: SpeedAwarePolicy, lambda: f64, classes: &[ServerClass], levels: usize) -> Result<Self, ModelError> {
         check_hetero_lambda(lambda)?;
         check_levels(levels)?;
-        Ok(SpeedAware {
-            policy,
-            lambda,
-            classes: Classes::new(classes)?,
-            levels,
-        })
+        Ok(SpeedAware { policy, lambda, classes: Classes::new(classes)?, levels })
     }
 
     /// SA-JSQ, see [`SpeedAware::new`].
@@ -270,10 +265,7 @@ impl MeanFieldModel for SpeedAware {
         Sparsity::Dense
     }
     fn layout(&self) -> StateLayout {
-        StateLayout::ClassTail {
-            classes: self.classes.len(),
-            levels: self.levels,
-        }
+        StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
         let kk = self.levels;
@@ -417,9 +409,6 @@ mod tests {
             }
         }
         assert!(SpeedAware::jsq(1.0, &cl, 3).unwrap().analytic_fixed_point().is_none());
-        assert!(matches!(
-            SpeedAware::jsq(1.0, &cl, 3).unwrap().stability(),
-            Stability::Unstable { .. }
-        ));
+        assert!(matches!(SpeedAware::jsq(1.0, &cl, 3).unwrap().stability(), Stability::Unstable { .. }));
     }
 }

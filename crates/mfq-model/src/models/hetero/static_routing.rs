@@ -62,13 +62,7 @@ impl StaticRouting {
         let loads = |theta: f64| -> Vec<f64> { classes.mu.iter().map(|c| (1.0 - 1.0 / (theta * c).sqrt()).max(0.0)).collect() };
         let theta = if lambda < cap {
             let carried = |theta: f64| -> f64 {
-                loads(theta)
-                    .iter()
-                    .zip(&classes.gamma)
-                    .zip(&classes.mu)
-                    .map(|((r, g), c)| g * c * r)
-                    .sum::<f64>()
-                    - lambda
+                loads(theta).iter().zip(&classes.gamma).zip(&classes.mu).map(|((r, g), c)| g * c * r).sum::<f64>() - lambda
             };
             let lo = 1.0 / classes.mu.iter().fold(0.0f64, |a, &b| a.max(b));
             increasing_root(carried, lo, 2.0 * lo)
@@ -79,13 +73,7 @@ impl StaticRouting {
             Some(t) => loads(t),
             None => vec![lambda / cap; classes.len()],
         };
-        Ok(StaticRouting {
-            lambda,
-            classes,
-            levels,
-            rho,
-            theta,
-        })
+        Ok(StaticRouting { lambda, classes, levels, rho, theta })
     }
 
     /// Loads `rho_j` (file order).
@@ -102,14 +90,7 @@ impl StaticRouting {
     /// (`None` beyond capacity).
     pub fn mean_response_time(&self) -> Option<f64> {
         self.theta?;
-        Some(
-            self.rho
-                .iter()
-                .zip(&self.classes.gamma)
-                .map(|(r, g)| g * r / (1.0 - r))
-                .sum::<f64>()
-                / self.lambda,
-        )
+        Some(self.rho.iter().zip(&self.classes.gamma).map(|(r, g)| g * r / (1.0 - r)).sum::<f64>() / self.lambda)
     }
 }
 
@@ -154,10 +135,7 @@ impl MeanFieldModel for StaticRouting {
         Sparsity::Banded { lower: 1, upper: 1 }
     }
     fn layout(&self) -> StateLayout {
-        StateLayout::ClassTail {
-            classes: self.classes.len(),
-            levels: self.levels,
-        }
+        StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
         let kk = self.levels;

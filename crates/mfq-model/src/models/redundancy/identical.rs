@@ -19,11 +19,7 @@ fn red_id_min_fbar(lambda: f64, d: u32, f0: f64) -> f64 {
     let ld = lambda * d as f64;
     let rhs = |w: f64, y: [f64; 3]| -> [f64; 3] {
         let f = y[0];
-        [
-            -ld * ((-w).exp() * (1.0 - f) + y[1] - y[2] * f),
-            -y[1] + f.powi(di),
-            -y[2] + f.powi(di - 1),
-        ]
+        [-ld * ((-w).exp() * (1.0 - f) + y[1] - y[2] * f), -y[1] + f.powi(di), -y[2] + f.powi(di - 1)]
     };
     let mut y = [f0, 0.0, 0.0];
     let mut w = 0.0;
@@ -88,9 +84,7 @@ pub fn red_id_load(lambda: f64, d: u32) -> f64 {
 pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stability {
     let inv_d = 1.0 / d as f64;
     match discipline {
-        Discipline::Ps if lambda < inv_d => Stability::Stable {
-            condition: format!("lambda < 1/d = {inv_d:.6} (identical copies, PS)"),
-        },
+        Discipline::Ps if lambda < inv_d => Stability::Stable { condition: format!("lambda < 1/d = {inv_d:.6} (identical copies, PS)") },
         Discipline::Ps => Stability::Unstable {
             reason: format!(
                 "lambda = {lambda} >= 1/d = {inv_d:.6}: with identical copies under PS every copy is served in full \
@@ -100,9 +94,7 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
         Discipline::Fcfs => {
             let lmax = red_id_lambda_max(d);
             if lambda < lmax {
-                Stability::Stable {
-                    condition: format!("lambda < lambda_max = {lmax:.5} (identical copies, FCFS, N -> inf)"),
-                }
+                Stability::Stable { condition: format!("lambda < lambda_max = {lmax:.5} (identical copies, FCFS, N -> inf)") }
             } else {
                 Stability::Unstable {
                     reason: format!(
@@ -113,8 +105,6 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
                 }
             }
         }
-        _ => Stability::Unknown {
-            note: "identical copies: stability is known for PS, FCFS and ROS only".into(),
-        },
+        _ => Stability::Unknown { note: "identical copies: stability is known for PS, FCFS and ROS only".into() },
     }
 }

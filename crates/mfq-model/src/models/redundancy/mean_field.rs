@@ -67,14 +67,7 @@ impl RedundancyMeanField {
         let rows = (0..n).map(|i: usize| (i.saturating_sub(1)..(i + 2).min(n)).collect()).collect();
         let pattern =
             SparsityPattern::from_rows(n, rows).with_coupling(1, (0..n).map(|_| vec![0]).collect(), vec![(0..n).collect()], vec![vec![0]]);
-        Ok(RedundancyMeanField {
-            lambda,
-            d,
-            levels,
-            discipline,
-            pattern: Arc::new(pattern),
-            stability: None,
-        })
+        Ok(RedundancyMeanField { lambda, d, levels, discipline, pattern: Arc::new(pattern), stability: None })
     }
 
     /// Replaces the stability verdict (used for identical copies, whose region is smaller).
@@ -210,22 +203,13 @@ impl MeanFieldFixedPoint {
 
     fn solve_with(lambda: f64, d: u32, log_s: fn(f64, f64) -> f64) -> Result<Self, ModelError> {
         if !(lambda > 0.0 && lambda < 1.0) {
-            return Err(out_of_range(
-                "model.lambda",
-                lambda,
-                "a number in (0, 1) (the fixed point exists iff lambda < 1)",
-            ));
+            return Err(out_of_range("model.lambda", lambda, "a number in (0, 1) (the fixed point exists iff lambda < 1)"));
         }
         if d == 0 {
             return Err(out_of_range("model.d", d, "an integer >= 1"));
         }
         if d == 1 {
-            return Ok(MeanFieldFixedPoint {
-                lambda,
-                d,
-                c: 0.0,
-                mean_copies: lambda / (1.0 - lambda),
-            });
+            return Ok(MeanFieldFixedPoint { lambda, d, c: 0.0, mean_copies: lambda / (1.0 - lambda) });
         }
         let ld = lambda * d as f64;
         let target = -(1.0 - lambda).ln();
@@ -238,25 +222,13 @@ impl MeanFieldFixedPoint {
             lo -= 1.0;
             tries += 1;
             if tries > 60 {
-                return Err(out_of_range(
-                    "model.lambda",
-                    lambda,
-                    "a load whose mean-field fixed point is representable",
-                ));
+                return Err(out_of_range("model.lambda", lambda, "a load whose mean-field fixed point is representable"));
             }
         }
-        let t = if g(hi) >= 0.0 {
-            hi
-        } else {
-            brent(g, lo, hi).ok_or_else(|| out_of_range("model.lambda", lambda, "a number in (0, 1)"))?
-        };
+        let t =
+            if g(hi) >= 0.0 { hi } else { brent(g, lo, hi).ok_or_else(|| out_of_range("model.lambda", lambda, "a number in (0, 1)"))? };
         let c = t.exp();
-        Ok(MeanFieldFixedPoint {
-            lambda,
-            d,
-            c,
-            mean_copies: (d as f64 - 1.0) * lambda / c,
-        })
+        Ok(MeanFieldFixedPoint { lambda, d, c, mean_copies: (d as f64 - 1.0) * lambda / c })
     }
 
     /// `q_k` = fraction of servers with exactly `k` copies, `k = 0..len-1`.
@@ -352,19 +324,13 @@ impl<G: Fn(f64) -> f64> CostFunction for Scalar<G> {
 /// Root of `g` in `[lo, hi]` (a sign change is required) by argmin's `BrentRoot`.
 pub(crate) fn brent(g: impl Fn(f64) -> f64, lo: f64, hi: f64) -> Option<f64> {
     let solver = BrentRoot::new(lo, hi, 1e-15);
-    let result = Executor::new(Scalar(g), solver)
-        .configure(|s| s.param(0.5 * (lo + hi)).max_iters(300))
-        .run()
-        .ok()?;
+    let result = Executor::new(Scalar(g), solver).configure(|s| s.param(0.5 * (lo + hi)).max_iters(300)).run().ok()?;
     result.state().get_best_param().copied()
 }
 
 /// Extras common to every redundancy model (mean copies and jobs, Gardner's FCFS limit).
 pub(crate) fn common_extras(m: f64, d: u32, lambda: f64, discipline: Discipline) -> Vec<(String, f64)> {
-    let mut v = vec![
-        ("mean_copies_per_server".to_string(), m),
-        ("mean_jobs_per_server".to_string(), m / d as f64),
-    ];
+    let mut v = vec![("mean_copies_per_server".to_string(), m), ("mean_jobs_per_server".to_string(), m / d as f64)];
     if discipline == Discipline::Fcfs && lambda < 1.0 {
         v.push(("gardner_fcfs_limit_mean_copies".to_string(), gardner_fcfs_mean_copies(lambda, d)));
     }

@@ -93,9 +93,7 @@ pub(crate) fn check_common(lambda: f64, d: u32) -> Result<(), ModelError> {
 /// abstract and Theorems for PS/ROS; FCFS already known).
 pub fn iid_stability(lambda: f64, d: u32) -> Stability {
     if lambda < 1.0 {
-        Stability::Stable {
-            condition: format!("lambda < 1 (redundancy-{d}, i.i.d. copies: every busy server completes a copy at rate 1)"),
-        }
+        Stability::Stable { condition: format!("lambda < 1 (redundancy-{d}, i.i.d. copies: every busy server completes a copy at rate 1)") }
     } else {
         Stability::Unstable {
             reason: format!(
@@ -158,11 +156,7 @@ pub fn build(
         (Discipline::Lps, Some(k)) if k >= 1 => k,
         (Discipline::Lps, Some(k)) => return Err(out_of_range("model.lps_k", k, "an integer >= 1")),
         (Discipline::Lps, None) => {
-            return Err(out_of_range(
-                "model.lps_k",
-                "(missing)",
-                "an integer >= 1 (required with discipline = \"lps\")",
-            ))
+            return Err(out_of_range("model.lps_k", "(missing)", "an integer >= 1 (required with discipline = \"lps\")"))
         }
         (_, Some(k)) => {
             return Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\""));
@@ -222,11 +216,7 @@ mod tests {
         let n = m.dim();
         let mut a = Jacobian::new(n, m.sparsity());
         m.jacobian(x, &mut a);
-        assert!(
-            a.out_of_band().is_none(),
-            "analytic Jacobian writes outside its pattern: {:?}",
-            a.out_of_band()
-        );
+        assert!(a.out_of_band().is_none(), "analytic Jacobian writes outside its pattern: {:?}", a.out_of_band());
         let dense = a.to_dense();
         let h = 1e-7;
         let mut xp = x.to_vec();
@@ -271,13 +261,9 @@ mod tests {
 
     #[test]
     fn pair_jacobians_match_central_differences() {
-        for (disc, k, levels) in [
-            (Discipline::Ps, 1, 6),
-            (Discipline::Fcfs, 1, 6),
-            (Discipline::Lps, 2, 6),
-            (Discipline::Lps, 3, 7),
-            (Discipline::Lcfs, 1, 6),
-        ] {
+        for (disc, k, levels) in
+            [(Discipline::Ps, 1, 6), (Discipline::Fcfs, 1, 6), (Discipline::Lps, 2, 6), (Discipline::Lps, 3, 7), (Discipline::Lcfs, 1, 6)]
+        {
             let m = RedundancyPair::new(0.8, 2, disc, k, levels).unwrap();
             let x = interior(m.dim(), levels as u64 + k as u64);
             let e = jacobian_error(&m, &x);

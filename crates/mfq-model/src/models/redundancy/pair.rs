@@ -190,14 +190,7 @@ impl<R: PairRules> PairEngine<R> {
     }
 
     fn evaluate(&self, e: &[f64], sc: &mut Scratch) {
-        let Scratch {
-            u,
-            rate,
-            drate,
-            out,
-            beta,
-            dbeta,
-        } = sc;
+        let Scratch { u, rate, drate, out, beta, dbeta } = sc;
         self.rules.compute_aux(e, u);
         for s in 0..self.ns {
             let mut o = 0.0;
@@ -294,11 +287,7 @@ impl<R: PairRules> PairEngine<R> {
     }
 
     pub(crate) fn layout(&self) -> StateLayout {
-        StateLayout::Pair {
-            states: self.ns,
-            levels: self.rules.levels(),
-            coordinate: self.rules.coordinate().into(),
-        }
+        StateLayout::Pair { states: self.ns, levels: self.rules.levels(), coordinate: self.rules.coordinate().into() }
     }
 
     #[allow(dead_code)]
@@ -453,7 +442,12 @@ impl PairRules for PsRules {
 /// `A(i,c) = sum_{p < i} (1{p <= k}/c + N(p,c)/M(p,c))` (by recurrence in `i`).
 #[derive(Debug)]
 pub(crate) struct LpsRules {
+    /// served positions: the `k` oldest copies (ignored with `lcfs`)
     pub(crate) k: usize,
+    /// tracking level `L >= k`: the endpoint keeps `c = min(Q, L)`; `L = K` keeps `Q` exactly
+    pub(crate) track: usize,
+    /// preemptive LCFS: the copy at position `Q` (the newest) is served at rate 1 (needs `L = K`)
+    pub(crate) lcfs: bool,
     pub(crate) levels: usize,
     pub(crate) lambda: f64,
     /// (i, c) of each state
@@ -461,28 +455,49 @@ pub(crate) struct LpsRules {
 }
 
 impl LpsRules {
-    pub(crate) fn new(k: usize, levels: usize, lambda: f64) -> Self {
+    pub(crate) fn new(k: usize, track: usize, levels: usize, lcfs: bool, lambda: f64) -> Self {
+        debug_assert!(track >= k && track <= levels && (!lcfs || track == levels));
         let mut st = Vec::new();
-        for i in 1..=k {
-            for c in i..=k {
+        for i in 1..=track {
+            for c in i..=track {
                 st.push((i, c));
             }
         }
-        for i in k + 1..=levels {
-            st.push((i, k));
+        for i in track + 1..=levels {
+            st.push((i, track));
         }
-        LpsRules { k, levels, lambda, st }
+        LpsRules { k, track, lcfs, levels, lambda, st }
+    }
+    /// Whether `c = L` means `Q = L` exactly (`L = K`: no closure at the tracking level).
+    #[inline]
+    fn top_exact(&self) -> bool {
+        self.track == self.levels
+    }
+    /// Service rate of the copy at position `p` of a server in tracking state `c`.
+    #[inline]
+    fn sigma(&self, p: usize, c: usize) -> f64 {
+        if self.lcfs {
+            if p == c {
+                1.0
+            } else {
+                0.0
+            }
+        } else if p <= self.k {
+            1.0 / c.min(self.k) as f64
+        } else {
+            0.0
+        }
     }
     #[inline]
     fn idx(&self, i: usize, c: usize) -> usize {
         if i == 1 {
             c - 1
-        } else if i <= self.k {
-            // states with i' < i: sum_{i'<i} (k - i' + 1)
-            let before = (i - 1) * self.k - (i - 1) * (i - 2) / 2;
+        } else if i <= self.track {
+            // states with i' < i: sum_{i'<i} (L - i' + 1)
+            let before = (i - 1) * self.track - (i - 1) * (i - 2) / 2;
             before + (c - i)
         } else {
-            self.k * (self.k + 1) / 2 + (i - self.k - 1)
+            self.track * (self.track + 1) / 2 + (i - self.track - 1)
         }
     }
     fn ns(&self) -> usize {
@@ -502,7 +517,7 @@ impl LpsRules {
     }
     #[inline]
     fn theta(&self, u: &[f64]) -> (f64, f64, f64) {
-        let (xk, xk1) = (u[self.ax(self.k)].max(0.0), u[self.ax(self.k + 1)].max(0.0));
+        let (xk, xk1) = (u[self.ax(self.track)].max(0.0), u[self.ax(self.track + 1)].max(0.0));
         let den = xk + EPS;
         ((xk - xk1).max(0.0) / den, (EPS + xk1) / (den * den), -1.0 / den)
     }
@@ -523,25 +538,22 @@ impl PairRules for LpsRules {
         self.levels
     }
     fn coordinate(&self) -> &'static str {
-        "position,min(Q,k)"
+        "position,min(Q,L)"
     }
     fn service(&self, s: usize) -> f64 {
         let (i, c) = self.st[s];
-        if i <= self.k {
-            1.0 / c as f64
-        } else {
-            0.0
-        }
+        self.sigma(i, c)
     }
     fn transitions(&self, s: usize) -> Vec<(usize, Vec<usize>)> {
         let (i, c) = self.st[s];
-        let k = self.k;
+        let k = self.track;
+        let exact = c < k || self.top_exact();
         let mut v = Vec::new();
         if c < k {
             v.push((self.idx(i, c + 1), vec![self.ax(self.levels)]));
         }
         if i >= 2 {
-            if c < k {
+            if exact {
                 v.push((self.idx(i - 1, c - 1), vec![self.aa(s)]));
             } else if i <= k {
                 let dep = vec![self.aa(s), self.ax(k), self.ax(k + 1)];
@@ -553,7 +565,7 @@ impl PairRules for LpsRules {
         }
         if i < c {
             let mut dep = Vec::new();
-            if c == k {
+            if !exact {
                 dep.extend([self.ax(k), self.ax(k + 1)]);
             }
             for p in i + 1..=c {
@@ -566,7 +578,7 @@ impl PairRules for LpsRules {
     }
     fn arrival_deps(&self, s: usize) -> Vec<usize> {
         let (i, c) = self.st[s];
-        if c != i.min(self.k) {
+        if c != i.min(self.track) {
             return Vec::new();
         }
         if i >= 2 {
@@ -622,7 +634,7 @@ impl PairRules for LpsRules {
         for (s, &(i, c)) in self.st.iter().enumerate() {
             u[self.aa(s)] = if i >= 2 {
                 let prev = self.idx(i - 1, c);
-                let own = if i - 1 <= self.k { 1.0 / c as f64 } else { 0.0 };
+                let own = self.sigma(i - 1, c);
                 u[self.aa(prev)] + own + self.ratio(u, prev).0
             } else {
                 0.0
@@ -660,7 +672,8 @@ impl PairRules for LpsRules {
     }
     fn rate(&self, s: usize, idx: usize, u: &[f64], d: &mut [f64]) -> f64 {
         let (i, c) = self.st[s];
-        let k = self.k;
+        let k = self.track;
+        let exact = c < k || self.top_exact();
         let mut which = idx;
         if c < k {
             if which == 0 {
@@ -671,7 +684,7 @@ impl PairRules for LpsRules {
         }
         if i >= 2 {
             let a = u[self.aa(s)];
-            if c < k || i > k {
+            if exact || i > k {
                 if which == 0 {
                     d[0] = 1.0;
                     return a;
@@ -691,17 +704,17 @@ impl PairRules for LpsRules {
             }
         }
         debug_assert!(which == 0 && i < c);
-        // behind departures (only when Q = c exactly; for c = k with probability theta)
+        // behind departures (only when Q = c exactly; for c = L < K with probability theta)
         let mut sum = 0.0;
-        let off = if c == k { 2 } else { 0 };
+        let off = if exact { 0 } else { 2 };
         for (j, p) in (i + 1..=c).enumerate() {
             let sp = self.idx(p, c);
             let (g, dn, dm) = self.ratio(u, sp);
-            sum += 1.0 / c as f64 + g;
+            sum += self.sigma(p, c) + g;
             d[off + 2 * j] = if u[self.an(sp)] >= 0.0 { dn } else { 0.0 };
             d[off + 2 * j + 1] = if u[self.am(sp)] >= 0.0 { dm } else { 0.0 };
         }
-        if c == k {
+        if !exact {
             let (th, dk, dk1) = self.theta(u);
             d[0] = sum * dk;
             d[1] = sum * dk1;
@@ -715,7 +728,7 @@ impl PairRules for LpsRules {
     }
     fn arrival(&self, s: usize, u: &[f64], d: &mut [f64]) -> f64 {
         let (i, c) = self.st[s];
-        if c != i.min(self.k) {
+        if c != i.min(self.track) {
             return 0.0;
         }
         if i >= 2 {
@@ -732,150 +745,7 @@ impl PairRules for LpsRules {
     }
     fn endpoint_masses(&self, q: &[f64]) -> Vec<f64> {
         let tail = |i: usize| q[i..].iter().sum::<f64>();
-        self.st
-            .iter()
-            .map(|&(i, c)| if i > self.k || c == self.k { tail(i.max(c)) } else { q[c] })
-            .collect()
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// LCFS (preemptive): endpoint state = position i from the back (1 = newest, in service)
-// ---------------------------------------------------------------------------------------
-
-/// LCFS rules: `sigma_i = 1{i = 1}`; an arrival at the server pushes every copy one place
-/// back, `i -> i+1` at `2 lambda (1 - x_K)(x_i - x_K)/x_i`; a newer copy leaving moves it
-/// forward, `i -> i-1` at `R_i = 1 + sum_{p<i} h_p / x_p` (`h_p = E[p, 1]`); new jobs start
-/// at `(1, 1)`. Auxiliaries: `x_i` (0..K), `h_i` (K..2K), `R_i` (2K..3K, `R_1 = 0`).
-#[derive(Debug)]
-pub(crate) struct LcfsRules {
-    pub(crate) k: usize,
-    pub(crate) lambda: f64,
-}
-
-impl PairRules for LcfsRules {
-    fn states(&self) -> usize {
-        self.k
-    }
-    fn levels(&self) -> usize {
-        self.k
-    }
-    fn coordinate(&self) -> &'static str {
-        "position-from-back"
-    }
-    fn service(&self, s: usize) -> f64 {
-        if s == 0 {
-            1.0
-        } else {
-            0.0
-        }
-    }
-    fn transitions(&self, s: usize) -> Vec<(usize, Vec<usize>)> {
-        let k = self.k;
-        let mut v = Vec::new();
-        if s >= 1 {
-            v.push((s - 1, vec![2 * k + s]));
-        }
-        if s + 1 < k {
-            v.push((s + 1, vec![s, k - 1]));
-        }
-        v
-    }
-    fn arrival_deps(&self, s: usize) -> Vec<usize> {
-        if s == 0 {
-            vec![self.k - 1]
-        } else {
-            Vec::new()
-        }
-    }
-    fn aux_len(&self) -> usize {
-        3 * self.k
-    }
-    fn aux_pattern(&self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
-        let k = self.k;
-        let mut c = vec![Vec::new(); 3 * k];
-        let mut d = vec![Vec::new(); 3 * k];
-        for i in 0..k {
-            c[i] = (0..k).map(|j| i * k + j).collect();
-            c[k + i] = vec![i * k];
-            d[i] = vec![i];
-            d[k + i] = vec![k + i];
-            d[2 * k + i] = if i == 0 {
-                vec![2 * k]
-            } else {
-                vec![2 * k + i, 2 * k + i - 1, k + i - 1, i - 1]
-            };
-        }
-        (c, d)
-    }
-    fn compute_aux(&self, e: &[f64], u: &mut [f64]) {
-        let k = self.k;
-        for i in 0..k {
-            u[i] = e[i * k..(i + 1) * k].iter().sum();
-            u[k + i] = e[i * k];
-        }
-        u[2 * k] = 0.0;
-        for i in 1..k {
-            let (x, h) = (u[i - 1].max(0.0), u[k + i - 1].max(0.0));
-            u[2 * k + i] = u[2 * k + i - 1] + if i == 1 { 1.0 } else { 0.0 } + h / (x + EPS);
-        }
-    }
-    fn aux_jacobian(&self, _e: &[f64], u: &[f64], jac: &mut Jacobian) {
-        let k = self.k;
-        for i in 0..k {
-            for j in 0..k {
-                jac.add_coupling_c(i, i * k + j, 1.0);
-            }
-            jac.add_coupling_c(k + i, i * k, 1.0);
-            jac.add_coupling_d(i, i, 1.0);
-            jac.add_coupling_d(k + i, k + i, 1.0);
-            jac.add_coupling_d(2 * k + i, 2 * k + i, 1.0);
-            if i >= 1 {
-                let (x, h) = (u[i - 1], u[k + i - 1]);
-                let den = x.max(0.0) + EPS;
-                jac.add_coupling_d(2 * k + i, 2 * k + i - 1, -1.0);
-                jac.add_coupling_d(2 * k + i, k + i - 1, if h >= 0.0 { -1.0 / den } else { 0.0 });
-                jac.add_coupling_d(2 * k + i, i - 1, if x >= 0.0 { h.max(0.0) / (den * den) } else { 0.0 });
-            }
-        }
-    }
-    fn rate(&self, s: usize, idx: usize, u: &[f64], d: &mut [f64]) -> f64 {
-        let k = self.k;
-        if s >= 1 && idx == 0 {
-            d[0] = 1.0;
-            return u[2 * k + s];
-        }
-        // push back: 2 lambda (1 - x_K) (x_i - x_K) / (x_i + eps)
-        let (xi, xk) = (u[s].max(0.0), u[k - 1].max(0.0));
-        let den = xi + EPS;
-        let l2 = 2.0 * self.lambda;
-        if xi <= xk {
-            d[0] = 0.0;
-            d[1] = 0.0;
-            return 0.0;
-        }
-        let f = (xi - xk) / den;
-        d[0] = if u[s] >= 0.0 {
-            l2 * (1.0 - xk) * (EPS + xk) / (den * den)
-        } else {
-            0.0
-        };
-        d[1] = if u[k - 1] >= 0.0 { l2 * (-f - (1.0 - xk) / den) } else { 0.0 };
-        l2 * (1.0 - xk) * f
-    }
-    fn arrival(&self, s: usize, u: &[f64], d: &mut [f64]) -> f64 {
-        if s == 0 {
-            d[0] = -1.0;
-            1.0 - u[self.k - 1]
-        } else {
-            0.0
-        }
-    }
-    fn tail(&self, u: &[f64], out: &mut [f64]) {
-        out.copy_from_slice(&u[..self.k]);
-    }
-    fn endpoint_masses(&self, q: &[f64]) -> Vec<f64> {
-        (1..=self.k).map(|i| q[i..].iter().sum::<f64>()).collect()
+        self.st.iter().map(|&(i, c)| if i > self.track || c == self.track { tail(i.max(c)) } else { q[c] }).collect()
     }
 }
 
@@ -887,7 +757,6 @@ impl PairRules for LcfsRules {
 enum Engine {
     Ps(PairEngine<PsRules>),
     Lps(PairEngine<LpsRules>),
-    Lcfs(PairEngine<LcfsRules>),
 }
 
 macro_rules! with_engine {
@@ -895,7 +764,6 @@ macro_rules! with_engine {
         match &$self.engine {
             Engine::Ps($e) => $body,
             Engine::Lps($e) => $body,
-            Engine::Lcfs($e) => $body,
         }
     };
 }
@@ -945,16 +813,10 @@ impl RedundancyPair {
         }
         let engine = match discipline {
             Discipline::Ps => Engine::Ps(PairEngine::new(PsRules { k: levels, lambda }, lambda)),
-            Discipline::Fcfs | Discipline::Lps => Engine::Lps(PairEngine::new(LpsRules::new(k, levels, lambda), lambda)),
-            Discipline::Lcfs => Engine::Lcfs(PairEngine::new(LcfsRules { k: levels, lambda }, lambda)),
+            Discipline::Fcfs | Discipline::Lps => Engine::Lps(PairEngine::new(LpsRules::new(k, levels, levels, false, lambda), lambda)),
+            Discipline::Lcfs => Engine::Lps(PairEngine::new(LpsRules::new(1, levels, levels, true, lambda), lambda)),
         };
-        Ok(RedundancyPair {
-            lambda,
-            d,
-            discipline,
-            lps_k: k.max(1) as u32,
-            engine,
-        })
+        Ok(RedundancyPair { lambda, d, discipline, lps_k: k.max(1) as u32, engine })
     }
 
     /// `P(Q >= i)` (copies), `i = 1..K`, at the state `x`.
@@ -1013,4 +875,57 @@ impl MeanFieldModel for RedundancyPair {
     fn project(&self, x: &mut [f64]) {
         x.iter_mut().for_each(|v| *v = v.max(0.0));
     }
+}
+
+#[cfg(test)]
+mod scratch_tmp {
+    use super::*;
+    // SCRATCH-BEGIN
+    use std::time::Instant;
+
+    fn rk(m: &RedundancyPair, t_end: f64, dt: f64) -> (f64, f64) {
+        let n = m.dim();
+        let mut x = m.mean_field_start().unwrap();
+        let (mut k1, mut k2, mut k3, mut k4, mut y) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let steps = (t_end / dt) as usize;
+        let mut res = 0.0;
+        for _ in 0..steps {
+            m.drift(&x, &mut k1);
+            for i in 0..n {
+                y[i] = x[i] + 0.5 * dt * k1[i];
+            }
+            m.drift(&y, &mut k2);
+            for i in 0..n {
+                y[i] = x[i] + 0.5 * dt * k2[i];
+            }
+            m.drift(&y, &mut k3);
+            for i in 0..n {
+                y[i] = x[i] + dt * k3[i];
+            }
+            m.drift(&y, &mut k4);
+            for i in 0..n {
+                x[i] = (x[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])).max(0.0);
+            }
+            res = k1.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        }
+        let t = m.tail(&x);
+        (t.iter().sum(), res)
+    }
+
+    #[test]
+    #[ignore]
+    fn scratch() {
+        let lam: f64 = std::env::var("LAM").map(|v| v.parse().unwrap()).unwrap_or(0.9);
+        let kk: usize = std::env::var("KK").map(|v| v.parse().unwrap()).unwrap_or(20);
+        let all = [(Discipline::Fcfs, 1), (Discipline::Lps, 2), (Discipline::Lps, 4), (Discipline::Ps, 1), (Discipline::Lcfs, 1)];
+        let pick: Vec<usize> =
+            std::env::var("PICK").map(|v| v.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or((0..5).collect());
+        for (d, k) in pick.iter().map(|&i| all[i]) {
+            let t = Instant::now();
+            let m = RedundancyPair::new(lam, 2, d, k, kk).unwrap();
+            let (mq, res) = rk(&m, 400.0, 0.05);
+            println!("{} K={kk} lam={lam}: {mq:.5} res {res:.1e} dim {} {:.1}s", m.name(), m.dim(), t.elapsed().as_secs_f64());
+        }
+    }
+    // SCRATCH-END
 }

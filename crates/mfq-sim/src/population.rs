@@ -1,0 +1,256 @@
+//! Finite-N simulation of a model given by its transitions: the density-dependent population
+//! process of `N` objects behind any [`MeanFieldModel`] whose
+//! [`transitions`](MeanFieldModel::transitions) are known (every generic model of a file, and
+//! the built-in tail-form models).
+//!
+//! The state `x` (fractions) jumps to `x + l/N` at rate `N beta_l(x)` for every transition `l`
+//! (Kurtz 1970; Gast and Van Houdt 2017, eq. (1)); as `N -> infinity` its trajectories follow
+//! the mean-field ODE `dx/dt = sum_l l beta_l(x)`, and its stationary mean is
+//! `x* + V/N + O(1/N^2)` (the refined mean field). The simulation is Gillespie's direct method:
+//! exponential holding times of rate `N sum_l beta_l(x)`, the next transition drawn with
+//! probability `beta_l / sum beta`. It uses the model's own rate functions, so it checks the
+//! ODE solvers and the `1/N` terms, not the rates themselves (the event-driven simulator of the
+//! built-in queueing systems, [`crate::simulate`], is the independent check of those).
+//!
+//! Estimates: time averages of every state entry after a warm-up, over
+//! [`PopulationOptions::batches`] batches per replication, replications in parallel with
+//! independent xoshiro256++ streams (replication `r`: the stream seeded from
+//! [`PopulationOptions::seed`] advanced by `r` jumps of `2^128` steps); 95% t intervals from the
+//! pooled batch means, as in [`crate::simulate`].
+
+use mfq_model::MeanFieldModel;
+use rand::{Rng as _, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::stats::mean_estimate;
+use crate::{Estimate, SimError};
+
+/// Options of [`simulate_population`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PopulationOptions {
+    /// Number of objects `N` (`>= 1`).
+    pub objects: usize,
+    /// Measured time after the warm-up (`> 0`).
+    pub time: f64,
+    /// Warm-up time, discarded (`>= 0`).
+    pub warmup: f64,
+    /// Batches per replication (`>= 1`).
+    pub batches: usize,
+    /// Independent replications (`>= 1`).
+    pub replications: usize,
+    /// Seed of the random streams.
+    pub seed: u64,
+    /// Record the state of replication 0 at times `0, record, 2 record, ...` up to
+    /// `warmup + time` (`None`: no trajectory).
+    pub record: Option<f64>,
+    /// Stop a replication after this many events (`>= 1`), a guard against runaway rates.
+    pub max_events: u64,
+}
+
+impl Default for PopulationOptions {
+    fn default() -> Self {
+        PopulationOptions {
+            objects: 1000,
+            time: 1000.0,
+            warmup: 100.0,
+            batches: 20,
+            replications: 2,
+            seed: 1,
+            record: None,
+            max_events: 1_000_000_000,
+        }
+    }
+}
+
+/// Result of [`simulate_population`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PopulationReport {
+    /// Time average of every state entry after the warm-up (the model's layout).
+    pub mean: Vec<Estimate>,
+    /// Events simulated over all replications.
+    pub events: u64,
+    /// Whether a replication stopped at `max_events` (its averages then cover less time
+    /// than asked). A state where every rate is zero is absorbing and held to the end.
+    pub stopped_early: bool,
+    /// Recorded times and states of replication 0 (empty without `record`).
+    pub trajectory: (Vec<f64>, Vec<Vec<f64>>),
+}
+
+fn check(field: &str, ok: bool, value: impl std::fmt::Display, allowed: &str) -> Result<(), SimError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(SimError::OutOfRange { field: field.into(), value: value.to_string(), allowed: allowed.into() })
+    }
+}
+
+/// Simulates the population process of `opts.objects` objects behind `model`, from `x0`
+/// (rounded to multiples of `1/N`).
+///
+/// # Errors
+/// [`SimError::OutOfRange`] for an option outside its range or an `x0` of the wrong length or
+/// with entries outside `[0, 1]`; [`SimError::Unsupported`] when the model does not provide its
+/// transitions.
+pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions) -> Result<PopulationReport, SimError> {
+    check("objects", opts.objects >= 1, opts.objects, "an integer >= 1")?;
+    check("time", opts.time.is_finite() && opts.time > 0.0, opts.time, "a finite time > 0")?;
+    check("warmup", opts.warmup.is_finite() && opts.warmup >= 0.0, opts.warmup, "a finite time >= 0")?;
+    check("batches", opts.batches >= 1, opts.batches, "an integer >= 1")?;
+    check("replications", opts.replications >= 1, opts.replications, "an integer >= 1")?;
+    check("max_events", opts.max_events >= 1, opts.max_events, "an integer >= 1")?;
+    if let Some(r) = opts.record {
+        check("record", r.is_finite() && r > 0.0, r, "a finite time step > 0")?;
+    }
+    check("x0", x0.len() == model.dim(), format!("{} entries", x0.len()), "one entry per state entry")?;
+    if let Some(v) = x0.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+        return Err(SimError::OutOfRange { field: "x0".into(), value: v.to_string(), allowed: "fractions in [0, 1]".into() });
+    }
+    if !model.transitions(x0, &mut |_, _| {}) {
+        return Err(SimError::Unsupported { kind: format!("{} (no transitions)", model.name()) });
+    }
+    let runs: Vec<Run> = (0..opts.replications)
+        .into_par_iter()
+        .map(|r| {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed);
+            for _ in 0..r {
+                rng.jump();
+            }
+            run(model, x0, opts, r == 0, &mut rng)
+        })
+        .collect();
+    let n = model.dim();
+    let mean = (0..n)
+        .map(|i| {
+            let values: Vec<f64> = runs.iter().flat_map(|run| run.batch_means.iter().map(move |b| b[i])).collect();
+            mean_estimate(&values)
+        })
+        .collect();
+    let events = runs.iter().map(|r| r.events).sum();
+    let stopped_early = runs.iter().any(|r| r.stopped_early);
+    let trajectory = runs.into_iter().next().map(|r| r.trajectory).unwrap_or_default();
+    Ok(PopulationReport { mean, events, stopped_early, trajectory })
+}
+
+struct Run {
+    batch_means: Vec<Vec<f64>>,
+    events: u64,
+    stopped_early: bool,
+    trajectory: (Vec<f64>, Vec<Vec<f64>>),
+}
+
+fn run(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions, record: bool, rng: &mut Xoshiro256PlusPlus) -> Run {
+    let n = model.dim();
+    let big_n = opts.objects as f64;
+    let mut counts: Vec<f64> = x0.iter().map(|v| (v * big_n).round()).collect();
+    let mut x: Vec<f64> = counts.iter().map(|c| c / big_n).collect();
+    let batch_len = opts.time / opts.batches as f64;
+    let end = opts.warmup + opts.time;
+    let mut acc = vec![vec![0.0; n]; opts.batches];
+    // rates and jumps of the current state (buffers reused from event to event)
+    let mut rates: Vec<f64> = Vec::new();
+    let mut jump_ptr: Vec<usize> = Vec::new();
+    let mut jumps: Vec<(usize, f64)> = Vec::new();
+    let mut traj = (Vec::new(), Vec::new());
+    let mut next_record = if record { opts.record } else { None }.map(|_| 0.0);
+    let (mut t, mut events, mut stopped_early) = (0.0f64, 0u64, false);
+    while t < end {
+        rates.clear();
+        jumps.clear();
+        jump_ptr.clear();
+        jump_ptr.push(0);
+        model.transitions(&x, &mut |jump, rate| {
+            rates.push(rate.max(0.0));
+            jumps.extend_from_slice(jump);
+            jump_ptr.push(jumps.len());
+        });
+        let total: f64 = rates.iter().sum();
+        let dt = if total > 0.0 && total.is_finite() {
+            let u: f64 = rng.random();
+            -(1.0 - u).ln() / (big_n * total)
+        } else {
+            // no transition can happen: the state is absorbing
+            f64::INFINITY
+        };
+        let t_next = (t + dt).min(end);
+        // record the state held over [t, t_next)
+        while let Some(tr) = next_record {
+            if tr > t_next || tr > end {
+                break;
+            }
+            traj.0.push(tr);
+            traj.1.push(x.clone());
+            next_record = opts.record.map(|step| tr + step);
+        }
+        // time averages over the batches that [t, t_next) overlaps
+        let mut a = t.max(opts.warmup);
+        while a < t_next {
+            let b = ((a - opts.warmup) / batch_len).floor() as usize;
+            let b = b.min(opts.batches - 1);
+            let batch_end = opts.warmup + (b + 1) as f64 * batch_len;
+            let seg_end = t_next.min(batch_end);
+            let w = seg_end - a;
+            if w > 0.0 {
+                acc[b].iter_mut().zip(&x).for_each(|(s, v)| *s += w * v);
+            }
+            if seg_end <= a {
+                break;
+            }
+            a = seg_end;
+        }
+        if t_next >= end {
+            break;
+        }
+        t = t_next;
+        // the transition: l with probability rate_l / total
+        let mut target = rng.random::<f64>() * total;
+        let mut l = rates.len() - 1;
+        for (i, r) in rates.iter().enumerate() {
+            if target < *r {
+                l = i;
+                break;
+            }
+            target -= r;
+        }
+        for &(i, c) in &jumps[jump_ptr[l]..jump_ptr[l + 1]] {
+            counts[i] += c;
+            x[i] = counts[i] / big_n;
+        }
+        events += 1;
+        if events >= opts.max_events {
+            stopped_early = true;
+            break;
+        }
+    }
+    let batch_means = acc.into_iter().map(|s| s.into_iter().map(|v| v / batch_len).collect()).collect();
+    Run { batch_means, events, stopped_early, trajectory: traj }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mfq_model::models::Jsq;
+
+    #[test]
+    fn mm1_queues_have_geometric_tails() {
+        // random routing: N independent M/M/1 queues; E[x_k] = lambda^k exactly (V = 0)
+        let m = Jsq::new(0.5, 1, 12).unwrap();
+        let opts = PopulationOptions { objects: 200, time: 400.0, warmup: 20.0, replications: 2, ..Default::default() };
+        let r = simulate_population(&m, &[0.0; 12], &opts).unwrap();
+        assert!(!r.stopped_early && r.events > 10_000);
+        for k in 0..4 {
+            let want = 0.5f64.powi(k as i32 + 1);
+            assert!(r.mean[k].covers(want, 0.999, 0.01), "k = {}: {:?} vs {want}", k + 1, r.mean[k]);
+        }
+    }
+
+    #[test]
+    fn bad_options_name_the_field() {
+        let m = Jsq::new(0.5, 1, 4).unwrap();
+        let e = simulate_population(&m, &[0.0; 4], &PopulationOptions { objects: 0, ..Default::default() }).unwrap_err();
+        assert!(e.to_string().contains("objects = 0"), "{e}");
+        let e = simulate_population(&m, &[0.0; 3], &PopulationOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("x0"), "{e}");
+    }
+}
