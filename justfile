@@ -18,10 +18,9 @@ bench:
     cargo bench -p mfq-fixpoint --bench fixed_point
     cargo bench -p mfq-sim
 
-# SVG figures into docs/figures/
+# every named figure (models/figures/*.toml) into docs/figures/ (gallery: docs/figures.md)
 figures:
-    cargo run --release -- report models/jsq-d2.toml --out docs/figures/jsq-d2
-    cargo run --release -- report models/pod-errors-ld.toml --out docs/figures/pod-errors-ld
+    cargo run --release -- figure --all
 
 # CI as it runs on a fresh machine
 ci:

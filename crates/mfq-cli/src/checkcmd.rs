@@ -72,13 +72,13 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
     let files = write_check_plots(&dir, &report)?;
     write_atomic(&dir.join("check.json"), serde_json::to_string_pretty(&report).unwrap_or_default().as_bytes())?;
     if args.model.json {
-        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&report).unwrap_or_default());
     } else {
         let file = load(&args.model)?;
-        println!("{}  ({})", title(&file), args.model.model.display());
-        println!("{}", report.to_string().trim_end());
+        outln!("{}  ({})", title(&file), args.model.model.display());
+        outln!("{}", report.to_string().trim_end());
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-        println!("wrote {}, check.json", names.join(", "));
+        outln!("wrote {}, check.json", names.join(", "));
     }
     Ok(())
 }

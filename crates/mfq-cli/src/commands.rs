@@ -150,9 +150,9 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
         write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
     if args.json {
-        println!("{value}");
+        outln!("{value}");
     } else {
-        print!("{}", fixed_point_text(args, &file, &fp, &stability));
+        out!("{}", fixed_point_text(args, &file, &fp, &stability));
     }
     require_converged(&fp)
 }
@@ -168,14 +168,14 @@ pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
         tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("tail.svg"), svg.as_bytes())?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             json!({ "tail": fp.observables.tail, "truncation": fp.truncation, "files": [dir.join("tail.csv"), dir.join("tail.svg")] })
         );
     } else {
-        println!("{}  P(Q >= k) at the fixed point (K = {})", title(&file), fp.truncation.levels);
-        print!("{}", tail_table(&fp));
-        println!("wrote {} and {}", dir.join("tail.csv").display(), dir.join("tail.svg").display());
+        outln!("{}  P(Q >= k) at the fixed point (K = {})", title(&file), fp.truncation.levels);
+        out!("{}", tail_table(&fp));
+        outln!("wrote {} and {}", dir.join("tail.csv").display(), dir.join("tail.svg").display());
     }
     Ok(())
 }
@@ -311,17 +311,17 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("trajectory.svg"), svg.as_bytes())?;
     if args.model.json {
-        println!("{}", json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k }));
+        outln!("{}", json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k }));
     } else {
-        println!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
-        println!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
+        outln!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
+        outln!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
         if let Some(t) = tr.stats.switched_to_stiff_at {
-            println!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
+            outln!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
         }
         let last = tr.last();
         let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
-        println!("  x(t_end) = {} ...", shown.join(", "));
-        println!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
+        outln!("  x(t_end) = {} ...", shown.join(", "));
+        outln!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
     }
     if tr.status.is_success() {
         Ok(())
@@ -375,20 +375,20 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     write_atomic(&conv_file, conv_plot.as_bytes())?;
     write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     if args.json {
-        println!("{value}");
+        outln!("{value}");
     } else {
-        print!("{}", fixed_point_text(args, &file, &fp, &stability));
-        println!(
+        out!("{}", fixed_point_text(args, &file, &fp, &stability));
+        outln!(
             "  transient           from empty: {:?} at t = {:.2}, distance to x* {:.2e}",
             tr.status,
             tr.t_last(),
             series.distance.last().copied().unwrap_or(f64::NAN)
         );
-        println!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), check_opts.starts);
-        println!("tail:");
-        print!("{}", tail_table(&fp));
+        outln!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), check_opts.starts);
+        outln!("tail:");
+        out!("{}", tail_table(&fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-        println!("wrote {}", names.join(", "));
+        outln!("wrote {}", names.join(", "));
     }
     Ok(())
 }
@@ -397,16 +397,16 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
 pub fn models(json: bool) -> Result<(), Failure> {
     let cat = mfq_model::models::catalog();
     if json {
-        println!("{}", serde_json::to_string(&cat).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&cat).unwrap_or_default());
         return Ok(());
     }
     for m in cat {
-        println!("{:<16} {}", m.kind, m.name);
+        outln!("{:<16} {}", m.kind, m.name);
         for p in &m.parameters {
-            println!("    {:<10} {} ({})", p.name, p.meaning, p.range);
+            outln!("    {:<10} {} ({})", p.name, p.meaning, p.range);
         }
-        println!("    source: {}", m.source);
-        println!("    example: {}", m.example);
+        outln!("    source: {}", m.source);
+        outln!("    example: {}", m.example);
     }
     Ok(())
 }

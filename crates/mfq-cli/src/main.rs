@@ -5,6 +5,22 @@
 //! input (file, key, value or option), 3 parameters outside the stability region,
 //! 4 a solver did not converge, 5 an I/O failure.
 
+/// `println!` that ignores a closed stdout (e.g. `mfq ... | head`) instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 mod checkcmd;
 mod commands;
 mod output;
@@ -128,7 +144,7 @@ fn main() -> ExitCode {
         Err(f) => {
             if json {
                 let v = serde_json::json!({ "error": { "kind": f.kind, "code": f.code, "message": f.message } });
-                println!("{v}");
+                outln!("{v}");
             }
             eprintln!("mfq: error: {}", f.message);
             ExitCode::from(f.code)

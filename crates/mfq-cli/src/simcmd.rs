@@ -83,24 +83,28 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         write_atomic(&dir.join("simulation.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
     if args.model.json {
-        println!("{value}");
+        outln!("{value}");
         return Ok(());
     }
-    println!("{}  simulated with N = {} servers ({})", title(&file), args.servers, args.model.model.display());
-    println!(
+    outln!("{}  simulated with N = {} servers ({})", title(&file), args.servers, args.model.model.display());
+    outln!(
         "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {}",
-        args.sim.replications, args.sim.time, args.sim.warmup, args.sim.batches, args.sim.seed
+        args.sim.replications,
+        args.sim.time,
+        args.sim.warmup,
+        args.sim.batches,
+        args.sim.seed
     );
-    let est = |name: &str, e: &mfq_sim::Estimate| println!("  {name:<19} {:.6} +- {:.6} (95% CI)", e.mean, e.half_width);
+    let est = |name: &str, e: &mfq_sim::Estimate| outln!("  {name:<19} {:.6} +- {:.6} (95% CI)", e.mean, e.half_width);
     est("mean queue length", &report.mean_queue_length);
     est("mean response time", &report.mean_response_time);
     est("P(wait)", &report.prob_wait);
     est("throughput", &report.throughput);
-    println!("  tail P(Q >= k):");
+    outln!("  tail P(Q >= k):");
     for (k, e) in report.tail.iter().enumerate().take(12) {
-        println!("    {:<3} {:.6e} +- {:.1e}", k + 1, e.mean, e.half_width);
+        outln!("    {:<3} {:.6e} +- {:.1e}", k + 1, e.mean, e.half_width);
     }
-    println!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
+    outln!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
     Ok(())
 }
 
@@ -160,21 +164,21 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model });
     write_atomic(&dir.join("compare.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     if args.model.json {
-        println!("{value}");
+        outln!("{value}");
         return Ok(());
     }
-    println!("{}: mean queue length per server", title(&file));
+    outln!("{}: mean queue length per server", title(&file));
     match cmp.refined_c {
         Some(c) => {
-            println!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} + {c:.6}/N")
+            outln!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} + {c:.6}/N")
         }
-        None => println!("  mean field {mean_field:.6}; refined mean field not available for this model"),
+        None => outln!("  mean field {mean_field:.6}; refined mean field not available for this model"),
     }
-    println!("  {:>8} {:>12} {:>12} {:>22}", "N", "mean field", "refined", "simulation (95% CI)");
+    outln!("  {:>8} {:>12} {:>12} {:>22}", "N", "mean field", "refined", "simulation (95% CI)");
     for (i, n) in args.servers.iter().enumerate() {
         let refined = cmp.refined_c.map_or("-".to_string(), |c| format!("{:.6}", mean_field + c / *n as f64));
-        println!("  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}", n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]);
+        outln!("  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}", n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]);
     }
-    println!("wrote {} and compare.json", dir.join("compare.svg").display());
+    outln!("wrote {} and compare.json", dir.join("compare.svg").display());
     Ok(())
 }

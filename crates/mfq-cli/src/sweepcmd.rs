@@ -133,14 +133,14 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         Err(e) => eprintln!("mfq: no plot: {e}"),
     }
     if args.model.json {
-        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&report).unwrap_or_default());
         return Ok(());
     }
     let solved = report.points.iter().filter(|p| matches!(p.status, PointStatus::Solved { .. })).count();
     let unstable = report.points.iter().filter(|p| matches!(p.status, PointStatus::Unstable { .. })).count();
-    println!("{} points: {solved} solved, {unstable} unstable, {} failed", report.points.len(), report.points.len() - solved - unstable);
-    print!("{}", sweep_csv(&report));
-    println!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
+    outln!("{} points: {solved} solved, {unstable} unstable, {} failed", report.points.len(), report.points.len() - solved - unstable);
+    out!("{}", sweep_csv(&report));
+    outln!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
     Ok(())
 }
 
@@ -379,7 +379,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
         }
     }
     let (title, description, reproduces) = fig.about();
-    println!("{name}: {title}\n    {description}\n    reproduces: {reproduces}\n    -> {}", out.join(format!("{name}.svg")).display());
+    outln!("{name}: {title}\n    {description}\n    reproduces: {reproduces}\n    -> {}", out.join(format!("{name}.svg")).display());
     Ok(())
 }
 

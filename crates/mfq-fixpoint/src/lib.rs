@@ -15,7 +15,8 @@
 //! continuation", SIAM J. Numer. Anal. 35(2), 1998): from `x_0` (the empty state unless
 //! given), solve `(I/dt - J(x)) dx = f(x)`, set `x <- P(x + dx)` (`P` = the model's projection
 //! onto the feasible set) and grow `dt` by switched evolution relaxation,
-//! `dt <- dt ||f_old|| / ||f_new||`. As `dt -> inf` this is Newton's method, which then polishes
+//! `dt <- dt ||f_old|| / ||f_new||`, at least doubling it after a step that lowered the residual
+//! (plain SER stalls on slow modes near `lambda -> 1`). As `dt -> inf` this is Newton's method, which then polishes
 //! the root. Plain damped Newton from a naive start fails at `lambda >= 0.99`; PTC converged
 //! everywhere in the project's measurements. Linear solves use the banded LU of
 //! [`mfq_ode::linalg`] when the model declares a band, nalgebra's dense LU otherwise.

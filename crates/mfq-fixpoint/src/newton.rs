@@ -142,7 +142,10 @@ pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: 
         iters += 1;
         match step(&x, &f, 1.0 / dt, &mut xn, &mut fnew) {
             Ok(rn) if rn.is_finite() && rn < 2.0 * r => {
-                dt = if rn > 0.0 { (dt * r / rn).min(1e15) } else { 1e15 };
+                // switched evolution relaxation, at least doubling dt after a step that lowered
+                // the residual (plain SER stalls when a slow mode, e.g. lambda -> 1, barely moves)
+                let growth = if rn < r { (r / rn.max(f64::MIN_POSITIVE)).max(2.0) } else { r / rn };
+                dt = (dt * growth).min(1e15);
                 std::mem::swap(&mut x, &mut xn);
                 std::mem::swap(&mut f, &mut fnew);
                 r = rn;
