@@ -25,3 +25,9 @@ figures:
 # CI as it runs on a fresh machine
 ci:
     bash .ci/run
+
+# fuzz the expression parser and the model-file loader (cargo-fuzz, nightly toolchain), SECONDS each
+fuzz seconds="600":
+    cargo install cargo-fuzz --locked
+    cd fuzz && cargo +nightly fuzz run expression corpus/expression seeds/expression -- -max_total_time={{seconds}}
+    cd fuzz && cargo +nightly fuzz run model_file corpus/model_file seeds/model_file -- -max_total_time={{seconds}}

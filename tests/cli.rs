@@ -79,7 +79,7 @@ const BAD: &[(&[&str], i32, &[&str])] = &[
     (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=-0.3"], 2, &["model.lambda = -0.3"]),
     (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1"], 3, &["lambda = 1", "unstable", "lambda < 1"]),
     (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=1.5"], 3, &["lambda = 1.5", "unstable"]),
-    (&["fixed-point", "models/jsq-d2.toml", "--set", "d=0"], 2, &["model.d = 0", "integer >= 1"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "d=0"], 2, &["model.d = 0", "an integer in [1, "]),
     (&["fixed-point", "models/pod-errors-li.toml", "--set", "eps=1.5"], 2, &["model.eps = 1.5", "[0, 1]"]),
     (&["fixed-point", "models/pod-errors-li.toml", "--set", "eps=-0.1"], 2, &["model.eps = -0.1"]),
     (&["fixed-point", "models/pod-errors-ld.toml", "--set", "g=-1"], 2, &["--set g=-1", "-1", "u32"]),
@@ -92,6 +92,10 @@ const BAD: &[(&[&str], i32, &[&str])] = &[
     (&["fixed-point", "no/such/file.toml"], 2, &["no/such/file.toml"]),
     (&["solve", "models/jsq-d2.toml", "--t-end", "-5"], 2, &["--t-end -5"]),
     (&["solve", "models/jsq-d2.toml", "--x0", "0.5,abc"], 2, &["abc"]),
+    (&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5:0.9:3", "--set", "lambda=0.5,0.6"], 2, &["lambda", "twice"]),
+    (&["simulate", "models/pod-errors-li-unstable.toml", "--servers", "100"], 3, &["unstable", "1/(eps d)"]),
+    (&["simulate", "models/jsq-d2.toml", "--servers", "100", "--batches", "100000000"], 2, &["batches"]),
+    (&["solve", "models/jsq-d2.toml", "--levels", "100000000"], 2, &["--levels"]),
 ];
 
 #[test]

@@ -158,4 +158,24 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         let gap = (num(&r, "simulated") - num(&r, "refined_mean_field")).abs();
         assert!(gap < 3.0 * num(&r, "half_width") + 6.0 / (n * n), "N = {n}: gap {gap}");
     }
+
+    // SQ(2) and LL(2) against the SCV of H2 job sizes (f = 1/2): research notes section 4.1
+    // (SCV 1 = exponential: 1.265686 / 2.614057 (SQ(2)) and 1.150728 / 2.050285 (LL(2)); SCV 9:
+    // 1.966067 / 6.334997 and 1.441314 / 3.795034; SCV 20: 2.785054 / 10.80945 and 1.836749 / 6.002531)
+    let want = [
+        ("coxian-scv-0.5.csv", "SQ(2)", [(1.0, 1.265686), (9.0, 1.966067), (20.0, 2.785054)]),
+        ("coxian-scv-0.5.csv", "LL(2)", [(1.0, 1.150728), (9.0, 1.441314), (20.0, 1.836749)]),
+        ("coxian-scv-0.9.csv", "SQ(2)", [(1.0, 2.614057), (9.0, 6.334997), (20.0, 10.80945)]),
+        ("coxian-scv-0.9.csv", "LL(2)", [(1.0, 2.050285), (9.0, 3.795034), (20.0, 6.002531)]),
+    ];
+    for (file, model, points) in want {
+        let rows = csv(&out.join(file));
+        for (scv, t) in points {
+            let r = rows
+                .iter()
+                .find(|r| r["model"] == model && (num(r, "job_size.scv") - scv).abs() < 1e-9)
+                .unwrap_or_else(|| panic!("{file} {model} {scv}"));
+            assert!((num(r, "mean_response_time") - t).abs() < 2e-5 * t, "{file} {model} scv={scv}: {}", r["mean_response_time"]);
+        }
+    }
 }

@@ -714,7 +714,7 @@ fn jsq2_population_matches_the_refined_mean_field() {
     let refined = refined_mean_field(m.as_ref(), &fp.x).unwrap();
     let n = 200usize;
     let opts = PopulationOptions { objects: n, time: 3000.0, warmup: 100.0, batches: 30, replications: 2, seed: 11, ..Default::default() };
-    let r = simulate_population(m.as_ref(), &vec![0.0; 20], &opts).unwrap();
+    let r = simulate_population(m.as_ref(), &[0.0; 20], &opts).unwrap();
     for k in 0..5 {
         let want = fp.x[k] + refined.v[k] / n as f64;
         assert!(r.mean[k].covers(want, 0.999, 5e-4), "x_{}: {:?} vs x* + V/N = {want} (x* = {})", k + 1, r.mean[k], fp.x[k]);

@@ -6,6 +6,7 @@
 //! (models-redundancy-coxian.md); their tags: [P] published, [S] computed by the notes' own
 //! scripts (independent of this code), [D] derived there.
 
+use mfq_fixpoint::attraction::{check, CheckOptions, Verdict};
 use mfq_fixpoint::{solve_model, solve_spec, FixedPoint, FixedPointOptions};
 use mfq_model::models::lld::{exponential_mean_response_time, exponential_response_ccdf, exponential_workload_ccdf};
 use mfq_model::models::{JobSizeSpec, Lld, PhaseType, PhaseTypeQueue};
@@ -467,6 +468,66 @@ fn staircase_sandwich_for_sq2_h2() {
     let diff: f64 = phi.iter().map(|&(i, w)| w * (ty.last()[i] - tx.last()[i])).sum();
     assert!(diff < 0.0, "lex up-set {u} after t = 0.05: {diff:e} (should turn negative)");
     assert!(lex.order_gap(tx.last(), ty.last()) < 0.0);
+}
+
+/// SQ(2)-H2 with one claimed order replaced: the checker tests whatever `order()` says.
+struct ClaimsOrder(PhaseTypeQueue, PartialOrder);
+
+impl MeanFieldModel for ClaimsOrder {
+    fn name(&self) -> String {
+        format!("{} claiming {:?}", self.0.name(), self.1)
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn drift(&self, x: &[f64], dx: &mut [f64]) {
+        self.0.drift(x, dx)
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        self.0.jacobian(x, jac)
+    }
+    fn has_analytic_jacobian(&self) -> bool {
+        true
+    }
+    fn sparsity(&self) -> mfq_model::Sparsity {
+        self.0.sparsity()
+    }
+    fn layout(&self) -> StateLayout {
+        self.0.layout()
+    }
+    fn observables(&self, x: &[f64]) -> mfq_model::Observables {
+        self.0.observables(x)
+    }
+    fn order(&self) -> Option<PartialOrder> {
+        Some(self.1)
+    }
+    fn extremal_states(&self) -> Vec<mfq_model::NamedState> {
+        self.0.extremal_states()
+    }
+    fn project(&self, x: &mut [f64]) {
+        self.0.project(x)
+    }
+}
+
+/// Issue 6: the checker (mfq_fixpoint::attraction) certifies SQ(2) with H2 jobs in the staircase
+/// order (cross-positivity at sampled states, ordered pairs, sandwich from `empty` and `full`),
+/// and, handed the lexicographic order instead, reports it violated and does not certify.
+#[test]
+fn checker_certifies_the_staircase_order_and_rejects_the_lexicographic_one() {
+    let opts = CheckOptions { starts: 6, cooperativity_samples: 64, order_pairs: 4, ..Default::default() };
+    let r = check(&sq2_h2_buffer8(), &opts).unwrap();
+    assert!(matches!(r.verdict, Verdict::Certified { .. }), "{r}");
+    let s = r.sandwich.as_ref().unwrap();
+    assert_eq!(s.order, PartialOrder::Staircase { levels: 8, phases: 2 });
+    assert!(s.cooperative && s.bounds_meet_at_reference && s.jacobian_violations == 0 && s.order_violations == 0, "{r}");
+
+    let lex = ClaimsOrder(sq2_h2_buffer8(), PartialOrder::Lexicographic { levels: 8, phases: 2 });
+    let r = check(&lex, &opts).unwrap();
+    assert!(!matches!(r.verdict, Verdict::Certified { .. }), "{r}");
+    let s = r.sandwich.as_ref().unwrap();
+    assert!(!s.cooperative && s.jacobian_violations > 0, "{r}");
+    // the notes' -1.69 is the most negative Kamke entry over their random states (§3.4)
+    assert!(s.max_violation > 0.1, "{r}");
 }
 
 // ------------------------------------------------------------------------------------------

@@ -14,14 +14,31 @@ use std::fmt::Write as _;
 pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
     let path = &args.model;
     let text = std::fs::read_to_string(path).map_err(|e| {
-        let code = if e.kind() == std::io::ErrorKind::NotFound { Failure::input } else { Failure::io };
+        // a missing file, a directory or bytes that are not UTF-8 are bad input, not I/O failures
+        use std::io::ErrorKind::{InvalidData, IsADirectory, NotFound};
+        let code = if matches!(e.kind(), NotFound | InvalidData | IsADirectory) { Failure::input } else { Failure::io };
         code(format!("cannot read model file {}: {e}", path.display()))
     })?;
-    ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+    let mut file = ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    // titles end up in SVG text: no control characters; overridden parameters are shown
+    if let Some(t) = &mut file.title {
+        t.retain(|c| !c.is_control());
+        if !args.set.is_empty() {
+            t.push_str(&format!(" [--set {}]", args.set.join(", ")));
+        }
+    }
+    Ok(file)
 }
 
 pub(crate) fn title(file: &ModelFile) -> String {
-    file.title.clone().unwrap_or_else(|| format!("{:?}", file.model))
+    file.title.clone().unwrap_or_else(|| {
+        // no title in the file: the kind and its parameters, as TOML-like text
+        let v = serde_json::to_value(&file.model).unwrap_or_default();
+        match v.as_object() {
+            Some(map) => map.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ").replace('"', ""),
+            None => file.model.kind().to_string(),
+        }
+    })
 }
 
 /// The fixed point of a model file, with the solver's outcomes mapped to failures.
@@ -149,12 +166,21 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     if let Some(dir) = &args.out {
         write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
+    let outcome = require_converged(&fp);
     if args.json {
+        // one JSON document: the result, plus the error object when the solve did not converge
+        let mut value = value;
+        if let Err(f) = &outcome {
+            value["error"] = json!({ "kind": f.kind, "code": f.code, "message": f.message });
+        }
         outln!("{value}");
     } else {
         out!("{}", fixed_point_text(args, &file, &fp, &stability));
     }
-    require_converged(&fp)
+    outcome.map_err(|mut f| {
+        f.json_printed = args.json;
+        f
+    })
 }
 
 /// `mfq tail`.
@@ -297,8 +323,8 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     if !(args.t_end.is_finite() && args.t_end > 0.0) {
         return Err(Failure::input(format!("--t-end {}: allowed: a finite time > 0", args.t_end)));
     }
-    if let Some(0) = args.levels {
-        return Err(Failure::input("--levels 0: allowed: an integer >= 1"));
+    if let Some(k) = args.levels.filter(|k| !(1..=10_000_000).contains(k)) {
+        return Err(Failure::input(format!("--levels {k}: allowed: an integer in [1, 10000000]")));
     }
     let k = levels_for(&args.model, &file, args.levels)?;
     let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
@@ -340,7 +366,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let dir = out_dir(&args.out, &args.model);
     // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
     // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
-    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-12), ..Default::default() };
+    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), ..Default::default() };
     let x0 = initial_state(model.as_ref(), "empty")?;
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
     let series = DistanceSeries::new("from the empty state", &tr.t, &tr.x, &fp.x);

@@ -94,24 +94,26 @@ pub struct Failure {
     pub kind: &'static str,
     /// One-line message.
     pub message: String,
+    /// The command already printed its JSON result (with its status): no second JSON document.
+    pub json_printed: bool,
 }
 
 impl Failure {
     /// Invalid input (exit code 2).
     pub fn input(message: impl Into<String>) -> Self {
-        Failure { code: 2, kind: "invalid-input", message: message.into() }
+        Failure { code: 2, kind: "invalid-input", message: message.into(), json_printed: false }
     }
     /// Unstable parameters (exit code 3).
     pub fn unstable(message: impl Into<String>) -> Self {
-        Failure { code: 3, kind: "unstable", message: message.into() }
+        Failure { code: 3, kind: "unstable", message: message.into(), json_printed: false }
     }
     /// No convergence (exit code 4).
     pub fn no_convergence(message: impl Into<String>) -> Self {
-        Failure { code: 4, kind: "no-convergence", message: message.into() }
+        Failure { code: 4, kind: "no-convergence", message: message.into(), json_printed: false }
     }
     /// I/O failure (exit code 5).
     pub fn io(message: impl Into<String>) -> Self {
-        Failure { code: 5, kind: "io", message: message.into() }
+        Failure { code: 5, kind: "io", message: message.into(), json_printed: false }
     }
 }
 
@@ -142,7 +144,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            if json {
+            if json && !f.json_printed {
                 let v = serde_json::json!({ "error": { "kind": f.kind, "code": f.code, "message": f.message } });
                 outln!("{v}");
             }

@@ -77,6 +77,15 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
 /// `mfq simulate`.
 pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let file = load(&args.model)?;
+    // the same stability condition as the fixed point: no stationary estimate of an unstable system
+    if let Ok(m) = file.model.build(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
+        if let mfq_model::Stability::Unstable { reason } = m.stability() {
+            return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
+        }
+    }
+    if file.model.kind() == "generic" {
+        return simulate_generic(args, &file);
+    }
     let report = run_sim(&file.model, &args.sim.options(args.servers, args.model.json)).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
     if let Some(dir) = &args.model.out {
@@ -95,14 +104,25 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         args.sim.batches,
         args.sim.seed
     );
-    let est = |name: &str, e: &mfq_sim::Estimate| outln!("  {name:<19} {:.6} +- {:.6} (95% CI)", e.mean, e.half_width);
+    // quantities a model does not define (e.g. queue lengths of opinion dynamics) are not printed
+    let est = |name: &str, e: &mfq_sim::Estimate| {
+        if e.mean.is_finite() && e.half_width.is_finite() {
+            outln!("  {name:<19} {:.6} +- {:.6} (95% CI)", e.mean, e.half_width);
+        }
+    };
     est("mean queue length", &report.mean_queue_length);
     est("mean response time", &report.mean_response_time);
     est("P(wait)", &report.prob_wait);
     est("throughput", &report.throughput);
-    outln!("  tail P(Q >= k):");
-    for (k, e) in report.tail.iter().enumerate().take(12) {
-        outln!("    {:<3} {:.6e} +- {:.1e}", k + 1, e.mean, e.half_width);
+    for (name, e) in &report.extras {
+        est(name, e);
+    }
+    let tail: Vec<_> = report.tail.iter().filter(|e| e.mean.is_finite()).take(12).collect();
+    if !tail.is_empty() {
+        outln!("  tail P(Q >= k):");
+        for (k, e) in tail.iter().enumerate() {
+            outln!("    {:<3} {:.6e} +- {:.1e}", k + 1, e.mean, e.half_width);
+        }
     }
     outln!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
     Ok(())
@@ -180,5 +200,38 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         outln!("  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}", n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]);
     }
     outln!("wrote {} and compare.json", dir.join("compare.svg").display());
+    Ok(())
+}
+
+/// `mfq simulate` for a generic model: the N-object population process of its transitions,
+/// started at the mean-field fixed point (rounded to multiples of 1/N).
+fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile) -> Result<(), Failure> {
+    let fp = fixed_point_of(&args.model, file)?;
+    require_converged(&fp)?;
+    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
+    let opts = mfq_sim::population::PopulationOptions {
+        objects: args.servers,
+        time: args.sim.time,
+        warmup: args.sim.warmup,
+        batches: args.sim.batches,
+        replications: args.sim.replications,
+        seed: args.sim.seed,
+        ..Default::default()
+    };
+    let rep = mfq_sim::population::simulate_population(model.as_ref(), &fp.x, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+    if args.model.json {
+        outln!(
+            "{}",
+            serde_json::json!({ "mean": rep.mean, "fixed_point": fp.x, "events": rep.events, "stopped_early": rep.stopped_early })
+        );
+        return Ok(());
+    }
+    outln!("{}  population process with N = {} objects ({})", title(file), args.servers, args.model.model.display());
+    outln!("  {:<12} {:>14} {:>24}", "state", "mean field", "simulation (95% CI)");
+    let layout = model.layout();
+    for (i, e) in rep.mean.iter().enumerate().take(20) {
+        outln!("  {:<12} {:>14.6} {:>14.6} +- {:.6}", layout.name(i), fp.x[i], e.mean, e.half_width);
+    }
+    outln!("  {} events{}", rep.events, if rep.stopped_early { " (stopped early at the event limit)" } else { "" });
     Ok(())
 }

@@ -70,6 +70,9 @@ fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<Sw
             overrides.push(s.clone());
         }
     }
+    if axes.len() == 2 && axes[0].name.trim_start_matches("model.") == axes[1].name.trim_start_matches("model.") {
+        return Err(Failure::input(format!("--set: the parameter {} is swept twice; allowed: two different parameters", axes[0].name)));
+    }
     if axes.is_empty() || axes.len() > 2 {
         return Err(Failure::input(format!(
             "--set: {} swept parameters given; allowed: one or two, as NAME=start:end:points or NAME=v1,v2,... \

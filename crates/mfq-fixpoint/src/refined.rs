@@ -56,6 +56,15 @@ pub enum RefinedError {
         /// The model's name.
         model: String,
     },
+    /// The drift is not differentiable on the feasible set (a sliding boundary, e.g. JIQ).
+    #[error(
+        "model {model} has a non-smooth drift (a sliding boundary): the refined mean field (an expansion in 1/N of a \
+         smooth drift) does not apply"
+    )]
+    NotSmooth {
+        /// The model's name.
+        model: String,
+    },
     /// `x*` has the wrong length.
     #[error("the state has {got} entries, the model has {expected}")]
     WrongDimension {
@@ -190,11 +199,15 @@ fn solve_small(a: &mut [f64; 16], b: &mut [f64; 4], m: usize) -> Option<[f64; 4]
 ///
 /// # Errors
 /// [`RefinedError::NoTransitions`] when the model does not give its transitions;
+/// [`RefinedError::NotSmooth`] for a drift with a sliding boundary;
 /// [`RefinedError::WrongDimension`]; [`RefinedError::Singular`] when `J` is singular.
 pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<RefinedMeanField, RefinedError> {
     let n = model.dim();
     if x_star.len() != n {
         return Err(RefinedError::WrongDimension { got: x_star.len(), expected: n });
+    }
+    if !model.is_smooth() {
+        return Err(RefinedError::NotSmooth { model: model.name() });
     }
     let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
     let mut jac = Jacobian::new(n, model.sparsity());

@@ -61,9 +61,26 @@ pub enum ModelError {
     },
 }
 
-/// Shorthand for an [`ModelError::OutOfRange`].
+/// Shorthand for an [`ModelError::OutOfRange`]. A number whose plain decimal form is longer
+/// than 20 characters (`1e300`, `-1e-300`) is shown in exponent form.
 pub fn out_of_range(field: &str, value: impl std::fmt::Display, allowed: &str) -> ModelError {
-    ModelError::OutOfRange { field: field.to_string(), value: value.to_string(), allowed: allowed.to_string() }
+    let value = value.to_string();
+    let value = match value.parse::<f64>() {
+        Ok(v) if value.len() > 20 => short_number(v),
+        _ => value,
+    };
+    ModelError::OutOfRange { field: field.to_string(), value, allowed: allowed.to_string() }
+}
+
+/// `v` as `{}` prints it, or in exponent form (`1e300`) when that is longer than 20
+/// characters: f64's `Display` never uses an exponent, so `1e300` would print 301 digits.
+pub fn short_number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() > 20 {
+        format!("{v:e}")
+    } else {
+        plain
+    }
 }
 
 /// What each entry of the state vector means.
@@ -369,6 +386,14 @@ pub trait MeanFieldModel: Send + Sync {
     /// The fixed point in closed form, when one exists (used by tests and as a cross-check).
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         None
+    }
+
+    /// Whether the drift is differentiable on the whole feasible set. Models with a sliding
+    /// boundary (JIQ at `x_1 = 1`, pinned saturated classes) return `false`: their finite-N
+    /// systems live on that boundary, so expansions in `1/N` around the fixed point (the
+    /// refined mean field) do not apply. Default `true`.
+    fn is_smooth(&self) -> bool {
+        true
     }
 
     /// The model as a density-dependent population process: calls `visit(jump, rate)` for every

@@ -207,6 +207,30 @@ fn default_copies() -> crate::models::redundancy::Copies {
     crate::models::redundancy::Copies::Iid
 }
 
+/// Largest state dimension of a model with a dense Jacobian: its Jacobian and LU take
+/// `2 n^2` numbers and each linear solve `O(n^3)` (six Newton steps took 12 s at `n = 2000`
+/// and 140 s at `n = 4000`); beyond this a truncation is refused instead of exhausting memory
+/// or running for hours.
+pub const MAX_DENSE_DIM: usize = 2048;
+
+/// Refuses a truncation that makes a dense-Jacobian model larger than [`MAX_DENSE_DIM`].
+fn check_dense_size(model: &dyn MeanFieldModel, levels: usize) -> Result<(), ModelError> {
+    let n = model.dim();
+    if n <= MAX_DENSE_DIM || !matches!(model.sparsity(), crate::Sparsity::Dense) {
+        return Ok(());
+    }
+    let per_level = n.div_ceil(levels.max(1)).max(1);
+    Err(crate::out_of_range(
+        "truncation.levels",
+        levels,
+        &format!(
+            "at most {} for this model: its Jacobian is dense and K = {levels} gives {n} states (at most {MAX_DENSE_DIM}); \
+             lower truncation.levels or truncation.max_levels",
+            MAX_DENSE_DIM / per_level
+        ),
+    ))
+}
+
 /// Truncation of the queue-length levels.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -309,7 +333,7 @@ impl ModelSpec {
     /// # Errors
     /// [`ModelError::OutOfRange`] when a parameter is outside its range (the field is named).
     pub fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
-        Ok(match *self {
+        let model: Box<dyn MeanFieldModel> = match *self {
             ModelSpec::Jsq { lambda, d } => Box::new(Jsq::new(lambda, d, levels)?),
             ModelSpec::PodLi { lambda, d, eps } => Box::new(PodLi::new(lambda, d, eps, levels)?),
             ModelSpec::PodLd { lambda, d, eps, g } => Box::new(PodLd::new(lambda, d, eps, g, levels)?),
@@ -336,7 +360,9 @@ impl ModelSpec {
             }
             // `levels` sets the parameter named by `model.levels`, if any; else the size is fixed
             ModelSpec::Generic(ref g) => Box::new(g.build(levels)?),
-        })
+        };
+        check_dense_size(model.as_ref(), levels)?;
+        Ok(model)
     }
 
     /// A first truncation level for the automatic growth (cheap models start small).
@@ -364,20 +390,57 @@ impl ModelFile {
     /// message has the line and the key); [`ModelError::BadOverride`] for an override that
     /// names no key; [`ModelError::OutOfRange`] for a value outside its range.
     pub fn parse(text: &str, overrides: &[String]) -> Result<Self, ModelError> {
-        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| ModelError::Format(e.to_string()))?;
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| ModelError::Format(one_line(&e, text)))?;
         for o in overrides {
             apply_override(&mut doc, o)?;
         }
         let file: ModelFile = if overrides.is_empty() {
-            toml::from_str(text).map_err(|e| ModelError::Format(e.to_string()))?
+            toml::from_str(text).map_err(|e| ModelError::Format(one_line(&e, text)))?
         } else {
             ModelFile::deserialize(doc)
-                .map_err(|e| ModelError::Format(format!("after --set {}: {}", overrides.join(" --set "), e.to_string().trim_end())))?
+                .map_err(|e| ModelError::Format(format!("after --set {}: {}", printable(&overrides.join(" --set ")), one_line(&e, ""))))?
         };
         file.truncation.validate()?;
         file.model.build(file.truncation.levels.unwrap_or(2).max(2))?;
         Ok(file)
     }
+}
+
+/// A TOML or format error as one line: `TOML parse error at line L, column C: MESSAGE` when
+/// the error has a position in `text`, else the message and the key path (`... in `model``).
+/// (The toml crate's own `Display` spreads the error over five lines with a source excerpt.)
+fn one_line(e: &toml::de::Error, text: &str) -> String {
+    // serde names Rust types; say what the file must hold instead
+    const TYPES: [(&str, &str); 4] = [
+        ("internally tagged enum ModelSpec", "a [model] table with a kind (see `mfq models`)"),
+        ("internally tagged enum JobSizeSpec", "a [model.job_size] table with a law"),
+        ("struct Truncation", "a [truncation] table"),
+        ("struct ServerClass", "a [[model.classes]] table with fraction and speed"),
+    ];
+    let join = |s: &str| {
+        let mut line = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        for (from, to) in TYPES {
+            line = line.replace(from, to);
+        }
+        line
+    };
+    match e.span().and_then(|span| text.get(..span.start)) {
+        Some(before) => {
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            // the line itself, which names the key or the table
+            let source: String = text.lines().nth(line - 1).unwrap_or("").trim().chars().take(60).collect();
+            let source = if source.is_empty() { String::new() } else { format!(" ({})", printable(&source)) };
+            format!("TOML parse error at line {line}, column {column}{source}: {}", join(e.message()))
+        }
+        None => join(&e.to_string()),
+    }
+}
+
+/// `s` with control characters escaped (`\n`), so that an override echoed in a message
+/// keeps the message on one line.
+fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 const TOP_LEVEL_KEYS: [&str; 4] = ["title", "source", "model", "truncation"];
@@ -428,17 +491,19 @@ pub fn has_key(text: &str, name: &str) -> bool {
 pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), ModelError> {
     let (name, value) = assignment
         .split_once('=')
-        .ok_or_else(|| ModelError::BadOverride { name: assignment.to_string(), reason: "expected NAME=VALUE, e.g. lambda=0.95".into() })?;
+        .ok_or_else(|| ModelError::BadOverride { name: printable(assignment), reason: "expected NAME=VALUE, e.g. lambda=0.95".into() })?;
     let name = name.trim();
-    let bad = |reason: String| ModelError::BadOverride { name: name.to_string(), reason };
+    let bad = |reason: String| ModelError::BadOverride { name: printable(name), reason };
     let parts = generic_parameter_path(doc, name).unwrap_or_else(|| key_path(name));
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key in the name".into()));
     }
     let value = value.trim();
+    // one TOML value, or else the text as a string (`0.9\nlambda = 3` is not a value)
     let parsed: toml::Value = format!("v = {value}")
         .parse::<toml::Table>()
         .ok()
+        .filter(|t| t.len() == 1)
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(value.to_string()));
     let (last, path) = parts.split_last().expect("non-empty");

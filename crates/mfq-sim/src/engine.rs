@@ -29,7 +29,7 @@ pub(crate) fn exp1(rng: &mut Rng) -> f64 {
 
 /// A Bernoulli(`p`) coin. Draws nothing for `p <= 0` or `p >= 1`.
 #[inline(always)]
-fn coin(rng: &mut Rng, p: f64) -> bool {
+pub(crate) fn coin(rng: &mut Rng, p: f64) -> bool {
     if p <= 0.0 {
         false
     } else if p >= 1.0 {
@@ -303,6 +303,8 @@ pub(crate) struct Batch {
     pub waited: u64,
     /// Service completions.
     pub departures: u64,
+    /// Family-specific values of the batch (see `families::Layout`); empty for JSQ/Pod/JIQ.
+    pub extras: Vec<f64>,
 }
 
 /// The result of one replication.
@@ -370,7 +372,15 @@ pub(crate) fn run<R: Router>(router: &mut R, p: &RunParams, rng: &mut Rng) -> Re
         t = end;
         sys.take_integrals(t, &mut scratch);
         if seg > 0 {
-            batches.push(Batch { duration: end - start, level_integral: scratch.clone(), accepted, lost, waited, departures });
+            batches.push(Batch {
+                duration: end - start,
+                level_integral: scratch.clone(),
+                accepted,
+                lost,
+                waited,
+                departures,
+                extras: Vec::new(),
+            });
         }
         (p.tick)();
     }

@@ -49,17 +49,20 @@
 //! ```
 
 mod engine;
+mod families;
 pub mod population;
 mod stats;
 
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
+use families::{hetero, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::ModelSpec;
 use rand::SeedableRng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Errors of [`simulate`] and [`SimOptions::validate`].
@@ -76,7 +79,7 @@ pub enum SimError {
         allowed: String,
     },
     /// The model kind has no simulator (yet).
-    #[error("the simulator does not support model kind '{kind}' (supported: jsq, pod-li, pod-ld, jiq)")]
+    #[error("the simulator does not support model kind '{kind}' (supported: jsq, pod-li, pod-ld, jiq, jsq-ph, pod-li-ph, jiq-ph, lld, sa-jsq, sa-jiq, pull, ps-sq2, static-routing, redundancy with i.i.d. copies, opinion-stubborn, opinion-biased)")]
     Unsupported {
         /// The model's `kind` key.
         kind: String,
@@ -127,8 +130,10 @@ impl SimOptions {
     /// `[1, 4294967295]`, `time` not finite or `<= 0`, `warmup` not finite or `< 0`,
     /// `replications = 0`, `batches < 2`, `buffer = Some(0)`.
     pub fn validate(&self) -> Result<(), SimError> {
-        if self.servers == 0 || self.servers as u64 > u32::MAX as u64 {
-            return Err(out_of_range("servers", self.servers, "an integer in [1, 4294967295]"));
+        // caps keep the memory of one run (a few words per server, one batch record per batch
+        // and replication) within a few GB
+        if self.servers == 0 || self.servers > 100_000_000 {
+            return Err(out_of_range("servers", self.servers, "an integer in [1, 100000000]"));
         }
         if !(self.time.is_finite() && self.time > 0.0) {
             return Err(out_of_range("time", self.time, "a finite number > 0 (mean job sizes)"));
@@ -136,11 +141,11 @@ impl SimOptions {
         if !(self.warmup.is_finite() && self.warmup >= 0.0) {
             return Err(out_of_range("warmup", self.warmup, "a finite number >= 0 (mean job sizes)"));
         }
-        if self.replications == 0 {
-            return Err(out_of_range("replications", self.replications, "an integer >= 1"));
+        if !(1..=10_000).contains(&self.replications) {
+            return Err(out_of_range("replications", self.replications, "an integer in [1, 10000]"));
         }
-        if self.batches < 2 {
-            return Err(out_of_range("batches", self.batches, "an integer >= 2 (batch means need at least two batches)"));
+        if !(2..=100_000).contains(&self.batches) {
+            return Err(out_of_range("batches", self.batches, "an integer in [2, 100000] (batch means need at least two batches)"));
         }
         if self.buffer == Some(0) {
             return Err(out_of_range("buffer", 0, "an integer >= 1, or none for an unlimited buffer"));
@@ -198,6 +203,14 @@ pub struct SimReport {
     pub events_per_second: f64,
     /// Checks on the confidence intervals.
     pub diagnostics: Diagnostics,
+    /// Family-specific estimates, by name (empty for `jsq`, `pod-li`, `pod-ld`, `jiq`): per-class
+    /// `class{j}.busy_fraction`, `class{j}.mean_queue_length`, `class{j}.throughput`,
+    /// `class{j}.mean_response_time` (heterogeneous kinds); `busy_fraction`,
+    /// `in_service_phase_{i}` (phase-type kinds); `busy_fraction`, `mean_waiting_time`,
+    /// `mean_workload` (`lld`); `mean_jobs_per_server` (`redundancy`); `x`, `x_end`,
+    /// `fraction_opinion_1` (stubborn model), `replication{r}.x` (opinion kinds). See
+    /// `docs/simulation.md`.
+    pub extras: BTreeMap<String, Estimate>,
 }
 
 /// The routing rule of a supported model, with its arrival rate per server.
@@ -207,6 +220,24 @@ enum Policy {
     JsqD(u32),
     Pod { d: u32, eps: f64, g: Option<u32> },
     Jiq,
+    Hetero { fractions: Vec<f64>, speeds: Vec<f64>, policy: hetero::Policy },
+    Phase { law: phase::Law, routing: phase::Routing },
+    Lld { law: phase::Law, d: u32 },
+    Redundancy { d: u32, discipline: redundancy::Discipline },
+    Opinion { gamma0: f64, gamma1: f64, alpha: f64, x0: f64 },
+}
+
+/// How the batch values of a family become the report's estimates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    /// Queue lengths from the level integrals (JSQ/Pod/JIQ, heterogeneous, phase-type).
+    Queues,
+    /// Redundancy: levels count copies; throughput counts `d` copies per accepted job.
+    Copies(u32),
+    /// LL(d): per-job statistics attributed at arrival (no level integrals).
+    Workload,
+    /// Opinion dynamics: no queues.
+    Opinion,
 }
 
 fn check_lambda(lambda: f64) -> Result<(), SimError> {
@@ -233,10 +264,141 @@ fn check_eps(eps: f64) -> Result<(), SimError> {
     }
 }
 
-/// The routing rule and arrival rate per server of `spec`, after checking its parameters.
-fn policy_of(spec: &ModelSpec) -> Result<(Policy, f64), SimError> {
+fn model_error(e: mfq_model::ModelError) -> SimError {
+    match e {
+        mfq_model::ModelError::OutOfRange { field, value, allowed } => SimError::OutOfRange { field, value, allowed },
+        other => out_of_range("model", other, "a valid model"),
+    }
+}
+
+/// A phase-type law from the model's `[model.job_size]` table (its parameters only: the
+/// simulator draws the phases itself).
+fn law_of(job_size: &mfq_model::models::JobSizeSpec) -> Result<phase::Law, SimError> {
+    let ph = job_size.to_phase_type().map_err(model_error)?;
+    Ok(phase::Law::new(ph.alpha(), ph.sub_generator()))
+}
+
+/// The per-class fractions and speeds, after the model's own range checks (`build`).
+fn classes_of(spec: &ModelSpec, classes: &[mfq_model::models::ServerClass]) -> Result<(Vec<f64>, Vec<f64>), SimError> {
+    spec.build(2).map_err(model_error)?;
+    Ok((classes.iter().map(|c| c.fraction).collect(), classes.iter().map(|c| c.speed).collect()))
+}
+
+fn check_no_buffer(opts: &SimOptions, kind: &str) -> Result<(), SimError> {
+    match opts.buffer {
+        None => Ok(()),
+        Some(b) => Err(out_of_range("buffer", b, &format!("none (unlimited) for kind {kind}"))),
+    }
+}
+
+/// The routing rule, arrival rate per server and report shape of `spec`, after checking its
+/// parameters. `x0` is the initial fraction of opinion 1 (opinion kinds only).
+fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f64, Shape), SimError> {
+    use mfq_model::models::redundancy::{Copies, Discipline};
+    use mfq_model::models::{CostRule, Sampling};
+    let q = |p: Policy, lambda: f64| Ok((p, lambda, Shape::Queues));
     #[allow(unreachable_patterns)] // variants added to ModelSpec later are reported, not simulated
     match *spec {
+        ModelSpec::JsqPh { lambda, d, ref job_size } => {
+            check_lambda(lambda)?;
+            check_d(d)?;
+            q(Policy::Phase { law: law_of(job_size)?, routing: phase::Routing::Jsq(d) }, lambda)
+        }
+        ModelSpec::PodLiPh { lambda, d, eps, ref job_size } => {
+            check_lambda(lambda)?;
+            check_d(d)?;
+            check_eps(eps)?;
+            q(Policy::Phase { law: law_of(job_size)?, routing: phase::Routing::PodLi(d, eps) }, lambda)
+        }
+        ModelSpec::JiqPh { lambda, ref job_size } => {
+            check_lambda(lambda)?;
+            q(Policy::Phase { law: law_of(job_size)?, routing: phase::Routing::Jiq }, lambda)
+        }
+        ModelSpec::Lld { lambda, d, ref job_size } => {
+            check_lambda(lambda)?;
+            check_d(d)?;
+            check_no_buffer(opts, "lld")?;
+            Ok((Policy::Lld { law: law_of(job_size)?, d }, lambda, Shape::Workload))
+        }
+        ModelSpec::SaJsq { lambda, ref classes }
+        | ModelSpec::SaJiq { lambda, ref classes }
+        | ModelSpec::Pull { lambda, ref classes }
+        | ModelSpec::StaticRouting { lambda, ref classes }
+        | ModelSpec::PsSq2 { lambda, ref classes, .. } => {
+            check_lambda(lambda)?;
+            let (fractions, speeds) = classes_of(spec, classes)?;
+            let policy = match spec {
+                ModelSpec::SaJsq { .. } => hetero::Policy::SaJsq,
+                ModelSpec::SaJiq { .. } => hetero::Policy::SaJiq,
+                ModelSpec::Pull { .. } => hetero::Policy::Pull,
+                ModelSpec::StaticRouting { .. } => hetero::Policy::Static { q: hetero::static_routing(lambda, &fractions, &speeds) },
+                ModelSpec::PsSq2 { sampling, rule, .. } => {
+                    let sampling = match sampling {
+                        Sampling::Uniform => None,
+                        Sampling::Capacity => {
+                            let total: f64 = fractions.iter().zip(&speeds).map(|(g, c)| g * c).sum();
+                            Some(fractions.iter().zip(&speeds).map(|(g, c)| g * c / total).collect())
+                        }
+                        Sampling::Probabilities(p) => Some(p.clone()),
+                    };
+                    let rule = match rule {
+                        CostRule::Sq2 => hetero::Rule::Sq2,
+                        CostRule::Lsc => hetero::Rule::Lsc,
+                        CostRule::LscPlusOne => hetero::Rule::LscPlusOne,
+                    };
+                    if rule != hetero::Rule::Sq2 && hetero::decimal_capacities(&speeds).is_none() {
+                        return Err(out_of_range(
+                            "model.classes",
+                            format!("{speeds:?}"),
+                            "speeds whose decimal forms fit the exact cost comparison",
+                        ));
+                    }
+                    hetero::Policy::PsSq2 { sampling, rule }
+                }
+                _ => unreachable!(),
+            };
+            let sizes = hetero::class_sizes(opts.servers as u32, &fractions);
+            if let Some(j) = sizes.iter().position(|&s| s == 0) {
+                return Err(out_of_range("servers", opts.servers, &format!("enough servers for class {} to get at least one", j + 1)));
+            }
+            q(Policy::Hetero { fractions, speeds, policy }, lambda)
+        }
+        ModelSpec::Redundancy { lambda, d, discipline, copies, lps_k, .. } => {
+            check_lambda(lambda)?;
+            check_d(d)?;
+            if copies == Copies::Identical {
+                // identical copies (one size per job) are not simulated
+                return Err(SimError::Unsupported { kind: spec.kind().to_string() });
+            }
+            if d as usize > opts.servers {
+                return Err(out_of_range("servers", opts.servers, &format!(">= model.d = {d} (copies go to distinct servers)")));
+            }
+            let discipline = match (discipline, lps_k) {
+                (Discipline::Lps, Some(k)) if k >= 1 => redundancy::Discipline::Lps(k),
+                (Discipline::Lps, k) => {
+                    return Err(out_of_range("model.lps_k", format!("{k:?}"), "an integer >= 1 (required with discipline = \"lps\")"))
+                }
+                (_, Some(k)) => return Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\"")),
+                (Discipline::Ps, None) => redundancy::Discipline::Ps,
+                (Discipline::Fcfs, None) => redundancy::Discipline::Fcfs,
+                (Discipline::Lcfs, None) => redundancy::Discipline::Lcfs,
+            };
+            Ok((Policy::Redundancy { d, discipline }, lambda, Shape::Copies(d)))
+        }
+        ModelSpec::OpinionStubborn { gamma0, gamma1 } => {
+            spec.build(2).map_err(model_error)?;
+            check_no_buffer(opts, "opinion-stubborn")?;
+            let (n0, n1) = opinion_stubborn_counts(opts.servers as u32, gamma0, gamma1);
+            if n0 + n1 >= opts.servers as u32 {
+                return Err(out_of_range("servers", opts.servers, "enough agents for at least one non-stubborn agent"));
+            }
+            Ok((Policy::Opinion { gamma0, gamma1, alpha: 0.0, x0 }, 0.0, Shape::Opinion))
+        }
+        ModelSpec::OpinionBiased { alpha } => {
+            spec.build(2).map_err(model_error)?;
+            check_no_buffer(opts, "opinion-biased")?;
+            Ok((Policy::Opinion { gamma0: 0.0, gamma1: 0.0, alpha, x0 }, 0.0, Shape::Opinion))
+        }
         ModelSpec::Jsq { lambda, d } => {
             check_lambda(lambda)?;
             check_d(d)?;
@@ -245,23 +407,23 @@ fn policy_of(spec: &ModelSpec) -> Result<(Policy, f64), SimError> {
                 2 => Policy::Jsq2,
                 _ => Policy::JsqD(d),
             };
-            Ok((p, lambda))
+            Ok((p, lambda, Shape::Queues))
         }
         ModelSpec::PodLi { lambda, d, eps } => {
             check_lambda(lambda)?;
             check_d(d)?;
             check_eps(eps)?;
-            Ok((Policy::Pod { d, eps, g: None }, lambda))
+            Ok((Policy::Pod { d, eps, g: None }, lambda, Shape::Queues))
         }
         ModelSpec::PodLd { lambda, d, eps, g } => {
             check_lambda(lambda)?;
             check_d(d)?;
             check_eps(eps)?;
-            Ok((Policy::Pod { d, eps, g: Some(g) }, lambda))
+            Ok((Policy::Pod { d, eps, g: Some(g) }, lambda, Shape::Queues))
         }
         ModelSpec::Jiq { lambda } => {
             check_lambda(lambda)?;
-            Ok((Policy::Jiq, lambda))
+            Ok((Policy::Jiq, lambda, Shape::Queues))
         }
         _ => Err(SimError::Unsupported { kind: spec.kind().to_string() }),
     }
@@ -277,24 +439,79 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
         Policy::JsqD(d) => go(JsqD { d }, p, rng),
         Policy::Pod { d, eps, g } => go(Pod { eps, g, buf: vec![0; d as usize] }, p, rng),
         Policy::Jiq => go(Jiq, p, rng),
+        Policy::Hetero { ref fractions, ref speeds, ref policy } => {
+            let sizes = hetero::class_sizes(p.n, fractions);
+            let mut f = hetero::Hetero::new(p.n, p.lambda, p.buffer, sizes, speeds.clone(), policy.clone());
+            families::drive(&mut f, p, rng)
+        }
+        Policy::Phase { ref law, routing } => {
+            let mut f = phase::PhaseQueues::new(p.n, p.lambda, p.buffer, law.clone(), routing);
+            families::drive(&mut f, p, rng)
+        }
+        Policy::Lld { ref law, d } => {
+            let mut f = phase::Lld::new(p.n, p.lambda, d, law.clone());
+            families::drive(&mut f, p, rng)
+        }
+        Policy::Redundancy { d, discipline } => {
+            let mut f = redundancy::Redundancy::new(p.n, p.lambda, d, p.buffer, discipline);
+            families::drive(&mut f, p, rng)
+        }
+        Policy::Opinion { gamma0, gamma1, alpha, x0 } => {
+            let mut f = opinion::Opinion::new(p.n, opinion_stubborn_counts(p.n, gamma0, gamma1), alpha, x0);
+            families::drive(&mut f, p, rng)
+        }
     }
+}
+
+/// Numbers of agents stubborn with opinion 0 and 1: `gamma_i N` rounded to the nearest integer.
+fn opinion_stubborn_counts(n: u32, gamma0: f64, gamma1: f64) -> (u32, u32) {
+    ((gamma0 * n as f64).round() as u32, (gamma1 * n as f64).round() as u32)
 }
 
 /// Simulates the `N`-server system of `spec` and estimates its stationary tail, mean queue
 /// length, response time, throughput, loss and waiting probabilities with 95% confidence
-/// intervals (see the crate docs for the estimator).
+/// intervals (see the crate docs for the estimator), plus family-specific estimates in
+/// [`SimReport::extras`].
 ///
-/// The system starts empty; `lambda >= 1` (or any unstable parameter) without a buffer gives
-/// growing queues and meaningless "stationary" estimates.
+/// The system starts empty (opinion kinds: every non-stubborn agent holds opinion 0, see
+/// [`simulate_opinion`] for another start); `lambda >= 1` (or any unstable parameter) without a
+/// buffer gives growing queues and meaningless "stationary" estimates.
 ///
 /// # Errors
 /// [`SimError::OutOfRange`] for an option outside its range ([`SimOptions::validate`]) or a
 /// model parameter outside its range (`model.lambda` not finite or `<= 0`, `model.d` outside
-/// `[1, 1000000]`, `model.eps` outside `[0, 1]`); [`SimError::Unsupported`] for a model kind
-/// that has no simulator.
+/// `[1, 1000000]`, `model.eps` outside `[0, 1]`, and the model's own range checks for the
+/// other kinds; `servers` too small for every class to get a server, for `d` distinct
+/// redundancy servers or for a non-stubborn agent; `buffer` set for `lld` or the opinion kinds);
+/// [`SimError::Unsupported`] for a model kind that has no simulator (`generic`, redundancy with
+/// identical copies).
 pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimError> {
+    run(spec, opts, 0.0)
+}
+
+/// [`simulate`] for the opinion kinds (`opinion-stubborn`, `opinion-biased`) from the initial
+/// fraction `x0` of the non-stubborn agents holding opinion 1 (the first `round(x0 M)` of the
+/// `M` non-stubborn agents). The mean field has several stable equilibria for some parameters:
+/// at large `N` the system stays near the one whose basin holds `x0` for a time that grows
+/// exponentially with `N` (metastability), and `extras["x"]` reports where it stayed
+/// (`replication{r}.x` per replication).
+///
+/// # Errors
+/// As [`simulate`]; [`SimError::OutOfRange`] with field `x0` when `x0` is outside `[0, 1]` or
+/// the kind is not an opinion kind.
+pub fn simulate_opinion(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimError> {
+    if !matches!(spec, ModelSpec::OpinionStubborn { .. } | ModelSpec::OpinionBiased { .. }) {
+        return Err(out_of_range("x0", x0, "only for the opinion kinds"));
+    }
+    if !(0.0..=1.0).contains(&x0) {
+        return Err(out_of_range("x0", x0, "a fraction in [0, 1]"));
+    }
+    run(spec, opts, x0)
+}
+
+fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimError> {
     opts.validate()?;
-    let (policy, lambda) = policy_of(spec)?;
+    let (policy, lambda, shape) = policy_of(spec, opts, x0)?;
     let started = Instant::now();
     let r_count = opts.replications;
 
@@ -332,16 +549,23 @@ pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimErr
         b.finish_and_clear();
     }
 
-    let report = summarize(spec, opts, &reps, started.elapsed().as_secs_f64());
+    let report = summarize(spec, opts, &policy, shape, &reps, started.elapsed().as_secs_f64());
     Ok(report)
 }
 
+fn undefined(n: usize) -> Estimate {
+    Estimate { mean: f64::NAN, half_width: f64::NAN, n }
+}
+
 /// Pools the batches of all replications into estimates.
-fn summarize(spec: &ModelSpec, opts: &SimOptions, reps: &[Replication], wall_seconds: f64) -> SimReport {
+fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape, reps: &[Replication], wall_seconds: f64) -> SimReport {
     let n = opts.servers as f64;
     let levels = reps.iter().flat_map(|r| &r.batches).map(|b| b.level_integral.len().saturating_sub(1)).max().unwrap_or(0);
     let batches: Vec<_> = reps.iter().flat_map(|r| &r.batches).collect();
+    let nb = batches.len();
     let per_server_time = |b: &engine::Batch| n * b.duration;
+    let col = |f: &dyn Fn(&engine::Batch) -> f64| -> Vec<f64> { batches.iter().map(|b| f(b)).collect() };
+    let extra = |i: usize| col(&|b| b.extras[i]);
 
     let tail: Vec<Estimate> = (1..=levels)
         .map(|k| {
@@ -349,28 +573,90 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, reps: &[Replication], wall_sec
             stats::mean_estimate(&v)
         })
         .collect();
-    let jobs = |b: &engine::Batch| b.level_integral.iter().skip(1).sum::<f64>() / per_server_time(b);
-    let l: Vec<f64> = batches.iter().map(|b| jobs(b)).collect();
-    let theta: Vec<f64> = batches.iter().map(|b| b.accepted as f64 / per_server_time(b)).collect();
-    let lost: Vec<f64> = batches.iter().map(|b| b.lost as f64).collect();
-    let offered: Vec<f64> = batches.iter().map(|b| (b.accepted + b.lost) as f64).collect();
-    let waited: Vec<f64> = batches.iter().map(|b| b.waited as f64).collect();
-    let accepted: Vec<f64> = batches.iter().map(|b| b.accepted as f64).collect();
-    let departed: Vec<f64> = batches.iter().map(|b| b.departures as f64 / per_server_time(b)).collect();
+    // the primary quantity of each batch: jobs (copies) per server, LL(d)'s Little estimate, or x
+    let primary = |b: &engine::Batch| match shape {
+        Shape::Queues | Shape::Copies(_) => b.level_integral.iter().skip(1).sum::<f64>() / per_server_time(b),
+        Shape::Workload => b.extras[5],
+        Shape::Opinion => b.extras[0],
+    };
+    let copies_per_job = if let Shape::Copies(d) = shape { d as f64 } else { 1.0 };
+    let l: Vec<f64> = col(&primary);
+    let theta: Vec<f64> = col(&|b| b.accepted as f64 * copies_per_job / per_server_time(b));
+    let lost: Vec<f64> = col(&|b| b.lost as f64);
+    let offered: Vec<f64> = col(&|b| (b.accepted + b.lost) as f64);
+    let waited: Vec<f64> = col(&|b| b.waited as f64);
+    let accepted: Vec<f64> = col(&|b| b.accepted as f64);
+    let departed: Vec<f64> = col(&|b| b.departures as f64 / per_server_time(b));
 
-    let by_rep: Vec<Vec<f64>> = reps.iter().map(|r| r.batches.iter().map(jobs).collect()).collect();
+    let by_rep: Vec<Vec<f64>> = reps.iter().map(|r| r.batches.iter().map(primary).collect()).collect();
     let rep_means: Vec<f64> = by_rep.iter().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
     let events: u64 = reps.iter().map(|r| r.events).sum();
+
+    let mut extras = BTreeMap::new();
+    let mut put = |name: String, e: Estimate| {
+        extras.insert(name, e);
+    };
+    let (mut mean_queue_length, mut mean_response_time) = (stats::mean_estimate(&l), stats::ratio_estimate(&l, &theta));
+    let (mut throughput, mut loss_probability, mut prob_wait) =
+        (stats::mean_estimate(&theta), stats::ratio_estimate(&lost, &offered), stats::ratio_estimate(&waited, &accepted));
+    let mut departure_rate = stats::mean_estimate(&departed);
+    match (shape, policy) {
+        (Shape::Queues, Policy::Hetero { fractions, .. }) => {
+            for j in 0..fractions.len() {
+                let (busy, jobs, thr) = (extra(3 * j), extra(3 * j + 1), extra(3 * j + 2));
+                put(format!("class{}.busy_fraction", j + 1), stats::mean_estimate(&busy));
+                put(format!("class{}.mean_queue_length", j + 1), stats::mean_estimate(&jobs));
+                put(format!("class{}.throughput", j + 1), stats::mean_estimate(&thr));
+                put(format!("class{}.mean_response_time", j + 1), stats::ratio_estimate(&jobs, &thr));
+            }
+        }
+        (Shape::Queues, Policy::Phase { law, .. }) => {
+            if let Some(x1) = tail.first() {
+                put("busy_fraction".into(), *x1);
+            }
+            for i in 0..law.m {
+                put(format!("in_service_phase_{}", i + 1), stats::mean_estimate(&extra(i)));
+            }
+        }
+        (Shape::Copies(d), _) => {
+            let jobs: Vec<f64> = l.iter().map(|v| v / d as f64).collect();
+            put("mean_jobs_per_server".into(), stats::mean_estimate(&jobs));
+        }
+        (Shape::Workload, _) => {
+            mean_response_time = stats::ratio_estimate(&extra(0), &extra(1));
+            put("mean_waiting_time".into(), stats::ratio_estimate(&extra(2), &extra(1)));
+            put("busy_fraction".into(), stats::mean_estimate(&extra(3)));
+            put("mean_workload".into(), stats::mean_estimate(&extra(4)));
+            departure_rate = undefined(nb);
+        }
+        (Shape::Opinion, Policy::Opinion { gamma0, gamma1, .. }) => {
+            put("x".into(), stats::mean_estimate(&l));
+            put("x_end".into(), stats::mean_estimate(&extra(2)));
+            if *gamma0 > 0.0 || *gamma1 > 0.0 {
+                put("fraction_opinion_1".into(), stats::mean_estimate(&extra(1)));
+            }
+            for (r, v) in by_rep.iter().enumerate() {
+                put(format!("replication{r}.x"), stats::mean_estimate(v));
+            }
+            mean_queue_length = undefined(nb);
+            mean_response_time = undefined(nb);
+            throughput = undefined(nb);
+            loss_probability = undefined(nb);
+            prob_wait = undefined(nb);
+            departure_rate = undefined(nb);
+        }
+        _ => {}
+    }
 
     SimReport {
         model: spec.clone(),
         options: opts.clone(),
         tail,
-        mean_queue_length: stats::mean_estimate(&l),
-        mean_response_time: stats::ratio_estimate(&l, &theta),
-        throughput: stats::mean_estimate(&theta),
-        loss_probability: stats::ratio_estimate(&lost, &offered),
-        prob_wait: stats::ratio_estimate(&waited, &accepted),
+        mean_queue_length,
+        mean_response_time,
+        throughput,
+        loss_probability,
+        prob_wait,
         events,
         wall_seconds,
         events_per_second: events as f64 / wall_seconds.max(1e-12),
@@ -378,7 +664,8 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, reps: &[Replication], wall_sec
             batch_lag1_autocorrelation: stats::lag1_autocorrelation(&by_rep),
             replication_half_width: if rep_means.len() >= 2 { stats::mean_estimate(&rep_means).half_width } else { f64::NAN },
             max_queue_length: levels,
-            departure_rate: stats::mean_estimate(&departed),
+            departure_rate,
         },
+        extras,
     }
 }

@@ -388,7 +388,9 @@ fn bad_options_give_structured_errors() {
     assert_eq!(field_of(SimOptions { batches: 1, ..small() }), "batches");
     assert_eq!(field_of(SimOptions { buffer: Some(0), ..small() }), "buffer");
     let e = simulate(&spec, &SimOptions { servers: 0, ..small() }).unwrap_err();
-    assert_eq!(e.to_string(), "servers = 0 is not allowed: an integer in [1, 4294967295]");
+    assert_eq!(e.to_string(), "servers = 0 is not allowed: an integer in [1, 100000000]");
+    assert_eq!(field_of(SimOptions { servers: 4_000_000_000, ..small() }), "servers");
+    assert_eq!(field_of(SimOptions { batches: 100_000_000, ..small() }), "batches");
 
     let model_field = |spec: ModelSpec| match simulate(&spec, &small()) {
         Err(SimError::OutOfRange { field, .. }) => field,
@@ -407,7 +409,8 @@ fn bad_options_give_structured_errors() {
 /// every candidate that parses must be rejected this way.
 #[test]
 fn kinds_without_a_simulator_are_unsupported() {
-    let candidates = [r#"{"kind": "opinion-biased", "alpha": 0.05}"#, r#"{"kind": "opinion-stubborn", "gamma0": 0.1, "gamma1": 0.1}"#];
+    // (the opinion kinds, once listed here, are simulated now; identical redundancy copies are not)
+    let candidates = [r#"{"kind": "redundancy", "lambda": 0.4, "d": 2, "copies": "identical"}"#];
     for text in candidates {
         if let Ok(spec) = serde_json::from_str::<ModelSpec>(text) {
             match simulate(&spec, &small()) {

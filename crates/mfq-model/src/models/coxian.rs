@@ -42,6 +42,9 @@
 //! could be read: "a partial order stronger than the componentwise order" on a Coxian
 //! representation); research notes on Coxian models §3.4-3.5, where it was checked numerically.
 
+// index loops over the phases j, j' and levels k mirror the formulas in the docs
+#![allow(clippy::needless_range_loop)]
+
 use crate::models::phase_type::PhaseType;
 use crate::models::{check_d, check_lambda, check_levels};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
@@ -413,6 +416,10 @@ impl MeanFieldModel for PhaseTypeQueue {
         }
     }
 
+    fn is_smooth(&self) -> bool {
+        // JIQ-type routing and pinned saturated classes have a sliding boundary
+        !matches!(self.routing, Routing::Jiq)
+    }
     fn has_analytic_jacobian(&self) -> bool {
         true
     }

@@ -100,6 +100,9 @@ impl MeanFieldModel for Jiq {
     fn has_analytic_jacobian(&self) -> bool {
         true
     }
+    fn is_smooth(&self) -> bool {
+        false
+    }
     fn sparsity(&self) -> Sparsity {
         // the boundary mode couples every level to x_2
         Sparsity::Dense

@@ -1,6 +1,9 @@
 //! LL(d): each arrival joins the **least loaded** (by workload) of `d` sampled servers; the
 //! fixed point is the workload ccdf, solved as an ODE in the workload `w` for phase-type sizes.
 
+// index loops over the phases j, j' and levels k mirror the formulas in the docs
+#![allow(clippy::needless_range_loop)]
+
 use crate::models::phase_type::{PhaseType, MAX_PHASES};
 use crate::models::{check_d, check_lambda, check_levels};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, Stability, StateLayout};
@@ -39,21 +42,21 @@ const NB: usize = MAX_PHASES + 1;
 /// LL(d) has no finite-dimensional transient mean field (its state is a workload
 /// distribution, a PDE in `t` and `w`). What this model solves is the **fixed-point equation**:
 /// [`StateLayout::Workload`], blocks `y_i = (Fbar(w_i), xi(w_i))` at `w_i = (i + 1) h`,
-/// `i = 0..points`, and the relaxation
+/// `i = 0..points`, and the "drift" is the relaxation toward the grid solution
 ///
 /// ```text
-/// d xi_i / dt = c_i (Phi_h(xi_{i-1}) - xi_i),   d Fbar_i / dt = (1 + c_i) ((rho - lambda alpha xi_i) - Fbar_i),
-/// xi_{-1} = 0,   c_i = 1 + i / points,
+/// dy/dt = y* - y,    xi*_i = Phi_h(xi*_{i-1}),  xi*_{-1} = 0,   Fbar*_i = rho - lambda alpha xi*_i,
 /// ```
 ///
 /// where `Phi_h` is `substeps` classical Runge-Kutta (RK4) steps of the `xi` ODE over one grid
-/// step `h`. Its unique equilibrium is the RK4 solution on the grid (global error
-/// `O((h/substeps)^4)`); the Jacobian is block lower bidiagonal with the distinct eigenvalues
-/// `-c_i`, `-(1 + c_i)` on the diagonal (analytic, through the RK4 tangent; one repeated
-/// eigenvalue would make a Jordan block of size `points`, on which eigenvalue solvers stall),
-/// banded with `2m` sub- and `m` super-diagonals. Time
-/// integrations of this model (`mfq solve`) show that relaxation, **not** the LL(d) dynamics;
-/// no order is claimed. The truncation diagnostic is `Fbar` at the last grid point.
+/// step `h`, integrated once across the grid when the model is built. Its unique equilibrium
+/// `y*` is the RK4 solution on the grid (global error
+/// `O((h/substeps)^4)`); the Jacobian is `-I` (diagonal band), so Newton lands on `y*` in one
+/// step and every transient converges like `e^{-t}`. Time integrations of this model
+/// (`mfq solve`, the checker's runs) show that relaxation, **not** the LL(d) dynamics; no order
+/// is claimed. (A chain form `d xi_i/dt = Phi_h(xi_{i-1}) - xi_i` has the same equilibrium, but its
+/// transients need `O(points)` time to cross the grid, which made reports of `points ~ 4000`
+/// models take minutes.) The truncation diagnostic is `Fbar` at the last grid point.
 ///
 /// Stable iff `rho < 1`. Sources: T. Hellemans and B. Van Houdt, "On the power-of-d-choices
 /// with least loaded server selection", Proc. ACM Meas. Anal. Comput. Syst. 2(2), 2018
@@ -71,6 +74,8 @@ pub struct Lld {
     m: usize,
     /// `lambda alpha`, used in `Fbar = rho - lambda alpha xi`.
     lam_alpha: Vec<f64>,
+    /// The grid solution `y*` (computed once, at construction).
+    target: Vec<f64>,
 }
 
 impl Lld {
@@ -105,7 +110,23 @@ impl Lld {
         }
         let m = size.phases();
         let lam_alpha = size.alpha().iter().map(|a| lambda * a).collect();
-        Ok(Lld { lambda, d, rho: lambda * size.mean(), size, points, step, substeps, m, lam_alpha })
+        let mut model = Lld { lambda, d, rho: lambda * size.mean(), size, points, step, substeps, m, lam_alpha, target: Vec::new() };
+        model.target = model.sweep();
+        Ok(model)
+    }
+
+    /// The grid solution `y*`: the `xi` ODE integrated from `xi(0) = 0` across the grid, with
+    /// `Fbar = rho - lambda alpha xi` at each point (layout of [`StateLayout::Workload`]).
+    fn sweep(&self) -> Vec<f64> {
+        let (b, m) = (self.block(), self.m);
+        let mut y = vec![0.0; self.points * b];
+        let mut xi = [0.0; NB];
+        for i in 0..self.points {
+            self.grid_step(&mut xi, None);
+            y[i * b] = self.fbar(&xi[..m]);
+            y[i * b + 1..(i + 1) * b].copy_from_slice(&xi[..m]);
+        }
+        y
     }
 
     /// Load `rho = lambda E[S]` (= `Fbar(0)`, the busy fraction).
@@ -129,66 +150,41 @@ impl Lld {
         self.rho - self.lam_alpha.iter().zip(xi).map(|(a, x)| a * x).sum::<f64>()
     }
 
-    /// Right-hand side of the `xi` ODE; with `jac`, also its Jacobian.
+    /// Right-hand side of the `xi` ODE, `(1 - Fbar^d) 1 + A xi` with `Fbar = rho - lambda alpha xi`.
     #[inline]
-    fn rhs(&self, xi: &[f64; NB], out: &mut [f64; NB], jac: Option<&mut [[f64; NB]; NB]>) {
+    fn rhs(&self, xi: &[f64; NB], out: &mut [f64; NB]) {
         let m = self.m;
         let f = self.fbar(&xi[..m]);
         let s = 1.0 - f.powi(self.d as i32);
         for j in 0..m {
             out[j] = s + (0..m).map(|l| self.size.rate(j, l) * xi[l]).sum::<f64>();
         }
-        if let Some(jac) = jac {
-            // ds/dxi_l = d Fbar^{d-1} lambda alpha_l
-            let ds = self.d as f64 * f.powi(self.d as i32 - 1);
-            for j in 0..m {
-                for l in 0..m {
-                    jac[j][l] = ds * self.lam_alpha[l] + self.size.rate(j, l);
-                }
-            }
-        }
     }
 
-    /// One grid step `Phi_h`: `substeps` RK4 steps from `xi`. With `tangent`, also `D Phi_h`.
-    /// With `acc`, accumulates `[int Fbar^d dw, int Fbar dw]` over the step by the same RK4
-    /// stages (fourth-order quadrature).
-    fn grid_step(&self, xi: &mut [f64; NB], mut tangent: Option<&mut [[f64; NB]; NB]>, mut acc: Option<&mut [f64; 2]>) {
+    /// One grid step `Phi_h`: `substeps` RK4 steps from `xi`. With `acc`, accumulates
+    /// `[int Fbar^d dw, int Fbar dw]` over the step by the same RK4 stages (fourth-order
+    /// quadrature).
+    fn grid_step(&self, xi: &mut [f64; NB], mut acc: Option<&mut [f64; 2]>) {
         let m = self.m;
         let dl = self.step / self.substeps as f64;
         let fd = |x: &[f64; NB]| {
             let f = self.fbar(&x[..m]);
             [f.powi(self.d as i32), f]
         };
-        if let Some(t) = tangent.as_deref_mut() {
-            identity(t, m);
-        }
         let (mut k1, mut k2, mut k3, mut k4) = ([0.0; NB], [0.0; NB], [0.0; NB], [0.0; NB]);
         let mut y = [0.0; NB];
-        let (mut j1, mut j2, mut j3, mut j4) = ([[0.0; NB]; NB], [[0.0; NB]; NB], [[0.0; NB]; NB], [[0.0; NB]; NB]);
-        let mut tmp = [[0.0; NB]; NB];
-        let want_t = tangent.is_some();
         for _ in 0..self.substeps {
-            self.rhs(xi, &mut k1, want_t.then_some(&mut j1));
+            self.rhs(xi, &mut k1);
             let c1 = fd(xi);
             axpy(&mut y, xi, 0.5 * dl, &k1, m);
-            self.rhs(&y, &mut k2, want_t.then_some(&mut j2));
+            self.rhs(&y, &mut k2);
             let c2 = fd(&y);
-            if want_t {
-                // K2 = J(y2) (I + dl/2 K1)
-                chain(&mut j2, &j1, 0.5 * dl, &mut tmp, m);
-            }
             axpy(&mut y, xi, 0.5 * dl, &k2, m);
-            self.rhs(&y, &mut k3, want_t.then_some(&mut j3));
+            self.rhs(&y, &mut k3);
             let c3 = fd(&y);
-            if want_t {
-                chain(&mut j3, &j2, 0.5 * dl, &mut tmp, m);
-            }
             axpy(&mut y, xi, dl, &k3, m);
-            self.rhs(&y, &mut k4, want_t.then_some(&mut j4));
+            self.rhs(&y, &mut k4);
             let c4 = fd(&y);
-            if want_t {
-                chain(&mut j4, &j3, dl, &mut tmp, m);
-            }
             for j in 0..m {
                 xi[j] += dl / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
             }
@@ -196,33 +192,7 @@ impl Lld {
                 a[0] += dl / 6.0 * (c1[0] + 2.0 * c2[0] + 2.0 * c3[0] + c4[0]);
                 a[1] += dl / 6.0 * (c1[1] + 2.0 * c2[1] + 2.0 * c3[1] + c4[1]);
             }
-            if let Some(t) = tangent.as_deref_mut() {
-                // T <- (I + dl/6 (K1 + 2K2 + 2K3 + K4)) T
-                for r in 0..m {
-                    for c in 0..m {
-                        let mut s = 0.0;
-                        for l in 0..m {
-                            let step_rl = (r == l) as u8 as f64 + dl / 6.0 * (j1[r][l] + 2.0 * j2[r][l] + 2.0 * j3[r][l] + j4[r][l]);
-                            s += step_rl * t[l][c];
-                        }
-                        tmp[r][c] = s;
-                    }
-                }
-                for r in 0..m {
-                    t[r][..m].copy_from_slice(&tmp[r][..m]);
-                }
-            }
         }
-    }
-
-    /// Relaxation rates of block `i`: `(2 + i/points, 1 + i/points)` for the `Fbar` and `xi`
-    /// rows. Any positive rates give the same equilibrium; distinct ones make the Jacobian's
-    /// eigenvalues distinct (a single repeated eigenvalue would be one Jordan block of size
-    /// `points`, which eigenvalue solvers handle badly).
-    #[inline]
-    fn rates(&self, i: usize) -> (f64, f64) {
-        let s = i as f64 / self.points as f64;
-        (2.0 + s, 1.0 + s)
     }
 
     #[inline]
@@ -249,7 +219,7 @@ impl Lld {
         let mut total = [0.0; 2];
         for i in 0..self.points {
             let mut xi = self.previous_xi(x, i);
-            self.grid_step(&mut xi, None, Some(&mut total));
+            self.grid_step(&mut xi, Some(&mut total));
         }
         total
     }
@@ -269,31 +239,6 @@ fn axpy(a: &mut [f64; NB], x: &[f64; NB], c: f64, k: &[f64; NB], m: usize) {
     }
 }
 
-/// `jn <- jn (I + c jp)` on the leading `m x m` block.
-#[inline]
-fn chain(jn: &mut [[f64; NB]; NB], jp: &[[f64; NB]; NB], c: f64, tmp: &mut [[f64; NB]; NB], m: usize) {
-    for r in 0..m {
-        for col in 0..m {
-            let mut s = jn[r][col];
-            for l in 0..m {
-                s += jn[r][l] * c * jp[l][col];
-            }
-            tmp[r][col] = s;
-        }
-    }
-    for r in 0..m {
-        jn[r][..m].copy_from_slice(&tmp[r][..m]);
-    }
-}
-
-fn identity(t: &mut [[f64; NB]; NB], m: usize) {
-    for (r, row) in t.iter_mut().enumerate().take(m) {
-        for (c, v) in row.iter_mut().enumerate().take(m) {
-            *v = (r == c) as u8 as f64;
-        }
-    }
-}
-
 impl MeanFieldModel for Lld {
     fn name(&self) -> String {
         format!("LL({}) with {} jobs", self.d, self.size.label())
@@ -304,41 +249,16 @@ impl MeanFieldModel for Lld {
     }
 
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
-        let (b, m) = (self.block(), self.m);
-        for i in 0..self.points {
-            let mut xi = self.previous_xi(x, i);
-            self.grid_step(&mut xi, None, None);
-            let cur = &x[i * b..(i + 1) * b];
-            let (rf, rx) = self.rates(i);
-            dx[i * b] = rf * (self.fbar(&cur[1..]) - cur[0]);
-            for j in 0..m {
-                dx[i * b + 1 + j] = rx * (xi[j] - cur[1 + j]);
-            }
+        for ((d, t), v) in dx.iter_mut().zip(&self.target).zip(x) {
+            *d = t - v;
         }
     }
 
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+    /// `-I`: the drift is `y* - y` with `y*` independent of the state.
+    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
         jac.clear();
-        let (b, m) = (self.block(), self.m);
-        let mut t = [[0.0; NB]; NB];
-        for i in 0..self.points {
-            let row0 = i * b;
-            let (rf, rx) = self.rates(i);
-            jac.set(row0, row0, -rf);
-            for l in 0..m {
-                jac.set(row0, row0 + 1 + l, -rf * self.lam_alpha[l]);
-                jac.set(row0 + 1 + l, row0 + 1 + l, -rx);
-            }
-            if i > 0 {
-                let mut xi = self.previous_xi(x, i);
-                self.grid_step(&mut xi, Some(&mut t), None);
-                let col0 = (i - 1) * b;
-                for j in 0..m {
-                    for l in 0..m {
-                        jac.set(row0 + 1 + j, col0 + 1 + l, rx * t[j][l]);
-                    }
-                }
-            }
+        for i in 0..self.dim() {
+            jac.set(i, i, -1.0);
         }
     }
 
@@ -347,7 +267,7 @@ impl MeanFieldModel for Lld {
     }
 
     fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: 2 * self.m, upper: self.m }
+        Sparsity::Banded { lower: 0, upper: 0 }
     }
 
     fn layout(&self) -> StateLayout {

@@ -519,8 +519,7 @@ mod tests {
             assert!((ph.mean() - mean).abs() < 1e-12 * mean, "{}", ph.label());
             assert!((ph.scv() - scv).abs() < 1e-9, "{} scv {}", ph.label(), ph.scv());
             assert!(ph.is_ordered_coxian());
-            // load share of the fast branch: the probability of completing after phase 1 only
-            // is p' with mean contribution (1/mu1) of every job ... checked through f directly:
+            // share of the load carried by the fast branch: (p / mu1) / E[S] = f
             let (p, mu1, _) = h2_parameters(mean, scv, f).unwrap();
             assert!((p / mu1 / mean - f).abs() < 1e-12);
         }

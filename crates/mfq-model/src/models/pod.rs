@@ -119,7 +119,7 @@ impl MeanFieldModel for PodLi {
                 reason: format!(
                     "lambda = {} >= 1/(eps d) = {:.6}: with eps = {} > 1/d = {:.6} erroneous comparisons make the tail \
                      decay no faster than (lambda eps d)^k (Pod with load-independent errors is stable iff lambda < min(1, 1/(eps d)))",
-                    self.lambda,
+                    crate::short_number(self.lambda),
                     lmax,
                     self.eps,
                     1.0 / self.d as f64
@@ -283,7 +283,9 @@ impl MeanFieldModel for PodLd {
         true
     }
     fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: self.g + 1, upper: self.g.max(1) }
+        // no band is wider than the matrix (a huge g would otherwise allocate K (3g + 2) entries)
+        let widest = self.levels.saturating_sub(1);
+        Sparsity::Banded { lower: (self.g + 1).min(widest), upper: self.g.max(1).min(widest) }
     }
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }

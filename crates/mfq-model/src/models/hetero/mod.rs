@@ -159,7 +159,8 @@ pub(crate) fn capacity_stability(lambda: f64, classes: &Classes, what: &str) -> 
     } else {
         Stability::Unstable {
             reason: format!(
-                "lambda = {lambda} >= sum_j gamma_j mu_j = {cap}: arrivals exceed the total service capacity ({what} is stable iff lambda < sum_j gamma_j mu_j)"
+                "lambda = {} >= sum_j gamma_j mu_j = {cap}: arrivals exceed the total service capacity ({what} is stable iff lambda < sum_j gamma_j mu_j)",
+                crate::short_number(lambda)
             ),
         }
     }

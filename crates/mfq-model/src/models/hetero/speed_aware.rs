@@ -258,6 +258,10 @@ impl MeanFieldModel for SpeedAware {
             }
         }
     }
+    fn is_smooth(&self) -> bool {
+        // JIQ-type routing and pinned saturated classes have a sliding boundary
+        false
+    }
     fn has_analytic_jacobian(&self) -> bool {
         true
     }

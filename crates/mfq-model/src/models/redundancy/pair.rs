@@ -797,6 +797,8 @@ impl RedundancyPair {
     /// [`ModelError::OutOfRange`] for `lambda` not finite or `<= 0`, `d != 2`,
     /// `levels < 2` (LPS: `levels < lps_k + 2`), `lps_k = 0`.
     pub fn new(lambda: f64, d: u32, discipline: Discipline, lps_k: u32, levels: usize) -> Result<Self, ModelError> {
+        /// Largest truncation level of the positional (FCFS, LPS, LCFS) pair approximations.
+        const MAX_POSITIONAL_LEVELS: usize = 20;
         super::check_common(lambda, d)?;
         if d != 2 {
             return Err(out_of_range("model.d", d, "2 (the pair approximations are for redundancy-2)"));
@@ -810,6 +812,18 @@ impl RedundancyPair {
         let min_levels = if k > 0 { k + 2 } else { 2 };
         if levels < min_levels {
             return Err(out_of_range("truncation.levels", levels, &format!("an integer >= {min_levels}")));
+        }
+        // the positional pairs (FCFS, LPS(k), LCFS) have (K(K+1)/2)^2 states and a bordered
+        // solve whose memory grows like K^6: cap K where a solve still fits in a few GB
+        if discipline != Discipline::Ps && levels > MAX_POSITIONAL_LEVELS {
+            return Err(out_of_range(
+                "truncation.levels",
+                levels,
+                &format!(
+                    "at most {MAX_POSITIONAL_LEVELS} for the FCFS/LPS/LCFS pair approximations ((K(K+1)/2)^2 states); \
+                     set truncation.levels and a truncation.tol the tail reaches at that K"
+                ),
+            ));
         }
         let engine = match discipline {
             Discipline::Ps => Engine::Ps(PairEngine::new(PsRules { k: levels, lambda }, lambda)),
@@ -875,57 +889,4 @@ impl MeanFieldModel for RedundancyPair {
     fn project(&self, x: &mut [f64]) {
         x.iter_mut().for_each(|v| *v = v.max(0.0));
     }
-}
-
-#[cfg(test)]
-mod scratch_tmp {
-    use super::*;
-    // SCRATCH-BEGIN
-    use std::time::Instant;
-
-    fn rk(m: &RedundancyPair, t_end: f64, dt: f64) -> (f64, f64) {
-        let n = m.dim();
-        let mut x = m.mean_field_start().unwrap();
-        let (mut k1, mut k2, mut k3, mut k4, mut y) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        let steps = (t_end / dt) as usize;
-        let mut res = 0.0;
-        for _ in 0..steps {
-            m.drift(&x, &mut k1);
-            for i in 0..n {
-                y[i] = x[i] + 0.5 * dt * k1[i];
-            }
-            m.drift(&y, &mut k2);
-            for i in 0..n {
-                y[i] = x[i] + 0.5 * dt * k2[i];
-            }
-            m.drift(&y, &mut k3);
-            for i in 0..n {
-                y[i] = x[i] + dt * k3[i];
-            }
-            m.drift(&y, &mut k4);
-            for i in 0..n {
-                x[i] = (x[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])).max(0.0);
-            }
-            res = k1.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-        }
-        let t = m.tail(&x);
-        (t.iter().sum(), res)
-    }
-
-    #[test]
-    #[ignore]
-    fn scratch() {
-        let lam: f64 = std::env::var("LAM").map(|v| v.parse().unwrap()).unwrap_or(0.9);
-        let kk: usize = std::env::var("KK").map(|v| v.parse().unwrap()).unwrap_or(20);
-        let all = [(Discipline::Fcfs, 1), (Discipline::Lps, 2), (Discipline::Lps, 4), (Discipline::Ps, 1), (Discipline::Lcfs, 1)];
-        let pick: Vec<usize> =
-            std::env::var("PICK").map(|v| v.split(',').map(|x| x.parse().unwrap()).collect()).unwrap_or((0..5).collect());
-        for (d, k) in pick.iter().map(|&i| all[i]) {
-            let t = Instant::now();
-            let m = RedundancyPair::new(lam, 2, d, k, kk).unwrap();
-            let (mq, res) = rk(&m, 400.0, 0.05);
-            println!("{} K={kk} lam={lam}: {mq:.5} res {res:.1e} dim {} {:.1}s", m.name(), m.dim(), t.elapsed().as_secs_f64());
-        }
-    }
-    // SCRATCH-END
 }

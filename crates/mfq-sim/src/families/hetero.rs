@@ -1,0 +1,479 @@
+//! Heterogeneous server classes: speed-aware JSQ and JIQ, PULL, SQ(2)-type routing on
+//! processor-sharing servers (SQ(2), least shadow cost, `(n + 1)/C`), and static routing.
+//!
+//! `N` servers split into classes: class `j` holds `n_j` servers (the fractions `gamma_j` times
+//! `N`, rounded by largest remainders) with indices `start_j .. start_j + n_j` and speed
+//! (capacity) `mu_j`. Job sizes are exponential(1); a busy class-`j` server completes a job at
+//! rate `mu_j` whatever the number of jobs it holds, so FCFS and processor sharing give the same
+//! queue-length process (a PS server of capacity `C_j` with `n` jobs serves each at `C_j / n`,
+//! and one of them completes at total rate `C_j`). Events: Poisson arrivals at rate `N lambda`,
+//! and completions at rate `sum_j mu_j B_j` (`B_j` busy class-`j` servers), the class drawn in
+//! proportion to `mu_j B_j` and the server uniformly among its busy ones.
+
+use super::{pick_cumulative, Family, Groups, Levels, Tracked};
+use crate::engine::{coin, index, uniform, Batch, Rng};
+
+/// Cost rule of `ps-sq2`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Rule {
+    /// Number of jobs `n`.
+    Sq2,
+    /// `n / C_j` (two idle servers tie).
+    Lsc,
+    /// `(n + 1) / C_j`.
+    LscPlusOne,
+}
+
+/// The routing policy.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Policy {
+    /// Shortest queue over all servers; among the shortest, the highest-ranked class (by
+    /// decreasing speed, equal speeds in file order); uniform within the class.
+    SaJsq,
+    /// An idle server of the highest-ranked class that has one; else a uniformly random server.
+    SaJiq,
+    /// A uniformly random idle server (over all classes); else a uniformly random server.
+    Pull,
+    /// Two samples, each of class `i` w.p. `p_i` (`None`: uniform over all servers) and uniform
+    /// within the class; join the one of smaller cost, ties uniformly at random.
+    PsSq2 { sampling: Option<Vec<f64>>, rule: Rule },
+    /// Class `j` w.p. `q_j`, then a uniformly random server of the class.
+    Static { q: Vec<f64> },
+}
+
+/// Per-class sizes from fractions: `N gamma_j` rounded by largest remainders (sum exactly `N`).
+pub(crate) fn class_sizes(n: u32, fractions: &[f64]) -> Vec<u32> {
+    let total: f64 = fractions.iter().sum();
+    let exact: Vec<f64> = fractions.iter().map(|f| f / total * n as f64).collect();
+    let mut sizes: Vec<u32> = exact.iter().map(|e| e.floor() as u32).collect();
+    let mut left = n - sizes.iter().sum::<u32>();
+    let mut order: Vec<usize> = (0..fractions.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())).then(a.cmp(&b)));
+    for &j in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        sizes[j] += 1;
+        left -= 1;
+    }
+    sizes
+}
+
+/// The capacities as exact decimal rationals on a common scale: `C_j = c_j / 10^s`, with each
+/// capacity read from its shortest decimal representation (`0.4` is `4/10`), so that costs
+/// `n / C_i` compare exactly by integer cross-multiplication. `None` if a value does not fit.
+pub(crate) fn decimal_capacities(speeds: &[f64]) -> Option<Vec<u128>> {
+    let parsed: Vec<(u128, u32)> = speeds
+        .iter()
+        .map(|x| {
+            let text = format!("{x}");
+            let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+            let digits = format!("{int}{frac}");
+            digits.parse::<u128>().ok().map(|m| (m, frac.len() as u32))
+        })
+        .collect::<Option<_>>()?;
+    let scale = parsed.iter().map(|p| p.1).max()?;
+    parsed.iter().map(|&(m, f)| 10u128.checked_pow(scale - f).and_then(|p| m.checked_mul(p))).collect()
+}
+
+/// The square-root rule of the optimal static routing (computed here by bisection, not taken
+/// from the model): loads `rho_j = max(0, 1 - 1/sqrt(theta C_j))` with
+/// `sum_j gamma_j C_j rho_j = lambda`; routing probabilities `q_j = gamma_j C_j rho_j / lambda`.
+/// Beyond capacity the loads are proportional to capacity (as the model does).
+pub(crate) fn static_routing(lambda: f64, gamma: &[f64], cap: &[f64]) -> Vec<f64> {
+    let total: f64 = gamma.iter().zip(cap).map(|(g, c)| g * c).sum();
+    if lambda >= total {
+        return gamma.iter().zip(cap).map(|(g, c)| g * c / total).collect();
+    }
+    let carried = |theta: f64| -> f64 { gamma.iter().zip(cap).map(|(g, c)| g * c * (1.0 - 1.0 / (theta * c).sqrt()).max(0.0)).sum() };
+    let (mut lo, mut hi) = (1e-300f64.ln(), 0.0f64);
+    while carried(hi.exp()) < lambda {
+        hi += 10.0;
+    }
+    for _ in 0..400 {
+        let mid = 0.5 * (lo + hi);
+        if carried(mid.exp()) < lambda {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let theta = (0.5 * (lo + hi)).exp();
+    gamma.iter().zip(cap).map(|(g, c)| g * c * (1.0 - 1.0 / (theta * c).sqrt()).max(0.0) / lambda).collect()
+}
+
+/// One replication's state.
+pub(crate) struct Hetero {
+    n: u32,
+    arrival_rate: f64,
+    buffer: u32,
+    policy: Policy,
+    /// Class sizes, first indices and speeds.
+    size: Vec<u32>,
+    start: Vec<u32>,
+    speed: Vec<f64>,
+    /// Exact capacities for cost comparisons (`ps-sq2`).
+    cap: Vec<u128>,
+    /// Classes in priority order (decreasing speed, equal speeds in file order) and the rank of
+    /// each class.
+    by_rank: Vec<usize>,
+    rank: Vec<usize>,
+    /// Cumulative class probabilities (`ps-sq2` with non-uniform sampling, static routing).
+    cum: Vec<f64>,
+    q: Vec<u32>,
+    class: Vec<u8>,
+    /// `2 j + (busy)`: the busy and idle servers of each class.
+    busy_sets: Groups,
+    /// SA-JSQ: set `k M + rank` = servers of that class with exactly `k` jobs; `min_level` =
+    /// the shortest queue length.
+    buckets: Option<Groups>,
+    min_level: u32,
+    busy_count: Vec<u32>,
+    scratch: Vec<f64>,
+    levels: Levels,
+    busy: Vec<Tracked>,
+    jobs: Vec<Tracked>,
+    accepted_by_class: Vec<u64>,
+    accepted: u64,
+    lost: u64,
+    waited: u64,
+    departures: u64,
+}
+
+impl Hetero {
+    pub(crate) fn new(n: u32, lambda: f64, buffer: Option<u32>, size: Vec<u32>, speed: Vec<f64>, policy: Policy) -> Self {
+        let m = size.len();
+        let mut start = Vec::with_capacity(m);
+        let mut acc = 0;
+        for &s in &size {
+            start.push(acc);
+            acc += s;
+        }
+        let mut by_rank: Vec<usize> = (0..m).collect();
+        by_rank.sort_by(|&a, &b| speed[b].total_cmp(&speed[a]).then(a.cmp(&b)));
+        let mut rank = vec![0; m];
+        for (r, &j) in by_rank.iter().enumerate() {
+            rank[j] = r;
+        }
+        let class: Vec<u8> = (0..m).flat_map(|j| std::iter::repeat_n(j as u8, size[j] as usize)).collect();
+        let weights: Option<&Vec<f64>> = match &policy {
+            Policy::PsSq2 { sampling: Some(p), .. } => Some(p),
+            Policy::Static { q } => Some(q),
+            _ => None,
+        };
+        let cum = weights
+            .map(|w| {
+                let mut c = 0.0;
+                w.iter()
+                    .map(|v| {
+                        c += v;
+                        c
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let cap = decimal_capacities(&speed).unwrap_or_else(|| vec![1; m]);
+        let busy_sets = Groups::new(n, 2 * m, |s| 2 * class[s as usize] as u32);
+        let buckets = matches!(policy, Policy::SaJsq).then(|| Groups::new(n, 2 * m, |s| rank[class[s as usize] as usize] as u32));
+        Hetero {
+            n,
+            arrival_rate: n as f64 * lambda,
+            buffer: buffer.unwrap_or(u32::MAX),
+            policy,
+            size,
+            start,
+            speed,
+            cap,
+            by_rank,
+            rank,
+            cum,
+            q: vec![0; n as usize],
+            class,
+            busy_sets,
+            buckets,
+            min_level: 0,
+            busy_count: vec![0; m],
+            scratch: Vec::new(),
+            levels: Levels::new(),
+            busy: vec![Tracked::default(); m],
+            jobs: vec![Tracked::default(); m],
+            accepted_by_class: vec![0; m],
+            accepted: 0,
+            lost: 0,
+            waited: 0,
+            departures: 0,
+        }
+    }
+
+    fn classes(&self) -> usize {
+        self.size.len()
+    }
+
+    /// Number of servers with exactly `k` jobs (SA-JSQ buckets).
+    fn at_level(&self, k: u32) -> u32 {
+        let m = self.classes();
+        let b = self.buckets.as_ref().expect("SA-JSQ");
+        (0..m).map(|r| b.len(k as usize * m + r)).sum()
+    }
+
+    /// A uniformly random server of class `j`.
+    #[inline(always)]
+    fn in_class(&self, j: usize, rng: &mut Rng) -> u32 {
+        self.start[j] + index(rng, self.size[j])
+    }
+
+    /// Exact comparison of the costs of servers `a` and `b`: `Less` when `a` is cheaper.
+    #[inline(always)]
+    fn compare(&self, rule: Rule, a: u32, b: u32) -> std::cmp::Ordering {
+        let (qa, qb) = (self.q[a as usize] as u128, self.q[b as usize] as u128);
+        let (ca, cb) = (self.cap[self.class[a as usize] as usize], self.cap[self.class[b as usize] as usize]);
+        match rule {
+            Rule::Sq2 => qa.cmp(&qb),
+            Rule::Lsc => (qa * cb).cmp(&(qb * ca)),
+            Rule::LscPlusOne => ((qa + 1) * cb).cmp(&((qb + 1) * ca)),
+        }
+    }
+
+    fn route(&mut self, rng: &mut Rng) -> u32 {
+        let m = self.classes();
+        match &self.policy {
+            Policy::SaJsq => {
+                let b = self.buckets.as_ref().expect("SA-JSQ");
+                let base = self.min_level as usize * m;
+                for r in 0..m {
+                    if b.len(base + r) > 0 {
+                        return b.pick(base + r, rng);
+                    }
+                }
+                unreachable!("the shortest level holds a server")
+            }
+            Policy::SaJiq => {
+                for &j in &self.by_rank {
+                    if self.busy_sets.len(2 * j) > 0 {
+                        return self.busy_sets.pick(2 * j, rng);
+                    }
+                }
+                index(rng, self.n)
+            }
+            Policy::Pull => {
+                let busy: u32 = self.busy_count.iter().sum();
+                let idle = self.n - busy;
+                if idle == 0 {
+                    return index(rng, self.n);
+                }
+                // the i-th idle server in class order
+                let mut i = index(rng, idle);
+                for j in 0..m {
+                    let l = self.busy_sets.len(2 * j);
+                    if i < l {
+                        return self.busy_sets.pick_at(2 * j, i);
+                    }
+                    i -= l;
+                }
+                unreachable!("idle count matches the idle sets")
+            }
+            Policy::PsSq2 { sampling, rule } => {
+                let rule = *rule;
+                let (a, b) = if sampling.is_none() {
+                    (index(rng, self.n), index(rng, self.n))
+                } else {
+                    let ja = pick_cumulative(&self.cum, uniform(rng));
+                    let a = self.in_class(ja, rng);
+                    let jb = pick_cumulative(&self.cum, uniform(rng));
+                    (a, self.in_class(jb, rng))
+                };
+                match self.compare(rule, a, b) {
+                    std::cmp::Ordering::Less => a,
+                    std::cmp::Ordering::Greater => b,
+                    std::cmp::Ordering::Equal => {
+                        if coin(rng, 0.5) {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                }
+            }
+            Policy::Static { .. } => {
+                let j = pick_cumulative(&self.cum, uniform(rng));
+                self.in_class(j, rng)
+            }
+        }
+    }
+
+    fn arrive(&mut self, t: f64, rng: &mut Rng) {
+        let s = self.route(rng);
+        let before = self.q[s as usize];
+        if before >= self.buffer {
+            self.lost += 1;
+            return;
+        }
+        let j = self.class[s as usize] as usize;
+        self.accepted += 1;
+        self.accepted_by_class[j] += 1;
+        self.waited += (before > 0) as u64;
+        self.q[s as usize] = before + 1;
+        self.levels.up(before, t);
+        self.jobs[j].add(1.0, t);
+        if before == 0 {
+            self.busy_sets.move_to(s, 2 * j as u32 + 1);
+            self.busy_count[j] += 1;
+            self.busy[j].add(1.0, t);
+        }
+        if let Some(b) = &mut self.buckets {
+            let m = self.size.len();
+            b.move_to(s, ((before + 1) as usize * m + self.rank[j]) as u32);
+            if before == self.min_level {
+                // the shortest level may have emptied
+                while self.at_level(self.min_level) == 0 {
+                    self.min_level += 1;
+                }
+            }
+        }
+    }
+
+    fn depart(&mut self, target: f64, t: f64, rng: &mut Rng) {
+        // class with probability mu_j B_j / sum
+        let m = self.classes();
+        let mut acc = 0.0;
+        let mut j = m - 1;
+        for i in 0..m {
+            acc += self.speed[i] * self.busy_count[i] as f64;
+            if target < acc && self.busy_count[i] > 0 {
+                j = i;
+                break;
+            }
+        }
+        if self.busy_count[j] == 0 {
+            // round-off at the very end of the scan: the last class with a busy server
+            j = (0..m).rev().find(|&i| self.busy_count[i] > 0).expect("a busy server");
+        }
+        let s = self.busy_sets.pick(2 * j + 1, rng);
+        let before = self.q[s as usize];
+        self.q[s as usize] = before - 1;
+        self.departures += 1;
+        self.levels.down(before, t);
+        self.jobs[j].add(-1.0, t);
+        if before == 1 {
+            self.busy_sets.move_to(s, 2 * j as u32);
+            self.busy_count[j] -= 1;
+            self.busy[j].add(-1.0, t);
+        }
+        if let Some(b) = &mut self.buckets {
+            b.move_to(s, ((before - 1) as usize * m + self.rank[j]) as u32);
+            self.min_level = self.min_level.min(before - 1);
+        }
+    }
+}
+
+impl Groups {
+    /// The `i`-th member of set `k` (`i < len(k)`).
+    #[inline(always)]
+    pub(crate) fn pick_at(&self, k: usize, i: u32) -> u32 {
+        self.members[k][i as usize]
+    }
+}
+
+impl Family for Hetero {
+    #[inline(always)]
+    fn rate(&self) -> f64 {
+        self.arrival_rate + self.busy_count.iter().zip(&self.speed).map(|(&b, &mu)| b as f64 * mu).sum::<f64>()
+    }
+
+    #[inline(always)]
+    fn event(&mut self, t: f64, rng: &mut Rng) {
+        let u = uniform(rng) * self.rate();
+        if u < self.arrival_rate {
+            self.arrive(t, rng);
+        } else {
+            self.depart(u - self.arrival_rate, t, rng);
+        }
+    }
+
+    /// Extras per class `j` (in this order, 3 per class): busy fraction, mean queue length and
+    /// accepted arrivals per class-`j` server per unit time (their ratio is the class's mean
+    /// response time by Little's law).
+    fn close(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        self.levels.take(t, &mut self.scratch);
+        out.level_integral.clone_from(&self.scratch);
+        out.accepted = std::mem::take(&mut self.accepted);
+        out.lost = std::mem::take(&mut self.lost);
+        out.waited = std::mem::take(&mut self.waited);
+        out.departures = std::mem::take(&mut self.departures);
+        out.extras.clear();
+        for j in 0..self.classes() {
+            let per = self.size[j] as f64 * duration;
+            out.extras.push(self.busy[j].take(t) / per);
+            out.extras.push(self.jobs[j].take(t) / per);
+            out.extras.push(std::mem::take(&mut self.accepted_by_class[j]) as f64 / per);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn class_sizes_sum_to_n() {
+        assert_eq!(class_sizes(10, &[0.5, 0.5]), vec![5, 5]);
+        assert_eq!(class_sizes(10, &[0.2, 0.3, 0.5]), vec![2, 3, 5]);
+        assert_eq!(class_sizes(7, &[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]).iter().sum::<u32>(), 7);
+    }
+
+    #[test]
+    fn decimal_capacities_are_exact() {
+        assert_eq!(decimal_capacities(&[1.6, 0.4]).unwrap(), vec![16, 4]);
+        assert_eq!(decimal_capacities(&[3.0, 0.5]).unwrap(), vec![30, 5]);
+        assert_eq!(decimal_capacities(&[1e-6, 1e6]).unwrap(), vec![1, 1_000_000_000_000]);
+    }
+
+    #[test]
+    fn static_routing_matches_the_square_root_rule() {
+        // case A at lambda = 0.3: all traffic on the fast class
+        let q = static_routing(0.3, &[0.5, 0.5], &[1.6, 0.4]);
+        assert!((q[0] - 1.0).abs() < 1e-9 && q[1].abs() < 1e-9, "{q:?}");
+        // lambda = 0.7: both classes active; sum q = 1
+        let q = static_routing(0.7, &[0.5, 0.5], &[1.6, 0.4]);
+        assert!((q.iter().sum::<f64>() - 1.0).abs() < 1e-9 && q[1] > 0.0);
+    }
+
+    /// LSC cost ties: n / 1.6 = m / 0.4 exactly when n = 4 m.
+    #[test]
+    fn lsc_ties_are_exact() {
+        let mut h = Hetero::new(2, 0.5, None, vec![1, 1], vec![1.6, 0.4], Policy::PsSq2 { sampling: None, rule: Rule::Lsc });
+        h.q[0] = 4;
+        h.q[1] = 1;
+        assert_eq!(h.compare(Rule::Lsc, 0, 1), std::cmp::Ordering::Equal);
+        h.q[0] = 3;
+        assert_eq!(h.compare(Rule::Lsc, 0, 1), std::cmp::Ordering::Less);
+        assert_eq!(h.compare(Rule::LscPlusOne, 0, 1), std::cmp::Ordering::Less);
+        // 4/1.6 < 2/0.4
+    }
+
+    /// SA-JSQ joins a shortest queue, the fastest class first; the bookkeeping of the shortest
+    /// level follows arrivals and departures.
+    #[test]
+    fn sa_jsq_fills_fastest_shortest_first() {
+        let mut rng = Rng::seed_from_u64(3);
+        // class 0 slow (2 servers), class 1 fast (2 servers)
+        let mut h = Hetero::new(4, 0.5, None, vec![2, 2], vec![0.5, 2.0], Policy::SaJsq);
+        for _ in 0..2 {
+            h.arrive(0.0, &mut rng);
+        }
+        assert_eq!((h.q[2], h.q[3]), (1, 1), "fast servers first");
+        h.arrive(0.0, &mut rng);
+        h.arrive(0.0, &mut rng);
+        assert_eq!(h.q, vec![1, 1, 1, 1]);
+        assert_eq!(h.min_level, 1);
+        h.arrive(0.0, &mut rng);
+        assert_eq!(h.q[2] + h.q[3], 3, "ties at level 1 go to the fast class");
+        for step in 0..5000 {
+            let u = uniform(&mut rng) * h.rate();
+            h.event(step as f64 * 1e-3 + u * 0.0, &mut rng);
+            let min = *h.q.iter().min().unwrap();
+            assert_eq!(h.min_level, min);
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! Event-driven simulators of the model families beyond JSQ(d)/Pod/JIQ: heterogeneous server
+//! classes, phase-type job sizes and LL(d), redundancy-d, opinion dynamics.
+//!
+//! Like [`crate::engine`], nothing here knows about mean-field drifts: each family applies its
+//! system's rules (sampling, routing, service) to `N` individual servers or agents. The shared
+//! pieces are the segment loop ([`drive`]), sets with O(1) moves ([`Groups`]), lazily
+//! integrated level counts ([`Levels`]) and lazily integrated scalars ([`Tracked`]).
+
+pub(crate) mod hetero;
+pub(crate) mod opinion;
+pub(crate) mod phase;
+pub(crate) mod redundancy;
+
+use crate::engine::{exp1, index, Batch, Replication, Rng, RunParams};
+
+/// A simulated system: its total event rate in the current state, one event, and the closing of
+/// a segment (batch or warm-up) that writes what the segment recorded.
+pub(crate) trait Family {
+    /// Total rate of the next event in the current state (`> 0`).
+    fn rate(&self) -> f64;
+    /// Performs one event at time `t` (chosen with probability proportional to its rate).
+    fn event(&mut self, t: f64, rng: &mut Rng);
+    /// Closes the segment ending at `t` of length `duration`: fills `out` and restarts every
+    /// counter and integral from zero.
+    fn close(&mut self, t: f64, duration: f64, out: &mut Batch);
+}
+
+/// Runs one replication of `f`: a warm-up, then `p.batches` batches, with exact segment
+/// boundaries (an event that would fall after the boundary is redrawn from there:
+/// memorylessness, as in [`crate::engine::run`]).
+pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Replication {
+    let mut t = 0.0f64;
+    let mut events = 0u64;
+    let mut batches = Vec::with_capacity(p.batches);
+    let batch_len = p.time / p.batches as f64;
+    let mut scratch = Batch::default();
+    for seg in 0..=p.batches {
+        let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
+        let start = t;
+        loop {
+            let rate = f.rate();
+            let next = t + exp1(rng) / rate;
+            if next > end || !next.is_finite() {
+                break;
+            }
+            t = next;
+            events += 1;
+            f.event(t, rng);
+        }
+        t = end;
+        f.close(t, end - start, &mut scratch);
+        scratch.duration = end - start;
+        if seg > 0 {
+            batches.push(scratch.clone());
+        }
+        (p.tick)();
+    }
+    Replication { batches, events }
+}
+
+/// `G` disjoint sets partitioning the items `0..n`: `members[g]` lists the items of set `g`,
+/// `pos[s]` is the index of item `s` in its set's list. Moving an item is a swap-remove and a
+/// push (O(1)); a uniformly random member is one index draw. The lists grow to their largest
+/// size once; after that no event allocates.
+pub(crate) struct Groups {
+    members: Vec<Vec<u32>>,
+    group: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl Groups {
+    /// `n` items, `groups` sets, item `s` starting in set `initial(s)`.
+    pub(crate) fn new(n: u32, groups: usize, initial: impl Fn(u32) -> u32) -> Self {
+        let mut g = Groups { members: vec![Vec::new(); groups], group: vec![0; n as usize], pos: vec![0; n as usize] };
+        for s in 0..n {
+            let k = initial(s);
+            g.ensure(k as usize);
+            g.group[s as usize] = k;
+            g.pos[s as usize] = g.members[k as usize].len() as u32;
+            g.members[k as usize].push(s);
+        }
+        g
+    }
+
+    /// Makes set `k` exist.
+    #[inline(always)]
+    pub(crate) fn ensure(&mut self, k: usize) {
+        if k >= self.members.len() {
+            self.grow(k);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, k: usize) {
+        self.members.resize(k + 1, Vec::new());
+    }
+
+    /// Number of members of set `k` (0 for a set never created).
+    #[inline(always)]
+    pub(crate) fn len(&self, k: usize) -> u32 {
+        self.members.get(k).map_or(0, |m| m.len() as u32)
+    }
+
+    /// The set of item `s`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn group_of(&self, s: u32) -> u32 {
+        self.group[s as usize]
+    }
+
+    /// A uniformly random member of the non-empty set `k`.
+    #[inline(always)]
+    pub(crate) fn pick(&self, k: usize, rng: &mut Rng) -> u32 {
+        let m = &self.members[k];
+        m[index(rng, m.len() as u32) as usize]
+    }
+
+    /// Moves item `s` to set `k`.
+    #[inline(always)]
+    pub(crate) fn move_to(&mut self, s: u32, k: u32) {
+        let old = self.group[s as usize] as usize;
+        if old == k as usize {
+            return;
+        }
+        self.ensure(k as usize);
+        let i = self.pos[s as usize] as usize;
+        let list = &mut self.members[old];
+        let last = *list.last().expect("item is in its set");
+        list.swap_remove(i);
+        if last != s {
+            self.pos[last as usize] = i as u32;
+        }
+        let dst = &mut self.members[k as usize];
+        self.pos[s as usize] = dst.len() as u32;
+        dst.push(s);
+        self.group[s as usize] = k;
+    }
+}
+
+/// Lazily integrated counts `count[k]` = number of servers with at least `k` jobs (`k >= 1`),
+/// as in [`crate::engine`]'s `System`: `integral[k]` is brought up to date only when `count[k]`
+/// changes.
+pub(crate) struct Levels {
+    count: Vec<u32>,
+    integral: Vec<f64>,
+    last: Vec<f64>,
+}
+
+impl Levels {
+    pub(crate) fn new() -> Self {
+        Levels { count: vec![0; 65], integral: vec![0.0; 65], last: vec![0.0; 65] }
+    }
+
+    #[inline(always)]
+    fn touch(&mut self, k: usize, t: f64) {
+        self.integral[k] += self.count[k] as f64 * (t - self.last[k]);
+        self.last[k] = t;
+    }
+
+    #[cold]
+    fn grow(&mut self, k: usize) {
+        let new_len = (k + 1).max(self.count.len() * 2);
+        self.count.resize(new_len, 0);
+        self.integral.resize(new_len, 0.0);
+        self.last.resize(new_len, 0.0);
+    }
+
+    /// A server went from `before` to `before + 1` jobs at time `t`.
+    #[inline(always)]
+    pub(crate) fn up(&mut self, before: u32, t: f64) {
+        let k = before as usize + 1;
+        if k >= self.count.len() {
+            self.grow(k);
+        }
+        self.touch(k, t);
+        self.count[k] += 1;
+    }
+
+    /// A server went from `before >= 1` to `before - 1` jobs at time `t`.
+    #[inline(always)]
+    pub(crate) fn down(&mut self, before: u32, t: f64) {
+        let k = before as usize;
+        self.touch(k, t);
+        self.count[k] -= 1;
+    }
+
+    /// The integrals up to `t` (`[k]` for level `k`, `[0] = 0`), then restarted from zero.
+    pub(crate) fn take(&mut self, t: f64, out: &mut Vec<f64>) {
+        out.clear();
+        let top = self.count.iter().rposition(|&c| c > 0).unwrap_or(0);
+        for k in 1..self.count.len() {
+            self.touch(k, t);
+        }
+        let used = self.integral.iter().rposition(|&v| v > 0.0).unwrap_or(0).max(top);
+        out.extend_from_slice(&self.integral[..=used]);
+        out[0] = 0.0;
+        self.integral.iter_mut().for_each(|v| *v = 0.0);
+    }
+}
+
+/// A scalar (a count) with its lazily kept time integral.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Tracked {
+    pub value: f64,
+    integral: f64,
+    last: f64,
+}
+
+impl Tracked {
+    /// Adds `delta` to the value at time `t`.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, delta: f64, t: f64) {
+        self.integral += self.value * (t - self.last);
+        self.last = t;
+        self.value += delta;
+    }
+
+    /// The integral since the last call, up to `t`; restarts it from zero.
+    pub(crate) fn take(&mut self, t: f64) -> f64 {
+        let v = self.integral + self.value * (t - self.last);
+        self.integral = 0.0;
+        self.last = t;
+        v
+    }
+}
+
+/// Index `i` with probability `w[i] / sum(w)` by a linear scan of the cumulative weights
+/// (`cum` = running sums, last = total). For the few classes or phases of a model.
+#[inline(always)]
+pub(crate) fn pick_cumulative(cum: &[f64], u: f64) -> usize {
+    let target = u * cum[cum.len() - 1];
+    for (i, &c) in cum.iter().enumerate() {
+        if target < c {
+            return i;
+        }
+    }
+    cum.len() - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// Random moves keep `members`/`pos`/`group` consistent.
+    #[test]
+    fn groups_stay_consistent() {
+        let mut rng = Rng::seed_from_u64(1);
+        let mut g = Groups::new(40, 3, |s| s % 3);
+        for step in 0..20_000 {
+            let s = index(&mut rng, 40);
+            let k = index(&mut rng, 5);
+            g.move_to(s, k);
+            if step % 101 == 0 {
+                for k in 0..5usize {
+                    for (i, &s) in g.members.get(k).map(|v| v.as_slice()).unwrap_or(&[]).iter().enumerate() {
+                        assert_eq!(g.pos[s as usize] as usize, i);
+                        assert_eq!(g.group[s as usize] as usize, k);
+                    }
+                }
+                assert_eq!((0..5).map(|k| g.len(k)).sum::<u32>(), 40);
+            }
+        }
+    }
+
+    #[test]
+    fn tracked_integrates_piecewise_constants() {
+        let mut x = Tracked::default();
+        x.add(2.0, 1.0); // 0 on [0,1]
+        x.add(-1.0, 3.0); // 2 on [1,3]
+        assert!((x.take(4.0) - 5.0).abs() < 1e-12); // + 1 on [3,4]
+        assert!((x.take(5.0) - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,417 @@
+//! Phase-type job sizes: FCFS servers routed by queue length (SQ(d)/JSQ(d), Pod with
+//! load-independent errors, JIQ), tracking the phase of the job in service; and LL(d), least
+//! loaded of `d` by workload, keeping the residual work of every server.
+//!
+//! A phase-type law `PH(alpha, A)` is given here by its initial probabilities, its sub-generator
+//! (row-major) and nothing else: the simulator draws phases and their exponential holding times.
+
+use super::{pick_cumulative, Family, Groups, Levels, Tracked};
+use crate::engine::{coin, exp1, index, uniform, Batch, Rng};
+
+/// A phase-type law as the simulator uses it: from phase `i` the job leaves at total rate
+/// `rate[i] = -A_ii`, to phase `j` with probability `A_ij / rate[i]` and completes with
+/// probability `nu_i / rate[i]` (cumulative tables `next[i]`, entry `m` = completion).
+#[derive(Debug, Clone)]
+pub(crate) struct Law {
+    pub m: usize,
+    alpha_cum: Vec<f64>,
+    pub rate: Vec<f64>,
+    next_cum: Vec<Vec<f64>>,
+}
+
+impl Law {
+    /// From initial probabilities `alpha` and the sub-generator `a` (row-major `m x m`).
+    pub(crate) fn new(alpha: &[f64], a: &[f64]) -> Self {
+        let m = alpha.len();
+        let mut c = 0.0;
+        let alpha_cum = alpha
+            .iter()
+            .map(|v| {
+                c += v.max(0.0);
+                c
+            })
+            .collect();
+        let rate: Vec<f64> = (0..m).map(|i| -a[i * m + i]).collect();
+        let next_cum = (0..m)
+            .map(|i| {
+                let mut c = 0.0;
+                let mut v: Vec<f64> = (0..m)
+                    .map(|j| {
+                        if j != i {
+                            c += a[i * m + j].max(0.0);
+                        }
+                        c
+                    })
+                    .collect();
+                // completion takes the rest of the rate
+                v.push(rate[i].max(c));
+                v
+            })
+            .collect();
+        Law { m, alpha_cum, rate, next_cum }
+    }
+
+    /// The starting phase of a new job.
+    #[inline(always)]
+    pub(crate) fn start(&self, rng: &mut Rng) -> usize {
+        if self.m == 1 {
+            0
+        } else {
+            pick_cumulative(&self.alpha_cum, uniform(rng))
+        }
+    }
+
+    /// Where a job in phase `i` goes when it leaves it: another phase, or `m` = completion.
+    #[inline(always)]
+    pub(crate) fn step(&self, i: usize, rng: &mut Rng) -> usize {
+        if self.m == 1 {
+            1
+        } else {
+            pick_cumulative(&self.next_cum[i], uniform(rng))
+        }
+    }
+
+    /// A job size drawn from the law (walk through the phases).
+    #[inline(always)]
+    pub(crate) fn sample(&self, rng: &mut Rng) -> f64 {
+        let mut i = self.start(rng);
+        let mut s = 0.0;
+        loop {
+            s += exp1(rng) / self.rate[i];
+            let j = self.step(i, rng);
+            if j == self.m {
+                return s;
+            }
+            i = j;
+        }
+    }
+}
+
+/// Routing by queue length.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Routing {
+    /// `d` samples with replacement; a least-loaded one, ties uniformly (d = 1: random).
+    Jsq(u32),
+    /// `d` samples; a least-loaded one w.p. `1 - eps`, a most-loaded one w.p. `eps`.
+    PodLi(u32, f64),
+    /// An idle server if any, else a uniformly random server.
+    Jiq,
+}
+
+/// FCFS servers with phase-type sizes. Server sets: `0` idle, `1 + i` busy with the job in
+/// service in phase `i`. Events: arrivals at `N lambda`, and phase changes/completions at
+/// `sum_i rate_i B_i` (`B_i` servers in phase `i`), the phase drawn in proportion.
+pub(crate) struct PhaseQueues {
+    n: u32,
+    arrival_rate: f64,
+    buffer: u32,
+    law: Law,
+    routing: Routing,
+    q: Vec<u32>,
+    sets: Groups,
+    busy_in: Vec<u32>,
+    levels: Levels,
+    in_phase: Vec<Tracked>,
+    scratch: Vec<f64>,
+    accepted: u64,
+    lost: u64,
+    waited: u64,
+    departures: u64,
+}
+
+impl PhaseQueues {
+    pub(crate) fn new(n: u32, lambda: f64, buffer: Option<u32>, law: Law, routing: Routing) -> Self {
+        let m = law.m;
+        PhaseQueues {
+            n,
+            arrival_rate: n as f64 * lambda,
+            buffer: buffer.unwrap_or(u32::MAX),
+            law,
+            routing,
+            q: vec![0; n as usize],
+            sets: Groups::new(n, m + 1, |_| 0),
+            busy_in: vec![0; m],
+            levels: Levels::new(),
+            in_phase: vec![Tracked::default(); m],
+            scratch: Vec::new(),
+            accepted: 0,
+            lost: 0,
+            waited: 0,
+            departures: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn route(&self, rng: &mut Rng) -> u32 {
+        match self.routing {
+            Routing::Jsq(d) => {
+                let mut best = index(rng, self.n);
+                let mut bq = self.q[best as usize];
+                let mut ties = 1u32;
+                for _ in 1..d {
+                    let c = index(rng, self.n);
+                    let qc = self.q[c as usize];
+                    if qc < bq {
+                        (best, bq, ties) = (c, qc, 1);
+                    } else if qc == bq {
+                        ties += 1;
+                        if index(rng, ties) == 0 {
+                            best = c;
+                        }
+                    }
+                }
+                best
+            }
+            Routing::PodLi(d, eps) => {
+                let most = coin(rng, eps);
+                let mut best = index(rng, self.n);
+                let mut bq = self.q[best as usize];
+                let mut ties = 1u32;
+                for _ in 1..d {
+                    let c = index(rng, self.n);
+                    let qc = self.q[c as usize];
+                    let better = if most { qc > bq } else { qc < bq };
+                    if better {
+                        (best, bq, ties) = (c, qc, 1);
+                    } else if qc == bq {
+                        ties += 1;
+                        if index(rng, ties) == 0 {
+                            best = c;
+                        }
+                    }
+                }
+                best
+            }
+            Routing::Jiq => {
+                if self.sets.len(0) > 0 {
+                    self.sets.pick(0, rng)
+                } else {
+                    index(rng, self.n)
+                }
+            }
+        }
+    }
+
+    /// Starts a new job's service at server `s` at time `t`.
+    #[inline(always)]
+    fn start_service(&mut self, s: u32, t: f64, rng: &mut Rng) {
+        let i = self.law.start(rng);
+        self.sets.move_to(s, 1 + i as u32);
+        self.busy_in[i] += 1;
+        self.in_phase[i].add(1.0, t);
+    }
+
+    fn arrive(&mut self, t: f64, rng: &mut Rng) {
+        let s = self.route(rng);
+        let before = self.q[s as usize];
+        if before >= self.buffer {
+            self.lost += 1;
+            return;
+        }
+        self.accepted += 1;
+        self.waited += (before > 0) as u64;
+        self.q[s as usize] = before + 1;
+        self.levels.up(before, t);
+        if before == 0 {
+            self.start_service(s, t, rng);
+        }
+    }
+
+    fn service_event(&mut self, target: f64, t: f64, rng: &mut Rng) {
+        let m = self.law.m;
+        let mut acc = 0.0;
+        let mut i = usize::MAX;
+        for p in 0..m {
+            acc += self.law.rate[p] * self.busy_in[p] as f64;
+            if target < acc && self.busy_in[p] > 0 {
+                i = p;
+                break;
+            }
+        }
+        if i == usize::MAX {
+            i = (0..m).rev().find(|&p| self.busy_in[p] > 0).expect("a busy server");
+        }
+        let s = self.sets.pick(1 + i, rng);
+        let j = self.law.step(i, rng);
+        self.busy_in[i] -= 1;
+        self.in_phase[i].add(-1.0, t);
+        if j < m {
+            self.sets.move_to(s, 1 + j as u32);
+            self.busy_in[j] += 1;
+            self.in_phase[j].add(1.0, t);
+            return;
+        }
+        let before = self.q[s as usize];
+        self.q[s as usize] = before - 1;
+        self.levels.down(before, t);
+        self.departures += 1;
+        if before > 1 {
+            self.start_service(s, t, rng);
+        } else {
+            self.sets.move_to(s, 0);
+        }
+    }
+}
+
+impl Family for PhaseQueues {
+    #[inline(always)]
+    fn rate(&self) -> f64 {
+        self.arrival_rate + self.busy_in.iter().zip(&self.law.rate).map(|(&b, &r)| b as f64 * r).sum::<f64>()
+    }
+
+    #[inline(always)]
+    fn event(&mut self, t: f64, rng: &mut Rng) {
+        let u = uniform(rng) * self.rate();
+        if u < self.arrival_rate {
+            self.arrive(t, rng);
+        } else {
+            self.service_event(u - self.arrival_rate, t, rng);
+        }
+    }
+
+    /// Extras: the fraction of servers whose job in service is in phase `i`, `i = 1..m`.
+    fn close(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        self.levels.take(t, &mut self.scratch);
+        out.level_integral.clone_from(&self.scratch);
+        out.accepted = std::mem::take(&mut self.accepted);
+        out.lost = std::mem::take(&mut self.lost);
+        out.waited = std::mem::take(&mut self.waited);
+        out.departures = std::mem::take(&mut self.departures);
+        out.extras.clear();
+        let per = self.n as f64 * duration;
+        for tr in &mut self.in_phase {
+            out.extras.push(tr.take(t) / per);
+        }
+    }
+}
+
+/// LL(d): each arrival samples `d` servers (with replacement) and joins the one with the least
+/// workload (ties, i.e. several idle samples, uniformly). FCFS: the job's response time is the
+/// chosen workload plus its own size, known at arrival. The workload of server `s` at time `t`
+/// is `max(0, empty_at[s] - t)`, so only arrivals are events.
+///
+/// Per-job statistics are attributed to the batch of the arrival: response time `W + S`,
+/// waiting `W`, the work `S` and the area `S W + S^2/2` it adds under the workload curve (so
+/// their sums over a batch divided by `N b` estimate `L = lambda E[R]` by Little's law, the
+/// busy fraction and the mean workload).
+pub(crate) struct Lld {
+    n: u32,
+    d: u32,
+    arrival_rate: f64,
+    law: Law,
+    empty_at: Vec<f64>,
+    count: u64,
+    waited: u64,
+    sum_response: f64,
+    sum_wait: f64,
+    sum_work: f64,
+    sum_area: f64,
+}
+
+impl Lld {
+    pub(crate) fn new(n: u32, lambda: f64, d: u32, law: Law) -> Self {
+        Lld {
+            n,
+            d,
+            arrival_rate: n as f64 * lambda,
+            law,
+            empty_at: vec![0.0; n as usize],
+            count: 0,
+            waited: 0,
+            sum_response: 0.0,
+            sum_wait: 0.0,
+            sum_work: 0.0,
+            sum_area: 0.0,
+        }
+    }
+}
+
+impl Family for Lld {
+    #[inline(always)]
+    fn rate(&self) -> f64 {
+        self.arrival_rate
+    }
+
+    #[inline(always)]
+    fn event(&mut self, t: f64, rng: &mut Rng) {
+        let mut best = index(rng, self.n);
+        let mut bw = (self.empty_at[best as usize] - t).max(0.0);
+        let mut ties = 1u32;
+        for _ in 1..self.d {
+            let c = index(rng, self.n);
+            let w = (self.empty_at[c as usize] - t).max(0.0);
+            if w < bw {
+                (best, bw, ties) = (c, w, 1);
+            } else if w == bw {
+                ties += 1;
+                if index(rng, ties) == 0 {
+                    best = c;
+                }
+            }
+        }
+        let size = self.law.sample(rng);
+        self.empty_at[best as usize] = t + bw + size;
+        self.count += 1;
+        self.waited += (bw > 0.0) as u64;
+        self.sum_response += bw + size;
+        self.sum_wait += bw;
+        self.sum_work += size;
+        self.sum_area += size * bw + 0.5 * size * size;
+    }
+
+    /// Extras: `[0]` sum of response times, `[1]` jobs, `[2]` sum of waits, `[3]` work per
+    /// server per unit time (busy fraction), `[4]` workload area per server per unit time (mean
+    /// workload), `[5]` response-time sum per server per unit time (`L` by Little's law).
+    fn close(&mut self, _t: f64, duration: f64, out: &mut Batch) {
+        let per = self.n as f64 * duration;
+        out.level_integral.clear();
+        out.accepted = self.count;
+        out.lost = 0;
+        out.waited = std::mem::take(&mut self.waited);
+        out.departures = 0;
+        out.extras.clear();
+        out.extras.extend_from_slice(&[
+            self.sum_response,
+            self.count as f64,
+            self.sum_wait,
+            self.sum_work / per,
+            self.sum_area / per,
+            self.sum_response / per,
+        ]);
+        self.count = 0;
+        self.sum_response = 0.0;
+        self.sum_wait = 0.0;
+        self.sum_work = 0.0;
+        self.sum_area = 0.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// H2 in Coxian form: sample mean and second moment match the law's.
+    #[test]
+    fn sampled_sizes_have_the_laws_moments() {
+        // rate mu1 = 1.894427 w.p. p = 0.947214 else mu2 = 0.105573: mean 1, SCV 9
+        let (mu1, mu2, p) = (1.0 + 0.8f64.sqrt(), 1.0 - 0.8f64.sqrt(), (1.0 + 0.8f64.sqrt()) / 2.0);
+        let a = (1.0 - p) * (mu1 - mu2) / mu1;
+        let law = Law::new(&[1.0, 0.0], &[-mu1, a * mu1, 0.0, -mu2]);
+        let mut rng = Rng::seed_from_u64(9);
+        let n = 2_000_000;
+        let (mut s1, mut s2) = (0.0, 0.0);
+        for _ in 0..n {
+            let x = law.sample(&mut rng);
+            s1 += x;
+            s2 += x * x;
+        }
+        let (m1, m2) = (s1 / n as f64, s2 / n as f64);
+        assert!((m1 - 1.0).abs() < 0.01, "{m1}");
+        assert!((m2 - 10.0).abs() < 0.4, "{m2}"); // E[S^2] = (SCV + 1) E[S]^2
+                                                  // Erlang-3, mean 1: second moment 4/3
+        let e = Law::new(&[1.0, 0.0, 0.0], &[-3.0, 3.0, 0.0, 0.0, -3.0, 3.0, 0.0, 0.0, -3.0]);
+        let s2: f64 = (0..n).map(|_| e.sample(&mut rng).powi(2)).sum::<f64>() / n as f64;
+        assert!((s2 - 4.0 / 3.0).abs() < 0.01, "{s2}");
+    }
+}
