@@ -31,3 +31,9 @@ fuzz seconds="600":
     cargo install cargo-fuzz --locked
     cd fuzz && cargo +nightly fuzz run expression corpus/expression seeds/expression -- -max_total_time={{seconds}}
     cd fuzz && cargo +nightly fuzz run model_file corpus/model_file seeds/model_file -- -max_total_time={{seconds}}
+
+# mfq against SciPy root and LSODA on JSQ(2), K = 20, 50, 100, lambda = 0.7, 0.9, 0.95 (bench/README.md)
+bench-compare:
+    python3 -m pip install --quiet numpy scipy
+    cargo build --release -p mfq-cli
+    python3 bench/compare_scipy.py

@@ -178,4 +178,14 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
             assert!((num(r, "mean_response_time") - t).abs() < 2e-5 * t, "{file} {model} scv={scv}: {}", r["mean_response_time"]);
         }
     }
+
+    // redundancy-2: mean field 3.337652 at lambda = 0.9 and the PS pair 0.78142 / 3.38752 at
+    // lambda = 0.5 / 0.9 (research notes section 1.4, an independent script)
+    let rows = csv(&out.join("redundancy-lambda.csv"));
+    for (model, lambda, want) in
+        [("mean field", 0.9, 3.337652), ("PS pair approximation", 0.5, 0.78142), ("PS pair approximation", 0.9, 3.38752)]
+    {
+        let r = rows.iter().find(|r| r["model"] == model && (num(r, "lambda") - lambda).abs() < 1e-9).unwrap();
+        assert!((num(r, "mean_queue_length") - want).abs() < 1e-5, "{model} {lambda}");
+    }
 }
