@@ -190,7 +190,7 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
             fp.truncation =
                 TruncationReport { levels, mass_at_truncation: mass_at_truncation(model, &fp.x), tol: trunc.tol, automatic, tried };
             if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
-                fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa);
+                fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
             }
             fp
         };

@@ -73,7 +73,7 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
     fp.truncation.mass_at_truncation = crate::mass_at_truncation(model, &fp.x);
     fp.truncation.tried = vec![model.dim()];
     if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
-        fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa);
+        fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
     }
     Ok(fp)
 }

@@ -17,15 +17,22 @@ pub struct LocalStability {
     pub stable: bool,
 }
 
-/// Eigenvalues of `J(x)` (dense Schur decomposition, nalgebra; `O(n^3)`: meant for
-/// `n` up to a few hundred).
+/// Eigenvalues of `J(x)` (dense Schur decomposition, nalgebra, at most `100 n` iterations;
+/// `O(n^3)`: meant for `n` up to a few hundred). If the iteration does not converge,
+/// `eigenvalues` is empty, `spectral_abscissa` is NaN and `stable` is false.
 pub fn local_stability(model: &dyn MeanFieldModel, x: &[f64]) -> LocalStability {
     let n = model.dim();
     let mut jac = Jacobian::new(n, model.sparsity());
     model.jacobian(x, &mut jac);
     let m = DMatrix::from_row_slice(n, n, &jac.to_dense());
-    let mut eigenvalues: Vec<(f64, f64)> = m.complex_eigenvalues().iter().map(|c| (c.re, c.im)).collect();
+    // a capped Schur iteration: a pathological Jacobian must not hang the solver; when it does
+    // not converge the eigenvalues are unknown (empty) and the spectral abscissa is NaN, which
+    // the callers report as "not computed"
+    let mut eigenvalues: Vec<(f64, f64)> = match m.try_schur(f64::EPSILON, 100 * n.max(10)) {
+        Some(schur) => schur.complex_eigenvalues().iter().map(|c| (c.re, c.im)).collect(),
+        None => Vec::new(),
+    };
     eigenvalues.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let spectral_abscissa = eigenvalues.first().map_or(f64::NEG_INFINITY, |e| e.0);
+    let spectral_abscissa = eigenvalues.first().map_or(f64::NAN, |e| e.0);
     LocalStability { eigenvalues, spectral_abscissa, slowest_decay_rate: -spectral_abscissa, stable: spectral_abscissa < 0.0 }
 }
