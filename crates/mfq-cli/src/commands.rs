@@ -404,12 +404,12 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         outln!("{value}");
     } else {
         out!("{}", fixed_point_text(args, &file, &fp, &stability));
-        outln!(
-            "  transient           from empty: {:?} at t = {:.2}, distance to x* {:.2e}",
-            tr.status,
-            tr.t_last(),
-            series.distance.last().copied().unwrap_or(f64::NAN)
-        );
+        let how = match &tr.status {
+            mfq_ode::Status::SteadyState { t } => format!("drift below 1e-10 at t = {t:.2}"),
+            mfq_ode::Status::Success => format!("reached t = {:.2}", tr.t_last()),
+            other => format!("stopped early ({other:?}) at t = {:.2}", tr.t_last()),
+        };
+        outln!("  transient           from empty: {how}, distance to x* {:.2e}", series.distance.last().copied().unwrap_or(0.0));
         outln!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), check_opts.starts);
         outln!("tail:");
         out!("{}", tail_table(&fp));
