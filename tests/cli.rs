@@ -96,6 +96,22 @@ const BAD: &[(&[&str], i32, &[&str])] = &[
     (&["simulate", "models/pod-errors-li-unstable.toml", "--servers", "100"], 3, &["unstable", "1/(eps d)"]),
     (&["simulate", "models/jsq-d2.toml", "--servers", "100", "--batches", "100000000"], 2, &["batches"]),
     (&["solve", "models/jsq-d2.toml", "--levels", "100000000"], 2, &["--levels"]),
+    (&["fixed-point", "models/jsq-d2.toml", "--max-seconds", "-1"], 2, &["max_seconds = -1"]),
+    // a solve that cannot finish in the time given stops with exit code 4 and says why
+    (
+        &[
+            "fixed-point",
+            "models/jsq-d1.toml",
+            "--set",
+            "lambda=0.9999",
+            "--set",
+            "truncation.max_levels=1000000",
+            "--max-seconds",
+            "0.000001",
+        ],
+        4,
+        &["TimeLimit"],
+    ),
 ];
 
 #[test]

@@ -43,7 +43,8 @@ pub(crate) fn title(file: &ModelFile) -> String {
 
 /// The fixed point of a model file, with the solver's outcomes mapped to failures.
 pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile) -> Result<FixedPoint, Failure> {
-    let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).map_err(|e| match e {
+    let opts = FixedPointOptions { max_seconds: args.max_seconds, ..Default::default() };
+    let fp = solve_spec(&file.model, &file.truncation, &opts).map_err(|e| match e {
         FixedPointError::Unstable { .. } => Failure::unstable(format!("{}: {e}", args.model.display())),
         _ => Failure::input(format!("{}: {e}", args.model.display())),
     })?;

@@ -54,6 +54,9 @@ pub struct ModelArgs {
     /// Directory for output files (CSV, JSON, SVG)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Wall-clock limit for the fixed-point solve, in seconds (exit code 4 when it runs out)
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub max_seconds: Option<f64>,
 }
 
 #[derive(Subcommand, Debug)]

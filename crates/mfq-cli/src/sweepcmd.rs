@@ -322,7 +322,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
         FigureFile::Check { model, starts, .. } => {
-            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None };
+            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
             let report = crate::checkcmd::run_check(&args, &opts)?;
             let svg = mfq_fixpoint::svg::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
@@ -347,7 +347,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
         }
         FigureFile::Compare { title, model, servers, time, warmup, .. } => {
-            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None };
+            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
             let (cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true)?;

@@ -1102,6 +1102,7 @@ impl Ctx<'_> {
             dt0: 1e9,
             x0: Some(x0.to_vec()),
             max_dim_for_eigenvalues: 0,
+            max_seconds: None,
         };
         let fp = solve_model(self.model, &o).ok()?;
         (fp.residual.is_finite() && fp.residual <= self.opts.tol).then_some(Limit { x: fp.x, residual: fp.residual })

@@ -45,6 +45,11 @@ pub enum FixedPointStatus {
     Converged,
     /// The iteration budget ran out before the residual reached the tolerance.
     MaxIterations,
+    /// The wall-clock limit (`FixedPointOptions::max_seconds`) ran out first.
+    TimeLimit {
+        /// The limit, in seconds.
+        seconds: f64,
+    },
     /// A linear solve met a singular matrix.
     Singular {
         /// Column of the zero pivot.
@@ -177,10 +182,11 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
         };
         (layout, x)
     });
+    let deadline = opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s));
     loop {
         let model = spec.build(k)?;
         let x0 = warm.take().and_then(|(layout, w)| resize_state(&layout, &w, &model.layout()));
-        let mut fp = newton::solve_inner(model.as_ref(), x0.as_deref(), opts);
+        let mut fp = newton::solve_until(model.as_ref(), x0.as_deref(), opts, deadline);
         tried.push(k);
         total += fp.iterations;
         let mass = mass_at_truncation(model.as_ref(), &fp.x);
@@ -205,7 +211,7 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
                     if k_min < k {
                         let small = spec.build(k_min)?;
                         let x0 = resize_state(&model.layout(), &fp.x, &small.layout());
-                        let fp2 = newton::solve_inner(small.as_ref(), x0.as_deref(), opts);
+                        let fp2 = newton::solve_until(small.as_ref(), x0.as_deref(), opts, deadline);
                         tried.push(k_min);
                         total += fp2.iterations;
                         if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < trunc.tol {

@@ -19,11 +19,14 @@ pub struct FixedPointOptions {
     pub x0: Option<Vec<f64>>,
     /// Eigenvalues (spectral abscissa) are computed up to this dimension (default 600; dense, `O(n^3)`).
     pub max_dim_for_eigenvalues: usize,
+    /// Wall-clock limit in seconds over the whole solve (every truncation level); `None`: no
+    /// limit. When it runs out the solve stops with [`FixedPointStatus::TimeLimit`].
+    pub max_seconds: Option<f64>,
 }
 
 impl Default for FixedPointOptions {
     fn default() -> Self {
-        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 10.0, x0: None, max_dim_for_eigenvalues: 600 }
+        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 10.0, x0: None, max_dim_for_eigenvalues: 600, max_seconds: None }
     }
 }
 
@@ -42,6 +45,9 @@ impl FixedPointOptions {
         }
         if !(self.dt0.is_finite() && self.dt0 > 0.0) {
             return bad("dt0", self.dt0.to_string(), "a number > 0");
+        }
+        if let Some(t) = self.max_seconds.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return bad("max_seconds", t.to_string(), "a finite number of seconds > 0");
         }
         if let Some(v) = self.x0.iter().flatten().find(|v| !v.is_finite()) {
             return bad("x0", v.to_string(), "finite entries");
@@ -92,6 +98,16 @@ fn max_abs(v: &[f64]) -> f64 {
 
 /// The PTC + Newton iteration; options are assumed valid. Allocates its buffers once.
 pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: &FixedPointOptions) -> FixedPoint {
+    solve_until(model, x0, opts, opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s)))
+}
+
+/// [`solve_inner`] with an absolute deadline (shared by every truncation level of one solve).
+pub(crate) fn solve_until(
+    model: &dyn MeanFieldModel,
+    x0: Option<&[f64]>,
+    opts: &FixedPointOptions,
+    deadline: Option<std::time::Instant>,
+) -> FixedPoint {
     let n = model.dim();
     let mut x = x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
     model.project(&mut x);
@@ -138,6 +154,9 @@ pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: 
         }
         if iters >= opts.max_iter {
             break FixedPointStatus::MaxIterations;
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            break FixedPointStatus::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0) };
         }
         iters += 1;
         match step(&x, &f, 1.0 / dt, &mut xn, &mut fnew) {
