@@ -185,7 +185,7 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
     let deadline = opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s));
     loop {
         let model = spec.build(k)?;
-        let x0 = warm.take().and_then(|(layout, w)| resize_state(&layout, &w, &model.layout()));
+        let x0 = warm.take().and_then(|(layout, w)| resize_state(&layout, &w, &model.layout())).or_else(|| model.start_state());
         let mut fp = newton::solve_until(model.as_ref(), x0.as_deref(), opts, deadline);
         tried.push(k);
         total += fp.iterations;

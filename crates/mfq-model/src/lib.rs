@@ -139,10 +139,11 @@ pub enum StateLayout {
         /// What an endpoint state is (`queue-length`, `position,min(Q,k)`, `position-from-back`).
         coordinate: String,
     },
-    /// Triplet approximation (redundancy-2, processor sharing): `x[(a * K + b) * K + c]` =
-    /// (1/N) x the number of ordered paths `v - u - w` of two distinct jobs sharing server
-    /// `u`, with queue lengths `(a + 1, b + 1, c + 1)` at `(u, v, w)`; followed by the `K^2`
-    /// pair entries (see `models::redundancy`).
+    /// Triplet approximation (redundancy-2, processor sharing; `K^3` entries): first
+    /// `T(a, b, c)` at `x[((b - 2) K + (a - 1)) K + (c - 1)]` = (1/N) x the number of paths
+    /// `u - v - w` of two distinct jobs sharing the middle server `v`, with queue lengths
+    /// `(a, b, c)` at `(u, v, w)` (`b = 2..K`, `a, c = 1..K`); then the `K^2` pair entries
+    /// `P(a, b)` at `x[(K - 1) K^2 + (a - 1) K + (b - 1)]` (see `models::redundancy`).
     Triplet {
         /// Truncation level `K`.
         levels: usize,
@@ -159,7 +160,7 @@ impl StateLayout {
             StateLayout::PhaseTail { levels, phases } => levels * phases,
             StateLayout::Workload { points, phases, .. } => points * (1 + phases),
             StateLayout::Pair { states, .. } => states * states,
-            StateLayout::Triplet { levels } => levels * levels * levels + levels * levels,
+            StateLayout::Triplet { levels } => levels * levels * levels,
         }
     }
 
@@ -183,11 +184,11 @@ impl StateLayout {
             }
             StateLayout::Pair { states, .. } => format!("P[{},{}]", i / states, i % states),
             StateLayout::Triplet { levels } => {
-                let k3 = levels * levels * levels;
-                if i < k3 {
-                    format!("T[{},{},{}]", i / (levels * levels) + 1, (i / levels) % levels + 1, i % levels + 1)
+                let kt = (levels - 1) * levels * levels;
+                if i < kt {
+                    format!("T[{},{},{}]", (i / levels) % levels + 1, i / (levels * levels) + 2, i % levels + 1)
                 } else {
-                    format!("P[{},{}]", (i - k3) / levels + 1, (i - k3) % levels + 1)
+                    format!("P[{},{}]", (i - kt) / levels + 1, (i - kt) % levels + 1)
                 }
             }
         }
@@ -381,6 +382,14 @@ pub trait MeanFieldModel: Send + Sync {
     /// The stability condition at the model's parameters.
     fn stability(&self) -> Stability {
         Stability::Unknown { note: "no stability condition is known for this model".into() }
+    }
+
+    /// A starting state for the fixed-point solvers when the caller gives none, for models
+    /// whose empty state is far from the fixed point in Newton's sense (the pair and triplet
+    /// approximations start from the independent closure of the mean-field fixed point).
+    /// Default `None`: the solvers start from the empty state (all zero).
+    fn start_state(&self) -> Option<Vec<f64>> {
+        None
     }
 
     /// The fixed point in closed form, when one exists (used by tests and as a cross-check).

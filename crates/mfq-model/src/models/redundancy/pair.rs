@@ -889,4 +889,7 @@ impl MeanFieldModel for RedundancyPair {
     fn project(&self, x: &mut [f64]) {
         x.iter_mut().for_each(|v| *v = v.max(0.0));
     }
+    fn start_state(&self) -> Option<Vec<f64>> {
+        self.mean_field_start()
+    }
 }
