@@ -294,7 +294,8 @@ mod tests {
         let p = |v: &[f64], a: usize, b: usize| v[kt + (a - 1) * k + (b - 1)];
         for a in 1..=k {
             for b in 2..=k {
-                let (s, ds): (f64, f64) = (1..=k).map(|c| (t(&x, a, b, c), t(&dx, a, b, c))).fold((0.0, 0.0), |(u, v), (p, q)| (u + p, v + q));
+                let (s, ds): (f64, f64) =
+                    (1..=k).map(|c| (t(&x, a, b, c), t(&dx, a, b, c))).fold((0.0, 0.0), |(u, v), (p, q)| (u + p, v + q));
                 assert!((s - (b - 1) as f64 * p(&x, a, b)).abs() < 1e-15, "state ({a},{b})");
                 // exact up to the 1e-13 guard in S / (M + EPS) at the smallest fibres
                 assert!((ds - (b - 1) as f64 * p(&dx, a, b)).abs() < 1e-11, "drift ({a},{b}): {ds} vs {}", (b - 1) as f64 * p(&dx, a, b));

@@ -309,7 +309,13 @@ impl RedundancyTriplet {
         let up = l2 * theta;
         let inv = |v: usize| 1.0 / v as f64;
         let mut out = dx;
-        let get = |a: usize, b: usize, c: usize| if (1..=k).contains(&a) && (2..=k).contains(&b) && (1..=k).contains(&c) { x[ix.t(a, b, c)] } else { 0.0 };
+        let get = |a: usize, b: usize, c: usize| {
+            if (1..=k).contains(&a) && (2..=k).contains(&b) && (1..=k).contains(&c) {
+                x[ix.t(a, b, c)]
+            } else {
+                0.0
+            }
+        };
         for b in 2..=k {
             for a in 1..=k {
                 let (le_a, le_a_dm, le_a_ds) = self.l_end(u, a, b);
@@ -431,7 +437,13 @@ impl RedundancyTriplet {
     pub fn queue_length_distribution(&self, x: &[f64]) -> Vec<f64> {
         let ix = self.ix();
         (0..=self.k)
-            .map(|j| if j == 0 { 1.0 - (1..=self.k).map(|a| x[ix.p(a, 1)..ix.p(a, 1) + self.k].iter().sum::<f64>() / a as f64).sum::<f64>() } else { x[ix.p(j, 1)..ix.p(j, 1) + self.k].iter().sum::<f64>() / j as f64 })
+            .map(|j| {
+                if j == 0 {
+                    1.0 - (1..=self.k).map(|a| x[ix.p(a, 1)..ix.p(a, 1) + self.k].iter().sum::<f64>() / a as f64).sum::<f64>()
+                } else {
+                    x[ix.p(j, 1)..ix.p(j, 1) + self.k].iter().sum::<f64>() / j as f64
+                }
+            })
             .collect()
     }
 
@@ -485,8 +497,10 @@ impl RedundancyTriplet {
         let beyond: f64 = 1.0 - q.iter().sum::<f64>();
         q[k] += beyond.max(0.0);
         let m: f64 = (1..=k).map(|a| a as f64 * q[a]).sum();
-        let pair: Vec<f64> =
-            (1..=k).flat_map(|a| (1..=k).map(move |b| (a, b))).map(|(a, b)| if m > 0.0 { a as f64 * q[a] * b as f64 * q[b] / m } else { 0.0 }).collect();
+        let pair: Vec<f64> = (1..=k)
+            .flat_map(|a| (1..=k).map(move |b| (a, b)))
+            .map(|(a, b)| if m > 0.0 { a as f64 * q[a] * b as f64 * q[b] / m } else { 0.0 })
+            .collect();
         self.pair_closure(&pair).ok()
     }
 
