@@ -152,6 +152,8 @@ pub(crate) fn comparison(
         half_width: Vec::new(),
         mean_field,
         refined_c: refined.as_ref().and_then(|r| r.mean_queue_length_correction),
+        mean_field_label: "mean field".into(),
+        lines: Vec::new(),
     };
     for &n in servers {
         // equal work per size: small systems run longer (time x 1000/N for N < 1000)

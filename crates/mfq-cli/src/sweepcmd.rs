@@ -213,6 +213,13 @@ enum FigureFile {
         time: f64,
         /// Warm-up time.
         warmup: f64,
+        /// Legend label of the model's own (`N`-independent) value (default `mean field`).
+        #[serde(default)]
+        label: Option<String>,
+        /// Further approximations drawn as horizontal lines: (legend label, model file), e.g. the
+        /// pair and triplet approximations of the same system.
+        #[serde(default)]
+        lines: Vec<(String, String)>,
     },
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
@@ -221,6 +228,9 @@ enum FigureFile {
         description: String,
         /// (legend label, model file) pairs.
         models: Vec<(String, String)>,
+        /// `NAME=VALUE` overrides applied to every file (e.g. `lambda=0.9`).
+        #[serde(default)]
+        set: Vec<String>,
     },
 }
 
@@ -346,27 +356,43 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             }
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
         }
-        FigureFile::Compare { title, model, servers, time, warmup, .. } => {
+        FigureFile::Compare { title, model, servers, time, warmup, label, lines, .. } => {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
-            let (cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true)?;
+            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true)?;
+            if let Some(label) = label {
+                cmp.mean_field_label = label.clone();
+            }
+            for (line_label, line_model) in lines {
+                let fp = solve_file(&read(line_model)?, line_model, &[])?;
+                let v = fp
+                    .observables
+                    .mean_queue_length
+                    .ok_or_else(|| Failure::input(format!("{line_model}: the model has no queue length")))?;
+                cmp.lines.push((line_label.clone(), v));
+            }
             let svg = mfq_fixpoint::svg::size_comparison_svg(&cmp, title).map_err(|e| Failure::io(e.to_string()))?;
-            let mut csv = String::from("servers,simulated,half_width,mean_field,refined_mean_field\n");
+            let mut csv = String::from("servers,simulated,half_width,mean_field,refined_mean_field");
+            for (l, _) in &cmp.lines {
+                let _ = write!(csv, ",{}", l.replace([',', '"'], " "));
+            }
+            csv.push('\n');
             for i in 0..cmp.servers.len() {
                 let refined = cmp.refined_c.map_or(String::new(), |c| format!("{}", cmp.mean_field + c / cmp.servers[i]));
-                let _ = writeln!(csv, "{},{},{},{},{refined}", cmp.servers[i], cmp.simulated[i], cmp.half_width[i], cmp.mean_field);
+                let _ = write!(csv, "{},{},{},{},{refined}", cmp.servers[i], cmp.simulated[i], cmp.half_width[i], cmp.mean_field);
+                for (_, v) in &cmp.lines {
+                    let _ = write!(csv, ",{v}");
+                }
+                csv.push('\n');
             }
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
-        FigureFile::Tail { title, models, .. } => {
+        FigureFile::Tail { title, models, set, .. } => {
             let mut fps = Vec::new();
             for (label, model) in models {
-                let file = ModelFile::parse(&read(model)?, &[]).map_err(|e| Failure::input(format!("{model}: {e}")))?;
-                let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default())
-                    .map_err(|e| Failure::input(format!("{model}: {e}")))?;
-                fps.push((label.clone(), fp));
+                fps.push((label.clone(), solve_file(&read(model)?, model, set)?));
             }
             let refs: Vec<(&str, &mfq_fixpoint::FixedPoint)> = fps.iter().map(|(l, f)| (l.as_str(), f)).collect();
             let svg = tail_svg(&refs, title).map_err(|e| Failure::io(e.to_string()))?;
@@ -384,6 +410,17 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
     let (title, description, reproduces) = fig.about();
     outln!("{name}: {title}\n    {description}\n    reproduces: {reproduces}\n    -> {}", out.join(format!("{name}.svg")).display());
     Ok(())
+}
+
+/// The converged fixed point of the model file `model` (its text) with `NAME=VALUE` overrides.
+fn solve_file(text: &str, model: &str, set: &[String]) -> Result<mfq_fixpoint::FixedPoint, Failure> {
+    let file = ModelFile::parse(text, set).map_err(|e| Failure::input(format!("{model}: {e}")))?;
+    let fp =
+        solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).map_err(|e| Failure::input(format!("{model}: {e}")))?;
+    if !fp.converged() {
+        return Err(Failure::no_convergence(format!("{model}: the fixed point did not converge ({:?})", fp.status)));
+    }
+    Ok(fp)
 }
 
 /// `mfq figure`.

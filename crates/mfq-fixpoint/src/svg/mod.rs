@@ -83,6 +83,10 @@ impl DistanceSeries {
 pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, PlotError> {
     let mut out = String::new();
     let k_max = reports.iter().map(|(_, fp)| fp.observables.tail.iter().take_while(|v| **v >= LOG_FLOOR).count()).max().unwrap_or(1).max(2);
+    // the y axis reaches one decade below the smallest plotted value (not below LOG_FLOOR)
+    let smallest =
+        reports.iter().flat_map(|(_, fp)| fp.observables.tail.iter().copied()).filter(|v| *v >= LOG_FLOOR).fold(1.0f64, f64::min);
+    let floor = 10f64.powf(smallest.log10().floor() - 1.0).max(LOG_FLOOR);
     {
         let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
@@ -91,7 +95,7 @@ pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, 
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(78)
-            .build_cartesian_2d(0.5f64..(k_max as f64 + 0.5), (LOG_FLOOR..1.5f64).log_scale())
+            .build_cartesian_2d(0.5f64..(k_max as f64 + 0.5), (floor..1.5f64).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -246,10 +250,15 @@ pub struct SizeComparison {
     pub mean_field: f64,
     /// The refined mean field's `c` in `value + c / N`, when available.
     pub refined_c: Option<f64>,
+    /// Legend label of the `mean_field` line (e.g. `mean field`, `PS pair approximation`).
+    pub mean_field_label: String,
+    /// Further `N`-independent approximations drawn as horizontal lines: (legend label, value).
+    pub lines: Vec<(String, f64)>,
 }
 
-/// The quantity against `N` (log axis): simulation with 95% CI bars, the mean field as a
-/// horizontal line, and the refined mean field `x* + c/N` as a curve.
+/// The quantity against `N` (log axis): simulation with 95% CI bars, the mean field and the
+/// further approximations of `cmp.lines` as horizontal lines, and the refined mean field
+/// `x* + c/N` as a curve.
 ///
 /// # Errors
 /// [`PlotError`] if plotters fails.
@@ -260,6 +269,10 @@ pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, 
     let refined = |n: f64| cmp.refined_c.map(|c| cmp.mean_field + c / n);
     let mut lo = cmp.mean_field;
     let mut hi = cmp.mean_field;
+    for (_, v) in &cmp.lines {
+        lo = lo.min(*v);
+        hi = hi.max(*v);
+    }
     for (m, h) in cmp.simulated.iter().zip(&cmp.half_width) {
         lo = lo.min(m - h);
         hi = hi.max(m + h);
@@ -290,8 +303,16 @@ pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, 
         chart
             .draw_series(LineSeries::new(vec![(a, cmp.mean_field), (b, cmp.mean_field)], BLUE.stroke_width(2)))
             .map_err(err)?
-            .label("mean field")
+            .label(cmp.mean_field_label.as_str())
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+        for (i, (label, v)) in cmp.lines.iter().enumerate() {
+            let colour = Palette99::pick(i + 3).stroke_width(2);
+            chart
+                .draw_series(DashedLineSeries::new(vec![(a, *v), (b, *v)], 8, 4, colour))
+                .map_err(err)?
+                .label(label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+        }
         if cmp.refined_c.is_some() {
             let pts: Vec<(f64, f64)> =
                 (0..=200).map(|i| a * (b / a).powf(i as f64 / 200.0)).filter_map(|n| refined(n).map(|v| (n, v))).collect();

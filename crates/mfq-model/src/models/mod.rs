@@ -150,12 +150,12 @@ pub fn catalog() -> Vec<ModelInfo> {
         },
         ModelInfo {
             kind: "redundancy",
-            name: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, or pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (LCFS pair: approximation under test, 6.4% below simulation at lambda = 0.9; no triplet yet)",
+            name: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (LCFS pair: approximation under test, 6.4% below simulation at lambda = 0.9), triplet approximation (d = 2, PS)",
             parameters: vec![
                 ParamInfo { name: "lambda", meaning: "job arrival rate per server (each job sends d copies)", range: "> 0; i.i.d. copies stable iff < 1" },
-                ParamInfo { name: "d", meaning: "copies per job, to distinct servers", range: "integer in [1, 10000]; 2 for approximation = \"pair\"" },
+                ParamInfo { name: "d", meaning: "copies per job, to distinct servers", range: "integer in [1, 10000]; 2 for the pair and triplet approximations" },
                 ParamInfo { name: "discipline", meaning: "per-server discipline of the copies", range: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\"" },
-                ParamInfo { name: "approximation", meaning: "mean field (any discipline) or pair approximation", range: "\"mean-field\" (default), \"pair\"" },
+                ParamInfo { name: "approximation", meaning: "mean field (any discipline), pair or triplet (PS) approximation", range: "\"mean-field\" (default), \"pair\", \"triplet\"" },
                 ParamInfo { name: "copies", meaning: "i.i.d. or identical copy sizes (identical: stability verdict only)", range: "\"iid\" (default), \"identical\"" },
                 ParamInfo { name: "lps_k", meaning: "LPS(k): the k oldest copies share the server", range: "integer >= 1, only with discipline = \"lps\"" },
             ],

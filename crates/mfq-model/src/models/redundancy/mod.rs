@@ -200,7 +200,7 @@ pub fn initial_levels(approximation: Approximation, lps_k: Option<u32>) -> usize
     match approximation {
         Approximation::MeanField => 16,
         Approximation::Pair => 16.max(lps_k.unwrap_or(1) as usize + 2),
-        Approximation::Triplet => 12,
+        Approximation::Triplet => 16,
     }
 }
 

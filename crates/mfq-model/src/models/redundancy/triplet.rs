@@ -56,7 +56,7 @@ use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Spa
 use std::sync::{Arc, Mutex};
 
 /// Largest truncation level: `K^3` states, the bordered LU grows faster than that.
-const MAX_TRIPLET_LEVELS: usize = 60;
+const MAX_TRIPLET_LEVELS: usize = 40;
 
 /// Triplet approximation of redundancy-2 with i.i.d. exponential copies under PS (see the
 /// module docs for the ODE and its derivation).
@@ -103,18 +103,13 @@ impl Ix {
     fn y(self, j: usize) -> usize {
         j
     }
-    /// Auxiliary `M(m; e)` (`m >= 2`).
-    #[inline]
-    fn am(self, m: usize, e: usize) -> usize {
-        self.k + 1 + (m - 2) * self.k + (e - 1)
-    }
     /// Auxiliary `S(m; e)` (`m >= 2`).
     #[inline]
     fn as_(self, m: usize, e: usize) -> usize {
-        self.k + 1 + (self.k - 1) * self.k + (m - 2) * self.k + (e - 1)
+        self.k + 1 + (m - 2) * self.k + (e - 1)
     }
     fn r(self) -> usize {
-        self.k + 1 + 2 * (self.k - 1) * self.k
+        self.k + 1 + (self.k - 1) * self.k
     }
     fn n(self) -> usize {
         self.k * self.k * self.k
@@ -142,7 +137,7 @@ impl RedundancyTriplet {
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] for `lambda` not finite or `<= 0` (`model.lambda`), `d != 2`
-    /// (`model.d`), `levels` outside `3..=60` (`truncation.levels`).
+    /// (`model.d`), `levels` outside `3..=40` (`truncation.levels`).
     pub fn new(lambda: f64, d: u32, levels: usize) -> Result<Self, ModelError> {
         super::check_common(lambda, d)?;
         if d != 2 {
@@ -169,10 +164,11 @@ impl RedundancyTriplet {
         let (n, r) = (ix.n(), ix.r());
         let mut a_rows = vec![Vec::new(); n];
         let mut b_rows = vec![Vec::new(); n];
-        // fibre auxiliaries of a loss rate (middle m >= 2)
-        let fib = |v: &mut Vec<usize>, m: usize, e: usize| {
+        // a loss rate of the fibre (middle m >= 2, reference e): M(m; e) = (m-1) P(e, m), S(m; e)
+        let fib = |ar: &mut Vec<usize>, br: &mut Vec<usize>, m: usize, e: usize| {
             if (2..=k).contains(&m) {
-                v.extend([ix.am(m, e), ix.as_(m, e)]);
+                ar.push(ix.p(e, m));
+                br.push(ix.as_(m, e));
             }
         };
         for b in 2..=k {
@@ -201,7 +197,7 @@ impl RedundancyTriplet {
                         ar.push(ix.t(a, b + 1, c));
                     }
                     for (m, e) in [(a, b), (a + 1, b), (c, b), (c + 1, b), (b, a), (b + 1, a)] {
-                        fib(br, m, e);
+                        fib(ar, br, m, e);
                     }
                 }
             }
@@ -219,7 +215,7 @@ impl RedundancyTriplet {
                 }
                 br.extend([ix.y(a - 1), ix.y(b - 1), ix.y(k)]);
                 for (m, e) in [(a, b), (a + 1, b), (b, a), (b + 1, a)] {
-                    fib(br, m, e);
+                    fib(ar, br, m, e);
                 }
             }
         }
@@ -233,16 +229,14 @@ impl RedundancyTriplet {
         for m in 2..=k {
             for e in 1..=k {
                 let f = ix.fibre(m, e);
-                c_rows[ix.am(m, e)] = (f..f + k).collect();
                 c_rows[ix.as_(m, e)] = (f..f + k).collect();
-                d_rows[ix.am(m, e)] = vec![ix.am(m, e)];
                 d_rows[ix.as_(m, e)] = vec![ix.as_(m, e)];
             }
         }
         SparsityPattern::from_rows(n, a_rows).with_coupling(r, b_rows, c_rows, d_rows)
     }
 
-    /// The auxiliaries `y_0..y_K`, `M(m; e)`, `S(m; e)` at `x`.
+    /// The auxiliaries `y_0..y_K` and `S(m; e)` at `x`.
     fn compute_aux(&self, x: &[f64], u: &mut [f64]) {
         let ix = self.ix();
         let k = self.k;
@@ -256,45 +250,43 @@ impl RedundancyTriplet {
         for m in 2..=k {
             for e in 1..=k {
                 let f = ix.fibre(m, e);
-                let (mut ms, mut ss) = (0.0, 0.0);
-                for (c, &v) in x[f..f + k].iter().enumerate() {
-                    ms += v;
-                    ss += v / (c + 1) as f64;
-                }
-                u[ix.am(m, e)] = ms;
-                u[ix.as_(m, e)] = ss;
+                u[ix.as_(m, e)] = x[f..f + k].iter().enumerate().map(|(c, &v)| v / (c + 1) as f64).sum();
             }
         }
     }
 
+    /// `M(m; e) = (m - 1) P(e, m)`: the fibre mass through the path-count identity, which the
+    /// dynamics keep (this halves the auxiliaries and keeps `A` local).
+    #[inline]
+    fn fibre_mass(&self, x: &[f64], m: usize, e: usize) -> f64 {
+        (m - 1) as f64 * x[self.ix().p(e, m)]
+    }
+
     /// `l_end(a; b)` (middle `a` of the fibre, reference `b`) with `d/dM`, `d/dS`; zero for `a = 1` or `a > K`.
     #[inline]
-    fn l_end(&self, u: &[f64], a: usize, b: usize) -> (f64, f64, f64) {
+    fn l_end(&self, x: &[f64], u: &[f64], a: usize, b: usize) -> (f64, f64, f64) {
         if a < 2 || a > self.k {
             return (0.0, 0.0, 0.0);
         }
-        let ix = self.ix();
-        loss_rate((a - 1) as f64, a as f64, u[ix.am(a, b)], u[ix.as_(a, b)])
+        loss_rate((a - 1) as f64, a as f64, self.fibre_mass(x, a, b), u[self.ix().as_(a, b)])
     }
 
     /// `l_mid(a, b)` (middle `b`, reference `a`) with `d/dM`, `d/dS`; zero for `b <= 2` or `b > K`.
     #[inline]
-    fn l_mid(&self, u: &[f64], a: usize, b: usize) -> (f64, f64, f64) {
+    fn l_mid(&self, x: &[f64], u: &[f64], a: usize, b: usize) -> (f64, f64, f64) {
         if b < 3 || b > self.k {
             return (0.0, 0.0, 0.0);
         }
-        let ix = self.ix();
-        loss_rate((b - 2) as f64, b as f64, u[ix.am(b, a)], u[ix.as_(b, a)])
+        loss_rate((b - 2) as f64, b as f64, self.fibre_mass(x, b, a), u[self.ix().as_(b, a)])
     }
 
     /// `F(a, b) = M(a; b)/a + S(a; b)` (zero for `a = 1` or `a > K`).
     #[inline]
-    fn flow(&self, u: &[f64], a: usize, b: usize) -> f64 {
+    fn flow(&self, x: &[f64], u: &[f64], a: usize, b: usize) -> f64 {
         if a < 2 || a > self.k {
             return 0.0;
         }
-        let ix = self.ix();
-        u[ix.am(a, b)] / a as f64 + u[ix.as_(a, b)]
+        self.fibre_mass(x, a, b) / a as f64 + u[self.ix().as_(a, b)]
     }
 
     /// Value at `x` and coefficients of the drift; `jac` receives the Jacobian when given.
@@ -318,15 +310,15 @@ impl RedundancyTriplet {
         };
         for b in 2..=k {
             for a in 1..=k {
-                let (le_a, le_a_dm, le_a_ds) = self.l_end(u, a, b);
-                let (le_a1, le_a1_dm, le_a1_ds) = self.l_end(u, a + 1, b);
-                let (lm_b, lm_b_dm, lm_b_ds) = self.l_mid(u, a, b);
-                let (lm_b1, lm_b1_dm, lm_b1_ds) = self.l_mid(u, a, b + 1);
+                let (le_a, le_a_dm, le_a_ds) = self.l_end(x, u, a, b);
+                let (le_a1, le_a1_dm, le_a1_ds) = self.l_end(x, u, a + 1, b);
+                let (lm_b, lm_b_dm, lm_b_ds) = self.l_mid(x, u, a, b);
+                let (lm_b1, lm_b1_dm, lm_b1_ds) = self.l_mid(x, u, a, b + 1);
                 for c in 1..=k {
                     let i = ix.t(a, b, c);
                     let t = x[i];
-                    let (le_c, le_c_dm, le_c_ds) = self.l_end(u, c, b);
-                    let (le_c1, le_c1_dm, le_c1_ds) = self.l_end(u, c + 1, b);
+                    let (le_c, le_c_dm, le_c_ds) = self.l_end(x, u, c, b);
+                    let (le_c1, le_c1_dm, le_c1_ds) = self.l_end(x, u, c + 1, b);
                     let ups = (a < k) as u8 + (b < k) as u8 + (c < k) as u8;
                     let shifted_in = get(a - 1, b, c) + get(a, b, c - 1) + if b >= 3 { get(a, b - 1, c) } else { 0.0 };
                     let (ta1, tc1, tb1) = (get(a + 1, b, c), get(a, b, c + 1), get(a, b + 1, c));
@@ -363,7 +355,7 @@ impl RedundancyTriplet {
                         jac.add_coupling_b(i, ix.y(k), -l2 * (shifted_in - ups as f64 * t));
                         let mut fib = |m: usize, e: usize, dm: f64, ds: f64| {
                             if (2..=k).contains(&m) {
-                                jac.add_coupling_b(i, ix.am(m, e), dm);
+                                jac.add(i, ix.p(e, m), dm * (m - 1) as f64);
                                 jac.add_coupling_b(i, ix.as_(m, e), ds);
                             }
                         };
@@ -386,8 +378,9 @@ impl RedundancyTriplet {
                 let (ya, yb) = (u[ix.y(a - 1)], u[ix.y(b - 1)]);
                 let diag = -(inv(a) + inv(b)) - up * ups as f64;
                 if let Some(out) = out.as_deref_mut() {
-                    out[i] = l2 * ya * yb + diag * p + up * pin + self.flow(u, a + 1, b) - self.flow(u, a, b) + self.flow(u, b + 1, a)
-                        - self.flow(u, b, a);
+                    out[i] = l2 * ya * yb + diag * p + up * pin + self.flow(x, u, a + 1, b) - self.flow(x, u, a, b)
+                        + self.flow(x, u, b + 1, a)
+                        - self.flow(x, u, b, a);
                 }
                 if let Some(jac) = jac.as_deref_mut() {
                     jac.add(i, i, diag);
@@ -402,7 +395,7 @@ impl RedundancyTriplet {
                     jac.add_coupling_b(i, ix.y(k), -l2 * (pin - ups as f64 * p));
                     for (m, e, sign) in [(a + 1, b, 1.0), (a, b, -1.0), (b + 1, a, 1.0), (b, a, -1.0)] {
                         if (2..=k).contains(&m) {
-                            jac.add_coupling_b(i, ix.am(m, e), sign / m as f64);
+                            jac.add(i, ix.p(e, m), sign * (m - 1) as f64 / m as f64);
                             jac.add_coupling_b(i, ix.as_(m, e), sign);
                         }
                     }
@@ -423,10 +416,8 @@ impl RedundancyTriplet {
                 for e in 1..=k {
                     let f = ix.fibre(m, e);
                     for c in 1..=k {
-                        jac.add_coupling_c(ix.am(m, e), f + c - 1, 1.0);
                         jac.add_coupling_c(ix.as_(m, e), f + c - 1, 1.0 / c as f64);
                     }
-                    jac.add_coupling_d(ix.am(m, e), ix.am(m, e), 1.0);
                     jac.add_coupling_d(ix.as_(m, e), ix.as_(m, e), 1.0);
                 }
             }
