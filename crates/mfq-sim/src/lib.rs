@@ -35,6 +35,10 @@
 //! delta-method interval. [`SimReport::diagnostics`] helps judge whether batches were long
 //! enough. See `docs/simulation.md`.
 //!
+//! [`saturated`] simulates (and, for small systems, solves exactly) the saturated system of
+//! redundancy-d with identical copies under FCFS, whose throughput per server is the stability
+//! threshold of that system for a finite number of servers.
+//!
 //! # Example
 //!
 //! ```
@@ -51,6 +55,7 @@
 mod engine;
 mod families;
 pub mod population;
+pub mod saturated;
 mod stats;
 
 pub use stats::Estimate;
@@ -484,7 +489,8 @@ fn opinion_stubborn_counts(n: u32, gamma0: f64, gamma1: f64) -> (u32, u32) {
 /// other kinds; `servers` too small for every class to get a server, for `d` distinct
 /// redundancy servers or for a non-stubborn agent; `buffer` set for `lld` or the opinion kinds);
 /// [`SimError::Unsupported`] for a model kind that has no simulator (`generic`, redundancy with
-/// identical copies).
+/// identical copies; for those, [`saturated::identical_fcfs_stability`] gives the FCFS
+/// stability verdict at a finite number of servers).
 pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimError> {
     run(spec, opts, 0.0)
 }
@@ -509,19 +515,24 @@ pub fn simulate_opinion(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<
     run(spec, opts, x0)
 }
 
+/// A progress bar over the `replications * (batches + 1)` segments when `opts.progress`.
+fn progress_bar(opts: &SimOptions) -> Option<ProgressBar> {
+    opts.progress.then(|| {
+        let bar = ProgressBar::new((opts.replications * (opts.batches + 1)) as u64);
+        if let Ok(style) = ProgressStyle::with_template("simulating {bar:40} {pos}/{len} segments, {elapsed} elapsed, eta {eta}") {
+            bar.set_style(style);
+        }
+        bar
+    })
+}
+
 fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimError> {
     opts.validate()?;
     let (policy, lambda, shape) = policy_of(spec, opts, x0)?;
     let started = Instant::now();
     let r_count = opts.replications;
 
-    let bar = opts.progress.then(|| {
-        let bar = ProgressBar::new((r_count * (opts.batches + 1)) as u64);
-        if let Ok(style) = ProgressStyle::with_template("simulating {bar:40} {pos}/{len} segments, {elapsed} elapsed, eta {eta}") {
-            bar.set_style(style);
-        }
-        bar
-    });
+    let bar = progress_bar(opts);
     let tick = || {
         if let Some(b) = &bar {
             b.inc(1);

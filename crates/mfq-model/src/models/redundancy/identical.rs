@@ -81,6 +81,11 @@ pub fn red_id_load(lambda: f64, d: u32) -> f64 {
 /// Verloop 2021): PS iff `lambda < 1/d`; FCFS iff `lambda` is below the saturated-system
 /// throughput per server, whose large-system limit is [`red_id_lambda_max`]; LPS and LCFS are
 /// not covered by the paper (reported as unknown).
+///
+/// The FCFS verdict is the `N -> inf` one. With `K` servers the threshold is lower (0.71937 at
+/// `d = 2`, `K = 4`; 0.80193 at `K = 20`; 0.81669 only in the limit): that verdict is
+/// `mfq_sim::saturated::identical_fcfs_stability` (a simulation or an exact chain, so it
+/// lives in `mfq-sim`; see docs/models/redundancy.md, "Stability").
 pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stability {
     let inv_d = 1.0 / d as f64;
     match discipline {
