@@ -56,7 +56,9 @@ pub struct ModelArgs {
     /// Directory for output files (CSV, JSON, SVG)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Wall-clock limit for the fixed-point solve, in seconds (exit code 4 when it runs out)
+    /// Wall-clock limit of the command, in seconds: the fixed point and the transient (solve,
+    /// report), the checker (check, report), the simulation (simulate, compare). When it runs
+    /// out: exit code 4, status time-limit, no output files. Not used by sweep
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub max_seconds: Option<f64>,
 }

@@ -324,7 +324,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
         FigureFile::Check { model, starts, .. } => {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
-            let report = crate::checkcmd::run_check(&args, &opts)?;
+            let report = crate::checkcmd::run_check(&args, &opts, None)?;
             let svg = mfq_fixpoint::svg::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
             if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
@@ -350,7 +350,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
-            let (cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true)?;
+            let (cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, None)?;
             let svg = mfq_fixpoint::svg::size_comparison_svg(&cmp, title).map_err(|e| Failure::io(e.to_string()))?;
             let mut csv = String::from("servers,simulated,half_width,mean_field,refined_mean_field\n");
             for i in 0..cmp.servers.len() {
