@@ -390,15 +390,20 @@ pub enum Verdict {
         /// All runs (extremal and random).
         runs: usize,
     },
-    /// Some runs did not settle within the time limit; nothing is certified.
+    /// Some runs did not settle within the time limit, or failed; nothing is certified.
     Unsettled {
-        /// Runs that did not settle.
+        /// Runs that did not settle (the failed ones included).
         unsettled: usize,
+        /// Of which stopped with a solver failure (step size too small, a non-finite drift, a
+        /// singular matrix, the step budget: [`StartRun::status`] says which), not at the
+        /// time limit.
+        failed: usize,
         /// All runs (extremal and random).
         runs: usize,
         /// The time limit.
         time_limit: f64,
-        /// Largest `max |f|` at the end of an unsettled run.
+        /// Largest `max |f|` at the end of a run that reached the time limit unsettled (0 when
+        /// every unsettled run failed).
         largest_end_drift: f64,
     },
 }
@@ -443,11 +448,25 @@ impl fmt::Display for Verdict {
                 "TIME LIMIT: the wall-clock limit of {seconds:.3} s ran out before the check finished ({unsettled} of {runs} runs \
                  had not settled); nothing is certified"
             ),
-            Verdict::Unsettled { unsettled, runs, time_limit, largest_end_drift } => write!(
+            Verdict::Unsettled { unsettled, failed: 0, runs, time_limit, largest_end_drift } => write!(
                 f,
                 "UNSETTLED: {unsettled} of {runs} runs did not settle within t = {time_limit} (largest end drift \
                  {largest_end_drift:.1e}); nothing is certified"
             ),
+            Verdict::Unsettled { unsettled, failed, runs, time_limit, largest_end_drift } => {
+                write!(
+                    f,
+                    "UNSETTLED: {unsettled} of {runs} runs did not settle: {failed} failed (the integration stopped: see the notes)"
+                )?;
+                if unsettled > failed {
+                    write!(
+                        f,
+                        ", {} did not settle within t = {time_limit} (largest end drift {largest_end_drift:.1e})",
+                        unsettled - failed
+                    )?;
+                }
+                write!(f, "; nothing is certified")
+            }
         }
     }
 }
@@ -526,13 +545,15 @@ impl fmt::Display for AttractionReport {
             )?;
             for e in &s.extremal {
                 let to = e.equilibrium.map_or("-".to_string(), |i| format!("#{i}"));
+                let how = match self.runs.get(e.run).map(|r| &r.status) {
+                    _ if e.settled => "settled".to_string(),
+                    Some(status) if run_failed(status) => format!("FAILED ({})", failure_text(status)),
+                    _ => "NOT settled".to_string(),
+                };
                 writeln!(
                     f,
-                    "    from {}: {} at t = {:.4}, distance to x* {:.1e}, equilibrium {to}",
-                    e.name,
-                    if e.settled { "settled" } else { "NOT settled" },
-                    e.t_reached,
-                    e.end_distance
+                    "    from {}: {how} at t = {:.4}, distance to x* {:.1e}, equilibrium {to}",
+                    e.name, e.t_reached, e.end_distance
                 )?;
             }
         } else {
@@ -785,13 +806,18 @@ fn check_until(
         })
         .collect();
     let unsettled = runs.iter().filter(|r| !r.settled).count();
-    if unsettled > 0 {
+    let failed: Vec<&StartRun> = runs.iter().filter(|r| !r.settled && run_failed(&r.status)).collect();
+    if unsettled > failed.len() {
         notes.push(format!(
-            "{unsettled} of {} runs did not settle (max |f| >= {:.0e}) within t = {}",
+            "{} of {} runs did not settle (max |f| >= {:.0e}) within t = {}",
+            unsettled - failed.len(),
             runs.len(),
             opts.tol,
             opts.time_limit
         ));
+    }
+    if !failed.is_empty() {
+        notes.push(failure_note(&failed));
     }
 
     // --- the sandwich
@@ -883,8 +909,9 @@ fn check_until(
         Verdict::Unsettled {
             unsettled,
             runs: runs.len(),
+            failed: failed.len(),
             time_limit: opts.time_limit,
-            largest_end_drift: runs.iter().filter(|r| !r.settled).map(|r| r.end_drift).fold(0.0, f64::max),
+            largest_end_drift: runs.iter().filter(|r| !r.settled && !run_failed(&r.status)).map(|r| r.end_drift).fold(0.0, f64::max),
         }
     } else {
         let eq = &equilibria[0];
@@ -1458,6 +1485,36 @@ fn random_tail(x: &mut [f64], rng: &mut Xoshiro256PlusPlus) {
     }
 }
 
+/// Whether a run's integration stopped with a solver failure, rather than at its end, at a
+/// steady state or at the wall-clock limit.
+fn run_failed(status: &Status) -> bool {
+    !matches!(status, Status::Success | Status::SteadyState { .. } | Status::TimeLimit { .. })
+}
+
+/// How a solver failure reads in text: `step size too small at t = 12.5`.
+fn failure_text(status: &Status) -> String {
+    match status {
+        Status::MaxSteps { t } => format!("step budget used up at t = {t:.4}"),
+        Status::StepSizeTooSmall { t } => format!("step size too small at t = {t:.4}"),
+        Status::NonFinite { t } => format!("non-finite drift or state at t = {t:.4}"),
+        Status::Stiff { t } => format!("stiff at t = {t:.4}"),
+        Status::Singular { t } => format!("singular matrix at t = {t:.4}"),
+        Status::TimeLimit { t } => format!("wall-clock limit at t = {t:.4}"),
+        Status::Success | Status::SteadyState { .. } => "no failure".into(),
+    }
+}
+
+/// The note naming the runs that failed and how (the first five).
+fn failure_note(failed: &[&StartRun]) -> String {
+    let shown: Vec<String> = failed.iter().take(5).map(|r| format!("{} ({})", r.label, failure_text(&r.status))).collect();
+    let more = if failed.len() > 5 { format!(", and {} more", failed.len() - 5) } else { String::new() };
+    format!(
+        "{} runs failed, their integration stopped before settling (not a verdict on the model): {}{more}",
+        failed.len(),
+        shown.join(", ")
+    )
+}
+
 /// `max_i |p_i - q_i|`.
 fn inf_dist(p: &[f64], q: &[f64]) -> f64 {
     p.iter().zip(q).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
@@ -1527,6 +1584,61 @@ mod tests {
         let c = ctx(&three, &opts);
         assert!(!c.same(&[0.0158770817], &[0.5]) && !c.same(&[0.5], &[0.9841229183]));
         assert!(c.same(&[0.5], &[0.5 + 1e-7]));
+    }
+
+    /// `dx/dt = -x` with a drift that is not finite above `x = 0.5` (defined on part of the
+    /// state space only): runs started there fail at once, and the report must say that they
+    /// failed and how, not only that they did not settle.
+    struct HalfDefined;
+
+    impl MeanFieldModel for HalfDefined {
+        fn name(&self) -> String {
+            "half-defined".into()
+        }
+        fn dim(&self) -> usize {
+            1
+        }
+        fn drift(&self, x: &[f64], dx: &mut [f64]) {
+            dx[0] = if x[0] <= 0.5 { -x[0] } else { f64::NAN };
+        }
+        fn layout(&self) -> StateLayout {
+            StateLayout::Named { names: vec!["x".into()] }
+        }
+        fn observables(&self, x: &[f64]) -> mfq_model::Observables {
+            mfq_model::Observables::extras_only(vec![("x".into(), x[0])])
+        }
+    }
+
+    #[test]
+    fn failed_runs_are_named_as_failures() {
+        let r = check(&HalfDefined, &CheckOptions { starts: 16, ..Default::default() }).unwrap();
+        let Verdict::Unsettled { unsettled, failed, largest_end_drift, .. } = r.verdict else { panic!("{r}") };
+        // the `full` state and the random starts above 0.5
+        assert!(failed >= 2 && failed == unsettled, "{r}");
+        assert_eq!(largest_end_drift, 0.0);
+        let text = r.to_string();
+        assert!(text.contains(&format!("UNSETTLED: {unsettled} of 18 runs did not settle: {failed} failed")), "{text}");
+        // (it read "did not settle within t = 10000 (largest end drift inf)")
+        assert!(!r.verdict.to_string().contains("within t ="), "no run ran out of model time: {text}");
+        let note = r.notes.iter().find(|n| n.contains("runs failed")).expect("a note on the failures");
+        assert!(note.contains("full (") && (note.contains("non-finite") || note.contains("step size")), "{note}");
+        for run in r.runs.iter().filter(|run| !run.settled) {
+            assert!(run_failed(&run.status), "{}: {:?}", run.label, run.status);
+        }
+    }
+
+    #[test]
+    fn failures_read_as_text() {
+        assert_eq!(failure_text(&Status::StepSizeTooSmall { t: 12.5 }), "step size too small at t = 12.5000");
+        assert_eq!(failure_text(&Status::Singular { t: 0.0 }), "singular matrix at t = 0.0000");
+        assert!(run_failed(&Status::MaxSteps { t: 1.0 }) && run_failed(&Status::NonFinite { t: 1.0 }));
+        assert!(!run_failed(&Status::Success) && !run_failed(&Status::TimeLimit { t: 1.0 }));
+        let v = Verdict::Unsettled { unsettled: 3, failed: 1, runs: 10, time_limit: 100.0, largest_end_drift: 2e-3 };
+        assert_eq!(
+            v.to_string(),
+            "UNSETTLED: 3 of 10 runs did not settle: 1 failed (the integration stopped: see the notes), 2 did not settle \
+             within t = 100 (largest end drift 2.0e-3); nothing is certified"
+        );
     }
 
     /// A tiny wall-clock limit on a long check: the verdict says so, and the check returns
