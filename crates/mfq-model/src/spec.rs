@@ -423,7 +423,7 @@ pub struct Truncation {
     /// Fixed truncation level K; when absent K grows until `x_K < tol`.
     #[serde(default)]
     pub levels: Option<usize>,
-    /// Target mass at the truncation level (default 1e-12).
+    /// Target mass at the truncation level, in [[`MIN_TRUNCATION_TOL`], 1) (default 1e-12).
     #[serde(default = "default_tol")]
     pub tol: f64,
     /// Largest K the automatic growth may reach (default 100000).
@@ -434,6 +434,11 @@ pub struct Truncation {
 fn default_tol() -> f64 {
     1e-12
 }
+
+/// Smallest `truncation.tol`: double precision cannot honour less. Tail entries below about
+/// `1e-14` are round-off after Newton's method (the fixed point's residual tolerance is
+/// `1e-12`), so `x_K < tol` would be met, or missed, by round-off alone.
+pub const MIN_TRUNCATION_TOL: f64 = 1e-14;
 fn default_max_levels() -> usize {
     100_000
 }
@@ -448,15 +453,20 @@ impl Truncation {
     /// Checks the ranges of the truncation keys.
     ///
     /// # Errors
-    /// [`ModelError::OutOfRange`] naming `truncation.levels`, `truncation.tol` or `truncation.max_levels`.
+    /// [`ModelError::OutOfRange`] naming `truncation.levels`, `truncation.tol` (outside
+    /// [[`MIN_TRUNCATION_TOL`], 1)) or `truncation.max_levels`.
     pub fn validate(&self) -> Result<(), ModelError> {
         if let Some(k) = self.levels {
             if !(1..=10_000_000).contains(&k) {
                 return Err(crate::out_of_range("truncation.levels", k, "an integer in [1, 10000000]"));
             }
         }
-        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
-            return Err(crate::out_of_range("truncation.tol", self.tol, "a number in (0, 1)"));
+        if !(self.tol.is_finite() && (MIN_TRUNCATION_TOL..1.0).contains(&self.tol)) {
+            return Err(crate::out_of_range(
+                "truncation.tol",
+                self.tol,
+                "a number in [1e-14, 1) (tail entries below ~1e-14 are round-off in double precision)",
+            ));
         }
         if !(2..=10_000_000).contains(&self.max_levels) {
             return Err(crate::out_of_range("truncation.max_levels", self.max_levels, "an integer in [2, 10000000]"));
@@ -804,5 +814,9 @@ mod tests {
         assert!(e.to_string().contains("model.lambda = 0"), "{e}");
         let e = ModelFile::parse(JSQ, &["truncation.tol=2".into()]).unwrap_err();
         assert!(e.to_string().contains("truncation.tol = 2"), "{e}");
+        // below what double precision can honour
+        let e = ModelFile::parse(JSQ, &["truncation.tol=1e-15".into()]).unwrap_err();
+        assert!(e.to_string().contains("truncation.tol = 0.000000000000001 is not allowed: a number in [1e-14, 1)"), "{e}");
+        assert!(ModelFile::parse(JSQ, &["truncation.tol=1e-14".into()]).is_ok());
     }
 }
