@@ -132,7 +132,9 @@ fn max_seconds_stops_solve_check_and_simulate() {
             &["solve", "models/jsq-d2.toml", "--set", "lambda=0.999", "--levels", "2000", "--t-end", "1e9", "--method", "dopri5"],
             "the integration stopped",
         ),
-        // 5000 runs of the checker up to t = 1e6 each
+        // 5000 runs of the checker up to t = 1e6 each (the cli fuzz target's slow unit, `check
+        // models/jsq-d1.toml --max-seconds 1` taking 14 s under ASan, showed that the limit did
+        // not reach the checker's runs)
         ("check", &["check", "models/jsq-d1.toml", "--starts", "5000", "--time-limit", "1e6"], "the check stopped"),
         // 10^5 servers over 10^6 time units (about 4e11 events)
         ("simulate", &["simulate", "models/jsq-d2.toml", "--servers", "100000", "--time", "1e6"], "the simulation stopped"),
@@ -165,16 +167,6 @@ fn max_seconds_stops_solve_check_and_simulate() {
             }
         }
     }
-}
-
-/// Found by the cli fuzz target (a slow unit, 14 s): `check` bounded only its fixed point by
-/// `--max-seconds`, not the checker's runs.
-#[test]
-fn fuzz_slow_check_is_bounded_by_max_seconds() {
-    let started = std::time::Instant::now();
-    let o = mfq(&["check", "models/jsq-d1.toml", "--max-seconds", "0.2", "--starts", "4", "--time-limit", "50", "--out", "/nonexistent/x"]);
-    assert_eq!(o.status.code(), Some(4), "{}", text(&o).1);
-    assert!(started.elapsed().as_secs_f64() < 3.0, "{:?}", started.elapsed());
 }
 
 /// `--max-seconds 1e20` panicked (a Duration beyond u64 seconds): a limit too far away to
