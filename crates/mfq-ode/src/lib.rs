@@ -53,7 +53,7 @@ pub const DEADLINE_CHECK_STEPS: u64 = 8;
 /// ```
 pub fn deadline_after(seconds: f64) -> Option<Instant> {
     let now = Instant::now();
-    if !(seconds > 0.0) {
+    if seconds.is_nan() || seconds <= 0.0 {
         return Some(now);
     }
     // Instant + Duration panics on overflow, Duration::from_secs_f64 beyond u64 seconds
