@@ -26,11 +26,25 @@ figures:
 ci:
     bash .ci/run
 
-# fuzz the expression parser and the model-file loader (cargo-fuzz, nightly toolchain), SECONDS each
-fuzz seconds="600":
-    cargo install cargo-fuzz --locked
-    cd fuzz && cargo +nightly fuzz run expression corpus/expression seeds/expression -- -max_total_time={{seconds}}
-    cd fuzz && cargo +nightly fuzz run model_file corpus/model_file seeds/model_file -- -max_total_time={{seconds}}
+# cargo-fuzz on the nightly toolchain; crashes land in fuzz/artifacts/TARGET/. The cli target runs
+# each input in a temporary directory; a run longer than 60 s counts as a finding (-timeout).
+# fuzz TARGET (expression, model_file, cli, or all) for SECONDS each: `just fuzz cli 600`
+fuzz target="all" seconds="600":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+    cd fuzz
+    targets="{{target}}"
+    if [ "$targets" = all ]; then targets="expression model_file cli"; fi
+    for t in $targets; do
+        mkdir -p "corpus/$t"
+        opts=(-max_total_time={{seconds}})
+        if [ -f "$t.dict" ]; then opts+=(-dict="$t.dict"); fi
+        # the cli target prints what mfq prints: keep it off the terminal
+        if [ "$t" = cli ]; then opts+=(-close_fd_mask=3 -timeout=60 -max_len=512); fi
+        # absolute corpus paths: the cli target changes its working directory
+        cargo +nightly fuzz run "$t" "$PWD/corpus/$t" "$PWD/seeds/$t" -- "${opts[@]}"
+    done
 
 # mfq against SciPy root and LSODA on JSQ(2), K = 20, 50, 100, lambda = 0.7, 0.9, 0.95 (bench/README.md)
 bench-compare:

@@ -114,6 +114,77 @@ const BAD: &[(&[&str], i32, &[&str])] = &[
     ),
 ];
 
+/// `--max-seconds` on runs that would take minutes or hours: each stops at the limit, says so
+/// (text and `--json`), exits with code 4, writes no output file, and returns well within a
+/// few seconds.
+#[test]
+fn max_seconds_stops_solve_check_and_simulate() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        // the M/M/1 tail at lambda = 0.9999 needs K ~ 276000
+        (
+            "fixed-point",
+            &["fixed-point", "models/jsq-d1.toml", "--set", "lambda=0.9999", "--set", "truncation.max_levels=10000000"],
+            "the fixed-point solver stopped at the wall-clock limit",
+        ),
+        // Dopri5 without its stiffness switch on K = 2000 at lambda = 0.999 up to t = 1e9
+        (
+            "solve",
+            &["solve", "models/jsq-d2.toml", "--set", "lambda=0.999", "--levels", "2000", "--t-end", "1e9", "--method", "dopri5"],
+            "the integration stopped",
+        ),
+        // 5000 runs of the checker up to t = 1e6 each (the cli fuzz target's slow unit, `check
+        // models/jsq-d1.toml --max-seconds 1` taking 14 s under ASan, showed that the limit did
+        // not reach the checker's runs)
+        ("check", &["check", "models/jsq-d1.toml", "--starts", "5000", "--time-limit", "1e6"], "the check stopped"),
+        // 10^5 servers over 10^6 time units (about 4e11 events)
+        ("simulate", &["simulate", "models/jsq-d2.toml", "--servers", "100000", "--time", "1e6"], "the simulation stopped"),
+        ("simulate-generic", &["simulate", "models/generic/sir.toml", "--servers", "100000", "--time", "1e6"], "the simulation stopped"),
+    ];
+    for (name, args, fragment) in cases {
+        for json in [false, true] {
+            let out = tmp_dir(&format!("max-seconds-{name}-{json}"));
+            let mut a = args.to_vec();
+            a.extend(["--max-seconds", "0.3", "--out", out.to_str().unwrap()]);
+            if json {
+                a.push("--json");
+            }
+            let started = std::time::Instant::now();
+            let o = mfq(&a);
+            let took = started.elapsed().as_secs_f64();
+            let (stdout, stderr) = text(&o);
+            assert_eq!(o.status.code(), Some(4), "{a:?}: {stdout}\n{stderr}");
+            assert!(took < 3.0, "{a:?}: took {took} s");
+            assert!(stderr.contains(fragment) && stderr.contains("--max-seconds"), "{a:?}: {stderr}");
+            assert!(!out.exists(), "{a:?}: wrote {out:?}");
+            if json {
+                let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON document");
+                assert_eq!(v["error"]["kind"], "no-convergence", "{a:?}: {v}");
+                let status = if *name == "check" { &v["verdict"]["verdict"] } else { &v["status"]["status"] };
+                assert_eq!(status, "time-limit", "{a:?}: {v}");
+            } else {
+                let said = ["wall-clock limit", "TIME LIMIT", "NOT converged: TimeLimit"];
+                assert!(said.iter().any(|s| stdout.contains(s)), "{a:?}: {stdout}");
+            }
+        }
+    }
+}
+
+/// `--max-seconds 1e20` panicked (a Duration beyond u64 seconds): a limit too far away to
+/// represent is no limit.
+#[test]
+fn huge_max_seconds_is_no_limit() {
+    for cmd in ["fixed-point", "solve", "check", "simulate"] {
+        let out = tmp_dir(&format!("huge-max-seconds-{cmd}"));
+        let mut a = vec![cmd, "models/jsq-d2.toml", "--max-seconds", "1e20", "--out", out.to_str().unwrap()];
+        if cmd == "simulate" {
+            a.extend(["--servers", "100", "--time", "50", "--warmup", "5"]);
+        }
+        let o = mfq(&a);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{a:?}: {stdout}\n{stderr}");
+    }
+}
+
 #[test]
 fn bad_input_gets_one_clear_message_and_a_nonzero_exit() {
     for (args, code, fragments) in BAD {

@@ -578,11 +578,14 @@ fn small_max_levels_stop_with_the_mass_reached() {
 
 #[test]
 fn tiny_tolerances_terminate() {
-    // x_K < 1e-300: the JSQ(2) tail underflows to 0 by k ~ 12
-    let fp = solve_jsq(0.9, 2, auto(1e-300, 100_000), Duration::from_secs(5));
+    // the smallest tolerance double precision honours
+    let fp = solve_jsq(0.9, 2, auto(1e-14, 100_000), Duration::from_secs(5));
     assert!(fp.converged());
-    // d = 1: K grows towards ~ln(1e-300)/ln(0.99) = 68700 until the solver stops
-    solve_jsq(0.99, 1, auto(1e-300, 10_000_000), Duration::from_secs(20));
+    let fp = solve_jsq(0.99, 1, auto(1e-14, 10_000_000), Duration::from_secs(20));
+    assert!(fp.converged());
+    // below it (x_K < 1e-300 used to be met by a JSQ(2) tail that underflows to 0): refused
+    let e = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 }, &auto(1e-300, 100_000), &FixedPointOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("truncation.tol = 1e-300 is not allowed"), "{e}");
 }
 
 #[test]

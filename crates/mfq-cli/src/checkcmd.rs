@@ -1,12 +1,13 @@
 //! `mfq check`: uniqueness and global attraction of the fixed point.
 
-use crate::commands::{fixed_point_of, load, title};
+use crate::commands::{deadline_of, fixed_point_of, load, seconds_left, time_limit_failure, title, with_error};
 use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::svg::attraction::{basins_svg, convergence_svg};
 use mfq_fixpoint::{check_with_fixed_point, AttractionReport, CheckOptions, FixedPointStatus, Verdict};
 use std::io::IsTerminal;
+use std::time::Instant;
 
 /// Options of `mfq check`.
 #[derive(Args, Debug)]
@@ -27,10 +28,11 @@ pub struct CheckArgs {
     pub time_limit: f64,
 }
 
-/// Runs the checker on a model file's fixed point (shared with `report`).
-pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions) -> Result<AttractionReport, Failure> {
+/// Runs the checker on a model file's fixed point (shared with `figure`), both within the
+/// wall-clock `deadline` (the checker gets the time the fixed point left).
+pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<Instant>) -> Result<AttractionReport, Failure> {
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file)?;
+    let fp = fixed_point_of(args, &file, deadline)?;
     if fp.status != FixedPointStatus::Converged {
         return Err(Failure::no_convergence(format!(
             "{}: the fixed point did not converge ({:?}); nothing to check",
@@ -39,7 +41,8 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions) -> Result<Attract
         )));
     }
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
-    check_with_fixed_point(model.as_ref(), fp, opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
+    let opts = CheckOptions { max_seconds: seconds_left(deadline), ..opts.clone() };
+    check_with_fixed_point(model.as_ref(), fp, &opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
 }
 
 /// Writes `convergence.svg` (and `basins.svg` when there are several equilibria) for a report.
@@ -56,8 +59,10 @@ pub(crate) fn write_check_plots(dir: &std::path::Path, report: &AttractionReport
     Ok(files)
 }
 
-/// `mfq check`.
+/// `mfq check`. A check stopped by `--max-seconds` prints its report and writes no files
+/// (exit code 4).
 pub fn check(args: &CheckArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(&args.model)?;
     let opts = CheckOptions {
         starts: args.starts,
         seed: args.seed,
@@ -67,7 +72,16 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         ..Default::default()
     };
     opts.validate().map_err(|e| Failure::input(format!("--{}", e.to_string().replace('_', "-"))))?;
-    let report = run_check(&args.model, &opts)?;
+    let report = run_check(&args.model, &opts, deadline)?;
+    if let Verdict::TimeLimit { unsettled, runs, .. } = report.verdict {
+        let f = time_limit_failure(&args.model, &format!("the check stopped with {unsettled} of {runs} runs unsettled"));
+        if args.model.json {
+            outln!("{}", with_error(serde_json::to_value(&report).unwrap_or_default(), &f));
+        } else {
+            outln!("{}", report.to_string().trim_end());
+        }
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
     let dir = out_dir(&args.model.out, &args.model.model);
     let files = write_check_plots(&dir, &report)?;
     write_atomic(&dir.join("check.json"), serde_json::to_string_pretty(&report).unwrap_or_default().as_bytes())?;

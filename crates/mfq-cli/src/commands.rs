@@ -9,6 +9,46 @@ use mfq_model::{MeanFieldModel, ModelFile, Stability};
 use mfq_ode::{Method, SolveOptions};
 use serde_json::json;
 use std::fmt::Write as _;
+use std::time::Instant;
+
+/// The command's wall-clock deadline, `--max-seconds` from now (`None` without the option, or
+/// for a limit too far away to represent). Taken when the command starts: one limit for all
+/// its solver calls.
+///
+/// # Errors
+/// Invalid input when the limit is not a finite number of seconds `> 0`.
+pub(crate) fn deadline_of(args: &ModelArgs) -> Result<Option<Instant>, Failure> {
+    match args.max_seconds {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 => Ok(mfq_ode::deadline_after(s)),
+        Some(s) => Err(Failure::input(format!(
+            "{}: max_seconds = {s} is not allowed: a finite number of seconds > 0 (--max-seconds)",
+            args.model.display()
+        ))),
+    }
+}
+
+/// The seconds left until `deadline` (at least a nanosecond: a solver given them stops at
+/// once), for the solvers whose limit is a number of seconds.
+pub(crate) fn seconds_left(deadline: Option<Instant>) -> Option<f64> {
+    deadline.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().max(1e-9))
+}
+
+/// The failure of a command stopped by `--max-seconds` (exit code 4): `what` stopped, where.
+pub(crate) fn time_limit_failure(args: &ModelArgs, what: &str) -> Failure {
+    Failure::no_convergence(format!(
+        "{}: {what} at the wall-clock limit --max-seconds {}; no files written",
+        args.model.display(),
+        args.max_seconds.unwrap_or(0.0)
+    ))
+}
+
+/// `value` with the JSON error object of `failure` as its `error` key (one JSON document for a
+/// run that stopped, see docs/errors.md).
+pub(crate) fn with_error(mut value: serde_json::Value, failure: &Failure) -> serde_json::Value {
+    value["error"] = json!({ "kind": failure.kind, "code": failure.code, "message": failure.message });
+    value
+}
 
 /// Reads and validates a model file with its overrides.
 pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
@@ -41,9 +81,10 @@ pub(crate) fn title(file: &ModelFile) -> String {
     })
 }
 
-/// The fixed point of a model file, with the solver's outcomes mapped to failures.
-pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile) -> Result<FixedPoint, Failure> {
-    let opts = FixedPointOptions { max_seconds: args.max_seconds, ..Default::default() };
+/// The fixed point of a model file within the command's `deadline` ([`deadline_of`]), with
+/// the solver's outcomes mapped to failures.
+pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile, deadline: Option<Instant>) -> Result<FixedPoint, Failure> {
+    let opts = FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() };
     let fp = solve_spec(&file.model, &file.truncation, &opts).map_err(|e| match e {
         FixedPointError::Unstable { .. } => Failure::unstable(format!("{}: {e}", args.model.display())),
         _ => Failure::input(format!("{}: {e}", args.model.display())),
@@ -59,6 +100,10 @@ pub(crate) fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
             "the mass at the truncation level stays x_K = {mass:.3e} at K = {} (truncation.max_levels): the system looks \
              unstable, or raise truncation.max_levels",
             fp.truncation.levels
+        ))),
+        FixedPointStatus::TimeLimit { .. } => Err(Failure::no_convergence(format!(
+            "the fixed-point solver stopped at the wall-clock limit (TimeLimit, --max-seconds) after {} iterations, residual {:.3e}",
+            fp.iterations, fp.residual
         ))),
         s => Err(Failure::no_convergence(format!(
             "the fixed-point solver stopped without converging ({s:?}) after {} iterations, residual {:.3e}",
@@ -160,11 +205,13 @@ fn tail_csv(fp: &FixedPoint) -> String {
 
 /// `mfq fixed-point`.
 pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(args)?;
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file)?;
+    let fp = fixed_point_of(args, &file, deadline)?;
     let stability = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
     let value = fixed_point_json(&file, &fp);
-    if let Some(dir) = &args.out {
+    // (a solve stopped by --max-seconds writes no file, as every command)
+    if let Some(dir) = args.out.as_ref().filter(|_| !matches!(fp.status, FixedPointStatus::TimeLimit { .. })) {
         write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
     let outcome = require_converged(&fp);
@@ -186,8 +233,9 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
 
 /// `mfq tail`.
 pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(args)?;
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file)?;
+    let fp = fixed_point_of(args, &file, deadline)?;
     require_converged(&fp)?;
     let dir = out_dir(&args.out, &args.model);
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
@@ -289,12 +337,13 @@ fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) ->
     mfq_ode::solve(model, x0, opts).map_err(|e| Failure::input(e.to_string()))
 }
 
-fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>) -> Result<usize, Failure> {
+fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>, deadline: Option<Instant>) -> Result<usize, Failure> {
     if let Some(k) = fixed.or(file.truncation.levels) {
         return Ok(k);
     }
     // the fixed point's automatic K, so the transient and the fixed point share one truncation
-    match solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()) {
+    let opts = FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() };
+    match solve_spec(&file.model, &file.truncation, &opts) {
         Ok(fp) => Ok(fp.truncation.levels.max(20)),
         Err(FixedPointError::Unstable { .. }) => Ok(50),
         Err(e) => Err(Failure::input(format!("{}: {e}", args.model.display()))),
@@ -318,8 +367,10 @@ fn trajectory_csv(model: &dyn MeanFieldModel, tr: &mfq_ode::Trajectory) -> Strin
     s
 }
 
-/// `mfq solve`.
+/// `mfq solve`. A run stopped by `--max-seconds` writes no files; any run that stops early
+/// exits with code 4 after printing what it reached.
 pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
     if !(args.t_end.is_finite() && args.t_end > 0.0) {
         return Err(Failure::input(format!("--t-end {}: allowed: a finite time > 0", args.t_end)));
@@ -327,18 +378,29 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     if let Some(k) = args.levels.filter(|k| !(1..=10_000_000).contains(k)) {
         return Err(Failure::input(format!("--levels {k}: allowed: an integer in [1, 10000000]")));
     }
-    let k = levels_for(&args.model, &file, args.levels)?;
+    let k = levels_for(&args.model, &file, args.levels, deadline)?;
     let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
     let x0 = initial_state(model.as_ref(), &args.x0)?;
-    let opts = SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), ..Default::default() };
+    let opts =
+        SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), deadline, ..Default::default() };
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
+    let timed_out = matches!(tr.status, mfq_ode::Status::TimeLimit { .. });
     let dir = out_dir(&args.model.out, &args.model.model);
-    write_atomic(&dir.join("trajectory.csv"), trajectory_csv(model.as_ref(), &tr).as_bytes())?;
-    let shown: Vec<(usize, String)> = (0..model.dim().min(6)).map(|i| (i, model.layout().name(i))).collect();
-    let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
-    write_atomic(&dir.join("trajectory.svg"), svg.as_bytes())?;
+    if !timed_out {
+        write_atomic(&dir.join("trajectory.csv"), trajectory_csv(model.as_ref(), &tr).as_bytes())?;
+        let shown: Vec<(usize, String)> = (0..model.dim().min(6)).map(|i| (i, model.layout().name(i))).collect();
+        let svg = trajectory_svg(&tr.t, &tr.x, &shown, &format!("Transient: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
+        write_atomic(&dir.join("trajectory.svg"), svg.as_bytes())?;
+    }
+    let outcome = match &tr.status {
+        s if s.is_success() => Ok(()),
+        mfq_ode::Status::TimeLimit { t } => Err(time_limit_failure(&args.model, &format!("the integration stopped at t = {t:.4}"))),
+        s => Err(Failure::no_convergence(format!("the integration stopped early: {s:?}"))),
+    };
+    let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k });
     if args.model.json {
-        outln!("{}", json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k }));
+        // one JSON document: the result, with the error object when the run stopped early
+        outln!("{}", outcome.as_ref().err().map_or(value.clone(), |f| with_error(value.clone(), f)));
     } else {
         outln!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
         outln!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
@@ -347,27 +409,31 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         }
         let last = tr.last();
         let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
-        outln!("  x(t_end) = {} ...", shown.join(", "));
-        outln!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
+        outln!("  x(t = {}) = {} ...", tr.t_last(), shown.join(", "));
+        if timed_out {
+            outln!("  stopped at the wall-clock limit (--max-seconds {}): no files written", args.model.max_seconds.unwrap_or(0.0));
+        } else {
+            outln!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
+        }
     }
-    if tr.status.is_success() {
-        Ok(())
-    } else {
-        Err(Failure::no_convergence(format!("the integration stopped early: {:?}", tr.status)))
-    }
+    outcome.map_err(|mut f| {
+        f.json_printed = args.model.json;
+        f
+    })
 }
 
 /// `mfq report`: the main job.
 pub fn report(args: &ModelArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(args)?;
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file)?;
+    let fp = fixed_point_of(args, &file, deadline)?;
     require_converged(&fp)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let stability = model.stability();
     let dir = out_dir(&args.out, &args.model);
     // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
     // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
-    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), ..Default::default() };
+    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), deadline, ..Default::default() };
     let x0 = initial_state(model.as_ref(), "empty")?;
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
     let series = DistanceSeries::new("from the empty state", &tr.t, &tr.x, &fp.x);
@@ -379,9 +445,26 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
         .map_err(|e| Failure::io(e.to_string()))?;
     // uniqueness / global attraction, with fewer random starts than `mfq check`
-    let check_opts = mfq_fixpoint::CheckOptions { starts: 8, ..Default::default() };
+    let check_opts = mfq_fixpoint::CheckOptions { starts: 8, max_seconds: seconds_left(deadline), ..Default::default() };
     let check = mfq_fixpoint::check_with_fixed_point(model.as_ref(), fp.clone(), &check_opts)
         .map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))?;
+    // stopped by --max-seconds: the fixed point is printed, no file is written
+    let stopped = if matches!(tr.status, mfq_ode::Status::TimeLimit { .. }) {
+        Some("the transient stopped")
+    } else if matches!(check.verdict, mfq_fixpoint::Verdict::TimeLimit { .. }) {
+        Some("the attraction check stopped")
+    } else {
+        None
+    };
+    if let Some(what) = stopped {
+        let f = time_limit_failure(args, what);
+        if args.json {
+            outln!("{}", with_error(fixed_point_json(&file, &fp), &f));
+        } else {
+            out!("{}", fixed_point_text(args, &file, &fp, &stability));
+        }
+        return Err(Failure { json_printed: args.json, ..f });
+    }
     let check_files = crate::checkcmd::write_check_plots(&dir, &check)?;
     let mut value = fixed_point_json(&file, &fp);
     value["stability"] = json!(stability);

@@ -1,14 +1,15 @@
 //! `mfq simulate` and `mfq compare`: finite-N simulation against the (refined) mean field.
 
-use crate::commands::{fixed_point_of, load, require_converged, title};
+use crate::commands::{deadline_of, fixed_point_of, load, require_converged, seconds_left, time_limit_failure, title, with_error};
 use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::refined_mean_field;
 use mfq_fixpoint::svg::{size_comparison_svg, SizeComparison};
-use mfq_sim::{simulate as run_sim, SimError, SimOptions};
+use mfq_sim::{simulate as run_sim, SimError, SimOptions, SimStatus};
 use serde_json::json;
 use std::io::IsTerminal;
+use std::time::Instant;
 
 /// Simulation options shared by `simulate` and `compare`.
 #[derive(Args, Debug, Clone)]
@@ -31,7 +32,8 @@ pub struct SimArgs {
 }
 
 impl SimArgs {
-    fn options(&self, servers: usize, quiet: bool) -> SimOptions {
+    /// The simulator's options, with the time left until `deadline` as its limit.
+    fn options(&self, servers: usize, quiet: bool, deadline: Option<Instant>) -> SimOptions {
         SimOptions {
             servers,
             time: self.time,
@@ -41,6 +43,7 @@ impl SimArgs {
             seed: self.seed,
             buffer: None,
             progress: !quiet && std::io::stderr().is_terminal(),
+            max_seconds: seconds_left(deadline),
         }
     }
 }
@@ -74,8 +77,10 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
     Failure::input(format!("{}: {e}", path.display()))
 }
 
-/// `mfq simulate`.
+/// `mfq simulate`. A simulation stopped by `--max-seconds` prints no estimates and writes no
+/// files (exit code 4).
 pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
@@ -84,10 +89,25 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         }
     }
     if file.model.kind() == "generic" {
-        return simulate_generic(args, &file);
+        return simulate_generic(args, &file, deadline);
     }
-    let report = run_sim(&file.model, &args.sim.options(args.servers, args.model.json)).map_err(|e| sim_failure(&args.model.model, e))?;
+    let report =
+        run_sim(&file.model, &args.sim.options(args.servers, args.model.json, deadline)).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
+    if report.status != SimStatus::Completed {
+        let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", report.events));
+        if args.model.json {
+            outln!("{}", with_error(value, &f));
+        } else {
+            outln!("{}  simulated with N = {} servers ({})", title(&file), args.servers, args.model.model.display());
+            outln!(
+                "  stopped at the wall-clock limit after {} events in {:.2} s: no estimates (they would cover only part of the horizon)",
+                report.events,
+                report.wall_seconds
+            );
+        }
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
     if let Some(dir) = &args.model.out {
         write_atomic(&dir.join("simulation.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
@@ -135,11 +155,12 @@ pub(crate) fn comparison(
     servers: &[usize],
     sim: &SimArgs,
     quiet: bool,
+    deadline: Option<Instant>,
 ) -> Result<(SizeComparison, Vec<serde_json::Value>), Failure> {
     if servers.is_empty() || servers.contains(&0) {
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
-    let fp = fixed_point_of(model_args, file)?;
+    let fp = fixed_point_of(model_args, file, deadline)?;
     require_converged(&fp)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let refined = refined_mean_field(model.as_ref(), &fp.x).ok();
@@ -157,9 +178,12 @@ pub(crate) fn comparison(
     };
     for &n in servers {
         // equal work per size: small systems run longer (time x 1000/N for N < 1000)
-        let mut opts = sim.options(n, quiet);
+        let mut opts = sim.options(n, quiet, deadline);
         opts.time *= (1000.0 / n as f64).max(1.0);
         let rep = run_sim(&file.model, &opts).map_err(|e| sim_failure(&model_args.model, e))?;
+        if rep.status != SimStatus::Completed {
+            return Err(time_limit_failure(model_args, &format!("the simulation at N = {n} stopped")));
+        }
         let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
         rows.push(json!({
             "servers": n,
@@ -177,8 +201,9 @@ pub(crate) fn comparison(
 
 /// `mfq compare`: mean field, refined mean field and simulation side by side.
 pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
-    let (cmp, rows) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json)?;
+    let (cmp, rows) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json, deadline)?;
     let mean_field = cmp.mean_field;
     let dir = out_dir(&args.model.out, &args.model.model);
     let svg = size_comparison_svg(&cmp, &format!("Simulation vs mean field: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
@@ -207,8 +232,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 
 /// `mfq simulate` for a generic model: the N-object population process of its transitions,
 /// started at the mean-field fixed point (rounded to multiples of 1/N).
-fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile) -> Result<(), Failure> {
-    let fp = fixed_point_of(&args.model, file)?;
+fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: Option<Instant>) -> Result<(), Failure> {
+    let fp = fixed_point_of(&args.model, file, deadline)?;
     require_converged(&fp)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let opts = mfq_sim::population::PopulationOptions {
@@ -218,9 +243,20 @@ fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile) -> Result<
         batches: args.sim.batches,
         replications: args.sim.replications,
         seed: args.sim.seed,
+        max_seconds: seconds_left(deadline),
         ..Default::default()
     };
     let rep = mfq_sim::population::simulate_population(model.as_ref(), &fp.x, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+    if rep.status != SimStatus::Completed {
+        let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", rep.events));
+        if args.model.json {
+            outln!("{}", with_error(serde_json::json!({ "events": rep.events, "status": rep.status, "fixed_point": fp.x }), &f));
+        } else {
+            outln!("{}  population process with N = {} objects ({})", title(file), args.servers, args.model.model.display());
+            outln!("  stopped at the wall-clock limit after {} events: no estimates", rep.events);
+        }
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
     if args.model.json {
         outln!(
             "{}",

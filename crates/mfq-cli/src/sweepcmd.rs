@@ -334,7 +334,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
         FigureFile::Check { model, starts, .. } => {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
-            let report = crate::checkcmd::run_check(&args, &opts)?;
+            let report = crate::checkcmd::run_check(&args, &opts, None)?;
             let svg = mfq_fixpoint::svg::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
             if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
@@ -360,7 +360,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
-            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true)?;
+            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, None)?;
             if let Some(label) = label {
                 cmp.mean_field_label = label.clone();
             }

@@ -38,6 +38,8 @@
 //!   with residual `<= tol`), with their stability and the share of starts that reached each.
 //! - [`Verdict::Unsettled`]: one equilibrium was found but some run did not settle within
 //!   `time_limit`; nothing is certified.
+//! - [`Verdict::TimeLimit`]: the wall-clock limit `max_seconds` ran out before the check
+//!   finished (runs, bisections and ordered pairs stop where they are); nothing is certified.
 //! - [`Verdict::Certified`]: cooperativity held at every sample and pair, both extremal runs
 //!   and every random start reached the one equilibrium `x*`, and `x*` is locally stable and
 //!   not degenerate. This certifies global attraction **of the truncated system**, up to the
@@ -61,7 +63,7 @@
 use crate::{local_stability, solve_model, FixedPoint, FixedPointError, FixedPointOptions, LocalStability};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::{Jacobian, MeanFieldModel, PartialOrder, StateLayout};
-use mfq_ode::{Method, OdeError, SolveOptions, Status};
+use mfq_ode::{deadline_after, past, Method, OdeError, SolveOptions, Status};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
@@ -120,6 +122,10 @@ pub struct CheckOptions {
     pub max_dim_for_eigenvalues: usize,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// Wall-clock limit of the whole check, in seconds (finite, `> 0`; default `None`, no
+    /// limit). When it runs out, every integration stops at its next step and the verdict is
+    /// [`Verdict::TimeLimit`].
+    pub max_seconds: Option<f64>,
 }
 
 impl Default for CheckOptions {
@@ -135,6 +141,7 @@ impl Default for CheckOptions {
             degeneracy_tol: 1e-5,
             max_dim_for_eigenvalues: 600,
             progress: false,
+            max_seconds: None,
         }
     }
 }
@@ -166,6 +173,9 @@ impl CheckOptions {
         }
         if !(self.degeneracy_tol.is_finite() && self.degeneracy_tol >= 0.0) {
             return bad("degeneracy_tol", self.degeneracy_tol.to_string(), "a finite number >= 0");
+        }
+        if let Some(t) = self.max_seconds.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return bad("max_seconds", t.to_string(), "a finite number of seconds > 0");
         }
         Ok(())
     }
@@ -370,27 +380,43 @@ pub enum Verdict {
         /// Runs that did not settle (there may be more equilibria).
         unsettled: usize,
     },
-    /// Some runs did not settle within the time limit; nothing is certified.
-    Unsettled {
-        /// Runs that did not settle.
+    /// The wall-clock limit (`CheckOptions::max_seconds`) ran out before the check finished;
+    /// nothing is certified.
+    TimeLimit {
+        /// The limit, in seconds.
+        seconds: f64,
+        /// Runs that had not settled when it ran out.
         unsettled: usize,
+        /// All runs (extremal and random).
+        runs: usize,
+    },
+    /// Some runs did not settle within the time limit, or failed; nothing is certified.
+    Unsettled {
+        /// Runs that did not settle (the failed ones included).
+        unsettled: usize,
+        /// Of which stopped with a solver failure (step size too small, a non-finite drift, a
+        /// singular matrix, the step budget: [`StartRun::status`] says which), not at the
+        /// time limit.
+        failed: usize,
         /// All runs (extremal and random).
         runs: usize,
         /// The time limit.
         time_limit: f64,
-        /// Largest `max |f|` at the end of an unsettled run.
+        /// Largest `max |f|` at the end of a run that reached the time limit unsettled (0 when
+        /// every unsettled run failed).
         largest_end_drift: f64,
     },
 }
 
 impl Verdict {
-    /// Short kebab-case name: `certified`, `evidence`, `not-unique`, `unsettled`.
+    /// Short kebab-case name: `certified`, `evidence`, `not-unique`, `unsettled`, `time-limit`.
     pub fn name(&self) -> &'static str {
         match self {
             Verdict::Certified { .. } => "certified",
             Verdict::Evidence { .. } => "evidence",
             Verdict::NotUnique { .. } => "not-unique",
             Verdict::Unsettled { .. } => "unsettled",
+            Verdict::TimeLimit { .. } => "time-limit",
         }
     }
 }
@@ -417,11 +443,30 @@ impl fmt::Display for Verdict {
                 }
                 Ok(())
             }
-            Verdict::Unsettled { unsettled, runs, time_limit, largest_end_drift } => write!(
+            Verdict::TimeLimit { seconds, unsettled, runs } => write!(
+                f,
+                "TIME LIMIT: the wall-clock limit of {seconds:.3} s ran out before the check finished ({unsettled} of {runs} runs \
+                 had not settled); nothing is certified"
+            ),
+            Verdict::Unsettled { unsettled, failed: 0, runs, time_limit, largest_end_drift } => write!(
                 f,
                 "UNSETTLED: {unsettled} of {runs} runs did not settle within t = {time_limit} (largest end drift \
                  {largest_end_drift:.1e}); nothing is certified"
             ),
+            Verdict::Unsettled { unsettled, failed, runs, time_limit, largest_end_drift } => {
+                write!(
+                    f,
+                    "UNSETTLED: {unsettled} of {runs} runs did not settle: {failed} failed (the integration stopped: see the notes)"
+                )?;
+                if unsettled > failed {
+                    write!(
+                        f,
+                        ", {} did not settle within t = {time_limit} (largest end drift {largest_end_drift:.1e})",
+                        unsettled - failed
+                    )?;
+                }
+                write!(f, "; nothing is certified")
+            }
         }
     }
 }
@@ -500,13 +545,15 @@ impl fmt::Display for AttractionReport {
             )?;
             for e in &s.extremal {
                 let to = e.equilibrium.map_or("-".to_string(), |i| format!("#{i}"));
+                let how = match self.runs.get(e.run).map(|r| &r.status) {
+                    _ if e.settled => "settled".to_string(),
+                    Some(status) if run_failed(status) => format!("FAILED ({})", failure_text(status)),
+                    _ => "NOT settled".to_string(),
+                };
                 writeln!(
                     f,
-                    "    from {}: {} at t = {:.4}, distance to x* {:.1e}, equilibrium {to}",
-                    e.name,
-                    if e.settled { "settled" } else { "NOT settled" },
-                    e.t_reached,
-                    e.end_distance
+                    "    from {}: {how} at t = {:.4}, distance to x* {:.1e}, equilibrium {to}",
+                    e.name, e.t_reached, e.end_distance
                 )?;
             }
         } else {
@@ -550,8 +597,21 @@ impl fmt::Display for AttractionReport {
 /// model's extremal state has the wrong length. Non-convergence is data in the report.
 pub fn check(model: &dyn MeanFieldModel, opts: &CheckOptions) -> Result<AttractionReport, CheckError> {
     opts.validate()?;
-    let fp = solve_model(model, &FixedPointOptions { max_dim_for_eigenvalues: opts.max_dim_for_eigenvalues, ..Default::default() })?;
-    check_with_fixed_point(model, fp, opts)
+    // one limit for the fixed point and the check
+    let deadline = opts.max_seconds.and_then(deadline_after);
+    let fp_opts = FixedPointOptions {
+        max_dim_for_eigenvalues: opts.max_dim_for_eigenvalues,
+        max_seconds: remaining_seconds(deadline),
+        ..Default::default()
+    };
+    let fp = solve_model(model, &fp_opts)?;
+    check_until(model, fp, opts, deadline)
+}
+
+/// The seconds left until `deadline` (at least a nanosecond, so that a solver given them
+/// stops at once), or `None` without a deadline.
+fn remaining_seconds(deadline: Option<Instant>) -> Option<f64> {
+    deadline.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().max(1e-9))
 }
 
 /// Runs the checker on `model` with a given reference fixed point (e.g. from
@@ -562,6 +622,16 @@ pub fn check(model: &dyn MeanFieldModel, opts: &CheckOptions) -> Result<Attracti
 /// `fixed_point.x`); [`CheckError::Integration`] when an extremal state has the wrong length.
 pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: &CheckOptions) -> Result<AttractionReport, CheckError> {
     opts.validate()?;
+    check_until(model, fp, opts, opts.max_seconds.and_then(deadline_after))
+}
+
+/// [`check_with_fixed_point`] with the wall-clock `deadline` (from `opts.max_seconds`).
+fn check_until(
+    model: &dyn MeanFieldModel,
+    fp: FixedPoint,
+    opts: &CheckOptions,
+    deadline: Option<Instant>,
+) -> Result<AttractionReport, CheckError> {
     let started = Instant::now();
     let n = model.dim();
     if fp.x.len() != n {
@@ -580,7 +650,8 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
         StateLayout::Named { names } if names.len() == 1 => names[0].clone(),
         _ => "mean of the state entries".to_string(),
     };
-    let ctx = Ctx { model, opts, layout, anchor: fp.x.clone(), extremal: model.extremal_states().into_iter().map(|s| s.x).collect() };
+    let ctx =
+        Ctx { model, opts, layout, anchor: fp.x.clone(), extremal: model.extremal_states().into_iter().map(|s| s.x).collect(), deadline };
     let mut notes = Vec::new();
 
     // --- starts: extremal states first, then seeded random feasible states
@@ -735,13 +806,18 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
         })
         .collect();
     let unsettled = runs.iter().filter(|r| !r.settled).count();
-    if unsettled > 0 {
+    let failed: Vec<&StartRun> = runs.iter().filter(|r| !r.settled && run_failed(&r.status)).collect();
+    if unsettled > failed.len() {
         notes.push(format!(
-            "{unsettled} of {} runs did not settle (max |f| >= {:.0e}) within t = {}",
+            "{} of {} runs did not settle (max |f| >= {:.0e}) within t = {}",
+            unsettled - failed.len(),
             runs.len(),
             opts.tol,
             opts.time_limit
         ));
+    }
+    if !failed.is_empty() {
+        notes.push(failure_note(&failed));
     }
 
     // --- the sandwich
@@ -812,7 +888,16 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
     // --- the verdict
     let count = |k: EquilibriumKind| equilibria.iter().filter(|e| e.kind == k).count();
     let local = reference.and_then(|i| equilibria[i].local.clone());
-    let verdict = if equilibria.len() >= 2 {
+    let timed_out = past(deadline);
+    if timed_out {
+        notes.push(format!(
+            "the wall-clock limit max_seconds = {:.3} s ran out: runs, bisections and ordered pairs after it were cut short",
+            opts.max_seconds.unwrap_or(0.0)
+        ));
+    }
+    let verdict = if timed_out {
+        Verdict::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0), unsettled, runs: runs.len() }
+    } else if equilibria.len() >= 2 {
         Verdict::NotUnique {
             equilibria: equilibria.len(),
             stable: count(EquilibriumKind::Stable),
@@ -824,8 +909,9 @@ pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: 
         Verdict::Unsettled {
             unsettled,
             runs: runs.len(),
+            failed: failed.len(),
             time_limit: opts.time_limit,
-            largest_end_drift: runs.iter().filter(|r| !r.settled).map(|r| r.end_drift).fold(0.0, f64::max),
+            largest_end_drift: runs.iter().filter(|r| !r.settled && !run_failed(&r.status)).map(|r| r.end_drift).fold(0.0, f64::max),
         }
     } else {
         let eq = &equilibria[0];
@@ -936,6 +1022,8 @@ struct Ctx<'a> {
     anchor: Vec<f64>,
     /// The model's extremal states.
     extremal: Vec<Vec<f64>>,
+    /// Wall-clock deadline of the check (`CheckOptions::max_seconds`).
+    deadline: Option<Instant>,
 }
 
 /// How a bisection point ended.
@@ -1032,9 +1120,12 @@ impl Ctx<'_> {
         let (mut ts, mut xs) = (vec![0.0], vec![x.clone()]);
         let mut settled = self.drift_norm(&x, &mut f) < opts.tol;
         let mut status = if settled { Status::SteadyState { t: 0.0 } } else { Status::Success };
+        if !settled && past(self.deadline) {
+            status = Status::TimeLimit { t: 0.0 };
+        }
         let mut t = 0.0;
         let mut method = Method::Auto;
-        if !settled {
+        if !settled && status == Status::Success {
             for t_next in self.output_times() {
                 let so = SolveOptions {
                     t_end: t_next - t,
@@ -1044,6 +1135,7 @@ impl Ctx<'_> {
                     max_steps: 200_000,
                     steady_tol: Some(opts.tol),
                     record_steps: false,
+                    deadline: self.deadline,
                 };
                 let tr = mfq_ode::solve(model, &x, &so).map_err(|source| CheckError::Integration { start: label.to_string(), source })?;
                 x.copy_from_slice(tr.last());
@@ -1094,15 +1186,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// Newton (PTC with a huge first pseudo step) from `x0`; `Some` when the residual reaches `tol`.
+    /// Newton (PTC with a huge first pseudo step) from `x0`; `Some` when the residual reaches
+    /// `tol`; `None` past the deadline.
     fn newton(&self, x0: &[f64]) -> Option<Limit> {
+        if past(self.deadline) {
+            return None;
+        }
         let o = FixedPointOptions {
             tol: 1e-12f64.min(self.opts.tol),
             max_iter: 60,
             dt0: 1e9,
             x0: Some(x0.to_vec()),
             max_dim_for_eigenvalues: 0,
-            max_seconds: None,
+            max_seconds: remaining_seconds(self.deadline),
         };
         let fp = solve_model(self.model, &o).ok()?;
         (fp.residual.is_finite() && fp.residual <= self.opts.tol).then_some(Limit { x: fp.x, residual: fp.residual })
@@ -1145,6 +1241,7 @@ impl Ctx<'_> {
             max_steps: 200_000,
             steady_tol: Some(self.opts.tol),
             record_steps: false,
+            deadline: self.deadline,
         };
         let mut f = vec![0.0; x.len()];
         match mfq_ode::solve(self.model, x, &so) {
@@ -1168,6 +1265,7 @@ impl Ctx<'_> {
             max_steps: 100_000,
             steady_tol: Some(self.opts.tol),
             record_steps: true,
+            deadline: self.deadline,
         };
         let mut f = vec![0.0; x.len()];
         match mfq_ode::solve(self.model, x, &so) {
@@ -1184,6 +1282,9 @@ impl Ctx<'_> {
     /// Bisects the segment from `a` (in the basin of `ca`) to `b` (basin of `cb`) by basin;
     /// returns a new equilibrium on the boundary, if one is found.
     fn separatrix(&self, eqs: &[EqBuild], a: &[f64], b: &[f64], ca: usize, cb: usize) -> Option<Limit> {
+        if past(self.deadline) {
+            return None;
+        }
         let n = a.len();
         let classify = |x: &[f64]| -> Class {
             let (end, settled, r) = self.settle(x);
@@ -1323,6 +1424,7 @@ impl Ctx<'_> {
                         max_steps: 200_000,
                         steady_tol: None,
                         record_steps: false,
+                        deadline: self.deadline,
                     };
                     match (mfq_ode::solve(self.model, &lo, &so), mfq_ode::solve(self.model, &hi, &so)) {
                         (Ok(a), Ok(b)) if a.status.is_success() && b.status.is_success() => {
@@ -1383,6 +1485,36 @@ fn random_tail(x: &mut [f64], rng: &mut Xoshiro256PlusPlus) {
     }
 }
 
+/// Whether a run's integration stopped with a solver failure, rather than at its end, at a
+/// steady state or at the wall-clock limit.
+fn run_failed(status: &Status) -> bool {
+    !matches!(status, Status::Success | Status::SteadyState { .. } | Status::TimeLimit { .. })
+}
+
+/// How a solver failure reads in text: `step size too small at t = 12.5`.
+fn failure_text(status: &Status) -> String {
+    match status {
+        Status::MaxSteps { t } => format!("step budget used up at t = {t:.4}"),
+        Status::StepSizeTooSmall { t } => format!("step size too small at t = {t:.4}"),
+        Status::NonFinite { t } => format!("non-finite drift or state at t = {t:.4}"),
+        Status::Stiff { t } => format!("stiff at t = {t:.4}"),
+        Status::Singular { t } => format!("singular matrix at t = {t:.4}"),
+        Status::TimeLimit { t } => format!("wall-clock limit at t = {t:.4}"),
+        Status::Success | Status::SteadyState { .. } => "no failure".into(),
+    }
+}
+
+/// The note naming the runs that failed and how (the first five).
+fn failure_note(failed: &[&StartRun]) -> String {
+    let shown: Vec<String> = failed.iter().take(5).map(|r| format!("{} ({})", r.label, failure_text(&r.status))).collect();
+    let more = if failed.len() > 5 { format!(", and {} more", failed.len() - 5) } else { String::new() };
+    format!(
+        "{} runs failed, their integration stopped before settling (not a verdict on the model): {}{more}",
+        failed.len(),
+        shown.join(", ")
+    )
+}
+
 /// `max_i |p_i - q_i|`.
 fn inf_dist(p: &[f64], q: &[f64]) -> f64 {
     p.iter().zip(q).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
@@ -1398,6 +1530,7 @@ fn shift_status(status: Status, t0: f64) -> Status {
         Status::NonFinite { t } => Status::NonFinite { t: t + t0 },
         Status::Stiff { t } => Status::Stiff { t: t + t0 },
         Status::Singular { t } => Status::Singular { t: t + t0 },
+        Status::TimeLimit { t } => Status::TimeLimit { t: t + t0 },
     }
 }
 
@@ -1407,7 +1540,7 @@ mod tests {
     use mfq_model::models::{Jsq, OpinionStubborn};
 
     fn ctx<'a>(model: &'a dyn MeanFieldModel, opts: &'a CheckOptions) -> Ctx<'a> {
-        Ctx { model, opts, layout: model.layout(), anchor: vec![0.0; model.dim()], extremal: Vec::new() }
+        Ctx { model, opts, layout: model.layout(), anchor: vec![0.0; model.dim()], extremal: Vec::new(), deadline: None }
     }
 
     #[test]
@@ -1453,12 +1586,86 @@ mod tests {
         assert!(c.same(&[0.5], &[0.5 + 1e-7]));
     }
 
+    /// `dx/dt = -x` with a drift that is not finite above `x = 0.5` (defined on part of the
+    /// state space only): runs started there fail at once, and the report must say that they
+    /// failed and how, not only that they did not settle.
+    struct HalfDefined;
+
+    impl MeanFieldModel for HalfDefined {
+        fn name(&self) -> String {
+            "half-defined".into()
+        }
+        fn dim(&self) -> usize {
+            1
+        }
+        fn drift(&self, x: &[f64], dx: &mut [f64]) {
+            dx[0] = if x[0] <= 0.5 { -x[0] } else { f64::NAN };
+        }
+        fn layout(&self) -> StateLayout {
+            StateLayout::Named { names: vec!["x".into()] }
+        }
+        fn observables(&self, x: &[f64]) -> mfq_model::Observables {
+            mfq_model::Observables::extras_only(vec![("x".into(), x[0])])
+        }
+    }
+
+    #[test]
+    fn failed_runs_are_named_as_failures() {
+        let r = check(&HalfDefined, &CheckOptions { starts: 16, ..Default::default() }).unwrap();
+        let Verdict::Unsettled { unsettled, failed, largest_end_drift, .. } = r.verdict else { panic!("{r}") };
+        // the `full` state and the random starts above 0.5
+        assert!(failed >= 2 && failed == unsettled, "{r}");
+        assert_eq!(largest_end_drift, 0.0);
+        let text = r.to_string();
+        assert!(text.contains(&format!("UNSETTLED: {unsettled} of 18 runs did not settle: {failed} failed")), "{text}");
+        // (it read "did not settle within t = 10000 (largest end drift inf)")
+        assert!(!r.verdict.to_string().contains("within t ="), "no run ran out of model time: {text}");
+        let note = r.notes.iter().find(|n| n.contains("runs failed")).expect("a note on the failures");
+        assert!(note.contains("full (") && (note.contains("non-finite") || note.contains("step size")), "{note}");
+        for run in r.runs.iter().filter(|run| !run.settled) {
+            assert!(run_failed(&run.status), "{}: {:?}", run.label, run.status);
+        }
+    }
+
+    #[test]
+    fn failures_read_as_text() {
+        assert_eq!(failure_text(&Status::StepSizeTooSmall { t: 12.5 }), "step size too small at t = 12.5000");
+        assert_eq!(failure_text(&Status::Singular { t: 0.0 }), "singular matrix at t = 0.0000");
+        assert!(run_failed(&Status::MaxSteps { t: 1.0 }) && run_failed(&Status::NonFinite { t: 1.0 }));
+        assert!(!run_failed(&Status::Success) && !run_failed(&Status::TimeLimit { t: 1.0 }));
+        let v = Verdict::Unsettled { unsettled: 3, failed: 1, runs: 10, time_limit: 100.0, largest_end_drift: 2e-3 };
+        assert_eq!(
+            v.to_string(),
+            "UNSETTLED: 3 of 10 runs did not settle: 1 failed (the integration stopped: see the notes), 2 did not settle \
+             within t = 100 (largest end drift 2.0e-3); nothing is certified"
+        );
+    }
+
+    /// A tiny wall-clock limit on a long check: the verdict says so, and the check returns
+    /// within a fraction of a second (it would take minutes: 2000 runs at lambda = 0.999).
+    #[test]
+    fn a_wall_clock_limit_stops_the_check() {
+        let m = Jsq::new(0.999, 2, 400).unwrap();
+        let opts = CheckOptions { starts: 2000, time_limit: 1e6, max_seconds: Some(0.05), ..Default::default() };
+        let started = Instant::now();
+        let r = check(&m, &opts).unwrap();
+        let took = started.elapsed().as_secs_f64();
+        let Verdict::TimeLimit { seconds, unsettled, runs } = r.verdict else { panic!("{r}") };
+        assert_eq!((seconds, runs), (0.05, 2002));
+        assert!(unsettled > 1000, "{unsettled} of {runs} runs unsettled");
+        assert!(r.runs.iter().any(|run| matches!(run.status, Status::TimeLimit { .. })));
+        assert!(took < 1.0, "the check took {took} s");
+        assert!(r.to_string().contains("TIME LIMIT"), "{r}");
+    }
+
     #[test]
     fn options_name_the_field() {
         let bad = [
             (CheckOptions { starts: 0, ..Default::default() }, "starts"),
             (CheckOptions { tol: 0.5, ..Default::default() }, "tol"),
             (CheckOptions { time_limit: 0.0, ..Default::default() }, "time_limit"),
+            (CheckOptions { max_seconds: Some(-1.0), ..Default::default() }, "max_seconds"),
+            (CheckOptions { max_seconds: Some(f64::NAN), ..Default::default() }, "max_seconds"),
             (CheckOptions { cooperativity_samples: 2_000_000, ..Default::default() }, "cooperativity_samples"),
             (CheckOptions { order_pairs: 20_000, ..Default::default() }, "order_pairs"),
             (CheckOptions { cluster_tol: 0.0, ..Default::default() }, "cluster_tol"),

@@ -182,7 +182,8 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
         };
         (layout, x)
     });
-    let deadline = opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s));
+    // (a limit too far away to represent is no limit: `Instant + Duration` would panic)
+    let deadline = opts.max_seconds.and_then(mfq_ode::deadline_after);
     loop {
         let model = spec.build(k)?;
         let x0 = warm.take().and_then(|(layout, w)| resize_state(&layout, &w, &model.layout())).or_else(|| model.start_state());

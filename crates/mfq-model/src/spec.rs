@@ -44,8 +44,15 @@ pub struct ModelFile {
 }
 
 /// A built-in model with its parameters, tagged by `kind`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+///
+/// Written as a table with a `kind` key (`{"kind": "jsq", "lambda": 0.9, "d": 2}`) and read
+/// from one: the table is read first, then the variant named by `kind` from the other keys with
+/// their path tracked, so an error names the key (`model.d: invalid type: string "two",
+/// expected u32`). serde's own internally tagged enums buffer the table before they know the
+/// variant and lose that path. The defaults of the optional keys are those of
+/// `ModelSpecByKind`, the private twin the variants are read through.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ModelSpec {
     /// JSQ(d) / power-of-d, see [`Jsq`].
     Jsq {
@@ -86,7 +93,6 @@ pub enum ModelSpec {
         /// Servers sampled per arrival (`>= 1`).
         d: u32,
         /// `[model.job_size]`, see [`JobSizeSpec`] (default: exponential, mean 1).
-        #[serde(default)]
         job_size: JobSizeSpec,
     },
     /// Pod with load-independent errors and phase-type job sizes, see [`PhaseTypeQueue`].
@@ -98,7 +104,6 @@ pub enum ModelSpec {
         /// Error probability in `[0, 1]`.
         eps: f64,
         /// `[model.job_size]`, see [`JobSizeSpec`].
-        #[serde(default)]
         job_size: JobSizeSpec,
     },
     /// Join-Idle-Queue with phase-type job sizes, see [`PhaseTypeQueue`].
@@ -106,7 +111,6 @@ pub enum ModelSpec {
         /// Arrival rate per server.
         lambda: f64,
         /// `[model.job_size]`, see [`JobSizeSpec`].
-        #[serde(default)]
         job_size: JobSizeSpec,
     },
     /// LL(d), least loaded of `d` by workload, see [`Lld`] (`truncation.levels` counts grid points).
@@ -116,7 +120,6 @@ pub enum ModelSpec {
         /// Servers sampled per arrival.
         d: u32,
         /// `[model.job_size]`, see [`JobSizeSpec`].
-        #[serde(default)]
         job_size: JobSizeSpec,
     },
     /// Majority-rule opinion dynamics with stubborn agents, see [`OpinionStubborn`] (no queues).
@@ -159,10 +162,8 @@ pub enum ModelSpec {
         /// `[[model.classes]]`: fraction and speed (capacity `C_j`) of each class.
         classes: Vec<ServerClass>,
         /// Class sampling probabilities (default `"uniform"`).
-        #[serde(default)]
         sampling: Sampling,
         /// Cost compared (default `"sq2"`).
-        #[serde(default)]
         rule: CostRule,
     },
     /// The optimal static routing over server classes, see [`StaticRouting`].
@@ -180,16 +181,12 @@ pub enum ModelSpec {
         /// Copies per job (`>= 1`; `2` for the pair approximations).
         d: u32,
         /// Per-server discipline: `"ps"`, `"fcfs"`, `"lps"` (needs `lps_k`), `"lcfs"` (default `"ps"`).
-        #[serde(default = "default_discipline")]
         discipline: crate::models::redundancy::Discipline,
         /// `"mean-field"` (default) or `"pair"` (`"triplet"` is reserved).
-        #[serde(default = "default_approximation")]
         approximation: crate::models::redundancy::Approximation,
         /// `"iid"` (default) or `"identical"` copy sizes (identical: stability only).
-        #[serde(default = "default_copies")]
         copies: crate::models::redundancy::Copies,
         /// LPS(k): number of oldest copies sharing a server (only with `discipline = "lps"`).
-        #[serde(default)]
         lps_k: Option<u32>,
     },
     /// A user-defined model given by its transitions (jumps and rate expressions), see
@@ -205,6 +202,194 @@ fn default_approximation() -> crate::models::redundancy::Approximation {
 }
 fn default_copies() -> crate::models::redundancy::Copies {
     crate::models::redundancy::Copies::Iid
+}
+
+/// How the variants of [`ModelSpec`] are read: an externally tagged twin (`{"jsq": {"lambda":
+/// 0.9, "d": 2}}`) that serde deserialises without buffering, so that the path of an error is
+/// kept. `remote` makes serde build a [`ModelSpec`] from it; the compiler checks that every
+/// variant and field matches. The defaults of optional keys live here.
+#[derive(Deserialize)]
+#[serde(remote = "ModelSpec", rename_all = "kebab-case", deny_unknown_fields)]
+enum ModelSpecByKind {
+    Jsq {
+        lambda: f64,
+        d: u32,
+    },
+    PodLi {
+        lambda: f64,
+        d: u32,
+        eps: f64,
+    },
+    PodLd {
+        lambda: f64,
+        d: u32,
+        eps: f64,
+        g: u32,
+    },
+    Jiq {
+        lambda: f64,
+    },
+    JsqPh {
+        lambda: f64,
+        d: u32,
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    PodLiPh {
+        lambda: f64,
+        d: u32,
+        eps: f64,
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    JiqPh {
+        lambda: f64,
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    Lld {
+        lambda: f64,
+        d: u32,
+        #[serde(default)]
+        job_size: JobSizeSpec,
+    },
+    OpinionStubborn {
+        gamma0: f64,
+        gamma1: f64,
+    },
+    OpinionBiased {
+        alpha: f64,
+    },
+    SaJsq {
+        lambda: f64,
+        classes: Vec<ServerClass>,
+    },
+    SaJiq {
+        lambda: f64,
+        classes: Vec<ServerClass>,
+    },
+    Pull {
+        lambda: f64,
+        classes: Vec<ServerClass>,
+    },
+    PsSq2 {
+        lambda: f64,
+        classes: Vec<ServerClass>,
+        #[serde(default)]
+        sampling: Sampling,
+        #[serde(default)]
+        rule: CostRule,
+    },
+    StaticRouting {
+        lambda: f64,
+        classes: Vec<ServerClass>,
+    },
+    Redundancy {
+        lambda: f64,
+        d: u32,
+        #[serde(default = "default_discipline")]
+        discipline: crate::models::redundancy::Discipline,
+        #[serde(default = "default_approximation")]
+        approximation: crate::models::redundancy::Approximation,
+        #[serde(default = "default_copies")]
+        copies: crate::models::redundancy::Copies,
+        #[serde(default)]
+        lps_k: Option<u32>,
+    },
+    Generic(Box<crate::models::GenericSpec>),
+}
+
+impl<'de> Deserialize<'de> for ModelSpec {
+    /// Reads a `[model]` table (see [`ModelSpec`]); errors start with the dotted key they are
+    /// about (`model.d: ...`, `model.classes[1].speed: ...`).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// `ModelSpecByKind` as a `Deserialize` type (serde's `remote` gives a function).
+        struct ByKind(ModelSpec);
+        impl<'de> Deserialize<'de> for ByKind {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                ModelSpecByKind::deserialize(d).map(ByKind)
+            }
+        }
+        by_tag(deserializer, "model", "kind", "a [model] table with a kind (see `mfq models`)").map(|ByKind(m)| m)
+    }
+}
+
+/// Reads an internally tagged table (the variant named by its key `tag`) through its
+/// externally tagged twin `T`, so that errors keep their path: a table `{tag = "v", a = 1}` is
+/// read as `T` from `{"v": {a = 1}}`.
+///
+/// An error inside the table is returned as `PATH: MESSAGE`, `PATH` starting with `name`
+/// (`model.d: invalid type: ...`, `model.kind: unknown variant ...`); with an empty `name`
+/// the path is relative (`.mean: ...`), for a table inside another one read this way, which
+/// puts its own path in front. `expected` describes the table, for a value that is not one.
+pub(crate) fn by_tag<'de, D, T>(deserializer: D, name: &str, tag: &'static str, expected: &str) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::de::Error;
+    use serde_path_to_error::Segment;
+    let value = toml::Value::deserialize(deserializer)?;
+    let toml::Value::Table(mut table) = value else {
+        return Err(D::Error::invalid_type(unexpected(&value), &expected));
+    };
+    let variant = match table.remove(tag) {
+        Some(toml::Value::String(v)) => v,
+        Some(other) => {
+            let e = toml::de::Error::invalid_type(unexpected(&other), &format!("a string naming the {tag}").as_str());
+            return Err(D::Error::custom(format!("{name}.{tag}: {e}")));
+        }
+        None => return Err(D::Error::missing_field(tag)),
+    };
+    let twin = toml::Value::Table(toml::Table::from_iter([(variant, toml::Value::Table(table))]));
+    serde_path_to_error::deserialize(twin).map_err(|e| {
+        let mut path = name.to_string();
+        let mut segments = e.path().iter();
+        match segments.next() {
+            // no variant was entered: its name is unknown
+            None | Some(Segment::Unknown) => path = format!("{name}.{tag}"),
+            Some(_) => {
+                for s in segments {
+                    match s {
+                        Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+                        Segment::Map { key } | Segment::Enum { variant: key } => path = format!("{path}.{key}"),
+                        Segment::Unknown => break,
+                    }
+                }
+            }
+        }
+        let message = e.into_inner().message().to_string();
+        // a tagged table inside this one gave its path relative to itself
+        let (inner, message) = relative_path(&message).unwrap_or(("", &message));
+        let path = format!("{path}{inner}");
+        if path.is_empty() {
+            D::Error::custom(message)
+        } else {
+            D::Error::custom(format!("{path}: {message}"))
+        }
+    })
+}
+
+/// Splits `.key[1].sub: message` (a path relative to a table, see [`by_tag`]) into the path
+/// and the message; `None` when `message` does not start with one.
+fn relative_path(message: &str) -> Option<(&str, &str)> {
+    let (path, rest) = message.split_once(": ")?;
+    let is_key_char = |c: char| c.is_ascii_alphanumeric() || "_-.[]".contains(c);
+    (path.starts_with(['.', '[']) && path.chars().all(is_key_char)).then_some((path, rest))
+}
+
+/// What serde calls a TOML value in an "invalid type" message.
+fn unexpected(value: &toml::Value) -> serde::de::Unexpected<'_> {
+    use serde::de::Unexpected;
+    match value {
+        toml::Value::String(s) => Unexpected::Str(s),
+        toml::Value::Integer(i) => Unexpected::Signed(*i),
+        toml::Value::Float(f) => Unexpected::Float(*f),
+        toml::Value::Boolean(b) => Unexpected::Bool(*b),
+        toml::Value::Datetime(_) => Unexpected::Other("a datetime"),
+        toml::Value::Array(_) => Unexpected::Seq,
+        toml::Value::Table(_) => Unexpected::Map,
+    }
 }
 
 /// Largest state dimension of a model with a dense Jacobian: its Jacobian and LU take
@@ -238,7 +423,7 @@ pub struct Truncation {
     /// Fixed truncation level K; when absent K grows until `x_K < tol`.
     #[serde(default)]
     pub levels: Option<usize>,
-    /// Target mass at the truncation level (default 1e-12).
+    /// Target mass at the truncation level, in [[`MIN_TRUNCATION_TOL`], 1) (default 1e-12).
     #[serde(default = "default_tol")]
     pub tol: f64,
     /// Largest K the automatic growth may reach (default 100000).
@@ -249,6 +434,11 @@ pub struct Truncation {
 fn default_tol() -> f64 {
     1e-12
 }
+
+/// Smallest `truncation.tol`: double precision cannot honour less. Tail entries below about
+/// `1e-14` are round-off after Newton's method (the fixed point's residual tolerance is
+/// `1e-12`), so `x_K < tol` would be met, or missed, by round-off alone.
+pub const MIN_TRUNCATION_TOL: f64 = 1e-14;
 fn default_max_levels() -> usize {
     100_000
 }
@@ -263,15 +453,20 @@ impl Truncation {
     /// Checks the ranges of the truncation keys.
     ///
     /// # Errors
-    /// [`ModelError::OutOfRange`] naming `truncation.levels`, `truncation.tol` or `truncation.max_levels`.
+    /// [`ModelError::OutOfRange`] naming `truncation.levels`, `truncation.tol` (outside
+    /// [[`MIN_TRUNCATION_TOL`], 1)) or `truncation.max_levels`.
     pub fn validate(&self) -> Result<(), ModelError> {
         if let Some(k) = self.levels {
             if !(1..=10_000_000).contains(&k) {
                 return Err(crate::out_of_range("truncation.levels", k, "an integer in [1, 10000000]"));
             }
         }
-        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol < 1.0) {
-            return Err(crate::out_of_range("truncation.tol", self.tol, "a number in (0, 1)"));
+        if !(self.tol.is_finite() && (MIN_TRUNCATION_TOL..1.0).contains(&self.tol)) {
+            return Err(crate::out_of_range(
+                "truncation.tol",
+                self.tol,
+                "a number in [1e-14, 1) (tail entries below ~1e-14 are round-off in double precision)",
+            ));
         }
         if !(2..=10_000_000).contains(&self.max_levels) {
             return Err(crate::out_of_range("truncation.max_levels", self.max_levels, "an integer in [2, 10000000]"));
@@ -411,12 +606,8 @@ impl ModelFile {
 /// (The toml crate's own `Display` spreads the error over five lines with a source excerpt.)
 fn one_line(e: &toml::de::Error, text: &str) -> String {
     // serde names Rust types; say what the file must hold instead
-    const TYPES: [(&str, &str); 4] = [
-        ("internally tagged enum ModelSpec", "a [model] table with a kind (see `mfq models`)"),
-        ("internally tagged enum JobSizeSpec", "a [model.job_size] table with a law"),
-        ("struct Truncation", "a [truncation] table"),
-        ("struct ServerClass", "a [[model.classes]] table with fraction and speed"),
-    ];
+    const TYPES: [(&str, &str); 2] =
+        [("struct Truncation", "a [truncation] table"), ("struct ServerClass", "a [[model.classes]] table with fraction and speed")];
     let join = |s: &str| {
         let mut line = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
         for (from, to) in TYPES {
@@ -424,7 +615,10 @@ fn one_line(e: &toml::de::Error, text: &str) -> String {
         }
         line
     };
-    match e.span().and_then(|span| text.get(..span.start)) {
+    // an error inside [model] names its key (`model.d: ...`): point at that key's line
+    let keyed = e.message().split_once(": ").filter(|(path, _)| path.starts_with("model")).map(|(path, _)| path);
+    let span = keyed.and_then(|path| key_span(text, path)).or_else(|| e.span());
+    match span.and_then(|span| text.get(..span.start)) {
         Some(before) => {
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -433,8 +627,35 @@ fn one_line(e: &toml::de::Error, text: &str) -> String {
             let source = if source.is_empty() { String::new() } else { format!(" ({})", printable(&source)) };
             format!("TOML parse error at line {line}, column {column}{source}: {}", join(e.message()))
         }
+        // the message without the ` in `model`` that repeats the key
+        None if keyed.is_some() => join(e.message()),
         None => join(&e.to_string()),
     }
+}
+
+/// Where the dotted key `path` (`model.classes[1].speed`) is in the TOML document `text`: the
+/// span of the key (or, for an array element, of the element); `None` when `text` does not
+/// parse or has no such key.
+fn key_span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let mut span = None;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let (key, indices) = part.split_once('[').map_or((part, ""), |(k, i)| (k, i));
+        let (k, v) = table.get_key_value(key)?;
+        span = Some(k.span());
+        let mut value = v;
+        for index in indices.split('[').filter(|i| !i.is_empty()) {
+            let i: usize = index.trim_end_matches(']').parse().ok()?;
+            value = value.get_ref().as_array()?.get(i)?;
+            span = Some(value.span());
+        }
+        if parts.peek().is_some() {
+            table = value.get_ref().as_table()?;
+        }
+    }
+    span
 }
 
 /// `s` with control characters escaped (`\n`), so that an override echoed in a message
@@ -560,10 +781,42 @@ mod tests {
     }
 
     #[test]
+    fn type_errors_name_the_key_and_its_line() {
+        let e = ModelFile::parse("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = \"two\"\n", &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "TOML parse error at line 4, column 1 (d = \"two\"): model.d: invalid type: string \"two\", expected u32"
+        );
+        // through an override: no line, the key all the same (once)
+        let e = ModelFile::parse(JSQ, &["d=two".into()]).unwrap_err();
+        assert_eq!(e.to_string(), "after --set d=two: model.d: invalid type: string \"two\", expected u32");
+        // inside a tagged table inside [model]
+        let text = "[model]\nkind = \"jsq-ph\"\nlambda = 0.5\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = -3\n";
+        let e = ModelFile::parse(text, &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("TOML parse error at line 7, column 1 (k = -3): model.job_size.k: invalid value: integer `-3`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn specs_serialize_tagged_and_read_back() {
+        let text = "[model]\nkind = \"pod-li-ph\"\nlambda = 0.5\nd = 2\neps = 0.1\n[model.job_size]\nlaw = \"h2\"\nscv = 4.0\n";
+        let f = ModelFile::parse(text, &[]).unwrap();
+        let written = toml::to_string(&f).unwrap();
+        assert!(written.contains("kind = \"pod-li-ph\"") && written.contains("law = \"h2\""), "{written}");
+        assert_eq!(ModelFile::parse(&written, &[]).unwrap(), f);
+    }
+
+    #[test]
     fn out_of_range_values_name_the_field() {
         let e = ModelFile::parse(JSQ, &["lambda=0".into()]).unwrap_err();
         assert!(e.to_string().contains("model.lambda = 0"), "{e}");
         let e = ModelFile::parse(JSQ, &["truncation.tol=2".into()]).unwrap_err();
         assert!(e.to_string().contains("truncation.tol = 2"), "{e}");
+        // below what double precision can honour
+        let e = ModelFile::parse(JSQ, &["truncation.tol=1e-15".into()]).unwrap_err();
+        assert!(e.to_string().contains("truncation.tol = 0.000000000000001 is not allowed: a number in [1e-14, 1)"), "{e}");
+        assert!(ModelFile::parse(JSQ, &["truncation.tol=1e-14".into()]).is_ok());
     }
 }

@@ -1,10 +1,11 @@
 //! Dopri5 / Dop853 from `ode_solvers`, with projection restarts and steady-state stops.
 
-use crate::{max_abs, Method, Recorder, SolveOptions, Stats, Status};
+use crate::{max_abs, Method, Recorder, SolveOptions, Stats, Status, DEADLINE_CHECK_STEPS};
 use mfq_model::MeanFieldModel;
 use ode_solvers::dop_shared::IntegrationError;
 use ode_solvers::{DVector, Dop853, Dopri5, OutputType, System};
 use std::cell::Cell;
+use std::time::Instant;
 
 /// Largest change by [`MeanFieldModel::project`] tolerated without a restart.
 const PROJECTION_SLACK: f64 = 1e-10;
@@ -16,6 +17,7 @@ enum Stop {
     Steady,
     Project,
     NonFinite,
+    Deadline,
 }
 
 struct Sys<'a> {
@@ -23,6 +25,9 @@ struct Sys<'a> {
     steady_tol: Option<f64>,
     stop: &'a Cell<Option<Stop>>,
     scratch: Vec<f64>,
+    deadline: Option<Instant>,
+    /// Accepted steps since the last look at the clock.
+    since_check: u64,
 }
 
 impl System<f64, DVector<f64>> for Sys<'_> {
@@ -47,6 +52,14 @@ impl System<f64, DVector<f64>> for Sys<'_> {
         if self.steady_tol.is_some_and(|tol| r < tol) {
             self.stop.set(Some(Stop::Steady));
             return true;
+        }
+        self.since_check += 1;
+        if self.since_check >= DEADLINE_CHECK_STEPS {
+            self.since_check = 0;
+            if crate::past(self.deadline) {
+                self.stop.set(Some(Stop::Deadline));
+                return true;
+            }
         }
         false
     }
@@ -74,8 +87,12 @@ pub(crate) fn integrate(
         if budget == 0 {
             return Status::MaxSteps { t };
         }
+        if crate::past(opts.deadline) {
+            return Status::TimeLimit { t };
+        }
         stop.set(None);
-        let sys = Sys { model, steady_tol: opts.steady_tol, stop: &stop, scratch: vec![0.0; x.len()] };
+        let sys =
+            Sys { model, steady_tol: opts.steady_tol, stop: &stop, scratch: vec![0.0; x.len()], deadline: opts.deadline, since_check: 0 };
         let y0 = DVector::from_column_slice(x);
         let span = opts.t_end - t;
         let (result, ts, ys) = match method {
@@ -142,6 +159,7 @@ pub(crate) fn integrate(
                 match stop.get() {
                     Some(Stop::Steady) => return Status::SteadyState { t },
                     Some(Stop::NonFinite) => return Status::NonFinite { t },
+                    Some(Stop::Deadline) => return Status::TimeLimit { t },
                     Some(Stop::Project) => {
                         stats.projections += 1;
                         if stats.projections > MAX_PROJECTIONS {

@@ -19,7 +19,10 @@
 //! the projected state (this is how the JIQ sliding boundary `x_1 = 1` is kept).
 //!
 //! A run may stop early at a steady state: with `steady_tol = Some(tol)` it stops once
-//! `max_i |f_i(x)| < tol`.
+//! `max_i |f_i(x)| < tol`; and at a wall-clock deadline: with `deadline = Some(instant)` it
+//! stops with [`Status::TimeLimit`] at the first check after that instant (every step of
+//! `Rosenbrock23`, every [`DEADLINE_CHECK_STEPS`] accepted steps of the explicit methods), not
+//! by killing a thread.
 //!
 //! A stiff solver for large sparse (pair/triplet, `K^2` and `K^3` states) models slots in as
 //! another [`Method`] beside these.
@@ -30,6 +33,37 @@ mod rosenbrock;
 
 use mfq_model::MeanFieldModel;
 use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// The explicit methods check the deadline every this many accepted steps (`Rosenbrock23`
+/// checks it every step): a run stops at most this many steps after its deadline.
+pub const DEADLINE_CHECK_STEPS: u64 = 8;
+
+/// The instant `seconds` of wall-clock time from now, for [`SolveOptions::deadline`] and the
+/// other solvers' time limits.
+///
+/// `None` when the instant is too far away to represent (`seconds` about `1e10` or more, or
+/// infinite): no limit, in practice. `seconds <= 0` or NaN give the present instant (the
+/// deadline has passed); callers check that a limit is a finite number `> 0` first.
+///
+/// ```
+/// let d = mfq_ode::deadline_after(0.5).unwrap();
+/// assert!(d > std::time::Instant::now());
+/// assert!(mfq_ode::deadline_after(1e300).is_none());
+/// ```
+pub fn deadline_after(seconds: f64) -> Option<Instant> {
+    let now = Instant::now();
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Some(now);
+    }
+    // Instant + Duration panics on overflow, Duration::from_secs_f64 beyond u64 seconds
+    Duration::try_from_secs_f64(seconds).ok().and_then(|d| now.checked_add(d))
+}
+
+/// Whether `deadline` is set and has passed.
+pub fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
 
 /// Integration method, see the crate docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
@@ -63,6 +97,10 @@ pub struct SolveOptions {
     pub steady_tol: Option<f64>,
     /// Record every accepted step (`true`) or only the first and last states.
     pub record_steps: bool,
+    /// Wall-clock deadline: the run stops with [`Status::TimeLimit`] at the first check after
+    /// it (see the crate docs). `None` (default): no limit. See [`deadline_after`].
+    #[serde(skip)]
+    pub deadline: Option<Instant>,
 }
 
 impl Default for SolveOptions {
@@ -75,6 +113,7 @@ impl Default for SolveOptions {
             max_steps: 1_000_000,
             steady_tol: None,
             record_steps: true,
+            deadline: None,
         }
     }
 }
@@ -112,6 +151,11 @@ pub enum Status {
     },
     /// The Jacobian-based step met a singular matrix at time `t`.
     Singular {
+        /// Time reached.
+        t: f64,
+    },
+    /// The wall-clock deadline ([`SolveOptions::deadline`]) passed at model time `t`.
+    TimeLimit {
         /// Time reached.
         t: f64,
     },
@@ -224,6 +268,9 @@ pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Res
     model.project(&mut x);
     let mut rec = Recorder::new(&x, opts.record_steps);
     let mut stats = Stats::default();
+    if past(opts.deadline) {
+        return Ok(rec.finish(Status::TimeLimit { t: 0.0 }, stats));
+    }
     let status = match opts.method {
         Method::Rosenbrock23 => rosenbrock::integrate(model, 0.0, &mut x, opts, &mut rec, &mut stats),
         Method::Dopri5 | Method::Dop853 => explicit::integrate(model, opts.method, 0.0, &mut x, opts, &mut rec, &mut stats),
@@ -344,6 +391,32 @@ mod tests {
         assert!(solve(&m, &[0.0; 3], &opts).is_err());
         let bad = SolveOptions { t_end: -1.0, ..Default::default() };
         assert!(matches!(solve(&m, &vec![0.0; 20], &bad), Err(OdeError::OutOfRange { field: "t_end", .. })));
+    }
+
+    /// A run past its deadline stops with `TimeLimit` and keeps what it computed.
+    #[test]
+    fn deadline_stops_the_run() {
+        let m = Jsq::new(0.99, 2, 200).unwrap();
+        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23] {
+            let opts = SolveOptions { t_end: 1e6, method, deadline: deadline_after(0.02), ..Default::default() };
+            let started = Instant::now();
+            let tr = solve(&m, &vec![0.0; 200], &opts).unwrap();
+            assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e6), "{method:?}: {:?}", tr.status);
+            assert!(!tr.status.is_success());
+            assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
+            assert_eq!(tr.t.len(), tr.x.len());
+        }
+        // a deadline already passed: the initial state only
+        let opts = SolveOptions { deadline: Some(Instant::now()), ..Default::default() };
+        let tr = solve(&m, &vec![0.0; 200], &opts).unwrap();
+        assert_eq!((tr.status, tr.t.len()), (Status::TimeLimit { t: 0.0 }, 1));
+    }
+
+    #[test]
+    fn deadlines_too_far_away_are_no_limit() {
+        assert!(deadline_after(1e20).is_none() && deadline_after(f64::INFINITY).is_none());
+        assert!(past(deadline_after(-1.0)) && past(deadline_after(f64::NAN)));
+        assert!(!past(None) && !past(deadline_after(100.0)));
     }
 
     /// JIQ from empty: x_1(t) = lambda (1 - e^{-t}), x_k = 0 for k >= 2 (closed form of the

@@ -46,6 +46,10 @@ pub(crate) fn integrate(
         if stats.accepted_steps + stats.rejected_steps >= opts.max_steps as u64 {
             return Status::MaxSteps { t };
         }
+        // every step: one costs a Jacobian and an LU, far more than reading the clock
+        if crate::past(opts.deadline) {
+            return Status::TimeLimit { t };
+        }
         let last = t + h >= opts.t_end * (1.0 - 1e-15);
         if last {
             h = opts.t_end - t;

@@ -314,6 +314,8 @@ pub(crate) struct Replication {
     pub batches: Vec<Batch>,
     /// Events (arrivals, lost ones included, and departures) over the whole run, warm-up included.
     pub events: u64,
+    /// Whether the wall-clock deadline stopped it (the unfinished batch is dropped).
+    pub timed_out: bool,
 }
 
 /// Run parameters of one replication.
@@ -325,6 +327,17 @@ pub(crate) struct RunParams<'a> {
     pub time: f64,
     pub batches: usize,
     pub tick: &'a (dyn Fn() + Sync),
+    /// Wall-clock deadline, checked every [`crate::DEADLINE_CHECK_EVENTS`] events.
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl RunParams<'_> {
+    /// Whether the run must stop after `events` events: every [`crate::DEADLINE_CHECK_EVENTS`]
+    /// events, whether the deadline has passed.
+    #[inline]
+    pub fn out_of_time(&self, events: u64) -> bool {
+        events % crate::DEADLINE_CHECK_EVENTS == 0 && crate::past(self.deadline)
+    }
 }
 
 /// Simulates from the empty state: a warm-up of `warmup`, then `batches` batches of
@@ -342,12 +355,17 @@ pub(crate) fn run<R: Router>(router: &mut R, p: &RunParams, rng: &mut Rng) -> Re
     let mut batches = Vec::with_capacity(p.batches);
     let mut scratch = Vec::new();
     let batch_len = p.time / p.batches as f64;
+    let mut timed_out = false;
     // segment 0 is the warm-up, segments 1..=batches are the batches
     for seg in 0..=p.batches {
         let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
         let (mut accepted, mut lost, mut waited, mut departures) = (0u64, 0u64, 0u64, 0u64);
         loop {
+            if p.out_of_time(events) {
+                timed_out = true;
+                break;
+            }
             let rate = arrival_rate + sys.busy as f64;
             let next = t + exp1(rng) / rate;
             if next > end {
@@ -369,6 +387,9 @@ pub(crate) fn run<R: Router>(router: &mut R, p: &RunParams, rng: &mut Rng) -> Re
                 departures += 1;
             }
         }
+        if timed_out {
+            break;
+        }
         t = end;
         sys.take_integrals(t, &mut scratch);
         if seg > 0 {
@@ -384,7 +405,7 @@ pub(crate) fn run<R: Router>(router: &mut R, p: &RunParams, rng: &mut Rng) -> Re
         }
         (p.tick)();
     }
-    Replication { batches, events }
+    Replication { batches, events, timed_out }
 }
 
 #[cfg(test)]

@@ -119,11 +119,54 @@ pub struct SimOptions {
     pub buffer: Option<u32>,
     /// Show a progress bar on standard error. Default `false`.
     pub progress: bool,
+    /// Wall-clock limit of the whole call, in seconds (finite, `> 0`). When it runs out every
+    /// replication stops at its next check (every [`DEADLINE_CHECK_EVENTS`] events), the
+    /// unfinished batches are dropped and [`SimReport::status`] says
+    /// [`SimStatus::TimeLimit`]. Default `None`: no limit.
+    pub max_seconds: Option<f64>,
+}
+
+/// Replications look at the clock every this many events (a few microseconds of simulation).
+pub const DEADLINE_CHECK_EVENTS: u64 = 4096;
+
+/// How a simulation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum SimStatus {
+    /// Every replication simulated its whole horizon.
+    Completed,
+    /// The wall-clock limit ([`SimOptions::max_seconds`]) ran out first: the estimates cover
+    /// only the batches finished before it (possibly none), and are not the ones asked for.
+    TimeLimit {
+        /// The limit, in seconds.
+        seconds: f64,
+    },
+}
+
+/// The instant `seconds` from now; `None` when too far away to represent (no limit, in
+/// practice). `seconds` is checked to be finite and `> 0` first.
+pub(crate) fn deadline_after(seconds: f64) -> Option<Instant> {
+    std::time::Duration::try_from_secs_f64(seconds).ok().and_then(|d| Instant::now().checked_add(d))
+}
+
+/// Whether `deadline` is set and has passed.
+pub(crate) fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { servers: 1000, time: 5000.0, warmup: 500.0, replications: 4, batches: 25, seed: 1, buffer: None, progress: false }
+        SimOptions {
+            servers: 1000,
+            time: 5000.0,
+            warmup: 500.0,
+            replications: 4,
+            batches: 25,
+            seed: 1,
+            buffer: None,
+            progress: false,
+            max_seconds: None,
+        }
     }
 }
 
@@ -133,7 +176,7 @@ impl SimOptions {
     /// # Errors
     /// [`SimError::OutOfRange`] naming the first offending option: `servers` outside
     /// `[1, 4294967295]`, `time` not finite or `<= 0`, `warmup` not finite or `< 0`,
-    /// `replications = 0`, `batches < 2`, `buffer = Some(0)`.
+    /// `replications = 0`, `batches < 2`, `buffer = Some(0)`, `max_seconds` not finite or `<= 0`.
     pub fn validate(&self) -> Result<(), SimError> {
         // caps keep the memory of one run (a few words per server, one batch record per batch
         // and replication) within a few GB
@@ -154,6 +197,9 @@ impl SimOptions {
         }
         if self.buffer == Some(0) {
             return Err(out_of_range("buffer", 0, "an integer >= 1, or none for an unlimited buffer"));
+        }
+        if let Some(s) = self.max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(out_of_range("max_seconds", s, "a finite number of seconds > 0"));
         }
         Ok(())
     }
@@ -185,6 +231,8 @@ pub struct SimReport {
     pub model: ModelSpec,
     /// The options used.
     pub options: SimOptions,
+    /// Whether the whole horizon was simulated, or the wall-clock limit stopped it.
+    pub status: SimStatus,
     /// `tail[k-1]` estimates `x_k = P(Q >= k)`, the time-average fraction of servers with at
     /// least `k` jobs, for `k = 1 ..= ` the largest queue length seen after the warm-up.
     pub tail: Vec<Estimate>,
@@ -546,6 +594,7 @@ fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimErr
         time: opts.time,
         batches: opts.batches,
         tick: &tick,
+        deadline: opts.max_seconds.and_then(deadline_after),
     };
 
     // stream r = the seed's stream advanced by r jumps of 2^128 steps (non-overlapping)
@@ -662,6 +711,10 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
     SimReport {
         model: spec.clone(),
         options: opts.clone(),
+        status: match opts.max_seconds {
+            Some(seconds) if reps.iter().any(|r| r.timed_out) => SimStatus::TimeLimit { seconds },
+            _ => SimStatus::Completed,
+        },
         tail,
         mean_queue_length,
         mean_response_time,
@@ -678,5 +731,34 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             departure_rate,
         },
         extras,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny wall-clock limit on simulations that would take hours: both event loops (the
+    /// queue engine and the family driver) stop within a fraction of a second and say so.
+    #[test]
+    fn a_wall_clock_limit_stops_the_simulation() {
+        let jsq = ModelSpec::Jsq { lambda: 0.9, d: 2 };
+        let ph = ModelSpec::JsqPh { lambda: 0.9, d: 2, job_size: mfq_model::models::JobSizeSpec::Erlang { k: 2, mean: 1.0 } };
+        for spec in [jsq, ph] {
+            let opts =
+                SimOptions { servers: 100_000, time: 1e7, warmup: 0.0, replications: 2, max_seconds: Some(0.05), ..Default::default() };
+            let started = Instant::now();
+            let r = simulate(&spec, &opts).unwrap();
+            let took = started.elapsed().as_secs_f64();
+            assert_eq!(r.status, SimStatus::TimeLimit { seconds: 0.05 }, "{}", spec.kind());
+            assert!(took < 1.0, "{}: {took} s", spec.kind());
+            assert!(r.events > 0, "{}", spec.kind());
+        }
+        // a generous limit changes nothing
+        let opts = SimOptions { servers: 100, time: 50.0, warmup: 5.0, replications: 1, max_seconds: Some(60.0), ..Default::default() };
+        let r = simulate(&ModelSpec::Jsq { lambda: 0.5, d: 2 }, &opts).unwrap();
+        assert_eq!(r.status, SimStatus::Completed);
+        let bad = SimOptions { max_seconds: Some(0.0), ..Default::default() };
+        assert!(matches!(bad.validate(), Err(SimError::OutOfRange { field, .. }) if field == "max_seconds"));
     }
 }

@@ -47,6 +47,10 @@ pub struct PopulationOptions {
     pub record: Option<f64>,
     /// Stop a replication after this many events (`>= 1`), a guard against runaway rates.
     pub max_events: u64,
+    /// Wall-clock limit of the whole call, in seconds (finite, `> 0`; default `None`): past it
+    /// every replication stops at its next check (every [`crate::DEADLINE_CHECK_EVENTS`]
+    /// events) and [`PopulationReport::status`] says so.
+    pub max_seconds: Option<f64>,
 }
 
 impl Default for PopulationOptions {
@@ -60,6 +64,7 @@ impl Default for PopulationOptions {
             seed: 1,
             record: None,
             max_events: 1_000_000_000,
+            max_seconds: None,
         }
     }
 }
@@ -76,6 +81,9 @@ pub struct PopulationReport {
     pub stopped_early: bool,
     /// Recorded times and states of replication 0 (empty without `record`).
     pub trajectory: (Vec<f64>, Vec<Vec<f64>>),
+    /// Whether every replication ran to its end (or to `max_events`), or the wall-clock limit
+    /// stopped it: then the averages cover less time than asked, batches not reached are 0.
+    pub status: crate::SimStatus,
 }
 
 fn check(field: &str, ok: bool, value: impl std::fmt::Display, allowed: &str) -> Result<(), SimError> {
@@ -100,6 +108,10 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
     check("batches", opts.batches >= 1, opts.batches, "an integer >= 1")?;
     check("replications", opts.replications >= 1, opts.replications, "an integer >= 1")?;
     check("max_events", opts.max_events >= 1, opts.max_events, "an integer >= 1")?;
+    if let Some(s) = opts.max_seconds {
+        check("max_seconds", s.is_finite() && s > 0.0, s, "a finite number of seconds > 0")?;
+    }
+    let deadline = opts.max_seconds.and_then(crate::deadline_after);
     if let Some(r) = opts.record {
         check("record", r.is_finite() && r > 0.0, r, "a finite time step > 0")?;
     }
@@ -117,7 +129,7 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
             for _ in 0..r {
                 rng.jump();
             }
-            run(model, x0, opts, r == 0, &mut rng)
+            run(model, x0, opts, r == 0, deadline, &mut rng)
         })
         .collect();
     let n = model.dim();
@@ -129,18 +141,30 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
         .collect();
     let events = runs.iter().map(|r| r.events).sum();
     let stopped_early = runs.iter().any(|r| r.stopped_early);
+    let status = match opts.max_seconds {
+        Some(seconds) if runs.iter().any(|r| r.timed_out) => crate::SimStatus::TimeLimit { seconds },
+        _ => crate::SimStatus::Completed,
+    };
     let trajectory = runs.into_iter().next().map(|r| r.trajectory).unwrap_or_default();
-    Ok(PopulationReport { mean, events, stopped_early, trajectory })
+    Ok(PopulationReport { mean, events, stopped_early, trajectory, status })
 }
 
 struct Run {
     batch_means: Vec<Vec<f64>>,
     events: u64,
     stopped_early: bool,
+    timed_out: bool,
     trajectory: (Vec<f64>, Vec<Vec<f64>>),
 }
 
-fn run(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions, record: bool, rng: &mut Xoshiro256PlusPlus) -> Run {
+fn run(
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    opts: &PopulationOptions,
+    record: bool,
+    deadline: Option<std::time::Instant>,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Run {
     let n = model.dim();
     let big_n = opts.objects as f64;
     let mut counts: Vec<f64> = x0.iter().map(|v| (v * big_n).round()).collect();
@@ -154,8 +178,12 @@ fn run(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions, record:
     let mut jumps: Vec<(usize, f64)> = Vec::new();
     let mut traj = (Vec::new(), Vec::new());
     let mut next_record = if record { opts.record } else { None }.map(|_| 0.0);
-    let (mut t, mut events, mut stopped_early) = (0.0f64, 0u64, false);
+    let (mut t, mut events, mut stopped_early, mut timed_out) = (0.0f64, 0u64, false, false);
     while t < end {
+        if events % crate::DEADLINE_CHECK_EVENTS == 0 && crate::past(deadline) {
+            timed_out = true;
+            break;
+        }
         rates.clear();
         jumps.clear();
         jump_ptr.clear();
@@ -224,7 +252,7 @@ fn run(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions, record:
         }
     }
     let batch_means = acc.into_iter().map(|s| s.into_iter().map(|v| v / batch_len).collect()).collect();
-    Run { batch_means, events, stopped_early, trajectory: traj }
+    Run { batch_means, events, stopped_early, timed_out, trajectory: traj }
 }
 
 #[cfg(test)]
@@ -243,6 +271,19 @@ mod tests {
             let want = 0.5f64.powi(k as i32 + 1);
             assert!(r.mean[k].covers(want, 0.999, 0.01), "k = {}: {:?} vs {want}", k + 1, r.mean[k]);
         }
+    }
+
+    /// A tiny wall-clock limit on a long population run stops it at once, and says so.
+    #[test]
+    fn a_wall_clock_limit_stops_the_run() {
+        let m = Jsq::new(0.9, 2, 20).unwrap();
+        let opts = PopulationOptions { objects: 100_000, time: 1e7, max_seconds: Some(0.05), ..Default::default() };
+        let started = std::time::Instant::now();
+        let r = simulate_population(&m, &[0.0; 20], &opts).unwrap();
+        assert_eq!(r.status, crate::SimStatus::TimeLimit { seconds: 0.05 });
+        assert!(started.elapsed().as_secs_f64() < 1.0, "{:?}", started.elapsed());
+        let e = simulate_population(&m, &[0.0; 20], &PopulationOptions { max_seconds: Some(-1.0), ..Default::default() }).unwrap_err();
+        assert!(e.to_string().contains("max_seconds = -1"), "{e}");
     }
 
     #[test]

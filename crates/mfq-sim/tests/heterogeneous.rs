@@ -30,7 +30,17 @@ const CASE_C_PS: [(f64, f64); 3] = [(0.2, 2.5), (0.3, 1.0), (0.5, 0.4)];
 /// correlation times here are a few time units: lag-1 autocorrelations of the batch means stay
 /// within +-0.25).
 fn opts() -> SimOptions {
-    SimOptions { servers: 10_000, time: 300.0, warmup: 60.0, replications: 4, batches: 6, seed: 1, buffer: None, progress: false }
+    SimOptions {
+        servers: 10_000,
+        time: 300.0,
+        warmup: 60.0,
+        replications: 4,
+        batches: 6,
+        seed: 1,
+        buffer: None,
+        progress: false,
+        max_seconds: None,
+    }
 }
 
 /// Checks of the per-class busy fractions and T against given values, each with `allowance`.

@@ -20,7 +20,17 @@ fn spec(lambda: f64, d: u32, discipline: &str, more: &str) -> ModelSpec {
 /// N = 10000, 4 replications of 300 after a warm-up of 60 (lambda = 0.7: relaxation of a few
 /// time units), 6 batches.
 fn opts() -> SimOptions {
-    SimOptions { servers: 10_000, time: 300.0, warmup: 60.0, replications: 4, batches: 6, seed: 1, buffer: None, progress: false }
+    SimOptions {
+        servers: 10_000,
+        time: 300.0,
+        warmup: 60.0,
+        replications: 4,
+        batches: 6,
+        seed: 1,
+        buffer: None,
+        progress: false,
+        max_seconds: None,
+    }
 }
 
 /// Gardner's limit: mean copies per server `m = lambda d E[T]`, `E[T] = sum_n lambda^n / (n (d-1) + d)`.

@@ -407,34 +407,36 @@ fn one() -> f64 {
 /// `h2` takes either `mean`, `scv`, `f` or `p`, `mu1`, `mu2`; `coxian` takes `rates` and
 /// `next` (continuation probabilities); `phase-type` takes `alpha` and `a` (rows of the
 /// sub-generator). Overrides reach inside: `--set job_size.scv=4`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "law", rename_all = "kebab-case", deny_unknown_fields)]
+///
+/// Read like [`ModelSpec`](crate::ModelSpec): the table, then the law from the other keys
+/// (through its private twin `JobSizeSpecByLaw`), so that an error names its key (`model.job_size.scv: ...`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "law", rename_all = "kebab-case")]
 pub enum JobSizeSpec {
     /// Exponential with the given mean (default 1).
     Exponential {
         /// Mean job size (`> 0`).
-        #[serde(default = "one")]
         mean: f64,
     },
     /// Two-phase hyperexponential, by `(mean, scv, f)` or by `(p, mu1, mu2)`.
     H2 {
         /// Mean job size (default 1 when `scv` is given).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         mean: Option<f64>,
         /// Squared coefficient of variation, `>= 1`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         scv: Option<f64>,
         /// Share of the load carried by the fast jobs, in `(0, 1)` (default 1/2).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         f: Option<f64>,
         /// Probability of the rate-`mu1` branch, in `[0, 1]`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         p: Option<f64>,
         /// Rate of the first branch, `> 0`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         mu1: Option<f64>,
         /// Rate of the second branch, `> 0`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(skip_serializing_if = "Option::is_none")]
         mu2: Option<f64>,
     },
     /// Erlang-`k` with the given mean (default 1).
@@ -442,7 +444,6 @@ pub enum JobSizeSpec {
         /// Number of phases, in `[1, 16]`.
         k: usize,
         /// Mean job size (`> 0`).
-        #[serde(default = "one")]
         mean: f64,
     },
     /// Coxian: rates of the phases and continuation probabilities.
@@ -459,6 +460,59 @@ pub enum JobSizeSpec {
         /// Sub-generator rows (negative diagonal, non-negative off-diagonal, row sums `<= 0`).
         a: Vec<Vec<f64>>,
     },
+}
+
+/// How the laws of [`JobSizeSpec`] are read: its externally tagged twin (see
+/// `crate::spec::by_tag`), with the defaults of the optional keys.
+#[derive(Deserialize)]
+#[serde(remote = "JobSizeSpec", rename_all = "kebab-case", deny_unknown_fields)]
+enum JobSizeSpecByLaw {
+    Exponential {
+        #[serde(default = "one")]
+        mean: f64,
+    },
+    H2 {
+        #[serde(default)]
+        mean: Option<f64>,
+        #[serde(default)]
+        scv: Option<f64>,
+        #[serde(default)]
+        f: Option<f64>,
+        #[serde(default)]
+        p: Option<f64>,
+        #[serde(default)]
+        mu1: Option<f64>,
+        #[serde(default)]
+        mu2: Option<f64>,
+    },
+    Erlang {
+        k: usize,
+        #[serde(default = "one")]
+        mean: f64,
+    },
+    Coxian {
+        rates: Vec<f64>,
+        next: Vec<f64>,
+    },
+    PhaseType {
+        alpha: Vec<f64>,
+        a: Vec<Vec<f64>>,
+    },
+}
+
+impl<'de> Deserialize<'de> for JobSizeSpec {
+    /// Reads a `[model.job_size]` table; errors start with the key they are about, relative
+    /// to the table (`.scv: ...`), for the enclosing [`ModelSpec`](crate::ModelSpec) to complete.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// `JobSizeSpecByLaw` as a `Deserialize` type (serde's `remote` gives a function).
+        struct ByLaw(JobSizeSpec);
+        impl<'de> Deserialize<'de> for ByLaw {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                JobSizeSpecByLaw::deserialize(d).map(ByLaw)
+            }
+        }
+        crate::spec::by_tag(deserializer, "", "law", "a [model.job_size] table with a law").map(|ByLaw(j)| j)
+    }
 }
 
 impl Default for JobSizeSpec {

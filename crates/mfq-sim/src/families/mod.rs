@@ -34,10 +34,15 @@ pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Repli
     let mut batches = Vec::with_capacity(p.batches);
     let batch_len = p.time / p.batches as f64;
     let mut scratch = Batch::default();
+    let mut timed_out = false;
     for seg in 0..=p.batches {
         let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
         loop {
+            if p.out_of_time(events) {
+                timed_out = true;
+                break;
+            }
             let rate = f.rate();
             let next = t + exp1(rng) / rate;
             if next > end || !next.is_finite() {
@@ -47,6 +52,9 @@ pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Repli
             events += 1;
             f.event(t, rng);
         }
+        if timed_out {
+            break;
+        }
         t = end;
         f.close(t, end - start, &mut scratch);
         scratch.duration = end - start;
@@ -55,7 +63,7 @@ pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Repli
         }
         (p.tick)();
     }
-    Replication { batches, events }
+    Replication { batches, events, timed_out }
 }
 
 /// `G` disjoint sets partitioning the items `0..n`: `members[g]` lists the items of set `g`,
