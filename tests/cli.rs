@@ -42,6 +42,27 @@ fn report_writes_the_main_job() {
     assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".tmp")));
 }
 
+/// A large model (the PS triplet, 13 824 states): `report` gives the fixed point and the tail,
+/// and says why it skipped the transient and the attraction check instead of running them for
+/// minutes.
+#[test]
+fn report_on_a_large_model_skips_the_dynamics_and_says_why() {
+    let out = tmp_dir("report-large");
+    let o = mfq(&["report", "models/redundancy-ps-triplet.toml", "--json", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in ["transient", "attraction"] {
+        let why = v[key]["skipped"].as_str().unwrap_or_default();
+        assert!(why.contains("13824 states") && why.contains("mfq check"), "{key}: {why}");
+    }
+    // the triplet's mean copies per server (tests/redundancy.rs: 3.38910 at lambda = 0.9)
+    assert!((v["mean_queue_length"].as_f64().unwrap() - 3.38910).abs() < 1e-5, "{}", v["mean_queue_length"]);
+    for f in ["report.json", "tail.csv", "tail.svg"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    assert!(!out.join("convergence.svg").exists());
+}
+
 #[test]
 fn fixed_point_json_has_the_documented_keys() {
     let o = mfq(&["fixed-point", "models/jsq-d2.toml", "--json", "--set", "lambda=0.5"]);

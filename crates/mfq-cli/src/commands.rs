@@ -422,6 +422,50 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     })
 }
 
+/// Above this many states `report` skips the transient and the attraction check: each is a
+/// stiff integration of the whole state (minutes to hours for the pair and triplet
+/// approximations); `mfq solve` and `mfq check` run them on request, with `--max-seconds`.
+const REPORT_DYNAMICS_MAX_STATES: usize = 2000;
+
+/// `report` for a large model: the fixed point, its tail (CSV, SVG) and `report.json`, with
+/// the transient and the attraction check marked as skipped and why.
+fn report_without_dynamics(
+    args: &ModelArgs,
+    file: &ModelFile,
+    fp: &FixedPoint,
+    stability: &Stability,
+    dir: &std::path::Path,
+    states: usize,
+) -> Result<(), Failure> {
+    let why = format!(
+        "skipped: {states} states (> {REPORT_DYNAMICS_MAX_STATES}); run `mfq solve` / `mfq check` on this file, with --max-seconds"
+    );
+    let name = title(file);
+    let tail_file = dir.join("tail.svg");
+    let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
+    let files = vec![dir.join("report.json"), dir.join("tail.csv"), tail_file.clone()];
+    let mut value = fixed_point_json(file, fp);
+    value["stability"] = json!(stability);
+    value["attraction"] = json!({ "skipped": why });
+    value["transient"] = json!({ "skipped": why });
+    value["files"] = json!(files);
+    write_atomic(&dir.join("tail.csv"), tail_csv(fp).as_bytes())?;
+    write_atomic(&tail_file, tail_plot.as_bytes())?;
+    write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    if args.json {
+        outln!("{value}");
+    } else {
+        out!("{}", fixed_point_text(args, file, fp, stability));
+        outln!("  transient           {why}");
+        outln!("  attraction          {why}");
+        outln!("tail:");
+        out!("{}", tail_table(fp));
+        let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        outln!("wrote {}", names.join(", "));
+    }
+    Ok(())
+}
+
 /// `mfq report`: the main job.
 pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
@@ -431,6 +475,9 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let stability = model.stability();
     let dir = out_dir(&args.out, &args.model);
+    if model.dim() > REPORT_DYNAMICS_MAX_STATES {
+        return report_without_dynamics(args, &file, &fp, &stability, &dir, model.dim());
+    }
     // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
     // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
     let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), deadline, ..Default::default() };

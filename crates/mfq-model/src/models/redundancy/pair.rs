@@ -795,10 +795,13 @@ impl RedundancyPair {
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] for `lambda` not finite or `<= 0`, `d != 2`,
-    /// `levels < 2` (LPS: `levels < lps_k + 2`), `lps_k = 0`.
+    /// `levels < 2` (LPS: `levels < lps_k + 2`), `levels > 300` (PS) or `> 20` (FCFS, LPS,
+    /// LCFS), `lps_k = 0`.
     pub fn new(lambda: f64, d: u32, discipline: Discipline, lps_k: u32, levels: usize) -> Result<Self, ModelError> {
         /// Largest truncation level of the positional (FCFS, LPS, LCFS) pair approximations.
         const MAX_POSITIONAL_LEVELS: usize = 20;
+        /// Largest truncation level of the PS pair approximation (`K^2` states, 90 000 at 300).
+        const MAX_PS_LEVELS: usize = 300;
         super::check_common(lambda, d)?;
         if d != 2 {
             return Err(out_of_range("model.d", d, "2 (the pair approximations are for redundancy-2)"));
@@ -823,6 +826,13 @@ impl RedundancyPair {
                     "at most {MAX_POSITIONAL_LEVELS} for the FCFS/LPS/LCFS pair approximations ((K(K+1)/2)^2 states); \
                      set truncation.levels and a truncation.tol the tail reaches at that K"
                 ),
+            ));
+        }
+        if discipline == Discipline::Ps && levels > MAX_PS_LEVELS {
+            return Err(out_of_range(
+                "truncation.levels",
+                levels,
+                &format!("at most {MAX_PS_LEVELS} for the PS pair approximation (K^2 states)"),
             ));
         }
         let engine = match discipline {
