@@ -63,6 +63,21 @@ fn report_on_a_large_model_skips_the_dynamics_and_says_why() {
     assert!(!out.join("convergence.svg").exists());
 }
 
+/// Identical copies under FCFS on N servers: `simulate` gives the finite-N verdict of the
+/// saturated system (d = 2, N = 4: lbar/K = 0.71937 from the exact chain; the notes' simulation
+/// 0.71936 +- 0.00020), below the N -> inf lambda_max 0.81669.
+#[test]
+fn simulate_gives_the_finite_n_verdict_for_identical_copies_under_fcfs() {
+    let base = ["simulate", "models/redundancy-fcfs-pair.toml", "--set", "copies=identical", "--servers", "4", "--set"];
+    let o = mfq(&[&base[..], &["lambda=0.7"]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success() && stdout.contains("stable at lambda = 0.7") && stdout.contains("0.7193"), "{stdout}{stderr}");
+    let o = mfq(&[&base[..], &["lambda=0.75"]].concat());
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stderr.contains("unstable at lambda = 0.75") && stderr.contains("0.7193"), "{stderr}");
+}
+
 #[test]
 fn fixed_point_json_has_the_documented_keys() {
     let o = mfq(&["fixed-point", "models/jsq-d2.toml", "--json", "--set", "lambda=0.5"]);

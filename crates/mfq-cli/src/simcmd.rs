@@ -77,11 +77,56 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
     Failure::input(format!("{}: {e}", path.display()))
 }
 
+/// Redundancy-d with identical copies under FCFS on `N = --servers` servers: the finite-N
+/// stability verdict from the saturated system (`lambda < lbar/K`; Anton, Ayesta, Jonckheere and
+/// Verloop 2021), exact for small `N`, simulated otherwise. There is no queue-length simulation
+/// of this model; an unstable verdict exits with code 3.
+fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: Option<Instant>) -> Result<(), Failure> {
+    let opts = args.sim.options(args.servers, true, deadline);
+    let v = mfq_sim::saturated::identical_fcfs_stability(lambda, d, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+    let threshold = match &v.threshold {
+        mfq_sim::saturated::Threshold::Exact { value, .. } => format!("lbar/K = {value:.6} (exact)"),
+        mfq_sim::saturated::Threshold::Simulated { estimate } => {
+            format!("lbar/K = {:.5} +- {:.5} (saturated-system simulation, 95% CI)", estimate.mean, estimate.half_width)
+        }
+    };
+    let (word, unstable) = match &v.verdict {
+        mfq_model::Stability::Stable { .. } => ("stable", false),
+        mfq_model::Stability::Unstable { .. } => ("unstable", true),
+        mfq_model::Stability::Unknown { .. } => ("undecided (lambda inside the simulated interval)", false),
+    };
+    let text = format!(
+        "{}: identical copies under FCFS on N = {} servers: {word} at lambda = {lambda} ({threshold}; stable iff lambda < lbar/K, \
+         Anton, Ayesta, Jonckheere and Verloop 2021); mfq has no queue-length simulation of identical copies",
+        args.model.model.display(),
+        args.servers
+    );
+    if unstable {
+        return Err(Failure::unstable(text));
+    }
+    if args.model.json {
+        outln!("{}", serde_json::to_value(&v).unwrap_or_default());
+    } else {
+        outln!("{text}");
+    }
+    Ok(())
+}
+
 /// `mfq simulate`. A simulation stopped by `--max-seconds` prints no estimates and writes no
 /// files (exit code 4).
 pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
+    if let mfq_model::ModelSpec::Redundancy {
+        lambda,
+        d,
+        discipline: mfq_model::models::redundancy::Discipline::Fcfs,
+        copies: mfq_model::models::redundancy::Copies::Identical,
+        ..
+    } = file.model
+    {
+        return identical_fcfs_verdict(args, lambda, d, deadline);
+    }
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
         if let mfq_model::Stability::Unstable { reason } = m.stability() {

@@ -596,8 +596,29 @@ impl ModelFile {
                 .map_err(|e| ModelError::Format(format!("after --set {}: {}", printable(&overrides.join(" --set ")), one_line(&e, ""))))?
         };
         file.truncation.validate()?;
-        file.model.build(file.truncation.levels.unwrap_or(2).max(2))?;
+        // identical copies under FCFS have a finite-N stability verdict (the saturated system,
+        // `mfq simulate`) but no model to build: their parameters are checked by that verdict
+        if !file.model.is_identical_fcfs_redundancy() {
+            file.model.build(file.truncation.levels.unwrap_or(2).max(2))?;
+        }
         Ok(file)
+    }
+}
+
+impl ModelSpec {
+    /// Whether this is redundancy-d with identical copies under FCFS (`kind = "redundancy"`,
+    /// `copies = "identical"`, `discipline = "fcfs"`): a model whose only output is its stability
+    /// verdict (infinite `N`: [`crate::models::redundancy::identical_stability`]; finite `N`:
+    /// the saturated system of `mfq_sim::saturated`).
+    pub fn is_identical_fcfs_redundancy(&self) -> bool {
+        matches!(
+            self,
+            ModelSpec::Redundancy {
+                copies: crate::models::redundancy::Copies::Identical,
+                discipline: crate::models::redundancy::Discipline::Fcfs,
+                ..
+            }
+        )
     }
 }
 

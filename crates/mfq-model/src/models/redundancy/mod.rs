@@ -176,7 +176,8 @@ pub fn build(
         return Err(out_of_range(
             "model.copies",
             "identical",
-            "\"iid\" (identical copies have no queue-length model here: only their stability region and lambda_max)",
+            "\"iid\" (identical copies have no queue-length model here: only their stability region and lambda_max; \
+             under FCFS `mfq simulate --servers N` gives the verdict for N servers)",
         ));
     }
     Ok(match approximation {
