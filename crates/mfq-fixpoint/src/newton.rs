@@ -1,4 +1,5 @@
-//! Pseudo-transient continuation + Newton.
+//! Pseudo-transient continuation + Newton (the method and its step control: the crate docs,
+//! section "Method").
 
 use crate::{local_stability, FixedPoint, FixedPointError, FixedPointStatus, TruncationReport};
 use mfq_model::{Jacobian, MeanFieldModel};
@@ -84,6 +85,21 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
     Ok(fp)
 }
 
+/// A pseudo-transient step follows the flow when its implicit-Euler defect
+/// `max_i |f_i(x_new) - (x_new - x)_i / dt|` is at most `ETA` times the residual `max |f(x)|`.
+const ETA: f64 = 0.5;
+/// Largest growth of `dt` per accepted step allowed by a small defect alone.
+const MAX_GROWTH: f64 = 10.0;
+/// `dt` is capped here (`1/dt = 1e-15`: a Newton step).
+const DT_MAX: f64 = 1e15;
+/// Below this `dt` a rejected step is taken anyway (a jump of the drift; see the crate docs).
+const DT_MIN: f64 = 1e-8;
+/// Pseudo-transient steps (rejected ones count twice) without halving the residual before a
+/// Newton probe; doubled after each failed probe.
+const STALL_WINDOW: usize = 5;
+/// Undamped Newton steps of one probe.
+const PROBE_STEPS: usize = 10;
+
 #[inline]
 fn max_abs(v: &[f64]) -> f64 {
     let mut m = 0.0f64;
@@ -101,6 +117,54 @@ pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: 
     solve_until(model, x0, opts, opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s)))
 }
 
+/// State and buffers of one solve.
+struct Iterate<'m> {
+    model: &'m dyn MeanFieldModel,
+    /// Current iterate, its drift and residual `max |f|`.
+    x: Vec<f64>,
+    f: Vec<f64>,
+    r: f64,
+    /// Trial step: increment, state, drift.
+    dx: Vec<f64>,
+    xn: Vec<f64>,
+    fnew: Vec<f64>,
+    jac: Jacobian,
+    lu: ShiftedLu,
+    /// Linear solves so far.
+    iters: usize,
+}
+
+impl Iterate<'_> {
+    /// One step from `x`: solves `(alpha I - J(x)) dx = f(x)` (`alpha = 1/dt`: pseudo-transient
+    /// continuation; `alpha = 0`: Newton), sets `xn = P(x + dx)` and `fnew = f(xn)`. Returns the
+    /// trial residual `max |f(xn)|` and the implicit-Euler defect `max |f(xn) - alpha (xn - x)|`
+    /// (infinite when not finite), or the column of a zero pivot.
+    fn trial(&mut self, alpha: f64) -> Result<(f64, f64), usize> {
+        self.iters += 1;
+        self.model.jacobian(&self.x, &mut self.jac);
+        self.lu.factor(alpha, -1.0, &self.jac).map_err(|e| e.index)?;
+        self.dx.copy_from_slice(&self.f);
+        self.lu.solve(&mut self.dx);
+        for ((xn, x), dx) in self.xn.iter_mut().zip(&self.x).zip(&self.dx) {
+            *xn = x + dx;
+        }
+        self.model.project(&mut self.xn);
+        self.model.drift(&self.xn, &mut self.fnew);
+        let mut defect = 0.0f64;
+        for ((fnew, xn), x) in self.fnew.iter().zip(&self.xn).zip(&self.x) {
+            defect = defect.max((fnew - alpha * (xn - x)).abs());
+        }
+        Ok((max_abs(&self.fnew), if defect.is_finite() { defect } else { f64::INFINITY }))
+    }
+
+    /// Makes the trial state the current one.
+    fn accept(&mut self, rn: f64) {
+        std::mem::swap(&mut self.x, &mut self.xn);
+        std::mem::swap(&mut self.f, &mut self.fnew);
+        self.r = rn;
+    }
+}
+
 /// [`solve_inner`] with an absolute deadline (shared by every truncation level of one solve).
 pub(crate) fn solve_until(
     model: &dyn MeanFieldModel,
@@ -111,76 +175,127 @@ pub(crate) fn solve_until(
     let n = model.dim();
     let mut x = x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
     model.project(&mut x);
-    let [mut f, mut dx, mut xn, mut fnew] = std::array::from_fn(|_| vec![0.0; n]);
-    let mut jac = Jacobian::new(n, model.sparsity());
-    let mut lu = ShiftedLu::new(n, model.sparsity());
+    let mut f = vec![0.0; n];
     model.drift(&x, &mut f);
-    let mut r = max_abs(&f);
-    let mut dt = opts.dt0;
-    let mut iters = 0;
-    // one PTC (alpha = 1/dt) or Newton (alpha = 0) step; returns the new residual
-    let mut step = |x: &[f64], f: &[f64], alpha: f64, xn: &mut Vec<f64>, fnew: &mut Vec<f64>| -> Result<f64, usize> {
-        model.jacobian(x, &mut jac);
-        lu.factor(alpha, -1.0, &jac).map_err(|e| e.index)?;
-        dx.copy_from_slice(f);
-        lu.solve(&mut dx);
-        for i in 0..n {
-            xn[i] = x[i] + dx[i];
-        }
-        model.project(xn);
-        model.drift(xn, fnew);
-        Ok(max_abs(fnew))
+    let r = max_abs(&f);
+    let mut it = Iterate {
+        model,
+        x,
+        f,
+        r,
+        dx: vec![0.0; n],
+        xn: vec![0.0; n],
+        fnew: vec![0.0; n],
+        jac: Jacobian::new(n, model.sparsity()),
+        lu: ShiftedLu::new(n, model.sparsity()),
+        iters: 0,
     };
+    let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
+    let timed_out = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
+    let mut dt = opts.dt0;
+    // whether the last pseudo-transient step was rejected (the next one then may not grow dt
+    // from its defect alone)
+    let mut rejected = false;
+    // stall detection: steps (rejected ones count twice) since the residual last fell below
+    // half of `r_ref`
+    let (mut r_ref, mut since, mut window) = (it.r, 0usize, STALL_WINDOW);
     let status = loop {
-        if !r.is_finite() {
+        if !it.r.is_finite() {
             break FixedPointStatus::NonFinite;
         }
-        if r <= opts.tol {
+        if it.r <= opts.tol {
+            // polish: up to three Newton steps while they lower the residual
             for _ in 0..3 {
-                if iters >= opts.max_iter {
+                if it.iters >= opts.max_iter {
                     break;
                 }
-                iters += 1;
-                match step(&x, &f, 0.0, &mut xn, &mut fnew) {
-                    Ok(rn) if rn < r => {
-                        std::mem::swap(&mut x, &mut xn);
-                        std::mem::swap(&mut f, &mut fnew);
-                        r = rn;
-                    }
+                match it.trial(0.0) {
+                    Ok((rn, _)) if rn < it.r => it.accept(rn),
                     _ => break,
                 }
             }
             break FixedPointStatus::Converged;
         }
-        if iters >= opts.max_iter {
+        if it.iters >= opts.max_iter {
             break FixedPointStatus::MaxIterations;
         }
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if timed_out() {
             break FixedPointStatus::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0) };
         }
-        iters += 1;
-        match step(&x, &f, 1.0 / dt, &mut xn, &mut fnew) {
-            Ok(rn) if rn.is_finite() && rn < 2.0 * r => {
-                // switched evolution relaxation, at least doubling dt after a step that lowered
-                // the residual (plain SER stalls when a slow mode, e.g. lambda -> 1, barely moves)
-                let growth = if rn < r { (r / rn.max(f64::MIN_POSITIVE)).max(2.0) } else { r / rn };
-                dt = (dt * growth).min(1e15);
-                std::mem::swap(&mut x, &mut xn);
-                std::mem::swap(&mut f, &mut fnew);
-                r = rn;
+        if since >= window {
+            // watchdog: a few undamped Newton steps, kept if they reach the tolerance (they may
+            // climb on the way), undone otherwise. Only a root is kept: a step that merely lowers
+            // the residual may lead back into the bottleneck of a near-root (a "ghost")
+            saved_x.clone_from(&it.x);
+            saved_f.clone_from(&it.f);
+            let r0 = it.r;
+            for _ in 0..PROBE_STEPS {
+                if it.r <= opts.tol || it.iters >= opts.max_iter || timed_out() {
+                    break;
+                }
+                match it.trial(0.0) {
+                    Ok((rn, _)) if rn.is_finite() => it.accept(rn),
+                    _ => break,
+                }
             }
-            Ok(_) if dt > 1e-8 => dt *= 0.1,
-            Ok(rn) => {
-                r = rn;
-                break FixedPointStatus::NonFinite;
+            if it.r > opts.tol {
+                std::mem::swap(&mut it.x, &mut saved_x);
+                std::mem::swap(&mut it.f, &mut saved_f);
+                it.r = r0;
+                window *= 2;
+                since = 0;
             }
-            Err(index) if dt > 1e-8 => {
-                let _ = index;
-                dt *= 0.1
+            continue;
+        }
+        since += 1;
+        let r = it.r;
+        match it.trial(1.0 / dt) {
+            Ok((rn, defect)) if defect <= ETA * r || (rn < r && defect <= 2.0 * rn) => {
+                // x_new follows the flow (a small implicit-Euler defect), or lowers the residual
+                // with a defect of the order of the new residual (Newton-like; a jump back
+                // against the flow has a large defect). Grow dt as the defect allows (it scales
+                // like dt^2 while steps are short; no growth right after a rejection) and, after
+                // a step that lowered the residual, at least by switched evolution relaxation
+                // (r / rn) and twofold (plain SER stalls when a slow mode, lambda -> 1, barely
+                // moves)
+                let q = (defect / (ETA * r)).max(1e-12);
+                let cap = if rejected { 1.0 } else { MAX_GROWTH };
+                let mut growth = (0.8 / q.sqrt()).clamp(0.5, cap);
+                if rn < r {
+                    growth = growth.max(r / rn.max(f64::MIN_POSITIVE)).max(2.0);
+                }
+                dt = (dt * growth).min(DT_MAX);
+                it.accept(rn);
+                rejected = false;
+                if it.r <= 0.5 * r_ref {
+                    (r_ref, since) = (it.r, 0);
+                }
+            }
+            Ok((_, defect)) if dt > DT_MIN => {
+                // rejected: shrink dt from the defect (by 2x to 10x)
+                since += 1; // a rejection counts twice towards a stall
+                rejected = true;
+                dt *= (0.8 / (defect / (ETA * r)).sqrt()).clamp(0.1, 0.5);
+            }
+            Ok((rn, _)) if rn.is_finite() => {
+                // so short a step follows the ODE, yet it is far from consistent: the drift
+                // jumps between x and x_new (a switching surface, e.g. a server class that
+                // saturates). Take it and restart dt
+                it.accept(rn);
+                rejected = false;
+                dt = opts.dt0;
+            }
+            // the drift is not finite wherever a step lands: report the last finite iterate
+            Ok(_) => break FixedPointStatus::NonFinite,
+            Err(_) if dt > DT_MIN => {
+                since += 1;
+                rejected = true;
+                dt *= 0.1;
             }
             Err(index) => break FixedPointStatus::Singular { index },
         }
     };
+    let Iterate { x, r, iters, .. } = it;
     let observables = model.observables(&x);
     FixedPoint {
         model: model.name(),
