@@ -2,7 +2,7 @@
 //! section "Method").
 
 use crate::{local_stability, FixedPoint, FixedPointError, FixedPointStatus, TruncationReport};
-use mfq_model::{Jacobian, MeanFieldModel};
+use mfq_model::{Jacobian, MeanFieldModel, Sparsity};
 use mfq_ode::linalg::ShiftedLu;
 use serde::Serialize;
 
@@ -10,7 +10,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FixedPointOptions {
     /// Residual tolerance on `max |f(x)|` (default 1e-12); after reaching it up to three
-    /// Newton steps polish the root while they lower the residual.
+    /// steps polish the root while they lower the residual (see the crate docs, "Method").
     pub tol: f64,
     /// Maximum number of linear solves per truncation level (default 500).
     pub max_iter: usize,
@@ -99,6 +99,24 @@ const DT_MIN: f64 = 1e-8;
 const STALL_WINDOW: usize = 5;
 /// Undamped Newton steps of one probe.
 const PROBE_STEPS: usize = 10;
+/// A step that contracts the residual at least this much is followed by chord steps with its
+/// factorisation, kept while each contracts as much.
+const CHORD_RATE: f64 = 0.25;
+/// Chord steps (before convergence and as polishing) are used only when a factorisation costs
+/// at least this many solves (see [`factor_cost_in_solves`]).
+const CHORD_MIN_COST: f64 = 4.0;
+
+/// Flops of one LU factorisation of `alpha I - J` over those of one solve with it, by the
+/// sparsity the model declares: dense `n^3/3` over `2 n^2`; band (`p` lower, `q` upper
+/// diagonals) `n p (p + q)` over `n (2 p + q)`; a general sparse pattern (faer's LU with fill-in,
+/// plus the Woodbury capacitance matrix of coupled patterns) counts as expensive.
+fn factor_cost_in_solves(n: usize, sparsity: &Sparsity) -> f64 {
+    match *sparsity {
+        Sparsity::Sparse(_) => f64::INFINITY,
+        Sparsity::Banded { lower, upper } if lower + upper + 1 < n => (lower * (lower + upper)) as f64 / (2 * lower + upper).max(1) as f64,
+        _ => n as f64 / 6.0,
+    }
+}
 
 #[inline]
 fn max_abs(v: &[f64]) -> f64 {
@@ -130,19 +148,38 @@ struct Iterate<'m> {
     fnew: Vec<f64>,
     jac: Jacobian,
     lu: ShiftedLu,
+    /// `alpha` of the factorisation of `alpha I - J` held in `lu`, if any.
+    factored: Option<f64>,
     /// Linear solves so far.
     iters: usize,
+    /// LU factorisations so far.
+    factorizations: usize,
 }
 
 impl Iterate<'_> {
-    /// One step from `x`: solves `(alpha I - J(x)) dx = f(x)` (`alpha = 1/dt`: pseudo-transient
-    /// continuation; `alpha = 0`: Newton), sets `xn = P(x + dx)` and `fnew = f(xn)`. Returns the
-    /// trial residual `max |f(xn)|` and the implicit-Euler defect `max |f(xn) - alpha (xn - x)|`
-    /// (infinite when not finite), or the column of a zero pivot.
+    /// One step from `x`: factorises `alpha I - J(x)` and takes a [`chord`](Self::chord) step with
+    /// it (`alpha = 1/dt`: pseudo-transient continuation; `alpha = 0`: Newton). Returns the
+    /// trial residual and defect, or the column of a zero pivot.
     fn trial(&mut self, alpha: f64) -> Result<(f64, f64), usize> {
-        self.iters += 1;
         self.model.jacobian(&self.x, &mut self.jac);
-        self.lu.factor(alpha, -1.0, &self.jac).map_err(|e| e.index)?;
+        self.factored = None;
+        self.factorizations += 1;
+        if let Err(e) = self.lu.factor(alpha, -1.0, &self.jac) {
+            self.iters += 1;
+            return Err(e.index);
+        }
+        self.factored = Some(alpha);
+        Ok(self.chord())
+    }
+
+    /// One step from `x` with the factorisation held in `lu` (of `alpha I - J(x_old)` at this or
+    /// an earlier iterate; from an earlier one it is a chord, or simplified Newton, step): solves
+    /// `(alpha I - J(x_old)) dx = f(x)`, sets `xn = P(x + dx)` and `fnew = f(xn)`. Returns the
+    /// trial residual `max |f(xn)|` and the implicit-Euler defect `max |f(xn) - alpha (xn - x)|`
+    /// (infinite when not finite). Call only with a factorisation (`factored` is `Some`).
+    fn chord(&mut self) -> (f64, f64) {
+        let alpha = self.factored.unwrap_or(0.0);
+        self.iters += 1;
         self.dx.copy_from_slice(&self.f);
         self.lu.solve(&mut self.dx);
         for ((xn, x), dx) in self.xn.iter_mut().zip(&self.x).zip(&self.dx) {
@@ -154,7 +191,7 @@ impl Iterate<'_> {
         for ((fnew, xn), x) in self.fnew.iter().zip(&self.xn).zip(&self.x) {
             defect = defect.max((fnew - alpha * (xn - x)).abs());
         }
-        Ok((max_abs(&self.fnew), if defect.is_finite() { defect } else { f64::INFINITY }))
+        (max_abs(&self.fnew), if defect.is_finite() { defect } else { f64::INFINITY })
     }
 
     /// Makes the trial state the current one.
@@ -188,11 +225,14 @@ pub(crate) fn solve_until(
         fnew: vec![0.0; n],
         jac: Jacobian::new(n, model.sparsity()),
         lu: ShiftedLu::new(n, model.sparsity()),
+        factored: None,
         iters: 0,
+        factorizations: 0,
     };
     let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
     let timed_out = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
     let mut dt = opts.dt0;
+    let reuse_factors = factor_cost_in_solves(n, &model.sparsity()) >= CHORD_MIN_COST;
     // whether the last pseudo-transient step was rejected (the next one then may not grow dt
     // from its defect alone)
     let mut rejected = false;
@@ -204,14 +244,20 @@ pub(crate) fn solve_until(
             break FixedPointStatus::NonFinite;
         }
         if it.r <= opts.tol {
-            // polish: up to three Newton steps while they lower the residual
-            for _ in 0..3 {
-                if it.iters >= opts.max_iter {
-                    break;
-                }
-                match it.trial(0.0) {
-                    Ok((rn, _)) if rn < it.r => it.accept(rn),
-                    _ => break,
+            // polish: up to three steps while they lower the residual. Newton steps; chord
+            // steps with the last factorisation (one solve each) where factorisations are costly
+            // (they stop higher, ~3e-14 against ~1e-16 on the redundancy pair approximation,
+            // still far below tol)
+            if it.r > 0.0 {
+                for _ in 0..3 {
+                    if it.iters >= opts.max_iter {
+                        break;
+                    }
+                    let step = if reuse_factors && it.factored.is_some() { Ok(it.chord()) } else { it.trial(0.0) };
+                    match step {
+                        Ok((rn, _)) if rn < it.r => it.accept(rn),
+                        _ => break,
+                    }
                 }
             }
             break FixedPointStatus::Converged;
@@ -229,12 +275,18 @@ pub(crate) fn solve_until(
             saved_x.clone_from(&it.x);
             saved_f.clone_from(&it.f);
             let r0 = it.r;
+            let mut last = [f64::NAN; 2]; // residuals two steps and one step back
             for _ in 0..PROBE_STEPS {
                 if it.r <= opts.tol || it.iters >= opts.max_iter || timed_out() {
                     break;
                 }
                 match it.trial(0.0) {
-                    Ok((rn, _)) if rn.is_finite() => it.accept(rn),
+                    // a residual seen two steps ago: Newton cycles (e.g. through the projection)
+                    Ok((rn, _)) if (rn - last[1]).abs() <= 1e-9 * rn => break,
+                    Ok((rn, _)) if rn.is_finite() => {
+                        last = [last[1], it.r];
+                        it.accept(rn);
+                    }
                     _ => break,
                 }
             }
@@ -267,6 +319,18 @@ pub(crate) fn solve_until(
                 dt = (dt * growth).min(DT_MAX);
                 it.accept(rn);
                 rejected = false;
+                if reuse_factors && rn <= CHORD_RATE * r {
+                    // fast contraction and a costly factorisation: reuse it (chord steps) while
+                    // each step still contracts the residual CHORD_RATE-fold and follows the same
+                    // acceptance rules
+                    while it.r > opts.tol && it.iters < opts.max_iter && !timed_out() {
+                        let r = it.r;
+                        match it.chord() {
+                            (rc, defect) if rc <= CHORD_RATE * r && (defect <= ETA * r || defect <= 2.0 * rc) => it.accept(rc),
+                            _ => break,
+                        }
+                    }
+                }
                 if it.r <= 0.5 * r_ref {
                     (r_ref, since) = (it.r, 0);
                 }
@@ -295,13 +359,14 @@ pub(crate) fn solve_until(
             Err(index) => break FixedPointStatus::Singular { index },
         }
     };
-    let Iterate { x, r, iters, .. } = it;
+    let Iterate { x, r, iters, factorizations, .. } = it;
     let observables = model.observables(&x);
     FixedPoint {
         model: model.name(),
         residual: r,
         iterations: iters,
         total_iterations: iters,
+        factorizations,
         status,
         truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
         spectral_abscissa: None,
