@@ -54,7 +54,9 @@
 //!   Equations", SIAM 1995, ch. 5: the chord and Shamanskii methods). From its mean-field start
 //!   the redundancy PS pair approximation at `K = 100` needs one factorisation instead of six.
 //! - **Polishing.** Once `r <= tol`, up to three steps while they lower the residual: Newton
-//!   steps, or chord steps where factorisations are costly.
+//!   steps, or chord steps where factorisations are costly; none when `r <= f64::EPSILON
+//!   max |x|` (round-off at the scale of the state; a polishing step there saves nothing and
+//!   costs a tenth of a JSQ(2) solve).
 //!
 //! Every pass of the loop costs one linear solve or stops, so `max_iter` (and `max_seconds`)
 //! bound every solve. A run that does not converge says why in its status and reports the
