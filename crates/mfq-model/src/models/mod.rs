@@ -409,8 +409,8 @@ pub(crate) fn local_tail_jacobian(x: &[f64], jac: &mut crate::Jacobian, lambda: 
     jac.clear();
     // lambda phi'(x_{i-1}), carried from row i - 1 (one phi' per level)
     let mut below = 0.0;
-    for i in 0..n {
-        let g = lambda * dphi(x[i].clamp(0.0, 1.0));
+    for (i, xi) in x.iter().enumerate() {
+        let g = lambda * dphi(xi.clamp(0.0, 1.0));
         if i >= 1 {
             jac.set(i, i - 1, below);
         }
