@@ -14,8 +14,9 @@
 //! Pseudo-transient continuation (Kelley and Keyes, "Convergence analysis of pseudo-transient
 //! continuation", SIAM J. Numer. Anal. 35(2), 1998): from `x_0` (the empty state unless
 //! given), solve `(I/dt - J(x)) dx = f(x)` and try `x_new = P(x + dx)` (`P` = the model's
-//! projection onto the feasible set). As `dt -> inf` this is Newton's method. Linear solves use the banded LU of [`mfq_ode::linalg`] when the model
-//! declares a band, faer's sparse LU for sparse patterns, nalgebra's dense LU otherwise.
+//! projection onto the feasible set). As `dt -> inf` this is Newton's method. Linear solves use
+//! the banded LU of [`mfq_ode::linalg`] when the model declares a band, faer's sparse LU for
+//! sparse patterns, nalgebra's dense LU otherwise.
 //!
 //! Step control (the residual is `r = max |f(x)|`, the implicit-Euler defect of a trial step
 //! is `e = max_i |f_i(x_new) - (x_new - x)_i / dt|`, zero when `x_new` is exactly the implicit
@@ -46,7 +47,6 @@
 //!   that is not a root), hence roots only (Chamberlain, Powell, Lemarechal and Pedersen, "The
 //!   watchdog technique for forcing convergence in algorithms for constrained optimization",
 //!   Math. Programming Study 16, 1982, for the idea of tolerating non-monotone steps).
-//!
 //! - **Reusing a factorisation.** Where an LU factorisation costs many solves (sparse patterns;
 //!   dense ones from `n = 24`), a step that contracts the residual at least 4-fold is followed by
 //!   chord (simplified Newton) steps with the same factors, kept while each contracts 4-fold and
