@@ -6,26 +6,29 @@ truncated JSQ(2) mean field (Mitzenmacher 2001, eq. (1)) in tail form, x_0 = 1, 
 
     dx_k/dt = lambda (x_{k-1}^2 - x_k^2) - (x_k - x_{k+1}),   k = 1..K,
 
-with its tridiagonal Jacobian. Every solver starts from the empty state x = 0, as mfq does.
+with its tridiagonal Jacobian. Every solver starts from the empty state x = 0, as mfq does, and
+every solution is checked against the closed form x_k = lambda^(2^k - 1) before it is timed:
+SciPy's root and mfq to the same criteria (max |f(x)| <= 1e-12, mfq's tolerance, and
+max |x - closed form| <= 1e-9; LSODA, stopped by an event at max |f| = 1e-10, to 1.1e-10 and 1e-6).
 
-SciPy baselines (CPU time of the solve only: no interpreter start-up or imports):
-  * root:  scipy.optimize.root(f, 0, jac=J, method="hybr") with the analytic Jacobian;
+Both sides are timed in-process, with the same clock and statistic: CPU time of the process
+(time.process_time here; CLOCK_PROCESS_CPUTIME_ID in the Rust bench), 10 warm-up calls, batches
+doubled until one takes >= 40 ms, then 9 timed batches; the median per call is compared (the
+minimum is printed too). CPU time, not wall time: the machine may be shared with other builds.
+
+  * root:  scipy.optimize.root(f, 0, jac=J, method="hybr", xtol=1e-13) with the analytic Jacobian;
   * LSODA: scipy.integrate.solve_ivp(method="LSODA", jac=J) from 0 until max|f| < 1e-10
-    (a terminal event), i.e. "integrate to steady state".
+    (a terminal event), i.e. "integrate to steady state" (checked to that looser residual);
+  * mfq:   solve_model (PTC + Newton at fixed K, no eigenvalues), timed by
+    `cargo bench -p mfq-fixpoint --bench fixed_point`, which this script runs: every case is
+    measured in this run (the script stops if the bench does not print one);
+  * mfq CLI: wall time of one `target/release/mfq fixed-point models/jsq-d2.toml --json --set
+    lambda=L --set truncation.levels=K` process (median of --cli-repeat runs): start-up, TOML,
+    the solve, the spectral abscissa (dense eigenvalues) and JSON output. Not a solver time.
 
-mfq, two ways (the CLI has no repeat option, so neither is a stopwatch inside `mfq fixed-point`):
-  * solve: the in-process time of the same solve (PTC + Newton at fixed K, no eigenvalues)
-    printed by `cargo bench -p mfq-fixpoint --bench fixed_point` (median of 7 batches).
-    That bench prints the lambdas it was written for; a case whose lambda it does not print
-    shows "-" (the script matches whatever rows the bench prints).
-  * CLI: wall time of one `target/release/mfq fixed-point models/jsq-d2.toml --json --set
-    lambda=L --set truncation.levels=K` invocation (median of --cli-repeat runs): process
-    start, TOML parsing, the solve, the spectral abscissa (dense eigenvalues) and JSON output.
+Ratios are SciPy time / mfq time (medians).
 
-Ratios are SciPy time / mfq time. Every solution is checked against the closed form
-x_k = lambda^(2^k - 1) before it is timed.
-
-Usage: python3 bench/compare_scipy.py [--no-bench] [--cli-repeat N]   (from the repository root;
+Usage: python3 bench/compare_scipy.py [--cli-repeat N]   (from the repository root;
 `just bench-compare` installs numpy and scipy and runs it).
 """
 
@@ -91,36 +94,37 @@ def scipy_lsoda(lam, k):
 
 
 def per_call(f):
-    """Median CPU seconds per call: batches grown to >= 40 ms, then 7 batches (as the Rust bench)."""
-    for _ in range(3):
+    """(median, min) CPU seconds per call: 10 warm-up calls, batches doubled until one takes
+    >= 40 ms, then 9 timed batches (the procedure of the Rust bench)."""
+    for _ in range(10):
         f()
     batch = 1
     while True:
         t = time.process_time()
         for _ in range(batch):
             f()
-        if time.process_time() - t > 0.04:
+        if time.process_time() - t >= 0.04:
             break
         batch *= 2
     samples = []
-    for _ in range(7):
+    for _ in range(9):
         t = time.process_time()
         for _ in range(batch):
             f()
         samples.append((time.process_time() - t) / batch)
-    return statistics.median(samples)
+    return statistics.median(samples), min(samples)
 
 
-def check(name, lam, k, x):
+def check(name, lam, k, x, max_residual, max_error):
     res = np.max(np.abs(drift(lam, x)))
     err = np.max(np.abs(x - closed_form(lam, k)))
-    if not (res < 1e-8 and err < 1e-6):
+    if not (res <= max_residual and err <= max_error):
         sys.exit(f"{name} at lambda = {lam}, K = {k}: residual {res:.2e}, error {err:.2e} against the closed form")
     return res
 
 
 def bench_rows():
-    """{(lambda, K): microseconds} from `cargo bench -p mfq-fixpoint --bench fixed_point`."""
+    """{(lambda, K): (median us, residual)} from `cargo bench -p mfq-fixpoint --bench fixed_point`."""
     print("running: cargo bench -p mfq-fixpoint --bench fixed_point", flush=True)
     out = subprocess.run(
         ["cargo", "bench", "-p", "mfq-fixpoint", "--bench", "fixed_point"], cwd=ROOT_DIR, capture_output=True, text=True
@@ -128,11 +132,16 @@ def bench_rows():
     if out.returncode != 0:
         sys.exit(f"cargo bench failed:\n{out.stderr[-2000:]}")
     rows = {}
-    # "   0.9     20      11     5.55e-17          10.52                   39x"
+    # lambda K iters factorizations residual error median_us min_us, e.g.
+    # "   0.9    50      8               8   1.11e-16   2.22e-16       11.10     10.78"
+    num = r"([0-9.eE+-]+)"
     for line in out.stdout.splitlines():
-        m = re.match(r"\s*([0-9.]+)\s+(\d+)\s+(\d+)\s+([0-9.eE+-]+)\s+([0-9.]+)\s+\d+x\s*$", line)
+        m = re.match(r"\s*([0-9.]+)\s+(\d+)\s+(\d+)\s+(\d+)\s+" + r"\s+".join([num] * 4) + r"\s*$", line)
         if m:
-            rows[(float(m.group(1)), int(m.group(2)))] = float(m.group(5))
+            rows[(float(m.group(1)), int(m.group(2)))] = (float(m.group(7)), float(m.group(5)))
+    missing = [(lam, k) for lam in LAMBDAS for k in LEVELS if (lam, k) not in rows]
+    if missing:
+        sys.exit(f"the bench printed no row for {missing}:\n{out.stdout}")
     return rows
 
 
@@ -151,49 +160,40 @@ def cli_time(lam, k, repeat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--no-bench", action="store_true", help="skip `cargo bench` (no in-process mfq times)")
     ap.add_argument("--cli-repeat", type=int, default=30, help="invocations of the mfq binary per case (median)")
     a = ap.parse_args()
 
-    if not os.path.exists(MFQ):
-        print("building target/release/mfq", flush=True)
-        subprocess.run(["cargo", "build", "--release", "-p", "mfq-cli"], cwd=ROOT_DIR, check=True)
-    rows = {} if a.no_bench else bench_rows()
+    print("running: cargo build --release -p mfq-cli", flush=True)
+    subprocess.run(["cargo", "build", "--release", "-p", "mfq-cli"], cwd=ROOT_DIR, check=True, capture_output=True)
+    rows = bench_rows()
 
     print(f"numpy {np.__version__}, scipy {__import__('scipy').__version__}, python {sys.version.split()[0]}")
-    print("times: SciPy and mfq solve = CPU time of the solve in-process; mfq CLI = wall time of one invocation")
+    print("in-process times: CPU time per call, median of 9 batches (the same procedure on both sides); CLI: wall time of a process")
     head = (
-        f"{'lambda':>6} {'K':>4} {'root ms':>9} {'LSODA ms':>9} {'mfq solve us':>13} {'mfq CLI ms':>11}"
-        f" {'root/solve':>11} {'LSODA/solve':>12} {'root/CLI':>9}"
+        f"{'lambda':>6} {'K':>4} {'root ms':>9} {'root res':>9} {'LSODA ms':>9} {'mfq us':>8} {'mfq res':>9}"
+        f" {'CLI ms':>7} {'root/mfq':>9} {'LSODA/mfq':>10} {'root/CLI':>9}"
     )
     print(head)
     ratios = []
     for lam in LAMBDAS:
         for k in LEVELS:
-            check("SciPy root", lam, k, scipy_root(lam, k))
-            check("SciPy LSODA", lam, k, scipy_lsoda(lam, k))
-            t_root = per_call(lambda: scipy_root(lam, k))
-            t_lsoda = per_call(lambda: scipy_lsoda(lam, k))
+            res_root = check("SciPy root", lam, k, scipy_root(lam, k), 1e-12, 1e-9)
+            check("SciPy LSODA", lam, k, scipy_lsoda(lam, k), 1.1e-10, 1e-6)
+            t_root, _ = per_call(lambda: scipy_root(lam, k))
+            t_lsoda, _ = per_call(lambda: scipy_lsoda(lam, k))
             t_cli = cli_time(lam, k, a.cli_repeat)
-            us = rows.get((lam, k))
-            solve = f"{us:13.2f}" if us is not None else f"{'-':>13}"
-            r_solve = f"{t_root / (us * 1e-6):10.0f}x" if us is not None else f"{'-':>11}"
-            l_solve = f"{t_lsoda / (us * 1e-6):11.0f}x" if us is not None else f"{'-':>12}"
-            if us is not None:
-                ratios.append((t_root / (us * 1e-6), lam, k))
+            us, res_mfq = rows[(lam, k)]
+            ratios.append((t_root / (us * 1e-6), lam, k))
             print(
-                f"{lam:>6} {k:>4} {t_root * 1e3:9.3f} {t_lsoda * 1e3:9.2f} {solve} {t_cli * 1e3:11.2f}"
-                f" {r_solve} {l_solve} {t_root / t_cli:8.2f}x",
+                f"{lam:>6} {k:>4} {t_root * 1e3:9.3f} {res_root:9.1e} {t_lsoda * 1e3:9.2f} {us:8.2f} {res_mfq:9.1e}"
+                f" {t_cli * 1e3:7.2f} {t_root / (us * 1e-6):8.0f}x {t_lsoda / (us * 1e-6):9.0f}x {t_root / t_cli:8.2f}x",
                 flush=True,
             )
-    if ratios:
-        worst = min(ratios)
-        missing = len(LAMBDAS) * len(LEVELS) - len(ratios)
-        print(
-            f"\nmfq solve vs SciPy root: at least {worst[0]:.0f}x (lambda = {worst[1]}, K = {worst[2]}) over the {len(ratios)} "
-            f"cases the bench prints; {sum(r >= 30 for r, _, _ in ratios)} of them >= 30x"
-            + (f"; {missing} case(s) not printed by the bench" if missing else "")
-        )
+    worst = min(ratios)
+    print(
+        f"\nmfq vs SciPy root (median CPU time per solve): at least {worst[0]:.0f}x (lambda = {worst[1]}, K = {worst[2]}); "
+        f"{sum(r >= 30 for r, _, _ in ratios)} of {len(ratios)} cases >= 30x"
+    )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 //! Solve times and peak memory of the redundancy-2 pair approximations (issue 7).
 //!
 //! `cargo bench -p mfq-fixpoint --bench redundancy`. Prints, per case, the wall time of the
-//! fixed-point solve (model construction included), iterations, residual, Jacobian
-//! non-zeros and the process's peak resident memory (`VmHWM` of /proc/self/status).
+//! fixed-point solve (model construction included), linear solves and LU factorisations,
+//! residual, Jacobian non-zeros and the process's peak resident memory (`VmHWM` of
+//! /proc/self/status).
 
 use mfq_fixpoint::{solve_model, FixedPointOptions};
 use mfq_model::models::redundancy::{Discipline, RedundancyPair};
@@ -21,10 +22,12 @@ fn case(label: &str, lambda: f64, levels: usize, from_mean_field: bool) {
     let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, x0, dt0: if from_mean_field { 1e9 } else { 10.0 }, ..Default::default() };
     let fp = solve_model(&m, &opts).expect("valid options");
     println!(
-        "{label}: K = {levels}, {} states, {:.3} s, {} iterations, residual {:.1e}, mean copies {:.6}, Jacobian nnz {}, peak RSS {} MiB",
+        "{label}: K = {levels}, {} states, {:.3} s, {} linear solves, {} LU factorisations, residual {:.1e}, mean copies {:.6}, \
+         Jacobian nnz {}, peak RSS {} MiB",
         m.dim(),
         t.elapsed().as_secs_f64(),
         fp.iterations,
+        fp.factorizations,
         fp.residual,
         fp.observables.mean_queue_length.unwrap_or(f64::NAN),
         m.jacobian_nonzeros(),

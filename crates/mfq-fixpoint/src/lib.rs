@@ -13,13 +13,54 @@
 //!
 //! Pseudo-transient continuation (Kelley and Keyes, "Convergence analysis of pseudo-transient
 //! continuation", SIAM J. Numer. Anal. 35(2), 1998): from `x_0` (the empty state unless
-//! given), solve `(I/dt - J(x)) dx = f(x)`, set `x <- P(x + dx)` (`P` = the model's projection
-//! onto the feasible set) and grow `dt` by switched evolution relaxation,
-//! `dt <- dt ||f_old|| / ||f_new||`, at least doubling it after a step that lowered the residual
-//! (plain SER stalls on slow modes near `lambda -> 1`). As `dt -> inf` this is Newton's method, which then polishes
-//! the root. Plain damped Newton from a naive start fails at `lambda >= 0.99`; PTC converged
-//! everywhere in the project's measurements. Linear solves use the banded LU of
-//! [`mfq_ode::linalg`] when the model declares a band, nalgebra's dense LU otherwise.
+//! given), solve `(I/dt - J(x)) dx = f(x)` and try `x_new = P(x + dx)` (`P` = the model's
+//! projection onto the feasible set). As `dt -> inf` this is Newton's method. Linear solves use
+//! the banded LU of [`mfq_ode::linalg`] when the model declares a band, faer's sparse LU for
+//! sparse patterns, nalgebra's dense LU otherwise.
+//!
+//! Step control (the residual is `r = max |f(x)|`, the implicit-Euler defect of a trial step
+//! is `e = max_i |f_i(x_new) - (x_new - x)_i / dt|`, zero when `x_new` is exactly the implicit
+//! Euler step of `dx/dt = f(x)`):
+//!
+//! - **Acceptance.** A step is taken when `e <= r / 2` (it follows the flow, even where the
+//!   residual must grow on the way: the opinion models between the empty state and their
+//!   equilibrium), or when it lowers the residual with `e <= 2 r_new` (a Newton-like step that
+//!   lands where the drift is small). A step that jumps back against the flow, or is pushed
+//!   onto a face of the feasible set by `P`, has a large defect and is refused: `dt` shrinks by
+//!   2x to 10x (from `e`) and the step is retried. Plain "accept if the residual fell by less
+//!   than 2x" cycled on the opinion models (issue 10).
+//! - **Growth.** After an accepted step `dt` grows as the defect allows (`e ~ dt^2` while steps
+//!   are short; at most 10x, not at all right after a rejection) and, when the residual fell,
+//!   at least by switched evolution relaxation `r_old / r_new` and at least twofold (plain SER
+//!   stalls when a slow mode, e.g. `lambda -> 1`, barely moves).
+//! - **Jumps of the drift.** A step still refused at `dt < 1e-8` is taken anyway: so short a
+//!   step follows the ODE, and its defect means the drift jumps between `x` and `x_new` (a
+//!   switching surface, e.g. a server class of SA-JSQ/SA-JIQ that saturates at `x_{j,1} = 1`);
+//!   `dt` restarts from `dt0`.
+//! - **Watchdog.** When the residual has not halved for 5 steps (rejections count twice), up to
+//!   10 undamped (projected) Newton steps are tried. They are kept only if they reach the
+//!   tolerance, however high the residual climbs on the way (JSQ(2) at `lambda = 0.99999`,
+//!   warm-started at `K = 32` from the `K = 16` solution: `6e-5 -> 0.06 -> 0.09 -> 0.05 -> ...
+//!   -> 2e-16` in 7 steps, where pseudo-transient steps crawl along the slow mode); otherwise
+//!   they are undone and the window doubles. Keeping a probe that merely lowers the residual is
+//!   wrong near a saddle-node "ghost" (opinion-stubborn near its fold: `|f|` is tiny at a point
+//!   that is not a root), hence roots only (Chamberlain, Powell, Lemarechal and Pedersen, "The
+//!   watchdog technique for forcing convergence in algorithms for constrained optimization",
+//!   Math. Programming Study 16, 1982, for the idea of tolerating non-monotone steps).
+//! - **Reusing a factorisation.** Where an LU factorisation costs many solves (sparse patterns;
+//!   dense ones from `n = 24`), a step that contracts the residual at least 4-fold is followed by
+//!   chord (simplified Newton) steps with the same factors, kept while each contracts 4-fold and
+//!   passes the acceptance rules (C. T. Kelley, "Iterative Methods for Linear and Nonlinear
+//!   Equations", SIAM 1995, ch. 5: the chord and Shamanskii methods). From its mean-field start
+//!   the redundancy PS pair approximation at `K = 100` needs one factorisation instead of six.
+//! - **Polishing.** Once `r <= tol`, up to three steps while they lower the residual: Newton
+//!   steps, or chord steps where factorisations are costly; none when `r <= f64::EPSILON
+//!   max |x|` (round-off at the scale of the state; a polishing step there saves nothing and
+//!   costs a tenth of a JSQ(2) solve).
+//!
+//! Every pass of the loop costs one linear solve or stops, so `max_iter` (and `max_seconds`)
+//! bound every solve. A run that does not converge says why in its status and reports the
+//! last accepted iterate with its own residual.
 
 pub mod attraction;
 pub mod svg;
@@ -77,6 +118,10 @@ pub struct FixedPoint {
     pub iterations: usize,
     /// Linear solves over every truncation level tried.
     pub total_iterations: usize,
+    /// LU factorisations used at the final truncation level (at most `iterations`: chord steps
+    /// and polishing reuse a factorisation where factorising costs many solves, e.g. the
+    /// sparse pair approximations).
+    pub factorizations: usize,
     /// Outcome.
     pub status: FixedPointStatus,
     /// Truncation level `K` (= length of `x` for tail-form models) and its diagnostics.

@@ -1,7 +1,8 @@
-//! Pseudo-transient continuation + Newton.
+//! Pseudo-transient continuation + Newton (the method and its step control: the crate docs,
+//! section "Method").
 
 use crate::{local_stability, FixedPoint, FixedPointError, FixedPointStatus, TruncationReport};
-use mfq_model::{Jacobian, MeanFieldModel};
+use mfq_model::{Jacobian, MeanFieldModel, Sparsity};
 use mfq_ode::linalg::ShiftedLu;
 use serde::Serialize;
 
@@ -9,7 +10,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FixedPointOptions {
     /// Residual tolerance on `max |f(x)|` (default 1e-12); after reaching it up to three
-    /// Newton steps polish the root while they lower the residual.
+    /// steps polish the root while they lower the residual, unless it is below
+    /// `f64::EPSILON max |x|` already (see the crate docs, "Method").
     pub tol: f64,
     /// Maximum number of linear solves per truncation level (default 500).
     pub max_iter: usize,
@@ -84,6 +86,41 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
     Ok(fp)
 }
 
+/// A pseudo-transient step follows the flow when its implicit-Euler defect
+/// `max_i |f_i(x_new) - (x_new - x)_i / dt|` is at most `ETA` times the residual `max |f(x)|`.
+const ETA: f64 = 0.5;
+/// Largest growth of `dt` per accepted step allowed by a small defect alone.
+const MAX_GROWTH: f64 = 10.0;
+/// `dt` is capped here (`1/dt = 1e-15`: a Newton step).
+const DT_MAX: f64 = 1e15;
+/// Below this `dt` a rejected step is taken anyway (a jump of the drift; see the crate docs).
+const DT_MIN: f64 = 1e-8;
+/// Pseudo-transient steps (rejected ones count twice) without halving the residual before a
+/// Newton probe; doubled after each failed probe.
+const STALL_WINDOW: usize = 5;
+/// Undamped Newton steps of one probe.
+const PROBE_STEPS: usize = 10;
+/// A step that contracts the residual at least this much is followed by chord steps with its
+/// factorisation, kept while each contracts as much.
+const CHORD_RATE: f64 = 0.25;
+/// A residual at or below this times `max |x|` is round-off: no polishing.
+const ROUND_OFF: f64 = f64::EPSILON;
+/// Chord steps (before convergence and as polishing) are used only when a factorisation costs
+/// at least this many solves (see [`factor_cost_in_solves`]).
+const CHORD_MIN_COST: f64 = 4.0;
+
+/// Flops of one LU factorisation of `alpha I - J` over those of one solve with it, by the
+/// sparsity the model declares: dense `n^3/3` over `2 n^2`; band (`p` lower, `q` upper
+/// diagonals) `n p (p + q)` over `n (2 p + q)`; a general sparse pattern (faer's LU with fill-in,
+/// plus the Woodbury capacitance matrix of coupled patterns) counts as expensive.
+fn factor_cost_in_solves(n: usize, sparsity: &Sparsity) -> f64 {
+    match *sparsity {
+        Sparsity::Sparse(_) => f64::INFINITY,
+        Sparsity::Banded { lower, upper } if lower + upper + 1 < n => (lower * (lower + upper)) as f64 / (2 * lower + upper).max(1) as f64,
+        _ => n as f64 / 6.0,
+    }
+}
+
 #[inline]
 fn max_abs(v: &[f64]) -> f64 {
     let mut m = 0.0f64;
@@ -101,6 +138,94 @@ pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: 
     solve_until(model, x0, opts, opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s)))
 }
 
+/// State and buffers of one solve.
+struct Iterate<'m> {
+    model: &'m dyn MeanFieldModel,
+    /// Current iterate, its drift and residual `max |f|`.
+    x: Vec<f64>,
+    f: Vec<f64>,
+    r: f64,
+    /// Trial step: increment, state, drift.
+    dx: Vec<f64>,
+    xn: Vec<f64>,
+    fnew: Vec<f64>,
+    jac: Jacobian,
+    lu: ShiftedLu,
+    /// `alpha` of the factorisation of `alpha I - J` held in `lu`, if any.
+    factored: Option<f64>,
+    /// Linear solves so far.
+    iters: usize,
+    /// LU factorisations so far.
+    factorizations: usize,
+}
+
+impl Iterate<'_> {
+    /// One step from `x`: factorises `alpha I - J(x)` and takes a [`chord`](Self::chord) step with
+    /// it (`alpha = 1/dt`: pseudo-transient continuation; `alpha = 0`: Newton). Returns the
+    /// trial residual and defect, or the column of a zero pivot.
+    fn trial(&mut self, alpha: f64) -> Result<(f64, f64), usize> {
+        self.model.jacobian(&self.x, &mut self.jac);
+        self.factored = None;
+        self.factorizations += 1;
+        if let Err(e) = self.lu.factor(alpha, -1.0, &self.jac) {
+            self.iters += 1;
+            return Err(e.index);
+        }
+        self.factored = Some(alpha);
+        Ok(self.chord())
+    }
+
+    /// One step from `x` with the factorisation held in `lu` (of `alpha I - J(x_old)` at this or
+    /// an earlier iterate; from an earlier one it is a chord, or simplified Newton, step): solves
+    /// `(alpha I - J(x_old)) dx = f(x)`, sets `xn = P(x + dx)` and `fnew = f(xn)`. Returns the
+    /// trial residual `max |f(xn)|` and the implicit-Euler defect `max |f(xn) - alpha (xn - x)|`
+    /// (infinite when not finite). Call only with a factorisation (`factored` is `Some`).
+    fn chord(&mut self) -> (f64, f64) {
+        let alpha = self.factored.unwrap_or(0.0);
+        self.iters += 1;
+        self.dx.copy_from_slice(&self.f);
+        self.lu.solve(&mut self.dx);
+        for ((xn, x), dx) in self.xn.iter_mut().zip(&self.x).zip(&self.dx) {
+            *xn = x + dx;
+        }
+        self.model.project(&mut self.xn);
+        self.model.drift(&self.xn, &mut self.fnew);
+        // max |f(xn)| and the defect in one pass, in 4 lanes (independent dependency chains);
+        // `sum` catches NaN, which `max` skips
+        let (mut rn, mut defect, mut sum) = ([0.0f64; 4], [0.0f64; 4], [0.0f64; 4]);
+        let mut lane = |l: usize, fnew: f64, xn: f64, x: f64| {
+            let d = (fnew - alpha * (xn - x)).abs();
+            rn[l] = rn[l].max(fnew.abs());
+            defect[l] = defect[l].max(d);
+            sum[l] += fnew.abs() + d;
+        };
+        let (f4, x4, o4) = (self.fnew.chunks_exact(4), self.xn.chunks_exact(4), self.x.chunks_exact(4));
+        let rest = (f4.remainder(), x4.remainder(), o4.remainder());
+        for ((f, xn), x) in f4.zip(x4).zip(o4) {
+            for l in 0..4 {
+                lane(l, f[l], xn[l], x[l]);
+            }
+        }
+        for ((f, xn), x) in rest.0.iter().zip(rest.1).zip(rest.2) {
+            lane(0, *f, *xn, *x);
+        }
+        let rn = rn.iter().fold(0.0f64, |a, b| a.max(*b));
+        let defect = defect.iter().fold(0.0f64, |a, b| a.max(*b));
+        if sum.iter().sum::<f64>().is_finite() {
+            (rn, defect)
+        } else {
+            (f64::INFINITY, f64::INFINITY)
+        }
+    }
+
+    /// Makes the trial state the current one.
+    fn accept(&mut self, rn: f64) {
+        std::mem::swap(&mut self.x, &mut self.xn);
+        std::mem::swap(&mut self.f, &mut self.fnew);
+        self.r = rn;
+    }
+}
+
 /// [`solve_inner`] with an absolute deadline (shared by every truncation level of one solve).
 pub(crate) fn solve_until(
     model: &dyn MeanFieldModel,
@@ -111,82 +236,162 @@ pub(crate) fn solve_until(
     let n = model.dim();
     let mut x = x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
     model.project(&mut x);
-    let [mut f, mut dx, mut xn, mut fnew] = std::array::from_fn(|_| vec![0.0; n]);
-    let mut jac = Jacobian::new(n, model.sparsity());
-    let mut lu = ShiftedLu::new(n, model.sparsity());
+    let mut f = vec![0.0; n];
     model.drift(&x, &mut f);
-    let mut r = max_abs(&f);
-    let mut dt = opts.dt0;
-    let mut iters = 0;
-    // one PTC (alpha = 1/dt) or Newton (alpha = 0) step; returns the new residual
-    let mut step = |x: &[f64], f: &[f64], alpha: f64, xn: &mut Vec<f64>, fnew: &mut Vec<f64>| -> Result<f64, usize> {
-        model.jacobian(x, &mut jac);
-        lu.factor(alpha, -1.0, &jac).map_err(|e| e.index)?;
-        dx.copy_from_slice(f);
-        lu.solve(&mut dx);
-        for i in 0..n {
-            xn[i] = x[i] + dx[i];
-        }
-        model.project(xn);
-        model.drift(xn, fnew);
-        Ok(max_abs(fnew))
+    let r = max_abs(&f);
+    let mut it = Iterate {
+        model,
+        x,
+        f,
+        r,
+        dx: vec![0.0; n],
+        xn: vec![0.0; n],
+        fnew: vec![0.0; n],
+        jac: Jacobian::new(n, model.sparsity()),
+        lu: ShiftedLu::new(n, model.sparsity()),
+        factored: None,
+        iters: 0,
+        factorizations: 0,
     };
+    let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
+    let timed_out = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
+    let mut dt = opts.dt0;
+    let reuse_factors = factor_cost_in_solves(n, &model.sparsity()) >= CHORD_MIN_COST;
+    // whether the last pseudo-transient step was rejected (the next one then may not grow dt
+    // from its defect alone)
+    let mut rejected = false;
+    // stall detection: steps (rejected ones count twice) since the residual last fell below
+    // half of `r_ref`
+    let (mut r_ref, mut since, mut window) = (it.r, 0usize, STALL_WINDOW);
     let status = loop {
-        if !r.is_finite() {
+        if !it.r.is_finite() {
             break FixedPointStatus::NonFinite;
         }
-        if r <= opts.tol {
-            for _ in 0..3 {
-                if iters >= opts.max_iter {
-                    break;
-                }
-                iters += 1;
-                match step(&x, &f, 0.0, &mut xn, &mut fnew) {
-                    Ok(rn) if rn < r => {
-                        std::mem::swap(&mut x, &mut xn);
-                        std::mem::swap(&mut f, &mut fnew);
-                        r = rn;
+        if it.r <= opts.tol {
+            // polish: up to three steps while they lower the residual, none once it is at the
+            // round-off of the state's scale (ROUND_OFF max |x|: drift terms are rates times
+            // fractions). Newton steps; chord steps with the last factorisation (one solve
+            // each) where factorisations are costly (they stop higher, ~3e-14 against ~1e-16
+            // on the redundancy pair approximation, still far below tol)
+            if it.r > ROUND_OFF * max_abs(&it.x) {
+                for _ in 0..3 {
+                    if it.iters >= opts.max_iter {
+                        break;
                     }
-                    _ => break,
+                    let step = if reuse_factors && it.factored.is_some() { Ok(it.chord()) } else { it.trial(0.0) };
+                    match step {
+                        Ok((rn, _)) if rn < it.r => it.accept(rn),
+                        _ => break,
+                    }
                 }
             }
             break FixedPointStatus::Converged;
         }
-        if iters >= opts.max_iter {
+        if it.iters >= opts.max_iter {
             break FixedPointStatus::MaxIterations;
         }
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        if timed_out() {
             break FixedPointStatus::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0) };
         }
-        iters += 1;
-        match step(&x, &f, 1.0 / dt, &mut xn, &mut fnew) {
-            Ok(rn) if rn.is_finite() && rn < 2.0 * r => {
-                // switched evolution relaxation, at least doubling dt after a step that lowered
-                // the residual (plain SER stalls when a slow mode, e.g. lambda -> 1, barely moves)
-                let growth = if rn < r { (r / rn.max(f64::MIN_POSITIVE)).max(2.0) } else { r / rn };
-                dt = (dt * growth).min(1e15);
-                std::mem::swap(&mut x, &mut xn);
-                std::mem::swap(&mut f, &mut fnew);
-                r = rn;
+        if since >= window {
+            // watchdog: a few undamped Newton steps, kept if they reach the tolerance (they may
+            // climb on the way), undone otherwise. Only a root is kept: a step that merely lowers
+            // the residual may lead back into the bottleneck of a near-root (a "ghost")
+            saved_x.clone_from(&it.x);
+            saved_f.clone_from(&it.f);
+            let r0 = it.r;
+            let mut last = [f64::NAN; 2]; // residuals two steps and one step back
+            for _ in 0..PROBE_STEPS {
+                if it.r <= opts.tol || it.iters >= opts.max_iter || timed_out() {
+                    break;
+                }
+                match it.trial(0.0) {
+                    // a residual seen two steps ago: Newton cycles (e.g. through the projection)
+                    Ok((rn, _)) if (rn - last[1]).abs() <= 1e-9 * rn => break,
+                    Ok((rn, _)) if rn.is_finite() => {
+                        last = [last[1], it.r];
+                        it.accept(rn);
+                    }
+                    _ => break,
+                }
             }
-            Ok(_) if dt > 1e-8 => dt *= 0.1,
-            Ok(rn) => {
-                r = rn;
-                break FixedPointStatus::NonFinite;
+            if it.r > opts.tol {
+                std::mem::swap(&mut it.x, &mut saved_x);
+                std::mem::swap(&mut it.f, &mut saved_f);
+                it.r = r0;
+                window *= 2;
+                since = 0;
             }
-            Err(index) if dt > 1e-8 => {
-                let _ = index;
-                dt *= 0.1
+            continue;
+        }
+        since += 1;
+        let r = it.r;
+        match it.trial(1.0 / dt) {
+            Ok((rn, defect)) if defect <= ETA * r || (rn < r && defect <= 2.0 * rn) => {
+                // x_new follows the flow (a small implicit-Euler defect), or lowers the residual
+                // with a defect of the order of the new residual (Newton-like; a jump back
+                // against the flow has a large defect). Grow dt as the defect allows (it scales
+                // like dt^2 while steps are short; no growth right after a rejection) and, after
+                // a step that lowered the residual, at least by switched evolution relaxation
+                // (r / rn) and twofold (plain SER stalls when a slow mode, lambda -> 1, barely
+                // moves)
+                let q = (defect / (ETA * r)).max(1e-12);
+                let cap = if rejected { 1.0 } else { MAX_GROWTH };
+                let mut growth = (0.8 / q.sqrt()).clamp(0.5, cap);
+                if rn < r {
+                    growth = growth.max(r / rn.max(f64::MIN_POSITIVE)).max(2.0);
+                }
+                dt = (dt * growth).min(DT_MAX);
+                it.accept(rn);
+                rejected = false;
+                if reuse_factors && rn <= CHORD_RATE * r {
+                    // fast contraction and a costly factorisation: reuse it (chord steps) while
+                    // each step still contracts the residual CHORD_RATE-fold and follows the same
+                    // acceptance rules
+                    while it.r > opts.tol && it.iters < opts.max_iter && !timed_out() {
+                        let r = it.r;
+                        match it.chord() {
+                            (rc, defect) if rc <= CHORD_RATE * r && (defect <= ETA * r || defect <= 2.0 * rc) => it.accept(rc),
+                            _ => break,
+                        }
+                    }
+                }
+                if it.r <= 0.5 * r_ref {
+                    (r_ref, since) = (it.r, 0);
+                }
+            }
+            Ok((_, defect)) if dt > DT_MIN => {
+                // rejected: shrink dt from the defect (by 2x to 10x)
+                since += 1; // a rejection counts twice towards a stall
+                rejected = true;
+                dt *= (0.8 / (defect / (ETA * r)).sqrt()).clamp(0.1, 0.5);
+            }
+            Ok((rn, _)) if rn.is_finite() => {
+                // so short a step follows the ODE, yet it is far from consistent: the drift
+                // jumps between x and x_new (a switching surface, e.g. a server class that
+                // saturates). Take it and restart dt
+                it.accept(rn);
+                rejected = false;
+                dt = opts.dt0;
+            }
+            // the drift is not finite wherever a step lands: report the last finite iterate
+            Ok(_) => break FixedPointStatus::NonFinite,
+            Err(_) if dt > DT_MIN => {
+                since += 1;
+                rejected = true;
+                dt *= 0.1;
             }
             Err(index) => break FixedPointStatus::Singular { index },
         }
     };
+    let Iterate { x, r, iters, factorizations, .. } = it;
     let observables = model.observables(&x);
     FixedPoint {
         model: model.name(),
         residual: r,
         iterations: iters,
         total_iterations: iters,
+        factorizations,
         status,
         truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
         spectral_abscissa: None,

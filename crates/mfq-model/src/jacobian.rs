@@ -242,6 +242,23 @@ impl Jacobian {
         self.out_of_band = None;
     }
 
+    /// The rows of a banded Jacobian whose band is exactly `lower` sub- and `upper`
+    /// super-diagonals, for writing whole rows in hot loops ([`set`](Self::set) checks the band
+    /// on every write). Row `i` is a slice of length `2 lower + upper + 1` holding `J[i][j]` at
+    /// `j + lower - i` for `i - lower <= j <= i + upper` (the layout of [`raw`](Self::raw)). The
+    /// caller writes every entry of every row: the entries of columns outside `0..n` and the last
+    /// `lower` entries (fill-in space of an LU factorisation) must be zero. Forgets earlier
+    /// out-of-band writes, as [`clear`](Self::clear) does. `None` for any other storage.
+    pub fn band_rows_mut(&mut self, lower: usize, upper: usize) -> Option<std::slice::ChunksExactMut<'_, f64>> {
+        match self.sparsity {
+            Sparsity::Banded { lower: l, upper: u } if l == lower && u == upper => {
+                self.out_of_band = None;
+                Some(self.data.chunks_exact_mut(self.width))
+            }
+            _ => None,
+        }
+    }
+
     #[inline]
     fn slot(&self, i: usize, j: usize) -> Option<usize> {
         match &self.sparsity {
@@ -563,6 +580,28 @@ pub fn finite_difference_jacobian(drift: &dyn Fn(&[f64], &mut [f64]), x: &[f64],
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn band_rows_are_the_raw_layout() {
+        let mut j = Jacobian::new(4, Sparsity::Banded { lower: 1, upper: 1 });
+        assert!(j.band_rows_mut(1, 2).is_none() && j.band_rows_mut(2, 1).is_none());
+        j.set(3, 0, 1.0); // out of band: recorded, then forgotten by band_rows_mut
+        assert!(j.out_of_band().is_some());
+        for (i, row) in j.band_rows_mut(1, 1).unwrap().enumerate() {
+            assert_eq!(row.len(), 4);
+            row[0] = if i > 0 { 10.0 * i as f64 + (i - 1) as f64 } else { 0.0 };
+            row[1] = 11.0 * i as f64;
+            row[2] = if i < 3 { 10.0 * i as f64 + (i + 1) as f64 } else { 0.0 };
+        }
+        assert!(j.out_of_band().is_none());
+        for i in 0..4usize {
+            for c in 0..4usize {
+                let want = if i.abs_diff(c) <= 1 { (10 * i + c) as f64 } else { 0.0 };
+                assert_eq!(j.get(i, c), want, "({i}, {c})");
+            }
+        }
+        assert!(Jacobian::new(4, Sparsity::Dense).band_rows_mut(1, 1).is_none());
+    }
 
     #[test]
     fn banded_storage_round_trip() {

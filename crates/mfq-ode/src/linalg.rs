@@ -50,8 +50,20 @@ pub struct ShiftedLu {
 
 #[derive(Debug, Clone)]
 enum Kind {
-    Banded { lower: usize, upper: usize, width: usize, ab: Vec<f64>, piv: Vec<usize> },
-    Dense { lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>, rhs: DVector<f64> },
+    /// `ab`: band rows, `A[i][j]` at `ab[i * width + (j + lower - i)]` (the layout of the banded
+    /// [`Jacobian`]); `rdiag`: reciprocals of the pivots of `U`.
+    Banded {
+        lower: usize,
+        upper: usize,
+        width: usize,
+        ab: Vec<f64>,
+        piv: Vec<usize>,
+        rdiag: Vec<f64>,
+    },
+    Dense {
+        lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+        rhs: DVector<f64>,
+    },
     Sparse(Box<SparseKind>),
 }
 
@@ -313,7 +325,7 @@ impl ShiftedLu {
             Sparsity::Sparse(p) => Kind::Sparse(Box::new(SparseKind::new(n, &p))),
             Sparsity::Banded { lower, upper } if lower + upper + 1 < n => {
                 let width = 2 * lower + upper + 1;
-                Kind::Banded { lower, upper, width, ab: vec![0.0; n * width], piv: vec![0; n] }
+                Kind::Banded { lower, upper, width, ab: vec![0.0; n * width], piv: vec![0; n], rdiag: vec![0.0; n] }
             }
             _ => Kind::Dense { lu: None, rhs: DVector::zeros(n) },
         };
@@ -329,50 +341,34 @@ impl ShiftedLu {
         let n = self.n;
         match &mut self.kind {
             Kind::Sparse(sp) => sp.factor(alpha, beta, jac),
-            Kind::Banded { lower, upper, width, ab, piv } => {
+            Kind::Banded { lower, upper, width, ab, piv, rdiag } => {
                 let (p, q, w) = (*lower, *upper, *width);
-                // A[i][j] lives at ab[i * w + (j + p - i)] for j - i in [-p, p + q]
-                ab.iter_mut().for_each(|v| *v = 0.0);
-                for i in 0..n {
-                    let (lo, hi) = jac.row_range(i);
-                    for j in lo..hi {
-                        ab[i * w + (j + p - i)] = beta * jac.get(i, j);
+                // A[i][j] lives at ab[i * w + (j + p - i)] for j - i in [-p, p + q]: the layout of a
+                // banded Jacobian with the same band, whose storage is copied scaled in one pass
+                let same_band = matches!(jac.sparsity(), Sparsity::Banded { lower, upper } if lower == p && upper == q);
+                if same_band && jac.raw().len() == ab.len() {
+                    for (a, v) in ab.iter_mut().zip(jac.raw()) {
+                        *a = beta * v;
                     }
+                } else {
+                    ab.iter_mut().for_each(|v| *v = 0.0);
+                    for i in 0..n {
+                        let (lo, hi) = jac.row_range(i);
+                        for j in lo..hi {
+                            ab[i * w + (j + p - i)] = beta * jac.get(i, j);
+                        }
+                    }
+                }
+                for i in 0..n {
                     ab[i * w + p] += alpha;
                 }
-                for k in 0..n {
-                    let last_row = (k + p).min(n - 1);
-                    let mut pr = k;
-                    let mut best = ab[k * w + p].abs();
-                    for i in k + 1..=last_row {
-                        let v = ab[i * w + (k + p - i)].abs();
-                        if v > best {
-                            best = v;
-                            pr = i;
-                        }
-                    }
-                    if best == 0.0 || !best.is_finite() {
-                        return Err(SingularMatrix { index: k });
-                    }
-                    piv[k] = pr;
-                    let last_col = (k + p + q).min(n - 1);
-                    if pr != k {
-                        for j in k..=last_col {
-                            ab.swap(k * w + (j + p - k), pr * w + (j + p - pr));
-                        }
-                    }
-                    let pivot = ab[k * w + p];
-                    for i in k + 1..=last_row {
-                        let l = ab[i * w + (k + p - i)] / pivot;
-                        ab[i * w + (k + p - i)] = l;
-                        if l != 0.0 {
-                            for j in k + 1..=last_col {
-                                ab[i * w + (j + p - i)] -= l * ab[k * w + (j + p - k)];
-                            }
-                        }
-                    }
+                // tridiagonal matrices (JSQ(d), Pod-LI and other local tail models): the band as
+                // constants, fixed-length inner loops
+                if (p, q) == (1, 1) {
+                    band_eliminate(n, 1, 1, ab, piv, rdiag)
+                } else {
+                    band_eliminate(n, p, q, ab, piv, rdiag)
                 }
-                Ok(())
             }
             Kind::Dense { lu, .. } => {
                 let mut m = DMatrix::from_fn(n, n, |i, j| beta * jac.get(i, j));
@@ -397,23 +393,11 @@ impl ShiftedLu {
         let n = self.n;
         match &mut self.kind {
             Kind::Sparse(sp) => sp.solve(b),
-            Kind::Banded { lower, upper, width, ab, piv } => {
-                let (p, q, w) = (*lower, *upper, *width);
-                for k in 0..n {
-                    if piv[k] != k {
-                        b.swap(k, piv[k]);
-                    }
-                    let bk = b[k];
-                    for i in k + 1..=(k + p).min(n - 1) {
-                        b[i] -= ab[i * w + (k + p - i)] * bk;
-                    }
-                }
-                for k in (0..n).rev() {
-                    let mut s = b[k];
-                    for j in k + 1..=(k + p + q).min(n - 1) {
-                        s -= ab[k * w + (j + p - k)] * b[j];
-                    }
-                    b[k] = s / ab[k * w + p];
+            Kind::Banded { lower, upper, ab, piv, rdiag, .. } => {
+                if (*lower, *upper) == (1, 1) {
+                    band_solve(n, 1, 1, ab, piv, rdiag, b);
+                } else {
+                    band_solve(n, *lower, *upper, ab, piv, rdiag, b);
                 }
             }
             Kind::Dense { lu, rhs } => {
@@ -425,6 +409,82 @@ impl ShiftedLu {
                 }
             }
         }
+    }
+}
+
+/// Gaussian elimination with partial pivoting inside the band (Golub and Van Loan, 4th ed.,
+/// §4.3.5): `ab` holds `n` rows of width `w = 2p + q + 1`, `A[i][j]` at `ab[i w + (j + p - i)]`;
+/// on return `U` (with the fill-in of the `p` extra columns) and the multipliers of `L`, the row
+/// interchanges in `piv` and the reciprocals of the pivots in `rdiag`. Inlined so that a call
+/// with constant `p`, `q` (the tridiagonal case) compiles to fixed-length loops.
+#[inline(always)]
+fn band_eliminate(n: usize, p: usize, q: usize, ab: &mut [f64], piv: &mut [usize], rdiag: &mut [f64]) -> Result<(), SingularMatrix> {
+    let w = 2 * p + q + 1;
+    for k in 0..n {
+        let last_row = (k + p).min(n - 1);
+        let mut pr = k;
+        let mut best = ab[k * w + p].abs();
+        for i in k + 1..=last_row {
+            let v = ab[i * w + (k + p - i)].abs();
+            if v > best {
+                best = v;
+                pr = i;
+            }
+        }
+        if best == 0.0 || !best.is_finite() {
+            return Err(SingularMatrix { index: k });
+        }
+        piv[k] = pr;
+        // columns k..=last_col of row k sit at ab[k w + p ..]; of row i > k at ab[i w + (k + p - i) ..]
+        let m = (k + p + q).min(n - 1) - k + 1;
+        if pr != k {
+            let (top, bottom) = ab.split_at_mut(pr * w);
+            let off = k + p - pr;
+            top[k * w + p..k * w + p + m].swap_with_slice(&mut bottom[off..off + m]);
+        }
+        // the multipliers divide by the pivot (not multiply by its reciprocal): the division
+        // then starts the next pivot's dependency chain, the reciprocal (for solves) is off it
+        let pivot = ab[k * w + p];
+        rdiag[k] = 1.0 / pivot;
+        let (head, tail) = ab.split_at_mut((k + 1) * w);
+        let row_k = &head[k * w + p + 1..k * w + p + m];
+        for i in k + 1..=last_row {
+            let at = (i - k - 1) * w + (k + p - i);
+            let l = tail[at] / pivot;
+            tail[at] = l;
+            if l != 0.0 {
+                for (a, u) in tail[at + 1..at + m].iter_mut().zip(row_k) {
+                    *a -= l * u;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Solves with the factors of [`band_eliminate`]: `b` becomes `A^{-1} b`.
+#[inline(always)]
+fn band_solve(n: usize, p: usize, q: usize, ab: &[f64], piv: &[usize], rdiag: &[f64], b: &mut [f64]) {
+    let w = 2 * p + q + 1;
+    for k in 0..n {
+        if piv[k] != k {
+            b.swap(k, piv[k]);
+        }
+        let bk = b[k];
+        if bk != 0.0 {
+            for i in k + 1..=(k + p).min(n - 1) {
+                b[i] -= ab[i * w + (k + p - i)] * bk;
+            }
+        }
+    }
+    for k in (0..n).rev() {
+        let m = (k + p + q).min(n - 1) - k;
+        let row = &ab[k * w + p + 1..k * w + p + 1 + m];
+        let mut s = b[k];
+        for (u, x) in row.iter().zip(&b[k + 1..k + 1 + m]) {
+            s -= u * x;
+        }
+        b[k] = s * rdiag[k];
     }
 }
 

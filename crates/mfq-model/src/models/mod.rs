@@ -282,6 +282,31 @@ pub(crate) fn stable_below_one(lambda: f64, what: &str) -> crate::Stability {
 }
 
 #[cfg(test)]
+mod tail_tests {
+    use super::*;
+    use crate::{Jacobian, Sparsity};
+
+    /// The tridiagonal fast path of `local_tail_jacobian` (band rows) equals the entry-wise one
+    /// (dense storage), bit for bit, including clamped entries and the edges.
+    #[test]
+    fn tail_jacobian_band_rows_equal_entrywise_writes() {
+        let x = [1.2, 0.9, 0.5, 0.2, -0.1, 0.0];
+        let dphi = |v: f64| 3.0 * v * v;
+        let mut band = Jacobian::new(6, Sparsity::Banded { lower: 1, upper: 1 });
+        band.set(5, 5, 7.0); // stale values are overwritten
+        let mut dense = Jacobian::new(6, Sparsity::Dense);
+        local_tail_jacobian(&x, &mut band, 0.9, dphi);
+        local_tail_jacobian(&x, &mut dense, 0.9, dphi);
+        for i in 0..6 {
+            for j in 0..6 {
+                assert_eq!(band.get(i, j).to_bits(), dense.get(i, j).to_bits(), "({i}, {j})");
+            }
+        }
+        assert_eq!(dense.get(1, 0), 0.9 * 3.0, "x_1 = 1.2 is clamped to 1");
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testutil {
     use crate::{finite_difference_jacobian, Jacobian, MeanFieldModel};
 
@@ -352,28 +377,48 @@ pub(crate) mod testutil {
 /// `dx_k/dt = lambda (phi(x_{k-1}) - phi(x_k)) - (x_k - x_{k+1})`.
 #[inline]
 pub(crate) fn local_tail_drift(x: &[f64], dx: &mut [f64], lambda: f64, phi: impl Fn(f64) -> f64) {
+    // x_k clamped to [0, 1] (tail_at), carried from one level to the next
     let mut a_prev = 1.0;
-    for k in 1..=x.len() {
-        let xk = tail_at(x, k);
+    let mut xk = tail_at(x, 1);
+    for (k, d) in dx[..x.len()].iter_mut().enumerate() {
+        let x_next = x.get(k + 1).map_or(0.0, |v| v.clamp(0.0, 1.0));
         let a_k = phi(xk);
-        dx[k - 1] = lambda * (a_prev - a_k) - (xk - tail_at(x, k + 1));
+        *d = lambda * (a_prev - a_k) - (xk - x_next);
         a_prev = a_k;
+        xk = x_next;
     }
 }
 
 /// Tridiagonal Jacobian of [`local_tail_drift`], given `dphi = phi'`.
 #[inline]
 pub(crate) fn local_tail_jacobian(x: &[f64], jac: &mut crate::Jacobian, lambda: f64, dphi: impl Fn(f64) -> f64) {
-    jac.clear();
     let n = x.len();
-    for i in 0..n {
-        if i >= 1 {
-            jac.set(i, i - 1, lambda * dphi(x[i - 1].clamp(0.0, 1.0)));
+    if let Some(rows) = jac.band_rows_mut(1, 1) {
+        // tridiagonal storage, row i = [J[i][i-1], J[i][i], J[i][i+1], LU fill-in]
+        let mut below = 0.0;
+        for (i, (row, xi)) in rows.zip(x).enumerate() {
+            let g = lambda * dphi(xi.clamp(0.0, 1.0));
+            row[0] = below;
+            row[1] = -g - 1.0;
+            row[2] = if i + 1 < n { 1.0 } else { 0.0 };
+            row[3] = 0.0;
+            below = g;
         }
-        jac.set(i, i, -lambda * dphi(x[i].clamp(0.0, 1.0)) - 1.0);
+        return;
+    }
+    jac.clear();
+    // lambda phi'(x_{i-1}), carried from row i - 1 (one phi' per level)
+    let mut below = 0.0;
+    for (i, xi) in x.iter().enumerate() {
+        let g = lambda * dphi(xi.clamp(0.0, 1.0));
+        if i >= 1 {
+            jac.set(i, i - 1, below);
+        }
+        jac.set(i, i, -g - 1.0);
         if i + 1 < n {
             jac.set(i, i + 1, 1.0);
         }
+        below = g;
     }
 }
 
