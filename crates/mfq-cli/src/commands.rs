@@ -437,9 +437,7 @@ fn report_without_dynamics(
     dir: &std::path::Path,
     states: usize,
 ) -> Result<(), Failure> {
-    let why = format!(
-        "skipped: {states} states (> {REPORT_DYNAMICS_MAX_STATES}); run `mfq solve` / `mfq check` on this file, with --max-seconds"
-    );
+    let why = format!("{states} states (> {REPORT_DYNAMICS_MAX_STATES}); run `mfq solve` / `mfq check` on this file, with --max-seconds");
     let name = title(file);
     let tail_file = dir.join("tail.svg");
     let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
@@ -456,8 +454,8 @@ fn report_without_dynamics(
         outln!("{value}");
     } else {
         out!("{}", fixed_point_text(args, file, fp, stability));
-        outln!("  transient           {why}");
-        outln!("  attraction          {why}");
+        outln!("  transient           skipped: {why}");
+        outln!("  attraction          skipped: {why}");
         outln!("tail:");
         out!("{}", tail_table(fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

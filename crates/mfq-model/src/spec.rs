@@ -599,7 +599,7 @@ impl ModelFile {
         // identical copies under FCFS have a finite-N stability verdict (the saturated system,
         // `mfq simulate`) but no model to build: their parameters are checked by that verdict
         if !file.model.is_identical_fcfs_redundancy() {
-            file.model.build(file.truncation.levels.unwrap_or(2).max(2))?;
+            file.model.build(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels()))?;
         }
         Ok(file)
     }

@@ -88,11 +88,12 @@ pub fn red_id_load(lambda: f64, d: u32) -> f64 {
 /// lives in `mfq-sim`; see docs/models/redundancy.md, "Stability").
 pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stability {
     let inv_d = 1.0 / d as f64;
+    let lambda_text = crate::short_number(lambda);
     match discipline {
         Discipline::Ps if lambda < inv_d => Stability::Stable { condition: format!("lambda < 1/d = {inv_d:.6} (identical copies, PS)") },
         Discipline::Ps => Stability::Unstable {
             reason: format!(
-                "lambda = {lambda} >= 1/d = {inv_d:.6}: with identical copies under PS every copy is served in full \
+                "lambda = {lambda_text} >= 1/d = {inv_d:.6}: with identical copies under PS every copy is served in full \
                  (Anton, Ayesta, Jonckheere and Verloop 2021)"
             ),
         },
@@ -103,7 +104,7 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
             } else {
                 Stability::Unstable {
                     reason: format!(
-                        "lambda = {lambda} >= lambda_max = {lmax:.5}: identical copies under FCFS waste capacity; the stable \
+                        "lambda = {lambda_text} >= lambda_max = {lmax:.5}: identical copies under FCFS waste capacity; the stable \
                          region is set by the saturated system (Anton et al. 2021), whose N -> inf throughput is the \
                          Red_id(d) lambda_max (Hellemans and Van Houdt)"
                     ),

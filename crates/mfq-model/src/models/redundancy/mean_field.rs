@@ -7,8 +7,10 @@ use argmin::core::{CostFunction, Error, Executor, State};
 use argmin::solver::brent::BrentRoot;
 use std::sync::Arc;
 
-/// Guard added to the mean queue length in `c = (d - 1) x_1 / m` (the empty state has `m = 0`).
-const EPS_M: f64 = 1e-14;
+/// Floor of the mean queue length in `c = (d - 1) x_1 / max(m, M_FLOOR)` (the empty state has
+/// `m = 0`). A floor, not an added guard: `m + 1e-14` biased `c` at small loads (E[T] = 0.5228
+/// instead of 0.5 at lambda = 1e-13, d = 2), since `m` is about `lambda d` there.
+const M_FLOOR: f64 = 1e-290;
 
 /// Redundancy-d with i.i.d. exponential copies: the mean-field model that ignores the
 /// service discipline (every busy server completes one copy at rate 1 whatever the
@@ -79,7 +81,7 @@ impl RedundancyMeanField {
     fn coefficient(&self, x: &[f64]) -> (f64, f64) {
         let m: f64 = x.iter().map(|v| v.max(0.0)).sum();
         let x1 = x[0].max(0.0);
-        ((self.d as f64 - 1.0) * x1 / (m + EPS_M), m)
+        ((self.d as f64 - 1.0) * x1 / m.max(M_FLOOR), m)
     }
 }
 
@@ -126,12 +128,12 @@ impl MeanFieldModel for RedundancyMeanField {
             }
             let q_k = x[i] - if k < n { x[i + 1] } else { 0.0 };
             jac.add_coupling_b(i, 0, -(k as f64) * q_k);
-            // G(c, x) = c (m + eps) - (d - 1) x_1: C = -dG/dx, D = dG/dc
-            let dm = if x[i] > 0.0 { 1.0 } else { 0.0 };
+            // G(c, x) = c max(m, floor) - (d - 1) x_1: C = -dG/dx, D = dG/dc
+            let dm = if x[i] > 0.0 && m > M_FLOOR { 1.0 } else { 0.0 };
             let dx1 = if k == 1 && x[0] > 0.0 { self.d as f64 - 1.0 } else { 0.0 };
             jac.add_coupling_c(0, i, dx1 - c * dm);
         }
-        jac.add_coupling_d(0, 0, m + EPS_M);
+        jac.add_coupling_d(0, 0, m.max(M_FLOOR));
     }
     fn has_analytic_jacobian(&self) -> bool {
         true

@@ -86,8 +86,20 @@ pub enum Copies {
     Identical,
 }
 
+/// Smallest arrival rate of the redundancy models: below it the drift (about `lambda d`) is
+/// under the fixed-point solver's absolute residual tolerance 1e-12, and the empty state would
+/// pass for the fixed point (E[T] = 0 instead of 1/d).
+const MIN_LAMBDA: f64 = 1e-10;
+
 pub(crate) fn check_common(lambda: f64, d: u32) -> Result<(), ModelError> {
     crate::models::check_lambda(lambda)?;
+    if lambda < MIN_LAMBDA {
+        return Err(out_of_range(
+            "model.lambda",
+            crate::short_number(lambda),
+            "a number >= 1e-10 for redundancy (below it the drift is under the solver's residual tolerance; E[T] -> 1/d there)",
+        ));
+    }
     crate::models::check_d(d)
 }
 
@@ -100,8 +112,9 @@ pub fn iid_stability(lambda: f64, d: u32) -> Stability {
     } else {
         Stability::Unstable {
             reason: format!(
-                "lambda = {lambda} >= 1: with i.i.d. exponential copies redundancy-{d} is stable iff lambda < 1 \
-                 (Anton, Ayesta, Jonckheere and Verloop 2021)"
+                "lambda = {} >= 1: with i.i.d. exponential copies redundancy-{d} is stable iff lambda < 1 \
+                 (Anton, Ayesta, Jonckheere and Verloop 2021)",
+                crate::short_number(lambda)
             ),
         }
     }
