@@ -179,6 +179,29 @@ fn ps_triplet_within_one_percent_of_the_simulated_values_of_the_notes() {
 }
 
 #[test]
+fn ps_triplet_chooses_its_truncation_automatically() {
+    // no truncation.levels: the first K is the triplet's initial level (16), not 2
+    let f = ModelFile::parse("[model]\nkind = \"redundancy\"\nlambda = 0.5\nd = 2\napproximation = \"triplet\"\n", &[]).unwrap();
+    let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions { max_dim_for_eigenvalues: 0, ..Default::default() }).unwrap();
+    assert!(fp.converged() && fp.truncation.automatic, "{:?}", fp.status);
+    // the triplet at lambda = 0.5 (K = 12 above: 0.781486), within the notes' simulated 0.7812 +- 0.0006
+    let m = fp.observables.mean_queue_length.unwrap();
+    assert!((m - 0.781486).abs() < 2e-6, "{m}");
+}
+
+#[test]
+fn mean_field_at_small_load_tends_to_one_over_d() {
+    // E[T] -> 1/d as lambda -> 0: a job's first copy out of d idle servers finishes at rate d
+    for (d, lambda) in [(2, 1e-10), (2, 1e-6), (3, 1e-10)] {
+        let text = format!("[model]\nkind = \"redundancy\"\nlambda = {lambda}\nd = {d}\n");
+        let f = ModelFile::parse(&text, &[]).unwrap();
+        let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
+        let t = fp.observables.mean_response_time.unwrap();
+        assert!((t - 1.0 / d as f64).abs() < 1e-5, "d {d} lambda {lambda}: E[T] = {t}");
+    }
+}
+
+#[test]
 fn ps_triplet_matches_an_independent_implementation_and_stays_near_the_pair() {
     // An independent NumPy implementation of the same triplet equations (vectorised over the
     // (a, b, c) grid, explicit RK4 from the pair closure of the pair fixed point to a residual
