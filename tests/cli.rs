@@ -78,6 +78,30 @@ fn simulate_gives_the_finite_n_verdict_for_identical_copies_under_fcfs() {
     assert!(stderr.contains("unstable at lambda = 0.75") && stderr.contains("0.7193"), "{stderr}");
 }
 
+/// `report --json` on a fixed point stopped by `--max-seconds`: one document with what the
+/// solver reached and the error object (as `fixed-point --json`), exit code 4, no file.
+#[test]
+fn report_json_on_a_stopped_fixed_point_has_the_result_and_the_error() {
+    let out = tmp_dir("report-stopped");
+    let o = mfq(&[
+        "report",
+        "models/redundancy-ps-triplet.toml",
+        "--set",
+        "truncation.levels=30",
+        "--max-seconds",
+        "0.3",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["status"]["status"], "time-limit", "{}", v["status"]);
+    assert_eq!(v["error"]["code"], 4);
+    assert!(v["residual"].as_f64().is_some_and(f64::is_finite));
+    assert!(!out.exists());
+}
+
 #[test]
 fn fixed_point_json_has_the_documented_keys() {
     let o = mfq(&["fixed-point", "models/jsq-d2.toml", "--json", "--set", "lambda=0.5"]);

@@ -469,9 +469,17 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
     let fp = fixed_point_of(args, &file, deadline)?;
-    require_converged(&fp)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let stability = model.stability();
+    if let Err(f) = require_converged(&fp) {
+        // as `fixed-point`: what the solver reached (with the error object under --json), no file
+        if args.json {
+            outln!("{}", with_error(fixed_point_json(&file, &fp), &f));
+        } else {
+            out!("{}", fixed_point_text(args, &file, &fp, &stability));
+        }
+        return Err(Failure { json_printed: args.json, ..f });
+    }
     let dir = out_dir(&args.out, &args.model);
     if model.dim() > REPORT_DYNAMICS_MAX_STATES {
         return report_without_dynamics(args, &file, &fp, &stability, &dir, model.dim());
