@@ -250,14 +250,14 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
             model.jacobian(&xp, jm);
         }
         xp[k] = xk;
-        for i in 0..n {
+        for (i, bi) in b.iter_mut().enumerate().take(n) {
             let (lo, hi) = j1.row_range(i);
             let mut s = 0.0;
             for j in lo..hi {
                 let d = c1 * j1.get(i, j) + c2 * j2.get(i, j) + c3 * j3.get(i, j);
                 s += d * w[j * n + k];
             }
-            b[i] += 0.5 * s;
+            *bi += 0.5 * s;
         }
     }
     let mut lu = ShiftedLu::new(n, model.sparsity());

@@ -347,10 +347,10 @@ impl Jacobian {
             *v = c.c.position(k, j).map_or(0.0, |s| self.coupling[1][s]);
         }
         let z = self.solve_d(&rhs, 1);
-        for i in 0..self.n {
+        for (i, o) in out.iter_mut().enumerate().take(self.n) {
             let (lo, hi) = c.b.row_span(i);
             for s in lo..hi {
-                out[i] += self.coupling[0][s] * z[c.b.cols[s]];
+                *o += self.coupling[0][s] * z[c.b.cols[s]];
             }
         }
         out
@@ -655,8 +655,8 @@ mod tests {
         let x = [0.1, 0.5, 0.9, 0.3, 0.7, 0.2, 0.4];
         let mut work = Default::default();
         finite_difference_jacobian(&drift, &x, &mut jac, &mut work);
-        for i in 0..7 {
-            assert!((jac.get(i, i) - 2.0 * x[i]).abs() < 1e-6);
+        for (i, xi) in x.iter().enumerate() {
+            assert!((jac.get(i, i) - 2.0 * xi).abs() < 1e-6);
             assert!((jac.get(i, (i + 3) % 7) + 1.0).abs() < 1e-6);
         }
         assert!(jac.out_of_band().is_none());
@@ -677,8 +677,8 @@ mod tests {
         let mut jac = Jacobian::new(6, Sparsity::Banded { lower: 1, upper: 1 });
         let mut work = Default::default();
         finite_difference_jacobian(&drift, &x, &mut jac, &mut work);
-        for i in 0..6 {
-            assert!((jac.get(i, i) + 4.0 * x[i]).abs() < 1e-6);
+        for (i, xi) in x.iter().enumerate().take(6) {
+            assert!((jac.get(i, i) + 4.0 * xi).abs() < 1e-6);
             if i > 0 {
                 assert!((jac.get(i, i - 1) - 1.0).abs() < 1e-6);
             }

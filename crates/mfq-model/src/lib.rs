@@ -321,6 +321,10 @@ pub struct NamedState {
     pub x: Vec<f64>,
 }
 
+/// The callback of [`MeanFieldModel::transitions`]: `visit(jump, rate)` for each transition,
+/// `jump` = `(state index, change in units of 1/N)` pairs, `rate` per object.
+pub type TransitionVisitor<'a> = dyn FnMut(&[(usize, f64)], f64) + 'a;
+
 /// A mean-field model `dx/dt = f(x)` on occupancy fractions.
 ///
 /// Only [`dim`](Self::dim), [`drift`](Self::drift), [`layout`](Self::layout) and
@@ -411,7 +415,7 @@ pub trait MeanFieldModel: Send + Sync {
     /// `f(x) = sum_l jump_l rate_l(x)` (Kurtz; Gast and Van Houdt 2017, "A refined mean field
     /// approximation", eq. (1)). Returns `false` when the model does not provide its
     /// transitions (then the refined mean field and the noise matrix are unavailable).
-    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+    fn transitions(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) -> bool {
         let _ = (x, visit);
         false
     }

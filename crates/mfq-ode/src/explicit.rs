@@ -72,7 +72,7 @@ pub(crate) fn integrate(
     model: &dyn MeanFieldModel,
     method: Method,
     t0: f64,
-    x: &mut Vec<f64>,
+    x: &mut [f64],
     opts: &SolveOptions,
     rec: &mut Recorder,
     stats: &mut Stats,

@@ -385,12 +385,12 @@ mod tests {
     fn steady_state_stop_and_bad_options() {
         let m = Jsq::new(0.5, 2, 20).unwrap();
         let opts = SolveOptions { t_end: 1e4, steady_tol: Some(1e-10), record_steps: false, ..Default::default() };
-        let tr = solve(&m, &vec![0.0; 20], &opts).unwrap();
+        let tr = solve(&m, &[0.0; 20], &opts).unwrap();
         assert!(matches!(tr.status, Status::SteadyState { t } if t < 1e4));
         assert_eq!(tr.x.len(), 2);
         assert!(solve(&m, &[0.0; 3], &opts).is_err());
         let bad = SolveOptions { t_end: -1.0, ..Default::default() };
-        assert!(matches!(solve(&m, &vec![0.0; 20], &bad), Err(OdeError::OutOfRange { field: "t_end", .. })));
+        assert!(matches!(solve(&m, &[0.0; 20], &bad), Err(OdeError::OutOfRange { field: "t_end", .. })));
     }
 
     /// A run past its deadline stops with `TimeLimit` and keeps what it computed.
@@ -428,7 +428,7 @@ mod tests {
     fn jiq_from_empty_is_the_closed_form() {
         let m = Jiq::new(0.7, 10).unwrap();
         let opts = SolveOptions { t_end: 3.0, rtol: 1e-10, atol: 1e-14, ..Default::default() };
-        let tr = solve(&m, &vec![0.0; 10], &opts).unwrap();
+        let tr = solve(&m, &[0.0; 10], &opts).unwrap();
         for (t, x) in tr.t.iter().zip(&tr.x) {
             assert!((x[0] - 0.7 * (1.0 - (-t).exp())).abs() < 1e-9);
             assert!(x[1..].iter().all(|v| *v == 0.0));

@@ -268,20 +268,19 @@ impl Woodbury {
         let cp = &self.coupling;
         for i in 0..n {
             let (lo, hi) = cp.b.row_span(i);
-            for q in lo..hi {
-                self.z[cp.b.cols()[q] * n + i] += beta * b[q];
+            for (&col, &bq) in cp.b.cols()[lo..hi].iter().zip(&b[lo..hi]) {
+                self.z[col * n + i] += beta * bq;
             }
         }
         lu.solve_in_place_with_conj(faer::Conj::No, faer::MatMut::from_column_major_slice_mut(&mut self.z, n, r));
         let mut s = DMatrix::<f64>::zeros(r, r);
         for k in 0..r {
             let (lo, hi) = cp.d.row_span(k);
-            for q in lo..hi {
-                s[(k, cp.d.cols()[q])] += d[q];
+            for (&col, &dq) in cp.d.cols()[lo..hi].iter().zip(&d[lo..hi]) {
+                s[(k, col)] += dq;
             }
             let (lo, hi) = cp.c.row_span(k);
-            for q in lo..hi {
-                let (j, cv) = (cp.c.cols()[q], c[q]);
+            for (&j, &cv) in cp.c.cols()[lo..hi].iter().zip(&c[lo..hi]) {
                 for l in 0..r {
                     s[(k, l)] += cv * self.z[l * n + j];
                 }

@@ -121,7 +121,7 @@ impl MeanFieldModel for Jiq {
     fn order(&self) -> Option<PartialOrder> {
         Some(PartialOrder::Componentwise)
     }
-    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
         let excess = self.excess(x);
         // arrivals to idle servers (all of them in the interior, rate 1 - x_2 on the boundary)
         visit(&[(0, 1.0)], self.lambda - excess);

@@ -102,7 +102,7 @@ impl MeanFieldModel for Jsq {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         (self.lambda < 1.0).then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.p(v)))
     }
-    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
         tail_transitions(x, self.lambda, |j| self.p(tail_at(x, j)), visit);
         true
     }

@@ -426,7 +426,7 @@ pub(crate) fn local_tail_jacobian(x: &[f64], jac: &mut crate::Jacobian, lambda: 
 /// exactly `k - 1` jobs (rate `lambda (A_{k-1} - A_k)` per server, with `arrival_tail(j) = A_j`,
 /// `A_0 = 1`) raises `x_k` by `1/N`; a departure from a server with exactly `k` jobs (rate
 /// `x_k - x_{k+1}`) lowers it. Arrivals beyond level `K` are lost (no jump).
-pub(crate) fn tail_transitions(x: &[f64], lambda: f64, arrival_tail: impl Fn(usize) -> f64, visit: &mut dyn FnMut(&[(usize, f64)], f64)) {
+pub(crate) fn tail_transitions(x: &[f64], lambda: f64, arrival_tail: impl Fn(usize) -> f64, visit: &mut crate::TransitionVisitor<'_>) {
     let mut a_prev = 1.0;
     for k in 1..=x.len() {
         let a_k = arrival_tail(k);

@@ -134,7 +134,7 @@ impl MeanFieldModel for PodLi {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         matches!(self.stability(), Stability::Stable { .. }).then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.phi(v)))
     }
-    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
         tail_transitions(x, self.lambda, |j| self.phi(tail_at(x, j)), visit);
         true
     }
@@ -298,7 +298,7 @@ impl MeanFieldModel for PodLd {
     fn order(&self) -> Option<PartialOrder> {
         Some(PartialOrder::Componentwise)
     }
-    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
         tail_transitions(x, self.lambda, |j| self.arrival_tail(x, j), visit);
         true
     }

@@ -1317,7 +1317,7 @@ impl MeanFieldModel for GenericModel {
         }
     }
 
-    fn transitions(&self, x: &[f64], visit: &mut dyn FnMut(&[(usize, f64)], f64)) -> bool {
+    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
         let (jumps, ptr) = (&self.jumps, &self.jump_ptr);
         self.for_each_rate(x, &mut |i, r| visit(&jumps[ptr[i]..ptr[i + 1]], r));
         true
