@@ -1,13 +1,9 @@
 //! Plots of an [`AttractionReport`]: convergence of every run and where each start went.
 //! They only read the report (never integrate or solve).
 
-use super::PlotError;
+use super::{draw_legend, err, PlotError};
 use crate::attraction::{AttractionReport, EquilibriumKind, StartRun, LOG10_FLOOR};
 use plotters::prelude::*;
-
-fn err<E: std::fmt::Debug>(e: E) -> PlotError {
-    PlotError(format!("{e:?}"))
-}
 
 const SIZE: (u32, u32) = (900, 600);
 /// Colour of runs that did not settle.
@@ -140,13 +136,7 @@ pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -232,13 +222,7 @@ fn basins_1d(report: &AttractionReport) -> Result<String, PlotError> {
             };
             series.label(eq_legend(report, i)).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -306,13 +290,7 @@ fn basins_scatter(report: &AttractionReport) -> Result<String, PlotError> {
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)

@@ -14,8 +14,18 @@ use serde::Serialize;
 #[error("plot failed: {0}")]
 pub struct PlotError(pub String);
 
-fn err<E: std::fmt::Debug>(e: E) -> PlotError {
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> PlotError {
     PlotError(format!("{e:?}"))
+}
+
+/// Draws the series legend of `chart` (white box, black border) at `position`: the one legend
+/// style of every mfq plot.
+pub(crate) fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, position: SeriesLabelPosition) -> Result<(), PlotError>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(position).draw().map_err(err)
 }
 
 /// Smallest value shown on log-scale axes; tail entries below it are round-off after Newton.
@@ -116,13 +126,7 @@ pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, 
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -182,13 +186,7 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -222,13 +220,7 @@ pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], ti
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -333,13 +325,7 @@ pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, 
             .map_err(err)?
             .label("simulation (95% CI)")
             .legend(|(x, y)| Circle::new((x + 10, y), 4, RED.filled()));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -454,13 +440,7 @@ pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, st
                         chart.draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1))).map_err(err)?;
                     }
                 }
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .draw()
-                    .map_err(err)?;
+                draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
             }};
         }
         if style.log_y && lo > 0.0 {
