@@ -9,8 +9,8 @@
 
 use mfq_fixpoint::{solve_model, solve_spec, FixedPointError, FixedPointOptions};
 use mfq_model::models::redundancy::{
-    gardner_fcfs_mean_copies, gardner_fcfs_mean_response_time, identical_stability, red_id_lambda_max, red_id_load, Discipline,
-    MeanFieldFixedPoint, RedundancyMeanField, RedundancyPair, RedundancyTriplet,
+    gardner_fcfs_mean_copies, gardner_fcfs_mean_response_time, identical_stability, lcfs_limit, red_id_lambda_max, red_id_load, Discipline,
+    LcfsLimitOptions, MeanFieldFixedPoint, RedundancyMeanField, RedundancyPair, RedundancyTriplet,
 };
 use mfq_model::{MeanFieldModel, ModelFile, Stability};
 
@@ -250,6 +250,51 @@ fn positional_pairs_within_one_percent_of_simulation_and_ordered() {
         prev = got;
     }
     eprintln!("positional pairs at K = 14: {:.1} s", t.elapsed().as_secs_f64());
+}
+
+#[test]
+fn lcfs_limit_within_the_confidence_intervals_of_the_notes() {
+    // notes section 1.4: LCFS simulations, n = 1000 (5 replications, 95% CI), mean copies per
+    // server; the limit is derived here (renewal equations on the job tree), the simulations
+    // are independent of it. The LCFS pair approximation is 6.4% below the first at 0.9.
+    let cases =
+        [(0.5, 2, 0.7915, 0.0004), (0.7, 2, 1.5461, 0.0027), (0.9, 2, 3.9492, 0.0254), (0.7, 3, 1.4021, 0.0030), (0.9, 3, 3.2044, 0.0140)];
+    for (lambda, d, sim, hw) in cases {
+        let r = lcfs_limit(lambda, d, &LcfsLimitOptions::default()).unwrap();
+        let m = r.mean_copies_per_server;
+        assert!((m - sim).abs() < hw, "lambda {lambda} d {d}: limit {m} vs simulation {sim} +- {hw}");
+        assert!(rel(m, sim) < 0.01);
+        assert!(r.error_estimate < 1e-4 * m, "error estimate {}", r.error_estimate);
+    }
+}
+
+#[test]
+fn lcfs_limit_model_file_and_its_tail_against_our_simulation() {
+    // through the model-file path (approximation = "limit"), and the queue-length tail against
+    // this file's simulation at n = 2000 (the simulator is independent of the limit)
+    let text = "[model]\nkind = \"redundancy\"\nlambda = 0.7\nd = 2\ndiscipline = \"lcfs\"\napproximation = \"limit\"\n\n[truncation]\nlevels = 30\n";
+    let file = ModelFile::parse(text, &[]).unwrap();
+    let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).unwrap();
+    assert!(fp.converged(), "{:?}", fp.status);
+    let m = fp.observables.mean_queue_length.unwrap();
+    assert!((m - 1.5461).abs() < 0.0027, "{m}");
+    let sim = mfq_sim::simulate(
+        &file.model,
+        &mfq_sim::SimOptions { servers: 2000, time: 2000.0, replications: 2, seed: 5, ..Default::default() },
+    )
+    .unwrap();
+    for k in 1..=8 {
+        let (lim, est) = (fp.x[k - 1], &sim.tail[k - 1]);
+        assert!(
+            (lim - est.mean).abs() < 3.0 * est.half_width + 1e-3 * lim,
+            "P(Q >= {k}): limit {lim} vs simulation {} +- {}",
+            est.mean,
+            est.half_width
+        );
+    }
+    // no dynamics: the CLI refuses transients and checks of this model
+    let model = file.model.build(30).unwrap();
+    assert!(model.dynamics_note().is_some_and(|n| n.contains("no ODE")));
 }
 
 // ------------------------------------------------------------------------------------------

@@ -41,6 +41,9 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<
         )));
     }
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
+    if let Some(note) = model.dynamics_note() {
+        return Err(Failure::input(format!("{}: nothing to check: {note}", args.model.display())));
+    }
     let opts = CheckOptions { max_seconds: seconds_left(deadline), ..opts.clone() };
     check_with_fixed_point(model.as_ref(), fp, &opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
 }

@@ -380,6 +380,9 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     }
     let k = levels_for(&args.model, &file, args.levels, deadline)?;
     let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
+    if let Some(note) = model.dynamics_note() {
+        return Err(Failure::input(format!("{}: no transient: {note}", args.model.model.display())));
+    }
     let x0 = initial_state(model.as_ref(), &args.x0)?;
     let opts =
         SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), deadline, ..Default::default() };
@@ -427,17 +430,16 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
 /// approximations); `mfq solve` and `mfq check` run them on request, with `--max-seconds`.
 const REPORT_DYNAMICS_MAX_STATES: usize = 2000;
 
-/// `report` for a large model: the fixed point, its tail (CSV, SVG) and `report.json`, with
-/// the transient and the attraction check marked as skipped and why.
+/// `report` for a large model or one without dynamics: the fixed point, its tail (CSV, SVG)
+/// and `report.json`, with the transient and the attraction check marked as skipped and `why`.
 fn report_without_dynamics(
     args: &ModelArgs,
     file: &ModelFile,
     fp: &FixedPoint,
     stability: &Stability,
     dir: &std::path::Path,
-    states: usize,
+    why: &str,
 ) -> Result<(), Failure> {
-    let why = format!("{states} states (> {REPORT_DYNAMICS_MAX_STATES}); run `mfq solve` / `mfq check` on this file, with --max-seconds");
     let name = title(file);
     let tail_file = dir.join("tail.svg");
     let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
@@ -481,8 +483,15 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         return Err(Failure { json_printed: args.json, ..f });
     }
     let dir = out_dir(&args.out, &args.model);
+    if let Some(note) = model.dynamics_note() {
+        return report_without_dynamics(args, &file, &fp, &stability, &dir, &note);
+    }
     if model.dim() > REPORT_DYNAMICS_MAX_STATES {
-        return report_without_dynamics(args, &file, &fp, &stability, &dir, model.dim());
+        let why = format!(
+            "{} states (> {REPORT_DYNAMICS_MAX_STATES}); run `mfq solve` / `mfq check` on this file, with --max-seconds",
+            model.dim()
+        );
+        return report_without_dynamics(args, &file, &fp, &stability, &dir, &why);
     }
     // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
     // tolerances are tight so that the integrator's own error (~rtol) stays below the curve

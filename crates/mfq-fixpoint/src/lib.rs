@@ -239,9 +239,14 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
         let automatic = trunc.levels.is_none();
         let done = |mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize, tried: Vec<usize>, total| {
             fp.total_iterations = total;
+            // a model may report more tail than asked for (the LCFS limit is not truncated)
+            let levels = match model.layout() {
+                StateLayout::Tail { levels: n } => n.max(levels),
+                _ => levels,
+            };
             fp.truncation =
                 TruncationReport { levels, mass_at_truncation: mass_at_truncation(model, &fp.x), tol: trunc.tol, automatic, tried };
-            if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
+            if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
                 fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
             }
             fp

@@ -396,6 +396,14 @@ pub trait MeanFieldModel: Send + Sync {
         None
     }
 
+    /// `Some(reason)` when [`drift`](Self::drift) is not the dynamics of the system but only a
+    /// relaxation towards a stationary solution computed otherwise (e.g. by renewal
+    /// equations): transients and attraction checks of such a model mean nothing, and the CLI
+    /// refuses them with `reason`. Default `None`: the drift is the model's dynamics.
+    fn dynamics_note(&self) -> Option<String> {
+        None
+    }
+
     /// The fixed point in closed form, when one exists (used by tests and as a cross-check).
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         None

@@ -12,6 +12,7 @@
 //! | [`RedundancyPair`] | pair approximation, `d = 2` (derived) | PS, FCFS, LPS(k), LCFS | `K^2` (PS, FCFS, LCFS), `(K + k(k-1)/2)^2` (LPS) |
 //! | [`RedundancyTriplet`] | triplet approximation, `d = 2` (derived) | PS | `K^3` |
 //! | [`gardner_fcfs_mean_response_time`] | exact `N -> inf` limit, FCFS (published) | FCFS | closed form |
+//! | [`lcfs_limit`] | `N -> inf` limit on the job tree, LCFS (derived) | LCFS | renewal equations |
 //! | [`identical_stability`], [`red_id_lambda_max`] | identical copies (Anton et al.; Hellemans and Van Houdt's ODE) | FCFS, PS | stability, `lambda_max` |
 //!
 //! The derivations, which equations are published and which are ours, and the validation
@@ -26,11 +27,13 @@
 //! (Red(d) with identical replicas).
 
 mod identical;
+mod lcfs_limit;
 mod mean_field;
 mod pair;
 mod triplet;
 
 pub use identical::{identical_stability, red_id_lambda_max, red_id_load};
+pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
 pub use pair::RedundancyPair;
 pub use triplet::RedundancyTriplet;
@@ -74,6 +77,8 @@ pub enum Approximation {
     Pair,
     /// The triplet approximation ([`RedundancyTriplet`], `d = 2`, PS).
     Triplet,
+    /// The `N -> inf` limit on the job tree ([`RedundancyLcfsLimit`], LCFS, any `d`).
+    Limit,
 }
 
 /// Whether the copies of a job have independent sizes or one common size.
@@ -206,6 +211,21 @@ pub fn build(
             }
             Box::new(RedundancyTriplet::new(lambda, d, levels)?)
         }
+        Approximation::Limit => {
+            if discipline != Discipline::Lcfs {
+                return Err(out_of_range(
+                    "model.approximation",
+                    "limit",
+                    "\"mean-field\", \"pair\" or \"triplet\" (the limit is computed for discipline = \"lcfs\"; for FCFS \
+                     every model's output has Gardner's exact limit, gardner_fcfs_limit_mean_copies)",
+                ));
+            }
+            if let Stability::Unstable { .. } = iid_stability(lambda, d) {
+                // nothing to compute: the model only carries the verdict (solvers check it first)
+                return Ok(Box::new(RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?));
+            }
+            Box::new(RedundancyLcfsLimit::new(lambda, d, levels)?)
+        }
     })
 }
 
@@ -215,6 +235,7 @@ pub fn initial_levels(approximation: Approximation, lps_k: Option<u32>) -> usize
         Approximation::MeanField => 16,
         Approximation::Pair => 16.max(lps_k.unwrap_or(1) as usize + 2),
         Approximation::Triplet => 16,
+        Approximation::Limit => 40,
     }
 }
 

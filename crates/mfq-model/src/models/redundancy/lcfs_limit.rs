@@ -1,0 +1,495 @@
+//! The `N -> inf` limit of redundancy-d under preemptive LCFS with i.i.d. exponential copies,
+//! computed from renewal (Volterra) equations on the job tree. Derived here; the derivation
+//! and its validation are in `docs/models/redundancy.md` ("LCFS limit").
+//!
+//! Under preemptive LCFS a copy only ever waits for copies that arrived *after* it: the stack
+//! above a copy evolves whatever lies below. In the large-system limit the servers touched by
+//! those younger jobs are distinct, so the *slot* of a copy (is it on top or buried) is an
+//! alternating renewal process: on for an `Exp(a)` time (`a = lambda d`, the copy arrival rate
+//! per server), then off for a sub-busy period `B` (until the stack above it is empty again);
+//! the slots of a job's `d` copies are independent. With
+//!
+//! ```text
+//! F(t) = P(a copy is not served by age t)        = E[exp(-on time in [0, t])]
+//! P(t) = E[exp(-on time); on at t]               = -F'(t)
+//! G(t) = P(B > t)
+//! ```
+//!
+//! renewal arguments give (`*` is convolution on `[0, t]`)
+//!
+//! ```text
+//! F = P + a P * G                                 (alive: on now, or off since some s)
+//! G = P F^(d-1) + a (P F^(d-1)) * G               (B ends at the first on time after the job left)
+//! E[T] = integral of F(t)^d dt,   mean copies per server = lambda d E[T]
+//! ```
+//!
+//! and, for the queue length `Q` of a server (copies), with `Phi_k(t) = P(B > t, k copies in
+//! the sub-busy period at age t)`:
+//!
+//! ```text
+//! Phi_k = [k = 1] P F^(d-1) + a F^(d-1) (P * Phi_(k-1) - P * Phi_k) + a (P F^(d-1)) * Phi_k
+//! P(Q = 0) = 1 - lambda,   P(Q = k) = (1 - lambda) a integral of Phi_k(t) dt   (k >= 1)
+//! ```
+//!
+//! Two identities the code does not use serve as checks: `E[B] = 1 / (d (1 - lambda))` (the
+//! idle fraction of a server is `1 - lambda` whatever the discipline) and `sum_k P(Q >= k)
+//! = lambda d E[T]` (Little). For `d = 1` the limit is the M/M/1 queue under LCFS-PR, `E[T] =
+//! 1 / (1 - lambda)`.
+//!
+//! Numerics: the product trapezoidal rule on uniform grids (second order), a scalar Newton
+//! step per grid point, two levels of Richardson extrapolation (Romberg) over the steps `h`,
+//! `h/2`, `h/4`; the time
+//! horizon grows until `F^d` and `G` are negligible. Cost `O(n^2)` in the number of grid
+//! points `n` (and `O(K n^2)` for the queue-length distribution up to `K`).
+
+use super::mean_field::common_extras;
+use super::{iid_stability, Discipline};
+use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, Stability, StateLayout};
+use std::sync::{Arc, Mutex};
+
+/// Options of [`lcfs_limit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LcfsLimitOptions {
+    /// Largest queue length `K` (copies) of the distribution `P(Q >= k)`, `k <= K`; `0` skips
+    /// the distribution (it costs `O(K)` times the mean). The distribution is computed on
+    /// coarser grids than the mean (relative accuracy about `1e-3`).
+    pub levels: usize,
+    /// Most grid points of the finest grid (memory `O(n)`, time `O(n^2)`): `n = 60 000`
+    /// takes a few seconds.
+    pub max_points: usize,
+}
+
+impl Default for LcfsLimitOptions {
+    fn default() -> Self {
+        LcfsLimitOptions { levels: 0, max_points: 60_000 }
+    }
+}
+
+/// The LCFS limit of redundancy-d ([`lcfs_limit`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LcfsLimit {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// Copies per job.
+    pub d: u32,
+    /// Mean response time `E[T]` of a job (time units of a mean copy size).
+    pub mean_response_time: f64,
+    /// Mean copies per server `lambda d E[T]`.
+    pub mean_copies_per_server: f64,
+    /// Estimated absolute error of `mean_copies_per_server`: the change made by the second
+    /// Richardson level (conservative; the error itself is usually 10-100 times smaller).
+    pub error_estimate: f64,
+    /// Mean sub-busy period `E[B]` as computed (a check: exactly `1 / (d (1 - lambda))`).
+    pub busy_period_mean: f64,
+    /// Time horizon of the grids (the integrands are below `1e-13` beyond it).
+    pub horizon: f64,
+    /// Grid points of the finest grid.
+    pub points: usize,
+    /// `P(Q >= k)` for `k = 0..=K` (so `tail[0] = 1`; empty when `levels = 0`), summed from
+    /// the top: `P(Q >= K)` extrapolates `P(Q = K - 1)` geometrically, and `tail[1]` differs
+    /// from its exact value `lambda` by the error of the sum (a check).
+    pub tail: Vec<f64>,
+}
+
+/// Values of one grid: `E[T]`, `E[B]`, the horizon, and `P(Q = k)` for `k = 0..=levels`.
+struct Grid {
+    et: f64,
+    eb: f64,
+    horizon: f64,
+    points: usize,
+    pq: Vec<f64>,
+}
+
+/// Computes the `N -> inf` limit of redundancy-d with i.i.d. exponential copies under
+/// preemptive LCFS (module docs; derived here, validated against simulation in
+/// `docs/models/redundancy.md`).
+///
+/// `lambda` is the arrival rate per server, `d >= 1` the number of copies.
+///
+/// # Errors
+/// [`ModelError::OutOfRange`] for `model.lambda` (finite, `> 0` and `< 1`: at `lambda >= 1`
+/// the system is unstable, the message says why), `model.d` (`1..=64`), or when the
+/// sub-busy periods outlast the grid (`lambda` too close to 1 for `max_points`).
+pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLimit, ModelError> {
+    if !lambda.is_finite() || lambda <= 0.0 {
+        return Err(out_of_range("model.lambda", lambda, "a finite number > 0"));
+    }
+    if let Stability::Unstable { reason } = iid_stability(lambda, d) {
+        return Err(out_of_range("model.lambda", lambda, &format!("a number < 1 ({reason})")));
+    }
+    if !(1..=64).contains(&d) {
+        return Err(out_of_range("model.d", d, "an integer in 1..=64"));
+    }
+    let a = lambda * d as f64;
+    // steps relative to the fastest rate (1 + a) of the start
+    let h = 0.4 / (1.0 + a);
+    let mut means = Vec::with_capacity(3);
+    let mut last = None;
+    for k in 0..3 {
+        let g = march(lambda, d, h / f64::powi(2.0, k), 0, opts.max_points)?;
+        means.push((g.et, g.eb));
+        last = Some(g);
+    }
+    let last = last.expect("three grids");
+    // the trapezoidal error expands in h^2, h^4: two Richardson levels (Romberg)
+    let richardson = |c: f64, f: f64| f + (f - c) / 3.0;
+    let romberg = |v: [f64; 3]| {
+        let (r1, r2) = (richardson(v[0], v[1]), richardson(v[1], v[2]));
+        (r2 + (r2 - r1) / 15.0, r2)
+    };
+    let (et, et_once) = romberg([means[0].0, means[1].0, means[2].0]);
+    let (eb, _) = romberg([means[0].1, means[1].1, means[2].1]);
+    let scale = lambda * d as f64;
+    let tail = if opts.levels == 0 {
+        Vec::new()
+    } else {
+        let coarse = march(lambda, d, h, opts.levels, opts.max_points)?;
+        let fine = march(lambda, d, h / 2.0, opts.levels, opts.max_points)?;
+        // P(Q = k) for k < K; P(Q >= K) by a geometric extrapolation of the last two (summing
+        // from the top keeps the relative accuracy of the small tail values)
+        let pk: Vec<f64> = coarse.pq.iter().zip(&fine.pq).map(|(c, f)| richardson(*c, *f).max(0.0)).collect();
+        let k = opts.levels;
+        let (last, before) = (pk[k - 1], if k >= 2 { pk[k - 2] } else { 0.0 });
+        let ratio = if before > 0.0 { (last / before).min(0.99) } else { 0.0 };
+        let mut tail = vec![0.0; k + 1];
+        tail[k] = if k >= 2 { last * ratio / (1.0 - ratio) } else { lambda };
+        for j in (0..k).rev() {
+            tail[j] = tail[j + 1] + pk[j];
+        }
+        tail[0] = 1.0;
+        tail
+    };
+    Ok(LcfsLimit {
+        lambda,
+        d,
+        mean_response_time: et,
+        mean_copies_per_server: scale * et,
+        error_estimate: scale * (et - et_once).abs(),
+        busy_period_mean: eb,
+        horizon: last.horizon,
+        points: last.points,
+        tail,
+    })
+}
+
+/// `sum_j x[j] y[j]` with four accumulators (vectorises).
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
+    let (xr, yr) = (xc.remainder(), yc.remainder());
+    for (p, q) in xc.zip(yc) {
+        for j in 0..4 {
+            acc[j] += p[j] * q[j];
+        }
+    }
+    let tail: f64 = xr.iter().zip(yr).map(|(p, q)| p * q).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// A series stored back to front in a buffer of fixed length, so that `sum_{s=1}^{i-1}
+/// x[s] y[i - s]` is a [`dot`] of two contiguous slices.
+struct Reversed {
+    buf: Vec<f64>,
+}
+
+impl Reversed {
+    fn new(n: usize) -> Self {
+        Reversed { buf: vec![0.0; n] }
+    }
+    fn set(&mut self, j: usize, v: f64) {
+        let n = self.buf.len();
+        self.buf[n - 1 - j] = v;
+    }
+    /// `y[i-1], y[i-2], ..., y[1]` as a slice (to pair with `x[1..i]`).
+    fn lagged(&self, i: usize) -> &[f64] {
+        let n = self.buf.len();
+        &self.buf[n - i..n - 1]
+    }
+}
+
+/// Marches one grid of step `h` until the integrands are negligible; `levels > 0` also
+/// computes `P(Q = k)`, `k < levels` (index `k - 1` holds `P(Q = k)` for `k >= 1`; the
+/// returned `pq[0]` is `P(Q = 0)`).
+fn march(lambda: f64, d: u32, h: f64, levels: usize, max_points: usize) -> Result<Grid, ModelError> {
+    let a = lambda * d as f64;
+    let e = d as i32 - 1;
+    let n_max = max_points.max(16);
+    let (mut p, mut f, mut q) = (vec![1.0], vec![1.0], vec![1.0]);
+    let mut g_rev = Reversed::new(n_max);
+    g_rev.set(0, 1.0);
+    let mut g_last = 1.0;
+    let mut n_phi = None;
+    let (mut et, mut eb) = (0.5 * h, 0.5 * h);
+    let half = 0.5 * h;
+    let mut i = 1;
+    loop {
+        if i >= n_max {
+            return Err(out_of_range(
+                "model.lambda",
+                lambda,
+                &format!(
+                    "a smaller load for the LCFS limit: its busy periods outlast t = {:.0} ({} grid points; \
+                     lambda up to about 0.94 for d = 2, which takes 20 s)",
+                    h * n_max as f64,
+                    n_max
+                ),
+            ));
+        }
+        let lag = g_rev.lagged(i);
+        let c_p = h * dot(&p[1..i], lag);
+        let c_q = h * dot(&q[1..i], lag);
+        let (p_prev, f_prev) = (p[i - 1], f[i - 1]);
+        let denom = 1.0 + half + a * half;
+        let p_of = |g: f64| (f_prev - half * p_prev - a * c_p - a * half * g) / denom;
+        let dp = -a * half / denom;
+        // Newton on G_i for g (1 - a h/2) = Q_i (1 + a h/2) + a c_Q, Q_i = P_i F_i^(d-1)
+        let mut g = g_last;
+        for _ in 0..30 {
+            let pi = p_of(g);
+            let fi = f_prev - half * (p_prev + pi);
+            let qi = pi * fi.powi(e);
+            let dq = dp * fi.powi(e) + if e > 0 { pi * e as f64 * fi.powi(e - 1) * (-half * dp) } else { 0.0 };
+            let r = g * (1.0 - a * half) - qi * (1.0 + a * half) - a * c_q;
+            let step = r / ((1.0 - a * half) - dq * (1.0 + a * half));
+            g -= step;
+            if step.abs() <= 1e-16 * g.abs().max(1e-300) {
+                break;
+            }
+        }
+        let pi = p_of(g).max(0.0);
+        let fi = (f_prev - half * (p_prev + pi)).max(0.0);
+        let g = g.max(0.0);
+        p.push(pi);
+        f.push(fi);
+        q.push(pi * fi.powi(e));
+        g_rev.set(i, g);
+        g_last = g;
+        if g < 1e-12 && n_phi.is_none() {
+            n_phi = Some(i + 1);
+        }
+        let fd = fi.powi(d as i32);
+        et += h * fd;
+        eb += h * g;
+        i += 1;
+        if fd < 1e-13 && g < 1e-13 {
+            // trapezoid: the last point counts half
+            et -= 0.5 * h * fd;
+            eb -= 0.5 * h * g;
+            break;
+        }
+    }
+    let n = i;
+    let mut pq = Vec::new();
+    if levels > 0 {
+        // Phi_k <= G: the distribution needs the grid only while G matters
+        let m = n_phi.unwrap_or(n);
+        pq = queue_length(lambda, d, h, &p[..m], &f[..m], &q[..m], levels);
+    }
+    Ok(Grid { et, eb, horizon: h * (n - 1) as f64, points: n, pq })
+}
+
+/// `P(Q = k)` for `k = 0..levels` from the recursion for `Phi_k` (module docs).
+fn queue_length(lambda: f64, d: u32, h: f64, p: &[f64], f: &[f64], q: &[f64], levels: usize) -> Vec<f64> {
+    let a = lambda * d as f64;
+    let n = p.len();
+    let half = 0.5 * h;
+    let fe: Vec<f64> = f.iter().map(|v| v.powi(d as i32 - 1)).collect();
+    let mut pq = vec![1.0 - lambda];
+    // (P * Phi_(k-1))(t_i) of the previous level (zero for k = 1)
+    let mut conv_prev = vec![0.0; n];
+    let mut conv_cur = vec![0.0; n];
+    let mut phi = Reversed::new(n + 1);
+    for k in 1..levels {
+        let phi0 = if k == 1 { 1.0 } else { 0.0 };
+        phi.set(0, phi0);
+        conv_cur[0] = 0.0;
+        let mut integral = 0.5 * h * phi0;
+        for i in 1..n {
+            let lag = phi.lagged(i);
+            // the trapezoid end terms: s = 0 (unknown Phi_k(t_i)) and s = i (Phi_k(0))
+            let known_p = h * dot(&p[1..i], lag) + half * p[i] * phi0;
+            let known_q = h * dot(&q[1..i], lag) + half * q[i] * phi0;
+            let source = if k == 1 { q[i] } else { 0.0 };
+            let rhs = source + a * fe[i] * (conv_prev[i] - known_p) + a * known_q;
+            let coef = 1.0 + a * fe[i] * half - a * half;
+            let v = (rhs / coef).max(0.0);
+            phi.set(i, v);
+            conv_cur[i] = known_p + half * v;
+            integral += h * v;
+        }
+        let last = phi.buf[phi.buf.len() - n];
+        integral -= 0.5 * h * last;
+        pq.push((1.0 - lambda) * a * integral);
+        if pq[k] < 1e-18 {
+            // beyond double precision of the tail sums: the rest is zero
+            pq.resize(levels, 0.0);
+            break;
+        }
+        std::mem::swap(&mut conv_prev, &mut conv_cur);
+    }
+    pq
+}
+
+/// The LCFS limit as a model (`kind = "redundancy"`, `discipline = "lcfs"`, `approximation =
+/// "limit"`): state `x[k-1] = P(Q >= k)`, `k = 1..=K`, computed by [`lcfs_limit`]. The limit
+/// is not truncated: `K` is the requested `truncation.levels`, raised until `x_K < 1e-6`.
+///
+/// The limit has no ODE of its own. To reuse the fixed-point output, sweeps and figures, the
+/// model's drift is the relaxation `f(x) = x* - x` towards the computed tail `x*`; its
+/// fixed point is `x*`, but it is **not** the system's dynamics, so
+/// [`MeanFieldModel::dynamics_note`] says so and `mfq solve` / `mfq check` refuse the model.
+/// The mean queue length and response time in [`MeanFieldModel::observables`] are the
+/// accurate ones of [`LcfsLimit`] (not the sum of the truncated, coarser tail).
+#[derive(Debug, Clone)]
+pub struct RedundancyLcfsLimit {
+    limit: Arc<LcfsLimit>,
+    levels: usize,
+}
+
+/// Limits already computed in this process, keyed by `(lambda bits, d)` (a model is built
+/// several times per command: parsing, the stability probe, the solve).
+static CACHE: Mutex<Vec<((u64, u32), Arc<LcfsLimit>)>> = Mutex::new(Vec::new());
+
+/// Largest queue length of the tail of [`RedundancyLcfsLimit`].
+const MAX_LEVELS: usize = 400;
+
+impl RedundancyLcfsLimit {
+    /// Computes (or reuses) the limit at `lambda`, `d` with the tail up to `levels` copies.
+    ///
+    /// # Errors
+    /// As [`lcfs_limit`]; `truncation.levels` must be in `2..=400`.
+    pub fn new(lambda: f64, d: u32, levels: usize) -> Result<Self, ModelError> {
+        if !(2..=MAX_LEVELS).contains(&levels) {
+            return Err(out_of_range("truncation.levels", levels, &format!("an integer in 2..={MAX_LEVELS} for the LCFS limit")));
+        }
+        let key = (lambda.to_bits(), d);
+        let cached = CACHE.lock().ok().and_then(|c| c.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
+        let limit = match cached {
+            Some(l) => l,
+            None => {
+                let l = Arc::new(lcfs_limit(lambda, d, &LcfsLimitOptions { levels: MAX_LEVELS, ..Default::default() })?);
+                if let Ok(mut c) = CACHE.lock() {
+                    if c.len() >= 64 {
+                        c.remove(0);
+                    }
+                    c.push((key, l.clone()));
+                }
+                l
+            }
+        };
+        // the tail is not a truncation of the system: report it at least down to 1e-6
+        let negligible = limit.tail.iter().position(|&x| x < 1e-6).unwrap_or(MAX_LEVELS);
+        Ok(RedundancyLcfsLimit { limit, levels: levels.max(negligible) })
+    }
+
+    /// The computed limit.
+    pub fn limit(&self) -> &LcfsLimit {
+        &self.limit
+    }
+}
+
+impl MeanFieldModel for RedundancyLcfsLimit {
+    fn name(&self) -> String {
+        format!("Redundancy-{} LCFS limit", self.limit.d)
+    }
+    fn dim(&self) -> usize {
+        self.levels
+    }
+    fn drift(&self, x: &[f64], dx: &mut [f64]) {
+        for ((d, x), t) in dx.iter_mut().zip(x).zip(&self.limit.tail[1..]) {
+            *d = t - x;
+        }
+    }
+    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
+        jac.clear();
+        for i in 0..self.levels {
+            jac.add(i, i, -1.0);
+        }
+    }
+    fn has_analytic_jacobian(&self) -> bool {
+        true
+    }
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Banded { lower: 0, upper: 0 }
+    }
+    fn layout(&self) -> StateLayout {
+        StateLayout::Tail { levels: self.levels }
+    }
+    fn observables(&self, x: &[f64]) -> Observables {
+        let l = &self.limit;
+        let ld = l.lambda * l.d as f64;
+        let mut o = Observables::from_tail(x, ld, None, 0.0);
+        o.mass_at_truncation = x[self.levels - 1].clamp(0.0, 1.0);
+        o.mean_queue_length = Some(l.mean_copies_per_server);
+        o.mean_response_time = Some(l.mean_response_time);
+        o.extras = common_extras(l.mean_copies_per_server, l.d, l.lambda, Discipline::Lcfs);
+        o.extras.push(("mean_copies_error_estimate".into(), l.error_estimate));
+        o.extras.push(("busy_period_mean".into(), l.busy_period_mean));
+        o.extras.push(("busy_period_mean_exact".into(), 1.0 / (l.d as f64 * (1.0 - l.lambda))));
+        o.extras.push(("renewal_horizon".into(), l.horizon));
+        o
+    }
+    fn stability(&self) -> Stability {
+        iid_stability(self.limit.lambda, self.limit.d)
+    }
+    fn start_state(&self) -> Option<Vec<f64>> {
+        Some(self.limit.tail[1..].to_vec())
+    }
+    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
+        Some(self.limit.tail[1..].to_vec())
+    }
+    fn dynamics_note(&self) -> Option<String> {
+        Some(
+            "the LCFS limit (approximation = \"limit\") is computed from renewal equations and has no ODE: \
+             its drift is only a relaxation to that solution, so transients and attraction checks would mean \
+             nothing (use approximation = \"pair\" or \"mean-field\" for dynamics)"
+                .into(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mm1_lcfs_for_one_copy() {
+        // d = 1: M/M/1 under LCFS-PR, E[T] = 1/(1 - lambda), P(Q >= k) = lambda^k
+        for lambda in [0.3, 0.7] {
+            let r = lcfs_limit(lambda, 1, &LcfsLimitOptions { levels: 8, ..Default::default() }).unwrap();
+            let exact = 1.0 / (1.0 - lambda);
+            assert!((r.mean_response_time - exact).abs() < 1e-6 * exact, "{} vs {exact}", r.mean_response_time);
+            assert!(r.error_estimate < 1e-4 * exact);
+            for k in 0..=8 {
+                let x = lambda.powi(k as i32);
+                assert!((r.tail[k] - x).abs() < 1e-4 * x + 1e-9, "k = {k}: {} vs {x}", r.tail[k]);
+            }
+        }
+    }
+
+    #[test]
+    fn busy_period_and_little_identities() {
+        for (lambda, d) in [(0.5, 2), (0.9, 2), (0.7, 3)] {
+            let r = lcfs_limit(lambda, d, &LcfsLimitOptions { levels: 60, ..Default::default() }).unwrap();
+            let eb = 1.0 / (d as f64 * (1.0 - lambda));
+            assert!((r.busy_period_mean - eb).abs() < 1e-5 * eb, "E[B] {} vs {eb}", r.busy_period_mean);
+            let from_tail: f64 = r.tail[1..].iter().sum();
+            assert!(r.tail[60] < 1e-6, "tail at 60: {}", r.tail[60]);
+            // the distribution is computed on the two coarser grids (documented accuracy 1e-3)
+            assert!((r.tail[1] - lambda).abs() < 1e-3 * lambda, "P(Q >= 1) = {} vs lambda", r.tail[1]);
+            let m = r.mean_copies_per_server;
+            assert!((from_tail - m).abs() < 1e-3 * m, "sum of P(Q >= k) {from_tail} vs mean {m}");
+        }
+    }
+
+    #[test]
+    fn rejects_unstable_and_bad_input() {
+        let o = LcfsLimitOptions::default();
+        let e = lcfs_limit(1.0, 2, &o).unwrap_err().to_string();
+        assert!(e.contains("model.lambda") && e.contains("stable iff lambda < 1"), "{e}");
+        assert!(lcfs_limit(f64::NAN, 2, &o).unwrap_err().to_string().contains("model.lambda"));
+        assert!(lcfs_limit(0.5, 0, &o).unwrap_err().to_string().contains("model.d"));
+        let e = lcfs_limit(0.999, 2, &LcfsLimitOptions { max_points: 2000, ..o }).unwrap_err().to_string();
+        assert!(e.contains("outlast"), "{e}");
+    }
+}
