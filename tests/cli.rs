@@ -156,6 +156,9 @@ const BAD: &[(&[&str], i32, &[&str])] = &[
     (&["simulate", "models/pod-errors-li-unstable.toml", "--servers", "100"], 3, &["unstable", "1/(eps d)"]),
     (&["simulate", "models/jsq-d2.toml", "--servers", "100", "--batches", "100000000"], 2, &["batches"]),
     (&["solve", "models/jsq-d2.toml", "--levels", "100000000"], 2, &["--levels"]),
+    // the LCFS limit has no ODE: no transient, no attraction check
+    (&["solve", "models/redundancy-lcfs-limit.toml", "--set", "lambda=0.5"], 2, &["no transient", "no ODE"]),
+    (&["check", "models/redundancy-lcfs-limit.toml", "--set", "lambda=0.5"], 2, &["nothing to check", "no ODE"]),
     (&["fixed-point", "models/jsq-d2.toml", "--max-seconds", "-1"], 2, &["max_seconds = -1"]),
     // a solve that cannot finish in the time given stops with exit code 4 and says why
     (
