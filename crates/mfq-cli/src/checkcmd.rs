@@ -32,6 +32,9 @@ pub struct CheckArgs {
 /// wall-clock `deadline` (the checker gets the time the fixed point left).
 pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<Instant>) -> Result<AttractionReport, Failure> {
     let file = load(args)?;
+    if let Some(note) = file.model.dynamics_note() {
+        return Err(Failure::input(format!("{}: nothing to check: {note}", args.model.display())));
+    }
     let fp = fixed_point_of(args, &file, deadline)?;
     if fp.status != FixedPointStatus::Converged {
         return Err(Failure::no_convergence(format!(
@@ -41,9 +44,6 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<
         )));
     }
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
-    if let Some(note) = model.dynamics_note() {
-        return Err(Failure::input(format!("{}: nothing to check: {note}", args.model.display())));
-    }
     let opts = CheckOptions { max_seconds: seconds_left(deadline), ..opts.clone() };
     check_with_fixed_point(model.as_ref(), fp, &opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
 }

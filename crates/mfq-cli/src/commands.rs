@@ -378,11 +378,11 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     if let Some(k) = args.levels.filter(|k| !(1..=10_000_000).contains(k)) {
         return Err(Failure::input(format!("--levels {k}: allowed: an integer in [1, 10000000]")));
     }
-    let k = levels_for(&args.model, &file, args.levels, deadline)?;
-    let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
-    if let Some(note) = model.dynamics_note() {
+    if let Some(note) = file.model.dynamics_note() {
         return Err(Failure::input(format!("{}: no transient: {note}", args.model.model.display())));
     }
+    let k = levels_for(&args.model, &file, args.levels, deadline)?;
+    let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
     let x0 = initial_state(model.as_ref(), &args.x0)?;
     let opts =
         SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), deadline, ..Default::default() };

@@ -128,7 +128,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         return identical_fcfs_verdict(args, lambda, d, deadline);
     }
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
-    if let Ok(m) = file.model.build(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
+    if let Ok(m) = file.model.build_probe(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
         if let mfq_model::Stability::Unstable { reason } = m.stability() {
             return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
         }

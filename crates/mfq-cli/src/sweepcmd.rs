@@ -131,10 +131,18 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         curve_label: format!("{} = {{}}", report.curve_axis.as_ref().map_or("", |c| c.name.as_str())),
         curve_labels: None,
     };
-    match sweep_svg(&report, args.y.into(), &style) {
-        Ok(svg) => write_atomic(&dir.join("sweep.svg"), svg.as_bytes())?,
-        Err(e) => eprintln!("mfq: no plot: {e}"),
-    }
+    let plotted = match sweep_svg(&report, args.y.into(), &style) {
+        Ok(svg) => {
+            write_atomic(&dir.join("sweep.svg"), svg.as_bytes())?;
+            true
+        }
+        Err(e) => {
+            eprintln!("mfq: no plot: {e}");
+            // a plot of an earlier sweep in the same directory would pass for this one's
+            let _ = std::fs::remove_file(dir.join("sweep.svg"));
+            false
+        }
+    };
     if args.model.json {
         outln!("{}", serde_json::to_string(&report).unwrap_or_default());
         return Ok(());
@@ -143,7 +151,11 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let unstable = report.points.iter().filter(|p| matches!(p.status, PointStatus::Unstable { .. })).count();
     outln!("{} points: {solved} solved, {unstable} unstable, {} failed", report.points.len(), report.points.len() - solved - unstable);
     out!("{}", sweep_csv(&report));
-    outln!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
+    if plotted {
+        outln!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
+    } else {
+        outln!("wrote {} (no sweep.svg: nothing to plot)", dir.join("sweep.csv").display());
+    }
     Ok(())
 }
 

@@ -209,7 +209,7 @@ pub enum FixedPointError {
 pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions) -> Result<FixedPoint, FixedPointError> {
     trunc.validate()?;
     opts.validate()?;
-    let probe = spec.build(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)))?;
+    let probe = spec.build_probe(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)))?;
     if let Stability::Unstable { reason } = probe.stability() {
         return Err(FixedPointError::Unstable { reason });
     }

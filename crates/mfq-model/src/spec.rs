@@ -522,6 +522,51 @@ impl ModelSpec {
         }
     }
 
+    /// Checks the parameters as [`build`](Self::build) does, without what a model computes
+    /// when it is built (the LCFS limit of redundancy solves its renewal equations at build,
+    /// seconds; here only its parameters are checked). Used to validate a model file, and by
+    /// commands that do not need the model's solution (`simulate`).
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        match *self {
+            ModelSpec::Redundancy { lambda, d, discipline, approximation, copies, lps_k } => {
+                crate::models::redundancy::validate(lambda, d, discipline, approximation, copies, lps_k, levels)
+            }
+            _ => self.build(levels).map(|_| ()),
+        }
+    }
+
+    /// A model with the same parameters and the same [`MeanFieldModel::stability`] verdict,
+    /// cheap to build: [`build`](Self::build) except for the LCFS limit of redundancy, whose
+    /// probe is the redundancy mean field (the limit solves its renewal equations at build).
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        use crate::models::redundancy::Approximation;
+        match *self {
+            ModelSpec::Redundancy { lambda, d, discipline, approximation: Approximation::Limit, copies, lps_k } => {
+                self.validate(levels)?;
+                crate::models::redundancy::build(lambda, d, discipline, Approximation::MeanField, copies, lps_k, levels.min(64))
+            }
+            _ => self.build(levels),
+        }
+    }
+
+    /// `Some(reason)` for models without dynamics, as [`MeanFieldModel::dynamics_note`] of the
+    /// built model but without building it (the LCFS limit of redundancy): their transients
+    /// and attraction checks mean nothing.
+    pub fn dynamics_note(&self) -> Option<String> {
+        match self {
+            ModelSpec::Redundancy { approximation: crate::models::redundancy::Approximation::Limit, .. } => {
+                Some(crate::models::redundancy::LIMIT_DYNAMICS_NOTE.to_string())
+            }
+            _ => None,
+        }
+    }
+
     /// The model truncated at `levels` = K (queueing models; models without levels, such as
     /// the opinion models, ignore `levels`).
     ///
@@ -599,7 +644,7 @@ impl ModelFile {
         // identical copies under FCFS have a finite-N stability verdict (the saturated system,
         // `mfq simulate`) but no model to build: their parameters are checked by that verdict
         if !file.model.is_identical_fcfs_redundancy() {
-            file.model.build(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels()))?;
+            file.model.validate(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels()))?;
         }
         Ok(file)
     }

@@ -150,16 +150,20 @@ pub fn catalog() -> Vec<ModelInfo> {
         },
         ModelInfo {
             kind: "redundancy",
-            name: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (LCFS pair: approximation under test, 6.4% below simulation at lambda = 0.9), triplet approximation (d = 2, PS)",
+            name: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (the LCFS pair is 6.4% below simulation at lambda = 0.9), triplet approximation (d = 2, PS), LCFS limit (renewal equations on the job tree, derived; within 0.3% of simulation)",
             parameters: vec![
                 ParamInfo { name: "lambda", meaning: "job arrival rate per server (each job sends d copies)", range: "> 0; i.i.d. copies stable iff < 1" },
-                ParamInfo { name: "d", meaning: "copies per job, to distinct servers", range: "integer in [1, 10000]; 2 for the pair and triplet approximations" },
+                ParamInfo { name: "d", meaning: "copies per job, to distinct servers", range: "integer in [1, 10000]; 2 for the pair and triplet approximations; [1, 64] for the LCFS limit" },
                 ParamInfo { name: "discipline", meaning: "per-server discipline of the copies", range: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\"" },
-                ParamInfo { name: "approximation", meaning: "mean field (any discipline), pair or triplet (PS) approximation", range: "\"mean-field\" (default), \"pair\", \"triplet\"" },
+                ParamInfo {
+                    name: "approximation",
+                    meaning: "mean field (any discipline), pair or triplet (PS) approximation, or the N -> inf limit from renewal equations (LCFS)",
+                    range: "\"mean-field\" (default), \"pair\", \"triplet\", \"limit\"",
+                },
                 ParamInfo { name: "copies", meaning: "i.i.d. or identical copy sizes (identical: stability verdict only)", range: "\"iid\" (default), \"identical\"" },
                 ParamInfo { name: "lps_k", meaning: "LPS(k): the k oldest copies share the server", range: "integer >= 1, only with discipline = \"lps\"" },
             ],
-            source: "Gast and Van Houdt, POMACS 8(1), 2024 (arXiv 2401.07713; equations reconstructed); Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021 (stability); Gardner et al., Oper. Res. 65(4), 2017 (FCFS limit)",
+            source: "Gast and Van Houdt, POMACS 8(1), 2024 (arXiv 2401.07713; equations reconstructed); Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021 (stability); Gardner et al., Oper. Res. 65(4), 2017 (FCFS limit); LCFS limit derived in docs/models/redundancy.md",
             example: "models/redundancy-ps-pair.toml",
         },
         ModelInfo {

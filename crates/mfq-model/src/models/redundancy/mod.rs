@@ -33,7 +33,7 @@ mod pair;
 mod triplet;
 
 pub use identical::{identical_stability, red_id_lambda_max, red_id_load};
-pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit};
+pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
 pub use pair::RedundancyPair;
 pub use triplet::RedundancyTriplet;
@@ -212,14 +212,7 @@ pub fn build(
             Box::new(RedundancyTriplet::new(lambda, d, levels)?)
         }
         Approximation::Limit => {
-            if discipline != Discipline::Lcfs {
-                return Err(out_of_range(
-                    "model.approximation",
-                    "limit",
-                    "\"mean-field\", \"pair\" or \"triplet\" (the limit is computed for discipline = \"lcfs\"; for FCFS \
-                     every model's output has Gardner's exact limit, gardner_fcfs_limit_mean_copies)",
-                ));
-            }
+            check_limit(d, discipline, levels)?;
             if let Stability::Unstable { .. } = iid_stability(lambda, d) {
                 // nothing to compute: the model only carries the verdict (solvers check it first)
                 return Ok(Box::new(RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?));
@@ -227,6 +220,45 @@ pub fn build(
             Box::new(RedundancyLcfsLimit::new(lambda, d, levels)?)
         }
     })
+}
+
+/// The parameter checks of the LCFS limit beyond those of every redundancy model.
+fn check_limit(d: u32, discipline: Discipline, levels: usize) -> Result<(), ModelError> {
+    if discipline != Discipline::Lcfs {
+        return Err(out_of_range(
+            "model.approximation",
+            "limit",
+            "\"mean-field\", \"pair\" or \"triplet\" (the limit is computed for discipline = \"lcfs\" only)",
+        ));
+    }
+    if !(1..=64).contains(&d) {
+        return Err(out_of_range("model.d", d, "an integer in [1, 64] for the LCFS limit"));
+    }
+    if !(2..=400).contains(&levels) {
+        return Err(out_of_range("truncation.levels", levels, "an integer in [2, 400] for the LCFS limit"));
+    }
+    Ok(())
+}
+
+/// Checks the parameters as [`build`] does, but without computing the LCFS limit (which
+/// [`build`] does: seconds): for the limit, its own checks and those of the mean field.
+///
+/// # Errors
+/// As [`build`], except the limit solver's own horizon error.
+pub fn validate(
+    lambda: f64,
+    d: u32,
+    discipline: Discipline,
+    approximation: Approximation,
+    copies: Copies,
+    lps_k: Option<u32>,
+    levels: usize,
+) -> Result<(), ModelError> {
+    if approximation == Approximation::Limit && copies == Copies::Iid {
+        check_limit(d, discipline, levels)?;
+        return build(lambda, d, discipline, Approximation::MeanField, copies, lps_k, levels.min(64)).map(|_| ());
+    }
+    build(lambda, d, discipline, approximation, copies, lps_k, levels).map(|_| ())
 }
 
 /// The first truncation level of the automatic growth for this approximation.
