@@ -1,4 +1,5 @@
-//! Solve times and peak memory of the redundancy-2 pair and triplet approximations (issue 7).
+//! Solve times and peak memory of the redundancy-2 pair and triplet approximations and of the
+//! LCFS limit (issue 7).
 //!
 //! `cargo bench -p mfq-fixpoint --bench redundancy`. Prints, per case, the wall time of the
 //! fixed-point solve (model construction included), linear solves and LU factorisations,
@@ -6,7 +7,7 @@
 //! /proc/self/status).
 
 use mfq_fixpoint::{solve_model, FixedPointOptions};
-use mfq_model::models::redundancy::{Discipline, RedundancyPair, RedundancyTriplet};
+use mfq_model::models::redundancy::{lcfs_limit, Discipline, LcfsLimitOptions, RedundancyPair, RedundancyTriplet};
 use mfq_model::MeanFieldModel;
 use std::time::Instant;
 
@@ -50,7 +51,32 @@ fn report(label: &str, m: &dyn MeanFieldModel, x0: Option<Vec<f64>>, big_dt0: bo
     );
 }
 
+/// The LCFS limit (renewal equations, `O(n^2)` in the grid points): the mean alone, then the
+/// mean and the queue-length tail.
+fn limit(lambda: f64, d: u32) {
+    for levels in [0, 400] {
+        let t = Instant::now();
+        let r = lcfs_limit(lambda, d, &LcfsLimitOptions { levels, ..Default::default() }).expect("valid parameters");
+        println!(
+            "LCFS limit, lambda = {lambda}, d = {d}, {}: {:.3} s, {} grid points (finest), horizon {:.0}, mean copies {:.6} \
+             (error estimate {:.1e}), E[B] {:.6} (exact {:.6}), peak RSS {} MiB",
+            if levels == 0 { "mean only" } else { "mean and tail" },
+            t.elapsed().as_secs_f64(),
+            r.points,
+            r.horizon,
+            r.mean_copies_per_server,
+            r.error_estimate,
+            r.busy_period_mean,
+            1.0 / (d as f64 * (1.0 - lambda)),
+            peak_memory_kib().map_or("?".into(), |k| (k / 1024).to_string()),
+        );
+    }
+}
+
 fn main() {
+    limit(0.7, 2);
+    limit(0.9, 2);
+    limit(0.9, 3);
     case("PS pair, lambda = 0.9, mean-field start", 0.9, 60, true);
     case("PS pair, lambda = 0.9, mean-field start", 0.9, 100, true);
     case("PS pair, lambda = 0.9, from empty", 0.9, 100, false);
