@@ -191,7 +191,11 @@ const BAD_ARGS: &[(&[&str], i32, &str)] = &[
     (&["fixed-point", "models/jiq.toml", "--set", "truncation.levels=10000000"], 2, "its Jacobian is dense"),
     (&["fixed-point", "models/jsq-d2.toml", "--set", "lambda=abc"], 2, "after --set lambda=abc"),
     // a wrong type names the key (serde's internally tagged enums lost it)
-    (&["fixed-point", "models/jsq-d2.toml", "--set", "d=two"], 2, "after --set d=two: model.d: invalid type: string \"two\", expected u32"),
+    (
+        &["fixed-point", "models/jsq-d2.toml", "--set", "d=two"],
+        2,
+        "after --set d=two: model.d: invalid type: string \"two\", expected an integer >= 0 (32 bits)",
+    ),
     (&["fixed-point", "models/pod-li-h2.toml", "--set", "job_size.scv=[4]"], 2, "model.job_size.scv: invalid type: sequence, expected f64"),
 ];
 

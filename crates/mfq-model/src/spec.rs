@@ -672,8 +672,15 @@ impl ModelSpec {
 /// (The toml crate's own `Display` spreads the error over five lines with a source excerpt.)
 fn one_line(e: &toml::de::Error, text: &str) -> String {
     // serde names Rust types; say what the file must hold instead
-    const TYPES: [(&str, &str); 2] =
-        [("struct Truncation", "a [truncation] table"), ("struct ServerClass", "a [[model.classes]] table with fraction and speed")];
+    const TYPES: [(&str, &str); 6] = [
+        ("struct Truncation", "a [truncation] table"),
+        ("struct ServerClass", "a [[model.classes]] table with fraction and speed"),
+        // a number where a name is expected (`discipline = 3`)
+        ("invalid type: unit variant, expected string only", "expected a name in quotes (see `mfq models`)"),
+        ("expected usize", "expected an integer >= 0"),
+        ("expected u32", "expected an integer >= 0 (32 bits)"),
+        ("expected u64", "expected an integer >= 0"),
+    ];
     let join = |s: &str| {
         let mut line = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
         for (from, to) in TYPES {
@@ -793,6 +800,13 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
         .filter(|t| t.len() == 1)
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    // TOML reads a number below the smallest double as 0: say so rather than echo 0
+    if let toml::Value::Float(f) = parsed {
+        let mantissa = value.split(['e', 'E']).next().unwrap_or("");
+        if f == 0.0 && mantissa.chars().any(|c| ('1'..='9').contains(&c)) {
+            return Err(bad(format!("{value} is below the smallest positive number (about 2.2e-308) and would be read as 0")));
+        }
+    }
     let (last, path) = parts.split_last().expect("non-empty");
     let mut table = doc;
     for p in path {
@@ -851,11 +865,11 @@ mod tests {
         let e = ModelFile::parse("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = \"two\"\n", &[]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "TOML parse error at line 4, column 1 (d = \"two\"): model.d: invalid type: string \"two\", expected u32"
+            "TOML parse error at line 4, column 1 (d = \"two\"): model.d: invalid type: string \"two\", expected an integer >= 0 (32 bits)"
         );
         // through an override: no line, the key all the same (once)
         let e = ModelFile::parse(JSQ, &["d=two".into()]).unwrap_err();
-        assert_eq!(e.to_string(), "after --set d=two: model.d: invalid type: string \"two\", expected u32");
+        assert_eq!(e.to_string(), "after --set d=two: model.d: invalid type: string \"two\", expected an integer >= 0 (32 bits)");
         // inside a tagged table inside [model]
         let text = "[model]\nkind = \"jsq-ph\"\nlambda = 0.5\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = -3\n";
         let e = ModelFile::parse(text, &[]).unwrap_err();
