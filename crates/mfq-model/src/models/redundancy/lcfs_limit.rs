@@ -127,14 +127,11 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
     let a = lambda * d as f64;
     // steps relative to the fastest rate (1 + a) of the start
     let h = 0.4 / (1.0 + a);
-    let mut means = Vec::with_capacity(3);
-    let mut last = None;
-    for k in 0..3 {
-        let g = march(lambda, d, h / f64::powi(2.0, k), 0, opts.max_points)?;
-        means.push((g.et, g.eb));
-        last = Some(g);
-    }
-    let last = last.expect("three grids");
+    // the two coarser grids also carry the queue-length distribution, when asked for
+    let grids = [0, 1, 2].map(|k| march(lambda, d, h / f64::powi(2.0, k), if k < 2 { opts.levels } else { 0 }, opts.max_points));
+    let [coarse, fine, last] = grids;
+    let (coarse, fine, last) = (coarse?, fine?, last?);
+    let means = [(coarse.et, coarse.eb), (fine.et, fine.eb), (last.et, last.eb)];
     // the trapezoidal error expands in h^2, h^4: two Richardson levels (Romberg)
     let richardson = |c: f64, f: f64| f + (f - c) / 3.0;
     let romberg = |v: [f64; 3]| {
@@ -148,8 +145,6 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
     let tail = if opts.levels == 0 {
         Vec::new()
     } else {
-        let coarse = march(lambda, d, h, opts.levels, opts.max_points)?;
-        let fine = march(lambda, d, h / 2.0, opts.levels, opts.max_points)?;
         // P(Q = k) for k < K; P(Q >= K) by a geometric extrapolation of the last two (summing
         // from the top keeps the relative accuracy of the small tail values)
         let pk: Vec<f64> = coarse.pq.iter().zip(&fine.pq).map(|(c, f)| richardson(*c, *f).max(0.0)).collect();
@@ -163,10 +158,12 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
         }
         // P(Q >= 1) = lambda exactly; the grids' error is mostly a common factor of all P(Q = k)
         // (the error of E[B]): divide it out, and report its size
-        let scale = lambda / tail[1];
-        tail_error = (1.0 - 1.0 / scale).abs();
-        for t in &mut tail[1..] {
-            *t *= scale;
+        if tail[1] > 0.0 {
+            let scale = lambda / tail[1];
+            tail_error = (1.0 - 1.0 / scale).abs();
+            for t in &mut tail[1..] {
+                *t *= scale;
+            }
         }
         tail[0] = 1.0;
         tail
