@@ -115,6 +115,23 @@ fn fixed_point_json_has_the_documented_keys() {
     assert!((v["x"][1].as_f64().unwrap() - 0.125).abs() < 1e-12);
 }
 
+/// `report` writes its files as a set: when one cannot be written, none is.
+#[test]
+fn report_writes_all_of_its_files_or_none() {
+    let out = tmp_dir("report-set");
+    std::fs::create_dir_all(out.join("tail.svg").join("blocker")).unwrap();
+    let o = mfq(&["report", "models/jsq-d1.toml", "--out", out.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr.contains("tail.svg") && stderr.contains("no file of the set"), "{stderr}");
+    for f in ["report.json", "tail.csv", "convergence.svg", "attraction.svg"] {
+        assert!(!out.join(f).exists(), "{f} written");
+    }
+    let stray: Vec<_> =
+        std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(stray.is_empty(), "temporary files left: {stray:?}");
+}
+
 #[test]
 fn every_bundled_model_file_solves() {
     for entry in std::fs::read_dir(root().join("models")).unwrap() {

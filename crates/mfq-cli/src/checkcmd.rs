@@ -1,7 +1,7 @@
 //! `mfq check`: uniqueness and global attraction of the fixed point.
 
 use crate::commands::{deadline_of, fixed_point_of, load, seconds_left, time_limit_failure, title, with_error};
-use crate::output::{out_dir, write_atomic};
+use crate::output::{out_dir, write_all_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::svg::attraction::{basins_svg, convergence_svg};
@@ -48,16 +48,12 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<
     check_with_fixed_point(model.as_ref(), fp, &opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
 }
 
-/// Writes `convergence.svg` (and `basins.svg` when there are several equilibria) for a report.
-pub(crate) fn write_check_plots(dir: &std::path::Path, report: &AttractionReport) -> Result<Vec<std::path::PathBuf>, Failure> {
-    let mut files = Vec::new();
-    let conv = convergence_svg(report).map_err(|e| Failure::io(e.to_string()))?;
-    write_atomic(&dir.join("attraction.svg"), conv.as_bytes())?;
-    files.push(dir.join("attraction.svg"));
+/// The checker's plots for a report: `attraction.svg` (and `basins.svg` when there are
+/// several equilibria), as (path, contents) to write as a set.
+pub(crate) fn check_plots(dir: &std::path::Path, report: &AttractionReport) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, Failure> {
+    let mut files = vec![(dir.join("attraction.svg"), convergence_svg(report).map_err(|e| Failure::io(e.to_string()))?.into_bytes())];
     if matches!(report.verdict, Verdict::NotUnique { .. }) {
-        let b = basins_svg(report).map_err(|e| Failure::io(e.to_string()))?;
-        write_atomic(&dir.join("basins.svg"), b.as_bytes())?;
-        files.push(dir.join("basins.svg"));
+        files.push((dir.join("basins.svg"), basins_svg(report).map_err(|e| Failure::io(e.to_string()))?.into_bytes()));
     }
     Ok(files)
 }
@@ -86,8 +82,10 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         return Err(Failure { json_printed: args.model.json, ..f });
     }
     let dir = out_dir(&args.model.out, &args.model.model);
-    let files = write_check_plots(&dir, &report)?;
-    write_atomic(&dir.join("check.json"), serde_json::to_string_pretty(&report).unwrap_or_default().as_bytes())?;
+    let mut set = check_plots(&dir, &report)?;
+    let files: Vec<std::path::PathBuf> = set.iter().map(|(p, _)| p.clone()).collect();
+    set.push((dir.join("check.json"), serde_json::to_string_pretty(&report).unwrap_or_default().into_bytes()));
+    write_all_atomic(&set)?;
     if args.model.json {
         outln!("{}", serde_json::to_string(&report).unwrap_or_default());
     } else {

@@ -449,9 +449,11 @@ fn report_without_dynamics(
     value["attraction"] = json!({ "skipped": why });
     value["transient"] = json!({ "skipped": why });
     value["files"] = json!(files);
-    write_atomic(&dir.join("tail.csv"), tail_csv(fp).as_bytes())?;
-    write_atomic(&tail_file, tail_plot.as_bytes())?;
-    write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    crate::output::write_all_atomic(&[
+        (dir.join("tail.csv"), tail_csv(fp).into_bytes()),
+        (tail_file, tail_plot.into_bytes()),
+        (dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().into_bytes()),
+    ])?;
     if args.json {
         outln!("{value}");
     } else {
@@ -527,7 +529,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         }
         return Err(Failure { json_printed: args.json, ..f });
     }
-    let check_files = crate::checkcmd::write_check_plots(&dir, &check)?;
+    let check_plots = crate::checkcmd::check_plots(&dir, &check)?;
     let mut value = fixed_point_json(&file, &fp);
     value["stability"] = json!(stability);
     value["attraction"] = json!({ "verdict": check.verdict, "summary": check.summary(), "starts": check_opts.starts });
@@ -540,12 +542,16 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         "final_distance": series.distance.last(),
     });
     let mut files = vec![dir.join("report.json"), dir.join("tail.csv"), tail_file.clone(), conv_file.clone()];
-    files.extend(check_files);
+    files.extend(check_plots.iter().map(|(p, _)| p.clone()));
     value["files"] = json!(files);
-    write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
-    write_atomic(&tail_file, tail_plot.as_bytes())?;
-    write_atomic(&conv_file, conv_plot.as_bytes())?;
-    write_atomic(&dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    let mut set = vec![
+        (dir.join("tail.csv"), tail_csv(&fp).into_bytes()),
+        (tail_file, tail_plot.into_bytes()),
+        (conv_file, conv_plot.into_bytes()),
+        (dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().into_bytes()),
+    ];
+    set.extend(check_plots);
+    crate::output::write_all_atomic(&set)?;
     if args.json {
         outln!("{value}");
     } else {

@@ -23,6 +23,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     })
 }
 
+/// Writes several files as a set: each is first written whole to a temporary file beside its
+/// target, and only when all are complete are they renamed into place. A failure while
+/// writing leaves none of the set behind (renames within a directory do not fail in practice).
+pub fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), Failure> {
+    // a target that is a directory would fail at its rename, after others were renamed
+    if let Some((path, _)) = files.iter().find(|(p, _)| p.is_dir()) {
+        return Err(Failure::io(format!("cannot write {}: it is a directory (no file of the set was written)", path.display())));
+    }
+    let mut staged: Vec<(PathBuf, &Path)> = Vec::new();
+    let cleanup = |staged: &[(PathBuf, &Path)]| {
+        for (tmp, _) in staged {
+            let _ = std::fs::remove_file(tmp);
+        }
+    };
+    for (path, bytes) in files {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let tmp = dir.join(format!(".{name}.{}.set.tmp", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()
+        };
+        if let Err(e) = write() {
+            let _ = std::fs::remove_file(&tmp);
+            cleanup(&staged);
+            return Err(Failure::io(format!("cannot write {}: {e} (no file of the set was written)", path.display())));
+        }
+        staged.push((tmp, path));
+    }
+    for (i, (tmp, path)) in staged.iter().enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            cleanup(&staged[i..]);
+            return Err(Failure::io(format!("cannot write {}: {e}", path.display())));
+        }
+    }
+    Ok(())
+}
+
 /// The output directory: `--out DIR`, or `out/<model file stem>`.
 pub fn out_dir(out: &Option<PathBuf>, model: &Path) -> PathBuf {
     out.clone().unwrap_or_else(|| {
