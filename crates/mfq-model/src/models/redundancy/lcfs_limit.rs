@@ -128,7 +128,12 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
     // steps relative to the fastest rate (1 + a) of the start
     let h = 0.4 / (1.0 + a);
     // the two coarser grids also carry the queue-length distribution, when asked for
-    let grids = [0, 1, 2].map(|k| march(lambda, d, h / f64::powi(2.0, k), if k < 2 { opts.levels } else { 0 }, opts.max_points));
+    // (independent: one thread each)
+    let grids = std::thread::scope(|scope| {
+        let handles = [0, 1, 2]
+            .map(|k| scope.spawn(move || march(lambda, d, h / f64::powi(2.0, k), if k < 2 { opts.levels } else { 0 }, opts.max_points)));
+        handles.map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
     let [coarse, fine, last] = grids;
     let (coarse, fine, last) = (coarse?, fine?, last?);
     let means = [(coarse.et, coarse.eb), (fine.et, fine.eb), (last.et, last.eb)];
@@ -182,22 +187,27 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
     })
 }
 
-/// `sum_j x[j] y[j]` with four accumulators (vectorises).
-fn dot(x: &[f64], y: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
-    let (xr, yr) = (xc.remainder(), yc.remainder());
-    for (p, q) in xc.zip(yc) {
+/// `(sum_j x[j] z[j], sum_j y[j] z[j])` in one pass with four accumulators each (vectorises).
+fn dot2(x: &[f64], y: &[f64], z: &[f64]) -> (f64, f64) {
+    let (mut a, mut b) = ([0.0f64; 4], [0.0f64; 4]);
+    let (xc, yc, zc) = (x.chunks_exact(4), y.chunks_exact(4), z.chunks_exact(4));
+    let (xr, yr, zr) = (xc.remainder(), yc.remainder(), zc.remainder());
+    for ((p, q), r) in xc.zip(yc).zip(zc) {
         for j in 0..4 {
-            acc[j] += p[j] * q[j];
+            a[j] += p[j] * r[j];
+            b[j] += q[j] * r[j];
         }
     }
-    let tail: f64 = xr.iter().zip(yr).map(|(p, q)| p * q).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    let (mut ta, mut tb) = (0.0, 0.0);
+    for ((p, q), r) in xr.iter().zip(yr).zip(zr) {
+        ta += p * r;
+        tb += q * r;
+    }
+    ((a[0] + a[1]) + (a[2] + a[3]) + ta, (b[0] + b[1]) + (b[2] + b[3]) + tb)
 }
 
 /// A series stored back to front in a buffer of fixed length, so that `sum_{s=1}^{i-1}
-/// x[s] y[i - s]` is a [`dot`] of two contiguous slices.
+/// x[s] y[i - s]` is a [`dot2`] of contiguous slices.
 struct Reversed {
     buf: Vec<f64>,
 }
@@ -246,9 +256,8 @@ fn march(lambda: f64, d: u32, h: f64, levels: usize, max_points: usize) -> Resul
                 ),
             ));
         }
-        let lag = g_rev.lagged(i);
-        let c_p = h * dot(&p[1..i], lag);
-        let c_q = h * dot(&q[1..i], lag);
+        let (c_p, c_q) = dot2(&p[1..i], &q[1..i], g_rev.lagged(i));
+        let (c_p, c_q) = (h * c_p, h * c_q);
         let (p_prev, f_prev) = (p[i - 1], f[i - 1]);
         let denom = 1.0 + half + a * half;
         let p_of = |g: f64| (f_prev - half * p_prev - a * c_p - a * half * g) / denom;
@@ -316,10 +325,10 @@ fn queue_length(lambda: f64, d: u32, h: f64, p: &[f64], f: &[f64], q: &[f64], le
         conv_cur[0] = 0.0;
         let mut integral = 0.5 * h * phi0;
         for i in 1..n {
-            let lag = phi.lagged(i);
+            let (dp, dq) = dot2(&p[1..i], &q[1..i], phi.lagged(i));
             // the trapezoid end terms: s = 0 (unknown Phi_k(t_i)) and s = i (Phi_k(0))
-            let known_p = h * dot(&p[1..i], lag) + half * p[i] * phi0;
-            let known_q = h * dot(&q[1..i], lag) + half * q[i] * phi0;
+            let known_p = h * dp + half * p[i] * phi0;
+            let known_q = h * dq + half * q[i] * phi0;
             let source = if k == 1 { q[i] } else { 0.0 };
             let rhs = source + a * fe[i] * (conv_prev[i] - known_p) + a * known_q;
             let coef = 1.0 + a * fe[i] * half - a * half;
