@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_all, check, extra, fixed_point, fp_extra, Check};
+use common::{assert_all, check, extra, fixed_point, fp_extra, opts_10k, Check};
 use mfq_model::{ModelFile, ModelSpec};
 use mfq_sim::{simulate, SimOptions, SimReport};
 
@@ -25,23 +25,6 @@ fn spec(kind: &str, lambda: f64, classes: &[(f64, f64)], more: &str) -> ModelSpe
 const CASE_A: [(f64, f64); 2] = [(0.5, 1.6), (0.5, 0.4)];
 const CASE_B: [(f64, f64); 2] = [(0.2, 3.0), (0.8, 0.5)];
 const CASE_C_PS: [(f64, f64); 3] = [(0.2, 2.5), (0.3, 1.0), (0.5, 0.4)];
-
-/// N = 10000, 4 replications of 300 time units after a warm-up of 60, 6 batches of 50 (the
-/// correlation times here are a few time units: lag-1 autocorrelations of the batch means stay
-/// within +-0.25).
-fn opts() -> SimOptions {
-    SimOptions {
-        servers: 10_000,
-        time: 300.0,
-        warmup: 60.0,
-        replications: 4,
-        batches: 6,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        max_seconds: None,
-    }
-}
 
 /// Checks of the per-class busy fractions and T against given values, each with `allowance`.
 fn class_checks(r: &SimReport, busy: &[f64], t: f64, allowance: f64) -> Vec<Check> {
@@ -61,7 +44,7 @@ fn class_checks(r: &SimReport, busy: &[f64], t: f64, allowance: f64) -> Vec<Chec
 /// fluid values. Also `P(wait) = 0` with the same allowance.
 #[test]
 fn pull_matches_the_exact_case() {
-    let r = simulate(&spec("pull", 0.5, &CASE_B, ""), &opts()).unwrap();
+    let r = simulate(&spec("pull", 0.5, &CASE_B, ""), &opts_10k()).unwrap();
     let a = 10.0 / 10_000.0;
     let mut checks = class_checks(&r, &[1.0 / 3.0, 0.75], 4.0 / 3.0, a);
     checks.push(check("P(wait)", r.prob_wait, 0.0, a));
@@ -75,10 +58,10 @@ fn pull_matches_the_exact_case() {
 fn speed_aware_policies_fill_the_fast_class() {
     let a = 10.0 / 10_000.0;
     for kind in ["sa-jiq", "sa-jsq"] {
-        let r = simulate(&spec(kind, 0.5, &CASE_A, ""), &opts()).unwrap();
+        let r = simulate(&spec(kind, 0.5, &CASE_A, ""), &opts_10k()).unwrap();
         assert_all(&format!("{kind} case A lambda=0.5 N=10000"), &r, &class_checks(&r, &[0.625, 0.0], 0.625, a));
     }
-    let r = simulate(&spec("sa-jsq", 0.3, &CASE_B, ""), &opts()).unwrap();
+    let r = simulate(&spec("sa-jsq", 0.3, &CASE_B, ""), &opts_10k()).unwrap();
     assert_all("sa-jsq case B lambda=0.3 N=10000", &r, &class_checks(&r, &[0.5, 0.0], 1.0 / 3.0, a));
 }
 
@@ -91,7 +74,7 @@ fn speed_aware_policies_fill_the_fast_class() {
 fn speed_aware_policies_at_a_saturated_class() {
     let a = 1.0 / 10_000f64.sqrt();
     for kind in ["sa-jiq", "sa-jsq"] {
-        let r = simulate(&spec(kind, 0.9, &CASE_A, ""), &opts()).unwrap();
+        let r = simulate(&spec(kind, 0.9, &CASE_A, ""), &opts_10k()).unwrap();
         assert_all(&format!("{kind} case A lambda=0.9 N=10000"), &r, &class_checks(&r, &[1.0, 0.5], 0.83333333, a));
     }
 }
@@ -117,7 +100,7 @@ fn ps_sq2_matches_notes_and_mean_field() {
         let t_mf = fp.observables.mean_response_time.unwrap();
         assert!((t_mf - t_notes).abs() < 1e-5, "{rule}: mean field {t_mf} vs notes {t_notes}");
         let busy: Vec<f64> = (1..=classes.len()).map(|j| fp_extra(&fp, &format!("class{j}.busy_fraction"))).collect();
-        let r = simulate(&s, &opts()).unwrap();
+        let r = simulate(&s, &opts_10k()).unwrap();
         let mut checks = class_checks(&r, &busy, t_notes, a);
         checks.push(check("L", r.mean_queue_length, fp.observables.mean_queue_length.unwrap(), a));
         assert_all(&format!("ps-sq2 {rule} {sampling} {} classes lambda={lambda} N=10000", classes.len()), &r, &checks);
@@ -135,7 +118,7 @@ fn ps_sq2_capacity_sampling_is_scaled_jsq2() {
     let t: f64 = (1..=12).map(|k| rho.powf(2f64.powi(k) - 2.0)).sum();
     assert!((t - 1.614454).abs() < 1e-6);
     let s = spec("ps-sq2", 0.7, &CASE_A, "sampling = \"capacity\"");
-    let r = simulate(&s, &opts()).unwrap();
+    let r = simulate(&s, &opts_10k()).unwrap();
     let a = 4.1 / 10_000.0;
     let mut checks = class_checks(&r, &[rho, rho], t, a);
     for k in 1..=4 {
@@ -158,6 +141,6 @@ fn static_routing_is_independent_mm1_queues() {
     let rho: Vec<f64> = [1.6f64, 0.4].iter().map(|c| 1.0 - inv_sqrt_theta / c.sqrt()).collect();
     let t: f64 = rho.iter().map(|r| 0.5 * r / (1.0 - r)).sum::<f64>() / lambda;
     assert!((t - 1.6).abs() < 1e-6, "{t}");
-    let r = simulate(&spec("static-routing", lambda, &CASE_A, ""), &SimOptions { warmup: 200.0, ..opts() }).unwrap();
+    let r = simulate(&spec("static-routing", lambda, &CASE_A, ""), &SimOptions { warmup: 200.0, ..opts_10k() }).unwrap();
     assert_all("static-routing case A lambda=0.5 N=10000", &r, &class_checks(&r, &rho, t, 0.0));
 }

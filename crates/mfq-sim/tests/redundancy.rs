@@ -8,29 +8,13 @@
 
 mod common;
 
-use common::{assert_all, check, extra, fixed_point};
+use common::{assert_all, check, extra, fixed_point, opts_10k};
 use mfq_model::{ModelFile, ModelSpec};
 use mfq_sim::{simulate, SimOptions};
 
 fn spec(lambda: f64, d: u32, discipline: &str, more: &str) -> ModelSpec {
     let text = format!("[model]\nkind = \"redundancy\"\nlambda = {lambda}\nd = {d}\ndiscipline = \"{discipline}\"\n{more}\n");
     ModelFile::parse(&text, &[]).unwrap_or_else(|e| panic!("{text}: {e}")).model
-}
-
-/// N = 10000, 4 replications of 300 after a warm-up of 60 (lambda = 0.7: relaxation of a few
-/// time units), 6 batches.
-fn opts() -> SimOptions {
-    SimOptions {
-        servers: 10_000,
-        time: 300.0,
-        warmup: 60.0,
-        replications: 4,
-        batches: 6,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        max_seconds: None,
-    }
 }
 
 /// Gardner's limit: mean copies per server `m = lambda d E[T]`, `E[T] = sum_n lambda^n / (n (d-1) + d)`.
@@ -47,7 +31,7 @@ fn fcfs_matches_gardners_limit() {
     for (d, notes) in [(2u32, 1.439922), (3, 1.338447)] {
         let m = gardner_copies(0.7, d);
         assert!((m - notes).abs() < 1e-6, "{m}");
-        let r = simulate(&spec(0.7, d, "fcfs", ""), &opts()).unwrap();
+        let r = simulate(&spec(0.7, d, "fcfs", ""), &opts_10k()).unwrap();
         let a = 20.0 / 10_000.0;
         let checks = [
             check("copies", r.mean_queue_length, m, a),
@@ -68,7 +52,7 @@ fn other_disciplines_match_the_notes_simulations() {
     let a = 20.0 / 10_000.0;
     let cases = [("ps", "", 1.4833, 0.0011), ("lps", "lps_k = 2", 1.4609, 0.0027), ("lcfs", "", 1.5457, 0.0018)];
     for (disc, more, notes, hw) in cases {
-        let r = simulate(&spec(0.7, 2, disc, more), &opts()).unwrap();
+        let r = simulate(&spec(0.7, 2, disc, more), &opts_10k()).unwrap();
         let mut checks = vec![check("copies (notes sim)", r.mean_queue_length, notes, a + hw)];
         if disc == "ps" {
             checks.push(check("copies (PS pair)", r.mean_queue_length, 1.48412, a + 0.001 * 1.48412));
@@ -89,7 +73,7 @@ fn mean_field_is_not_the_limit_of_any_discipline() {
     let mf = fp.observables.mean_queue_length.unwrap();
     assert!((mf - 1.473043).abs() < 1e-6, "{mf}");
     for disc in ["fcfs", "ps", "lcfs"] {
-        let r = simulate(&spec(0.7, 2, disc, ""), &opts()).unwrap();
+        let r = simulate(&spec(0.7, 2, disc, ""), &opts_10k()).unwrap();
         let e = r.mean_queue_length;
         println!(
             "redundancy-2 {disc} lambda=0.7: sim {:.5} +- {:.5}, mean field {mf:.6}, gap {:+.2}%",
@@ -108,7 +92,7 @@ fn mean_field_is_not_the_limit_of_any_discipline() {
 #[test]
 #[ignore = "long run; run with --ignored"]
 fn high_load_matches_the_notes() {
-    let o = SimOptions { time: 3000.0, warmup: 300.0, batches: 10, ..opts() };
+    let o = SimOptions { time: 3000.0, warmup: 300.0, batches: 10, ..opts_10k() };
     let a = 20.0 / 10_000.0;
     for (disc, more, reference, hw) in
         [("fcfs", "", 3.116856, 0.0), ("ps", "", 3.3846, 0.0069), ("lps", "lps_k = 2", 3.2174, 0.0091), ("lcfs", "", 3.9492, 0.0254)]

@@ -13,10 +13,13 @@
 //! comparisons of one test, family-wise error 1%), the allowance being the reference's own
 //! uncertainty (the notes' 95% half width, or the exact chain's truncation error). Seed 1.
 
+mod common;
+
+use common::{assert_checks, Check};
 use mfq_model::models::redundancy::red_id_lambda_max;
 use mfq_model::Stability;
 use mfq_sim::saturated::{closed_form_threshold, identical_fcfs_stability, saturated_exact, simulate_saturated, Threshold};
-use mfq_sim::{Estimate, SimError, SimOptions};
+use mfq_sim::{SimError, SimOptions};
 
 /// Notes section 2.2: `(d, K, lbar/K, 95% half width)`.
 const NOTES: [(u32, usize, f64, f64); 17] = [
@@ -52,40 +55,6 @@ fn opts(k: usize, events: f64) -> SimOptions {
     SimOptions { servers: k, time, warmup: 50.0, replications: 4, batches: 20, seed: 1, buffer: None, progress: false, max_seconds: None }
 }
 
-struct Check {
-    what: String,
-    est: Estimate,
-    reference: f64,
-    allowance: f64,
-}
-
-/// All comparisons at family-wise confidence 99%; prints a table (`--nocapture`) and panics
-/// listing every failure.
-fn assert_all(title: &str, checks: &[Check]) {
-    let conf = 1.0 - 0.01 / checks.len() as f64;
-    println!("== {title}");
-    let mut failures = Vec::new();
-    for c in checks {
-        let hw = c.est.half_width_at(conf);
-        let ok = (c.est.mean - c.reference).abs() <= hw + c.allowance;
-        println!(
-            "  {:<22} sim {:.6} +- {:.6} (95%: +- {:.6})  ref {:.6} +- {:.6}  diff {:+.6}  {}",
-            c.what,
-            c.est.mean,
-            hw,
-            c.est.half_width,
-            c.reference,
-            c.allowance,
-            c.est.mean - c.reference,
-            if ok { "ok" } else { "FAIL" }
-        );
-        if !ok {
-            failures.push(format!("{}: {} +- {} vs {} +- {}", c.what, c.est.mean, hw, c.reference, c.allowance));
-        }
-    }
-    assert!(failures.is_empty(), "{title}: {failures:#?}");
-}
-
 /// The notes' simulated `lbar/K` for d = 2 and 3 at K = 4 ... 20, within our interval plus
 /// theirs (about 3e6 completions per case: our 95% half widths 2e-4 .. 3.5e-4, the notes'
 /// 1.2e-4 .. 2.6e-4).
@@ -105,7 +74,7 @@ fn simulation_matches_the_notes_table() {
         seconds += r.wall_seconds;
     }
     println!("{events} events in {seconds:.2} s: {:.3e} events/s (all threads)", events as f64 / seconds);
-    assert_all("saturated system vs notes section 2.2", &checks);
+    assert_checks("saturated system vs notes section 2.2", &checks);
 }
 
 /// The exact chain (K = d + 2) against the notes (d = 2, K = 4: 0.71936 +- 0.00020; d = 3,
@@ -137,7 +106,7 @@ fn exact_chain_matches_the_notes_and_the_simulation() {
             allowance: e.truncation_error,
         });
     }
-    assert_all("simulation vs exact chain", &sim_checks);
+    assert_checks("simulation vs exact chain", &sim_checks);
 }
 
 /// The same comparison with 20 times more completions (about 2e8 each; 95% half widths near
@@ -157,7 +126,7 @@ fn exact_chain_matches_a_long_simulation() {
             allowance: e.truncation_error,
         });
     }
-    assert_all("long simulation vs exact chain", &checks);
+    assert_checks("long simulation vs exact chain", &checks);
 }
 
 /// Closed forms, exact at every event (the number in service never changes): the interval has
@@ -208,7 +177,7 @@ fn large_k_approaches_red_id_lambda_max() {
         });
         below.push((d, est, lmax));
     }
-    assert_all("K = 200", &checks);
+    assert_checks("K = 200", &checks);
     let conf = 1.0 - 0.01 / checks.len() as f64;
     for (d, est, lmax) in below {
         assert!(est.mean + est.half_width_at(conf) < lmax, "d = {d}: {est:?} does not resolve the gap to lambda_max = {lmax}");

@@ -11,46 +11,11 @@
 //! Expected values are closed forms computed here (no call into the mean-field code of
 //! `mfq-model`) or numbers quoted from the research notes with their source.
 
+mod common;
+
+use common::{assert_all, Check};
 use mfq_model::ModelSpec;
 use mfq_sim::{simulate, Estimate, SimError, SimOptions, SimReport};
-
-/// One comparison of a simulated estimate with a reference value.
-struct Check {
-    what: String,
-    est: Estimate,
-    reference: f64,
-    allowance: f64,
-}
-
-/// Runs all comparisons at family-wise confidence 99% (Bonferroni over the `checks`), prints a
-/// table (visible with `--nocapture`) and panics listing every failure.
-fn assert_all(title: &str, report: &SimReport, checks: &[Check]) {
-    let m = checks.len() as f64;
-    let conf = 1.0 - 0.01 / m;
-    println!(
-        "== {title}: {} events, {:.2} s, lag-1 autocorrelation of batch means {:.3}, replication half width {:.5}",
-        report.events, report.wall_seconds, report.diagnostics.batch_lag1_autocorrelation, report.diagnostics.replication_half_width
-    );
-    let mut failures = Vec::new();
-    for c in checks {
-        let hw = c.est.half_width_at(conf);
-        let ok = (c.est.mean - c.reference).abs() <= hw + c.allowance;
-        println!(
-            "  {:<10} sim {:>12.7} +- {:>10.7} (95%: {:>10.7})  ref {:>12.7}  allowance {:>9.6}  {}",
-            c.what,
-            c.est.mean,
-            hw,
-            c.est.half_width,
-            c.reference,
-            c.allowance,
-            if ok { "ok" } else { "FAIL" }
-        );
-        if !ok {
-            failures.push(format!("{}: sim {} +- {} vs {} (allowance {})", c.what, c.est.mean, hw, c.reference, c.allowance));
-        }
-    }
-    assert!(failures.is_empty(), "{title}: {failures:#?}");
-}
 
 /// `tail[k-1]`, or an exact zero when level `k` was never reached.
 fn tail(report: &SimReport, k: usize) -> Estimate {
