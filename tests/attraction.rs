@@ -46,7 +46,7 @@ fn assert_certified(r: &AttractionReport) {
 fn jsq_is_certified_at_the_closed_form() {
     for (d, lambdas) in [(1u32, &[0.5, 0.9][..]), (2, &[0.5, 0.9, 0.99][..]), (3, &[0.5, 0.9, 0.99][..])] {
         for &lambda in lambdas {
-            let r = check_spec(&ModelSpec::Jsq { lambda, d });
+            let r = check_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d }));
             assert_unique_attracting(&r);
             assert_certified(&r);
             for (k, x) in r.equilibria[0].x.iter().enumerate() {
@@ -63,7 +63,7 @@ fn jsq_is_certified_at_the_closed_form() {
 /// run from the empty state matches alpha / ln 10 (what the dashed line of the plot shows).
 #[test]
 fn convergence_rate_is_the_spectral_abscissa() {
-    let r = check_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 });
+    let r = check_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }));
     let alpha = r.local.as_ref().unwrap().spectral_abscissa;
     let run = r.runs.iter().find(|run| run.label == "empty").unwrap();
     let pts: Vec<(f64, f64)> =
@@ -83,14 +83,14 @@ fn pod_li_is_certified_at_the_exact_recursion() {
     let cases: [(f64, f64, [f64; 4]); 2] =
         [(0.5, 0.3, [0.5, 0.2, 0.068, 0.0213248]), (0.9, 0.3, [0.9, 0.7776, 0.6375822336, 0.4906384038])];
     for (lambda, eps, xs) in cases {
-        let r = check_spec(&ModelSpec::PodLi { lambda, d: 2, eps });
+        let r = check_spec(&ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 2, eps }));
         assert_unique_attracting(&r);
         assert_certified(&r);
         for (k, (x, want)) in r.equilibria[0].x.iter().zip(xs).enumerate() {
             assert!((x - want).abs() < 1e-9, "lambda={lambda} k={}", k + 1);
         }
     }
-    let r = check_spec(&ModelSpec::PodLi { lambda: 0.9, d: 3, eps: 0.3 });
+    let r = check_spec(&ModelSpec::from(mfq_model::models::PodLiSpec { lambda: 0.9, d: 3, eps: 0.3 }));
     assert_unique_attracting(&r);
     assert_certified(&r);
     assert!((r.fixed_point.observables.mean_response_time.unwrap() - 3.60177).abs() < 1e-5);
@@ -109,7 +109,7 @@ fn pod_ld_is_unique_and_attracting() {
         (0.95, 2, 1.0, 3, [(1, 0.8816804993), (2, 0.7955909921)]),
     ];
     for (lambda, d, eps, g, xs) in cases {
-        let r = check_spec(&ModelSpec::PodLd { lambda, d, eps, g });
+        let r = check_spec(&ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d, eps, g }));
         assert!(matches!(r.verdict, Verdict::Certified { .. } | Verdict::Evidence { .. }), "{r}");
         assert_unique_attracting(&r);
         assert!((r.equilibria[0].x[0] - lambda).abs() < 1e-9);
@@ -124,13 +124,13 @@ fn pod_ld_is_unique_and_attracting() {
 #[test]
 fn jiq_is_certified() {
     for lambda in [0.5, 0.95] {
-        let r = check_spec(&ModelSpec::Jiq { lambda });
+        let r = check_spec(&ModelSpec::from(mfq_model::models::JiqSpec { lambda }));
         assert_unique_attracting(&r);
         assert_certified(&r);
         assert!((r.equilibria[0].x[0] - lambda).abs() < 1e-14);
         assert!(r.equilibria[0].x[1..].iter().all(|v| v.abs() < 1e-14));
     }
-    let m = ModelSpec::Jiq { lambda: 0.9 }.build(20).unwrap();
+    let m = ModelSpec::from(mfq_model::models::JiqSpec { lambda: 0.9 }).build(20).unwrap();
     let r = check(m.as_ref(), &CheckOptions::default()).unwrap();
     assert_unique_attracting(&r);
     assert_certified(&r);
@@ -274,7 +274,12 @@ fn options_are_validated_by_name() {
         assert!(matches!(&e, CheckError::OutOfRange { field: f, .. } if *f == field), "{e}");
         assert!(e.to_string().starts_with(&format!("{field} = ")), "{e}");
     }
-    let fp = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 }, &Truncation::default(), &FixedPointOptions::default()).unwrap();
+    let fp = solve_spec(
+        &ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }),
+        &Truncation::default(),
+        &FixedPointOptions::default(),
+    )
+    .unwrap();
     let other = Jsq::new(0.9, 2, fp.x.len() + 1).unwrap();
     let e = check_with_fixed_point(&other, fp, &CheckOptions::default()).unwrap_err();
     assert!(e.to_string().contains("fixed_point.x"), "{e}");

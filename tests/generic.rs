@@ -137,7 +137,8 @@ fn jsq2_generic_equals_builtin_drift_jacobian_fixed_point_and_refined_v() {
 fn jsq2_generic_automatic_truncation_matches_builtin() {
     let f = load("jsq2.toml", &[]);
     let fg = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
-    let fb = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 }, &f.truncation, &FixedPointOptions::default()).unwrap();
+    let fb = solve_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), &f.truncation, &FixedPointOptions::default())
+        .unwrap();
     assert!(fg.converged());
     assert_eq!(fg.truncation.levels, fb.truncation.levels);
     assert!(max_diff(&fg.x, &fb.x) < 1e-12);
@@ -179,7 +180,8 @@ fn mm1_generic_has_the_closed_form_and_no_refined_correction() {
     let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
     assert!(fp.converged());
     // automatic K as for the built-in JSQ(1)
-    let b = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 1 }, &f.truncation, &FixedPointOptions::default()).unwrap();
+    let b = solve_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 1 }), &f.truncation, &FixedPointOptions::default())
+        .unwrap();
     assert_eq!(fp.truncation.levels, b.truncation.levels);
     assert!(max_diff(&fp.x, &b.x) < 1e-13);
     // M/M/1/K: x_k = (rho^k - rho^(K+1)) / (1 - rho^(K+1))
@@ -267,10 +269,7 @@ fn sir_fixed_point_transient_and_conservation() {
 }
 
 fn generic_spec(spec: &ModelSpec) -> mfq_model::models::GenericSpec {
-    match spec {
-        ModelSpec::Generic(g) => (**g).clone(),
-        other => panic!("not generic: {}", other.kind()),
-    }
+    spec.downcast_ref::<mfq_model::models::GenericSpec>().cloned().unwrap_or_else(|| panic!("not generic: {}", spec.kind()))
 }
 
 #[test]

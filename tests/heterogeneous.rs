@@ -50,18 +50,18 @@ fn x_jk(fp: &FixedPoint, m: usize, j: usize, k: usize) -> f64 {
 
 fn sa(jsq: bool, lambda: f64, c: &[(f64, f64)]) -> ModelSpec {
     if jsq {
-        ModelSpec::SaJsq { lambda, classes: classes(c) }
+        ModelSpec::from(mfq_model::models::SaJsqSpec::new(lambda, classes(c)))
     } else {
-        ModelSpec::SaJiq { lambda, classes: classes(c) }
+        ModelSpec::from(mfq_model::models::SaJiqSpec::new(lambda, classes(c)))
     }
 }
 
 fn pull(lambda: f64, c: &[(f64, f64)]) -> ModelSpec {
-    ModelSpec::Pull { lambda, classes: classes(c) }
+    ModelSpec::from(mfq_model::models::PullSpec::new(lambda, classes(c)))
 }
 
 fn ps(lambda: f64, c: &[(f64, f64)], sampling: Sampling, rule: CostRule) -> ModelSpec {
-    ModelSpec::PsSq2 { lambda, classes: classes(c), sampling, rule }
+    ModelSpec::from(mfq_model::models::PsSq2Spec { lambda, classes: classes(c), sampling, rule })
 }
 
 /// Notes (c), "exact rational test case": gamma = (0.2, 0.8), mu = (3, 0.5), lambda = 0.5
@@ -425,7 +425,7 @@ fn capacity_sampling_reproduces_homogeneous_jsq2() {
                 assert!((x_jk(&fp, 2, j, k) - exact).abs() < 1e-12, "{lambda} class {j} k={k}");
             }
         }
-        let homogeneous = solve(&ModelSpec::Jsq { lambda, d: 2 });
+        let homogeneous = solve(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }));
         assert!((t_of(&fp) - t_of(&homogeneous)).abs() < 1e-10);
     }
     // capacity 2 (rho = lambda / 2): T halves
@@ -456,7 +456,7 @@ fn static_routing_values() {
         (&CASE_C_PS, 0.75, 3.303858),
     ];
     for &(c, lambda, t) in rows {
-        let spec = ModelSpec::StaticRouting { lambda, classes: classes(c) };
+        let spec = ModelSpec::from(mfq_model::models::StaticRoutingSpec::new(lambda, classes(c)));
         let fp = solve(&spec);
         assert!((t_of(&fp) - t).abs() < 1e-6, "{c:?} {lambda}: {}", t_of(&fp));
         assert!((extra(&fp, "mean_response_time_untruncated") - t).abs() < 1e-6);
@@ -492,7 +492,7 @@ fn uniform_sq2_can_lose_to_static_routing() {
     let t = |spec: ModelSpec| t_of(&solve(&spec));
     let sq2 = t(ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Sq2));
     let lsc = t(ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Lsc));
-    let st = t(ModelSpec::StaticRouting { lambda: 0.7, classes: classes(&CASE_A) });
+    let st = t(ModelSpec::from(mfq_model::models::StaticRoutingSpec::new(0.7, classes(&CASE_A))));
     let pl = t(pull(0.7, &CASE_A));
     let s = t(sa(true, 0.7, &CASE_A));
     assert!(s < pl && pl < lsc && lsc < st && st < sq2, "{s} {pl} {lsc} {st} {sq2}");
@@ -545,7 +545,7 @@ fn capacity_condition() {
         sa(true, 1.0, &CASE_A),
         sa(false, 1.2, &CASE_B),
         pull(1.0, &CASE_C_SA),
-        ModelSpec::StaticRouting { lambda: 1.0, classes: classes(&CASE_A) },
+        ModelSpec::from(mfq_model::models::StaticRoutingSpec::new(1.0, classes(&CASE_A))),
     ] {
         let e = solve_spec(&spec, &Truncation::default(), &FixedPointOptions::default()).unwrap_err();
         assert!(e.to_string().contains("sum_j gamma_j mu_j"), "{e}");
@@ -562,7 +562,7 @@ fn attraction_checker_runs_on_the_heterogeneous_models() {
         sa(false, 0.9, &CASE_A),
         pull(0.9, &CASE_A),
         ps(0.7, &CASE_A, Sampling::Uniform, CostRule::Lsc),
-        ModelSpec::StaticRouting { lambda: 0.7, classes: classes(&CASE_A) },
+        ModelSpec::from(mfq_model::models::StaticRoutingSpec::new(0.7, classes(&CASE_A))),
     ];
     for spec in specs {
         let fp = solve(&spec);

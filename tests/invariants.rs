@@ -25,7 +25,7 @@
 //! Case counts are kept small (the whole file runs in well under 30 s in release).
 
 use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointOptions, FixedPointStatus};
-use mfq_model::models::JobSizeSpec;
+use mfq_model::finite::{FiniteSystem, Simulation};
 use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec, StateLayout, Truncation};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -225,27 +225,19 @@ fn jacobian_error(m: &dyn MeanFieldModel, x: &[f64]) -> f64 {
 // ---------------------------------------------------------------------------------------------
 // 2-3. fixed point and observables
 
-/// The departure rate at state `x` (jobs, or copies for redundancy, per server and unit time).
+/// The departure rate at state `x` (jobs, or copies for redundancy, per server and unit time),
+/// from the finite-N system the kind declares.
 fn departure_rate(spec: &ModelSpec, m: &dyn MeanFieldModel, x: &[f64]) -> Option<f64> {
     let busy = |x: &[f64]| x[0];
-    Some(match (spec, m.layout()) {
-        (ModelSpec::Jsq { .. } | ModelSpec::PodLi { .. } | ModelSpec::PodLd { .. } | ModelSpec::Jiq { .. }, _) => busy(x),
+    Some(match (spec.simulation().ok()?, m.layout()) {
+        (Simulation::System(FiniteSystem::Queues { .. }), _) => busy(x),
         // completions x_1 plus the (d - 1) x_1 sibling copies they cancel
-        (ModelSpec::Redundancy { d, .. }, _) => *d as f64 * busy(x),
-        (
-            ModelSpec::SaJsq { classes, .. }
-            | ModelSpec::SaJiq { classes, .. }
-            | ModelSpec::Pull { classes, .. }
-            | ModelSpec::PsSq2 { classes, .. }
-            | ModelSpec::StaticRouting { classes, .. },
-            StateLayout::ClassTail { levels, .. },
-        ) => classes.iter().enumerate().map(|(j, c)| c.fraction * c.speed * x[j * levels]).sum(),
-        (
-            ModelSpec::JsqPh { job_size, .. } | ModelSpec::PodLiPh { job_size, .. } | ModelSpec::JiqPh { job_size, .. },
-            StateLayout::PhaseTail { phases, .. },
-        ) => {
-            let ph = job_size.to_phase_type().ok()?;
-            (0..phases).map(|j| ph.exit_rates()[j] * x[j]).sum()
+        (Simulation::System(FiniteSystem::Redundancy { d, .. }), _) => d as f64 * busy(x),
+        (Simulation::System(FiniteSystem::Classes { classes, .. }), StateLayout::ClassTail { levels, .. }) => {
+            classes.iter().enumerate().map(|(j, c)| c.fraction * c.speed * x[j * levels]).sum()
+        }
+        (Simulation::System(FiniteSystem::PhaseQueues { job_size, .. }), StateLayout::PhaseTail { phases, .. }) => {
+            (0..phases).map(|j| job_size.exit_rates()[j] * x[j]).sum()
         }
         _ => return None,
     })
@@ -253,16 +245,11 @@ fn departure_rate(spec: &ModelSpec, m: &dyn MeanFieldModel, x: &[f64]) -> Option
 
 /// The shortest possible mean response time: the mean job size at the fastest server.
 fn min_response_time(spec: &ModelSpec) -> f64 {
-    let mean = |j: &JobSizeSpec| j.to_phase_type().map_or(0.0, |p| p.mean());
-    match spec {
-        ModelSpec::SaJsq { classes, .. }
-        | ModelSpec::SaJiq { classes, .. }
-        | ModelSpec::Pull { classes, .. }
-        | ModelSpec::PsSq2 { classes, .. }
-        | ModelSpec::StaticRouting { classes, .. } => 1.0 / classes.iter().map(|c| c.speed).fold(0.0, f64::max),
-        ModelSpec::JsqPh { job_size, .. } | ModelSpec::PodLiPh { job_size, .. } | ModelSpec::JiqPh { job_size, .. } => mean(job_size),
+    match spec.simulation() {
+        Ok(Simulation::System(FiniteSystem::Classes { classes, .. })) => 1.0 / classes.iter().map(|c| c.speed).fold(0.0, f64::max),
+        Ok(Simulation::System(FiniteSystem::PhaseQueues { job_size, .. })) => job_size.mean(),
         // T here is per copy; a copy may be cancelled early
-        ModelSpec::Redundancy { .. } => 0.0,
+        _ if spec.kind() == "redundancy" => 0.0,
         _ => 1.0,
     }
 }
@@ -309,7 +296,7 @@ fn fixed_point_invariants(file: &ModelFile, fp: &FixedPoint) -> Result<(), TestC
         prop_assert!((thr - dep).abs() <= 1e-9 * thr.max(1.0), "{spec:?}: throughput {thr} but departures {dep}");
     }
     let lambda = spec.lambda().unwrap();
-    let copies = if let ModelSpec::Redundancy { d, .. } = spec { *d as f64 } else { 1.0 };
+    let copies = spec.downcast_ref::<mfq_model::models::RedundancySpec>().map_or(1.0, |r| r.d as f64);
     prop_assert!((thr - lambda * copies * (1.0 - o.loss_probability)).abs() <= 1e-12 * thr, "{spec:?}: throughput {thr}");
     Ok(())
 }
@@ -485,7 +472,7 @@ proptest! {
 /// with a residual below the tolerance and `x_K` below `tol`, or a status that says why not
 /// (with a finite residual or mass); within `limit`. Returns the fixed point.
 fn solve_jsq(lambda: f64, d: u32, trunc: Truncation, limit: Duration) -> FixedPoint {
-    let spec = ModelSpec::Jsq { lambda, d };
+    let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda, d });
     let start = Instant::now();
     let fp = solve_spec(&spec, &trunc, &FixedPointOptions::default()).expect("valid input");
     let took = start.elapsed();
@@ -567,7 +554,12 @@ fn tiny_tolerances_terminate() {
     let fp = solve_jsq(0.99, 1, auto(1e-14, 10_000_000), Duration::from_secs(20));
     assert!(fp.converged());
     // below it (x_K < 1e-300 used to be met by a JSQ(2) tail that underflows to 0): refused
-    let e = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 }, &auto(1e-300, 100_000), &FixedPointOptions::default()).unwrap_err();
+    let e = solve_spec(
+        &ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }),
+        &auto(1e-300, 100_000),
+        &FixedPointOptions::default(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("truncation.tol = 1e-300 is not allowed"), "{e}");
 }
 
@@ -590,7 +582,7 @@ fn largest_fixed_truncation_solves() {
 #[test]
 fn dense_models_refuse_truncations_they_cannot_hold() {
     // JIQ's Jacobian is dense: K = 10^6 would be 8 TB; refused by name instead of aborting
-    let spec = ModelSpec::Jiq { lambda: 0.9 };
+    let spec = ModelSpec::from(mfq_model::models::JiqSpec { lambda: 0.9 });
     let e = solve_spec(&spec, &Truncation { levels: Some(1_000_000), ..Truncation::default() }, &FixedPointOptions::default()).unwrap_err();
     assert!(e.to_string().contains("truncation.levels = 1000000 is not allowed"), "{e}");
 }
@@ -628,20 +620,23 @@ fn known_solver_stalls_converge() {
     let mut alphas: Vec<f64> = (200..=250).map(|i| i as f64 / 1000.0).collect();
     alphas.extend([0.22, 0.23]);
     for alpha in alphas {
-        let fp = solve(&ModelSpec::OpinionBiased { alpha });
+        let fp = solve(&ModelSpec::from(mfq_model::models::OpinionBiasedSpec { alpha }));
         let want = first_root(OpinionBiased::new(alpha).unwrap().equilibria());
         assert!((fp.x[0] - want).abs() <= 1e-9, "alpha = {alpha}: x* = {} != {want}", fp.x[0]);
     }
     for (gamma0, gamma1) in [(0.0, 0.25), (0.048724361039091106, 0.31178992757291113), (0.0, 0.2), (0.02, 0.3), (0.06, 0.1831)] {
-        let fp = solve(&ModelSpec::OpinionStubborn { gamma0, gamma1 });
+        let fp = solve(&ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0, gamma1 }));
         let want = first_root(OpinionStubborn::new(gamma0, gamma1).unwrap().equilibria());
         assert!((fp.x[0] - want).abs() <= 1e-9, "gamma = ({gamma0}, {gamma1}): x* = {} != {want}", fp.x[0]);
     }
     // speed-aware models at high load: the fast class saturated, the closed-form fixed point
     let two = |f: f64, s1: f64, s2: f64| vec![ServerClass { fraction: f, speed: s1 }, ServerClass { fraction: 1.0 - f, speed: s2 }];
     for spec in [
-        ModelSpec::SaJiq { lambda: 2.1, classes: two(0.7630462224539997, 2.6822866695977434, 1.2249118793094762) },
-        ModelSpec::SaJsq { lambda: 3.486882398457377, classes: two(0.8590369566017556, 3.997872295424201, 1.7071682568974835) },
+        ModelSpec::from(mfq_model::models::SaJiqSpec::new(2.1, two(0.7630462224539997, 2.6822866695977434, 1.2249118793094762))),
+        ModelSpec::from(mfq_model::models::SaJsqSpec::new(
+            3.486882398457377,
+            two(0.8590369566017556, 3.997872295424201, 1.7071682568974835),
+        )),
     ] {
         let fp = solve(&spec);
         let exact = spec.build(fp.truncation.levels).unwrap().analytic_fixed_point().unwrap();
@@ -651,7 +646,7 @@ fn known_solver_stalls_converge() {
     }
     // JSQ(2) close to 1: x_k = lambda^(2^k - 1) (Mitzenmacher 2001), K ~ 22 at lambda = 0.99999
     for lambda in [0.999, 0.9999, 0.99999] {
-        let fp = solve(&ModelSpec::Jsq { lambda, d: 2 });
+        let fp = solve(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }));
         let diff = fp.x.iter().enumerate().fold(0.0f64, |a, (i, v)| a.max((v - lambda.powf(2f64.powi(i as i32 + 1) - 1.0)).abs()));
         assert!(diff <= 1e-9, "lambda = {lambda}: x* differs from the closed form by {diff:e}");
         assert!(fp.truncation.mass_at_truncation < 1e-12 && fp.truncation.levels <= 24, "{:?}", fp.truncation);
@@ -666,14 +661,14 @@ fn heavy_load_converges() {
     let opts = FixedPointOptions { max_seconds: Some(10.0), ..FixedPointOptions::default() };
     for lambda in [0.999, 0.9999] {
         let specs = [
-            ModelSpec::Jsq { lambda, d: 2 },
-            ModelSpec::Jsq { lambda, d: 3 },
-            ModelSpec::Jsq { lambda, d: 5 },
-            ModelSpec::PodLi { lambda, d: 2, eps: 0.1 },
-            ModelSpec::PodLi { lambda, d: 3, eps: 0.3 },
-            ModelSpec::PodLd { lambda, d: 2, eps: 0.1, g: 1 },
-            ModelSpec::PodLd { lambda, d: 3, eps: 0.2, g: 2 },
-            ModelSpec::Jiq { lambda },
+            ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }),
+            ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 3 }),
+            ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 5 }),
+            ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 2, eps: 0.1 }),
+            ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 3, eps: 0.3 }),
+            ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d: 2, eps: 0.1, g: 1 }),
+            ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d: 3, eps: 0.2, g: 2 }),
+            ModelSpec::from(mfq_model::models::JiqSpec { lambda }),
         ];
         for spec in specs {
             let fp = solve_spec(&spec, &Truncation::default(), &opts).unwrap();

@@ -43,20 +43,20 @@ fn exp1() -> JobSizeSpec {
 fn one_exponential_phase_reproduces_the_exponential_models() {
     for lambda in [0.5, 0.9, 0.95] {
         for d in [1u32, 2, 3] {
-            let a = solve(&ModelSpec::JsqPh { lambda, d, job_size: exp1() });
-            let b = solve(&ModelSpec::Jsq { lambda, d });
+            let a = solve(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d, job_size: exp1() }));
+            let b = solve(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d }));
             assert_eq!(a.x.len(), b.x.len());
             let gap = a.x.iter().zip(&b.x).fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
             assert!(gap < 1e-12, "JSQ({d}) lambda {lambda}: max gap {gap:e}");
             let (ta, tb) = (a.observables.mean_response_time.unwrap(), b.observables.mean_response_time.unwrap());
             assert!((ta - tb).abs() < 1e-12, "{ta} vs {tb}");
-            let a = solve(&ModelSpec::PodLiPh { lambda, d, eps: 0.2, job_size: exp1() });
-            let b = solve(&ModelSpec::PodLi { lambda, d, eps: 0.2 });
+            let a = solve(&ModelSpec::from(mfq_model::models::PodLiPhSpec { lambda, d, eps: 0.2, job_size: exp1() }));
+            let b = solve(&ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d, eps: 0.2 }));
             let gap = a.x.iter().zip(&b.x).fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
             assert!(a.x.len() == b.x.len() && gap < 1e-12, "Pod-LI d {d} lambda {lambda}: {gap:e}");
         }
-        let a = solve(&ModelSpec::JiqPh { lambda, job_size: exp1() });
-        let b = solve(&ModelSpec::Jiq { lambda });
+        let a = solve(&ModelSpec::from(mfq_model::models::JiqPhSpec { lambda, job_size: exp1() }));
+        let b = solve(&ModelSpec::from(mfq_model::models::JiqSpec { lambda }));
         let gap = a.x.iter().zip(&b.x).fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
         assert!(gap < 1e-12, "JIQ lambda {lambda}: {gap:e}");
     }
@@ -70,8 +70,8 @@ fn sq_exponential_table_of_the_notes() {
     // lambda, SQ(2), SQ(3)
     let table = [(0.5, 1.265686, 1.125244), (0.7, 1.614454, 1.356842), (0.9, 2.614057, 2.027856), (0.99, 5.431997, 3.857847)];
     for (lambda, sq2, sq3) in table {
-        let t2 = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: exp1() });
-        let t3 = response(&ModelSpec::JsqPh { lambda, d: 3, job_size: exp1() });
+        let t2 = response(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 2, job_size: exp1() }));
+        let t3 = response(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 3, job_size: exp1() }));
         assert!((t2 - sq2).abs() < 1e-6 && (t3 - sq3).abs() < 1e-6, "lambda {lambda}: {t2} {t3}");
     }
 }
@@ -84,9 +84,9 @@ fn sq_exponential_table_of_the_notes() {
 #[test]
 fn sq2_and_ll2_with_h2_jobs_match_the_notes() {
     for (lambda, sq2, ll2) in [(0.5, 1.966067, 1.441314), (0.9, 6.334997, 3.795034)] {
-        let t = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: h2_scv9() });
+        let t = response(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 2, job_size: h2_scv9() }));
         assert!((t - sq2).abs() < 1e-6, "SQ(2)-H2 lambda {lambda}: {t} vs {sq2}");
-        let t = response(&ModelSpec::Lld { lambda, d: 2, job_size: h2_scv9() });
+        let t = response(&ModelSpec::from(mfq_model::models::LldSpec { lambda, d: 2, job_size: h2_scv9() }));
         assert!((t - ll2).abs() < 1e-6, "LL(2)-H2 lambda {lambda}: {t} vs {ll2}");
     }
 }
@@ -109,9 +109,9 @@ fn d_equal_one_is_pollaczek_khinchine() {
         for rho in [0.5, 0.8] {
             let lambda = rho / es;
             let pk = es + lambda * es2 / (2.0 * (1.0 - rho));
-            let t = response(&ModelSpec::JsqPh { lambda, d: 1, job_size: law.clone() });
+            let t = response(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 1, job_size: law.clone() }));
             assert!((t - pk).abs() < 1e-9 * pk, "SQ(1) {law:?} rho {rho}: {t} vs {pk}");
-            let t = response(&ModelSpec::Lld { lambda, d: 1, job_size: law.clone() });
+            let t = response(&ModelSpec::from(mfq_model::models::LldSpec { lambda, d: 1, job_size: law.clone() }));
             assert!((t - pk).abs() < 1e-7 * pk, "LL(1) {law:?} rho {rho}: {t} vs {pk}");
         }
     }
@@ -131,16 +131,16 @@ fn busy_fraction_is_the_load() {
         for rho in [0.5, 0.9] {
             let lambda = rho / es;
             for spec in [
-                ModelSpec::JsqPh { lambda, d: 2, job_size: law.clone() },
-                ModelSpec::PodLiPh { lambda, d: 3, eps: 0.2, job_size: law.clone() },
-                ModelSpec::JiqPh { lambda, job_size: law.clone() },
+                ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 2, job_size: law.clone() }),
+                ModelSpec::from(mfq_model::models::PodLiPhSpec { lambda, d: 3, eps: 0.2, job_size: law.clone() }),
+                ModelSpec::from(mfq_model::models::JiqPhSpec { lambda, job_size: law.clone() }),
             ] {
                 let fp = solve(&spec);
                 let busy = fp.observables.extras.iter().find(|(n, _)| n == "busy_fraction").unwrap().1;
                 let want = rho * (1.0 - fp.observables.loss_probability);
                 assert!((busy - want).abs() < 1e-12, "{spec:?}: u_1 = {busy} vs rho = {want}");
             }
-            let fp = solve(&ModelSpec::JiqPh { lambda, job_size: law.clone() });
+            let fp = solve(&ModelSpec::from(mfq_model::models::JiqPhSpec { lambda, job_size: law.clone() }));
             assert!((fp.observables.mean_response_time.unwrap() - es).abs() < 1e-12, "JIQ: no waiting");
         }
     }
@@ -152,10 +152,10 @@ fn busy_fraction_is_the_load() {
 fn h2_with_scv_one_is_exponential() {
     let h = JobSizeSpec::H2 { mean: Some(1.0), scv: Some(1.0), f: Some(0.5), p: None, mu1: None, mu2: None };
     for lambda in [0.5, 0.9] {
-        let a = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: h.clone() });
-        let b = response(&ModelSpec::Jsq { lambda, d: 2 });
+        let a = response(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 2, job_size: h.clone() }));
+        let b = response(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }));
         assert!((a - b).abs() < 1e-11, "{a} vs {b}");
-        let a = response(&ModelSpec::Lld { lambda, d: 2, job_size: h.clone() });
+        let a = response(&ModelSpec::from(mfq_model::models::LldSpec { lambda, d: 2, job_size: h.clone() }));
         assert!((a - exponential_mean_response_time(lambda, 2)).abs() < 1e-7);
     }
 }
@@ -181,7 +181,7 @@ fn lld_exponential_table_of_the_notes() {
         assert!((exponential_mean_response_time(lambda, 3) - ll3).abs() < 5e-7, "series LL(3) {lambda}");
         if lambda <= 0.95 {
             for (d, want) in [(2u32, ll2), (3, ll3)] {
-                let t = response(&ModelSpec::Lld { lambda, d, job_size: exp1() });
+                let t = response(&ModelSpec::from(mfq_model::models::LldSpec { lambda, d, job_size: exp1() }));
                 assert!((t - want).abs() < 1e-6, "ODE LL({d}) lambda {lambda}: {t} vs {want}");
                 assert!((t - exponential_mean_response_time(lambda, d)).abs() < 1e-7, "ODE vs series LL({d}) {lambda}");
             }
@@ -194,7 +194,7 @@ fn lld_exponential_table_of_the_notes() {
 #[test]
 fn lld_workload_ccdf_is_the_closed_form() {
     for (lambda, d) in [(0.5, 2u32), (0.9, 2), (0.8, 3)] {
-        let spec = ModelSpec::Lld { lambda, d, job_size: exp1() };
+        let spec = ModelSpec::from(mfq_model::models::LldSpec { lambda, d, job_size: exp1() });
         let fp = solve(&spec);
         let m = spec.build(fp.truncation.levels).unwrap();
         let StateLayout::Workload { step, phases, .. } = m.layout() else { panic!("workload layout") };
@@ -214,7 +214,7 @@ fn lld_workload_ccdf_is_the_closed_form() {
 #[test]
 fn lld_response_time_identities() {
     let (lambda, d) = (0.8, 2u32);
-    let spec = ModelSpec::Lld { lambda, d, job_size: exp1() };
+    let spec = ModelSpec::from(mfq_model::models::LldSpec { lambda, d, job_size: exp1() });
     let fp = solve(&spec);
     let o = &fp.observables;
     let er = o.mean_response_time.unwrap();
@@ -265,13 +265,13 @@ fn lld_mean_workload_identity() {
     for (law, d) in [(h2_scv9(), 2u32), (JobSizeSpec::Erlang { k: 3, mean: 1.0 }, 3), (h2_scv9(), 1)] {
         let ph = law.to_phase_type().unwrap();
         for lambda in [0.5, 0.9] {
-            let fp = solve(&ModelSpec::Lld { lambda, d, job_size: law.clone() });
+            let fp = solve(&ModelSpec::from(mfq_model::models::LldSpec { lambda, d, job_size: law.clone() }));
             let (wait, work) = (extra(&fp, "mean_waiting_time"), extra(&fp, "mean_workload"));
             let want = lambda * ph.mean() * wait + lambda * ph.second_moment() / 2.0;
             assert!((work - want).abs() < 1e-8 * want, "{law:?} d {d} lambda {lambda}: {work} vs {want}");
         }
     }
-    let fp = solve(&ModelSpec::Lld { lambda: 0.9, d: 2, job_size: exp1() });
+    let fp = solve(&ModelSpec::from(mfq_model::models::LldSpec { lambda: 0.9, d: 2, job_size: exp1() }));
     assert!((extra(&fp, "mean_workload") - fp.observables.mean_queue_length.unwrap()).abs() < 1e-8);
 }
 
@@ -293,12 +293,12 @@ fn model_files_parse_and_override_the_job_size() {
     let text = std::fs::read_to_string(format!("{root}sq2-h2.toml")).unwrap();
     let f = parse(&text, &["job_size.scv=4", "lambda=0.5"]).unwrap();
     assert_eq!(f.model.kind(), "jsq-ph");
-    let ModelSpec::JsqPh { lambda, job_size, .. } = &f.model else { panic!() };
+    let Some(mfq_model::models::JsqPhSpec { lambda, job_size, .. }) = f.model.downcast_ref() else { panic!() };
     assert_eq!(*lambda, 0.5);
     assert!((job_size.to_phase_type().unwrap().scv() - 4.0).abs() < 1e-9);
     // no [model.job_size] table: exponential with mean 1
     let f = parse("[model]\nkind = \"lld\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
-    assert_eq!(f.model, ModelSpec::Lld { lambda: 0.5, d: 2, job_size: exp1() });
+    assert_eq!(f.model, ModelSpec::from(mfq_model::models::LldSpec { lambda: 0.5, d: 2, job_size: exp1() }));
 }
 
 /// Each bad law gives an error naming the field, the value and what is allowed.
@@ -542,8 +542,8 @@ fn response_time_against_scv() {
         let mut last = (0.0, 0.0);
         for scv in [1.0, 5.0, 20.0] {
             let h = JobSizeSpec::H2 { mean: Some(1.0), scv: Some(scv), f: Some(0.5), p: None, mu1: None, mu2: None };
-            let sq = response(&ModelSpec::JsqPh { lambda, d: 2, job_size: h.clone() });
-            let ll = response(&ModelSpec::Lld { lambda, d: 2, job_size: h });
+            let sq = response(&ModelSpec::from(mfq_model::models::JsqPhSpec { lambda, d: 2, job_size: h.clone() }));
+            let ll = response(&ModelSpec::from(mfq_model::models::LldSpec { lambda, d: 2, job_size: h }));
             if scv == 1.0 {
                 assert!((sq - sq_exp).abs() < 1e-6 && (ll - ll_exp).abs() < 1e-6, "{sq} {ll}");
             }

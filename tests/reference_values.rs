@@ -19,7 +19,7 @@ fn solve(spec: ModelSpec) -> mfq_fixpoint::FixedPoint {
 fn jsq_matches_the_closed_form() {
     for d in [1u32, 2, 3, 5] {
         for lambda in [0.5, 0.9, 0.99] {
-            let fp = solve(ModelSpec::Jsq { lambda, d });
+            let fp = solve(ModelSpec::from(mfq_model::models::JsqSpec { lambda, d }));
             for (k, x) in fp.x.iter().enumerate() {
                 let e = if d == 1 { (k + 1) as f64 } else { ((d as f64).powi(k as i32 + 1) - 1.0) / (d as f64 - 1.0) };
                 let exact = lambda.powf(e);
@@ -42,7 +42,7 @@ fn jsq_mean_response_time_table() {
     ];
     for (lambda, row) in table {
         for (d, t) in [1u32, 2, 3, 5].into_iter().zip(row) {
-            let fp = solve(ModelSpec::Jsq { lambda, d });
+            let fp = solve(ModelSpec::from(mfq_model::models::JsqSpec { lambda, d }));
             assert!((fp.observables.mean_response_time.unwrap() - t).abs() < 1e-6, "d={d} lambda={lambda}");
         }
     }
@@ -58,7 +58,7 @@ fn pod_li_exact_recursion_vectors() {
         (0.5, 0.8, [0.5, 0.325, 0.2283125, 0.1670120207], 3.57647194),
     ];
     for (lambda, eps, xs, t) in cases {
-        let fp = solve(ModelSpec::PodLi { lambda, d: 2, eps });
+        let fp = solve(ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 2, eps }));
         for (k, want) in xs.iter().enumerate() {
             assert!((fp.x[k] - want).abs() < 1e-9, "lambda={lambda} eps={eps} k={}", k + 1);
         }
@@ -93,8 +93,8 @@ fn pod_error_tables() {
     ];
     for &(lambda, d, eps, g, t) in rows {
         let spec = match g {
-            None => ModelSpec::PodLi { lambda, d, eps },
-            Some(g) => ModelSpec::PodLd { lambda, d, eps, g },
+            None => ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d, eps }),
+            Some(g) => ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d, eps, g }),
         };
         let fp = solve(spec.clone());
         assert!((fp.observables.mean_response_time.unwrap() - t).abs() < 1e-5, "{spec:?}: {}", fp.observables.mean_response_time.unwrap());
@@ -104,15 +104,15 @@ fn pod_error_tables() {
 /// Load-dependent fixed points of the research notes, table (b) ("LD fixed points"), to 1e-6.
 #[test]
 fn pod_ld_fixed_points() {
-    let fp = solve(ModelSpec::PodLd { lambda: 0.9, d: 2, eps: 0.5, g: 1 });
+    let fp = solve(ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.9, d: 2, eps: 0.5, g: 1 }));
     for (k, v) in [0.9, 0.7431192661, 0.5274539754].iter().enumerate() {
         assert!((fp.x[k] - v).abs() < 1e-9);
     }
     assert!((fp.observables.mean_response_time.unwrap() - 2.90132715).abs() < 1e-7);
-    let fp = solve(ModelSpec::PodLd { lambda: 0.9, d: 3, eps: 0.5, g: 1 });
+    let fp = solve(ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.9, d: 3, eps: 0.5, g: 1 }));
     assert!((fp.x[1] - 0.6666047381).abs() < 1e-9 && (fp.x[2] - 0.3277034627).abs() < 1e-9);
     assert!((fp.observables.mean_response_time.unwrap() - 2.21866450).abs() < 1e-7);
-    let fp = solve(ModelSpec::PodLd { lambda: 0.95, d: 2, eps: 1.0, g: 3 });
+    let fp = solve(ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.95, d: 2, eps: 1.0, g: 3 }));
     assert!((fp.x[1] - 0.8816804993).abs() < 1e-9 && (fp.x[2] - 0.7955909921).abs() < 1e-9);
     assert!((fp.observables.mean_response_time.unwrap() - 5.49394496).abs() < 1e-7);
 }
@@ -123,7 +123,7 @@ fn pod_ld_fixed_points() {
 #[test]
 fn pod_li_half_errors_is_random_routing() {
     for lambda in [0.3, 0.7, 0.95] {
-        let fp = solve(ModelSpec::PodLi { lambda, d: 2, eps: 0.5 });
+        let fp = solve(ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 2, eps: 0.5 }));
         let big_k = fp.x.len() as i32;
         let tail_k1 = lambda.powi(big_k + 1);
         for (k, x) in fp.x.iter().enumerate() {
@@ -140,8 +140,12 @@ fn pod_li_half_errors_is_random_routing() {
 /// Bhambay et al. 2024 (abstract): for eps > 1/d the system is unstable for lambda >= 1/(eps d).
 #[test]
 fn pod_li_beyond_the_threshold_is_reported_unstable() {
-    let e =
-        solve_spec(&ModelSpec::PodLi { lambda: 0.7, d: 3, eps: 0.5 }, &Truncation::default(), &FixedPointOptions::default()).unwrap_err();
+    let e = solve_spec(
+        &ModelSpec::from(mfq_model::models::PodLiSpec { lambda: 0.7, d: 3, eps: 0.5 }),
+        &Truncation::default(),
+        &FixedPointOptions::default(),
+    )
+    .unwrap_err();
     assert!(matches!(e, FixedPointError::Unstable { .. }), "{e}");
     assert!(e.to_string().contains("1/(eps d)"), "{e}");
 }
@@ -150,7 +154,7 @@ fn pod_li_beyond_the_threshold_is_reported_unstable() {
 #[test]
 fn jiq_fixed_point() {
     for lambda in [0.3, 0.9, 0.99] {
-        let fp = solve(ModelSpec::Jiq { lambda });
+        let fp = solve(ModelSpec::from(mfq_model::models::JiqSpec { lambda }));
         assert!((fp.x[0] - lambda).abs() < 1e-14);
         assert!(fp.x[1..].iter().all(|v| v.abs() < 1e-14));
         assert!((fp.observables.mean_response_time.unwrap() - 1.0).abs() < 1e-12);
@@ -162,6 +166,6 @@ fn jiq_fixed_point() {
 #[test]
 fn fixed_truncation_too_small() {
     let t = Truncation { levels: Some(3), ..Truncation::default() };
-    let e = solve_spec(&ModelSpec::Jsq { lambda: 0.9, d: 2 }, &t, &FixedPointOptions::default()).unwrap_err();
+    let e = solve_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), &t, &FixedPointOptions::default()).unwrap_err();
     assert!(e.to_string().contains("truncation.levels = 3"), "{e}");
 }

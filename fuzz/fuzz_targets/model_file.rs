@@ -3,13 +3,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mfq_model::models::generic::{GenericModel, Limits};
-use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec};
+use mfq_model::models::generic::{GenericModel, GenericSpec, Limits};
+use mfq_model::{Jacobian, MeanFieldModel, ModelFile};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(file) = toml::from_str::<ModelFile>(text) else { return };
-    let ModelSpec::Generic(spec) = &file.model else { return };
+    let Some(spec) = file.model.downcast_ref::<GenericSpec>() else { return };
     let _ = file.model.lambda();
     let _ = mfq_model::spec::has_key(text, "K");
     let limits = Limits { max_state: 1000, max_transitions: 10_000, max_nodes: 200_000 };

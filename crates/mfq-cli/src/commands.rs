@@ -571,20 +571,17 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `mfq models`.
-pub fn models(json: bool) -> Result<(), Failure> {
-    let cat = mfq_model::models::catalog();
-    if json {
-        outln!("{}", serde_json::to_string(&cat).unwrap_or_default());
+/// `mfq models`: the registry's kinds, their parameters and sources (`--markdown`: the
+/// guide's table).
+pub fn models(json: bool, markdown: bool) -> Result<(), Failure> {
+    if markdown {
+        out!("{}", mfq::guide_table());
         return Ok(());
     }
-    for m in cat {
-        outln!("{:<16} {}", m.kind, m.name);
-        for p in &m.parameters {
-            outln!("    {:<10} {} ({})", p.name, p.meaning, p.range);
-        }
-        outln!("    source: {}", m.source);
-        outln!("    example: {}", m.example);
+    if json {
+        outln!("{}", serde_json::to_string(&mfq::catalog()).unwrap_or_default());
+        return Ok(());
     }
+    out!("{}", mfq::catalog_text());
     Ok(())
 }

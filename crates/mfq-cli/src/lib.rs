@@ -89,6 +89,9 @@ enum Command {
         /// Print JSON
         #[arg(long)]
         json: bool,
+        /// Print the guide's Markdown table of kinds (docs/guide.md)
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
     },
 }
 
@@ -150,7 +153,7 @@ where
         Command::Compare(a) => a.model.json,
         Command::Sweep(a) => a.model.json,
         Command::Figure(_) => false,
-        Command::Models { json } => *json,
+        Command::Models { json, .. } => *json,
     };
     let result = match cli.command {
         Command::Report(a) => commands::report(&a),
@@ -162,7 +165,7 @@ where
         Command::Compare(a) => simcmd::compare(&a),
         Command::Sweep(a) => sweepcmd::sweep_cmd(&a),
         Command::Figure(a) => sweepcmd::figure_cmd(&a),
-        Command::Models { json } => commands::models(json),
+        Command::Models { json, markdown } => commands::models(json, markdown),
     };
     match result {
         Ok(()) => 0,

@@ -117,15 +117,8 @@ fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: Op
 pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
-    if let mfq_model::ModelSpec::Redundancy {
-        lambda,
-        d,
-        discipline: mfq_model::models::redundancy::Discipline::Fcfs,
-        copies: mfq_model::models::redundancy::Copies::Identical,
-        ..
-    } = file.model
-    {
-        return identical_fcfs_verdict(args, lambda, d, deadline);
+    if let Some(r) = file.model.downcast_ref::<mfq_model::models::RedundancySpec>().filter(|r| r.is_identical_fcfs()) {
+        return identical_fcfs_verdict(args, r.lambda, r.d, deadline);
     }
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build_probe(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
@@ -133,7 +126,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
             return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
         }
     }
-    if file.model.kind() == "generic" {
+    if matches!(file.model.simulation(), Ok(mfq_model::Simulation::Population)) {
         return simulate_generic(args, &file, deadline);
     }
     let report =

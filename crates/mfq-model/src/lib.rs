@@ -26,12 +26,16 @@
 //! assert!((m.observables(&x).mean_response_time.unwrap() - 2.614057).abs() < 1e-6);
 //! ```
 
+pub mod finite;
 pub mod jacobian;
 pub mod models;
+pub mod registry;
 pub mod spec;
 
+pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
-pub use spec::{ModelFile, ModelSpec, Truncation};
+pub use registry::{Kind, KindSpec, ModelSpec, Param, KINDS};
+pub use spec::{ModelFile, Truncation};
 
 use serde::Serialize;
 

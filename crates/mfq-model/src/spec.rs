@@ -20,9 +20,7 @@
 //! inside `[model]` (`lambda=0.95` sets `model.lambda`). `VALUE` is read as a TOML value
 //! (`0.95`, `3`, `"jsq"`, `true`), or as a string when it is not one.
 
-use crate::models::{CostRule, PsSq2, Pull, Sampling, ServerClass, SpeedAware, StaticRouting};
-use crate::models::{Jiq, Jsq, OpinionBiased, OpinionStubborn, PodLd, PodLi};
-use crate::models::{JobSizeSpec, Lld, PhaseTypeQueue};
+pub use crate::registry::ModelSpec;
 use crate::{MeanFieldModel, ModelError};
 use serde::{Deserialize, Serialize};
 
@@ -43,277 +41,6 @@ pub struct ModelFile {
     pub truncation: Truncation,
 }
 
-/// A built-in model with its parameters, tagged by `kind`.
-///
-/// Written as a table with a `kind` key (`{"kind": "jsq", "lambda": 0.9, "d": 2}`) and read
-/// from one: the table is read first, then the variant named by `kind` from the other keys with
-/// their path tracked, so an error names the key (`model.d: invalid type: string "two",
-/// expected u32`). serde's own internally tagged enums buffer the table before they know the
-/// variant and lose that path. The defaults of the optional keys are those of
-/// `ModelSpecByKind`, the private twin the variants are read through.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum ModelSpec {
-    /// JSQ(d) / power-of-d, see [`Jsq`].
-    Jsq {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// Servers sampled per arrival (`>= 1`).
-        d: u32,
-    },
-    /// Pod with load-independent comparison errors, see [`PodLi`].
-    PodLi {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// Servers sampled per arrival.
-        d: u32,
-        /// Error probability in `[0, 1]`.
-        eps: f64,
-    },
-    /// Pod with load-dependent comparison errors, see [`PodLd`].
-    PodLd {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// Servers sampled per arrival.
-        d: u32,
-        /// Error probability in `[0, 1]`.
-        eps: f64,
-        /// Errors happen only when `max - min <= g` among the sampled queue lengths.
-        g: u32,
-    },
-    /// Join-Idle-Queue, see [`Jiq`].
-    Jiq {
-        /// Arrival rate per server.
-        lambda: f64,
-    },
-    /// SQ(d)/JSQ(d) with phase-type job sizes, see [`PhaseTypeQueue`].
-    JsqPh {
-        /// Arrival rate per server (load `lambda E[S]`).
-        lambda: f64,
-        /// Servers sampled per arrival (`>= 1`).
-        d: u32,
-        /// `[model.job_size]`, see [`JobSizeSpec`] (default: exponential, mean 1).
-        job_size: JobSizeSpec,
-    },
-    /// Pod with load-independent errors and phase-type job sizes, see [`PhaseTypeQueue`].
-    PodLiPh {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// Servers sampled per arrival.
-        d: u32,
-        /// Error probability in `[0, 1]`.
-        eps: f64,
-        /// `[model.job_size]`, see [`JobSizeSpec`].
-        job_size: JobSizeSpec,
-    },
-    /// Join-Idle-Queue with phase-type job sizes, see [`PhaseTypeQueue`].
-    JiqPh {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// `[model.job_size]`, see [`JobSizeSpec`].
-        job_size: JobSizeSpec,
-    },
-    /// LL(d), least loaded of `d` by workload, see [`Lld`] (`truncation.levels` counts grid points).
-    Lld {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// Servers sampled per arrival.
-        d: u32,
-        /// `[model.job_size]`, see [`JobSizeSpec`].
-        job_size: JobSizeSpec,
-    },
-    /// Majority-rule opinion dynamics with stubborn agents, see [`OpinionStubborn`] (no queues).
-    OpinionStubborn {
-        /// Fraction of all agents stubborn with opinion 0, in `[0, 1)`.
-        gamma0: f64,
-        /// Fraction of all agents stubborn with opinion 1, in `[0, 1)`; `gamma0 + gamma1 < 1`.
-        gamma1: f64,
-    },
-    /// Majority-rule opinion dynamics with biased agents, see [`OpinionBiased`] (no queues).
-    OpinionBiased {
-        /// Probability that an update adopts opinion 1 outright, in `[0, 1]`.
-        alpha: f64,
-    },
-    /// Speed-aware JSQ on server classes, see [`SpeedAware`].
-    SaJsq {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// `[[model.classes]]`: fraction and speed of each class.
-        classes: Vec<ServerClass>,
-    },
-    /// Speed-aware JIQ on server classes, see [`SpeedAware`].
-    SaJiq {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// `[[model.classes]]`: fraction and speed of each class.
-        classes: Vec<ServerClass>,
-    },
-    /// Stolyar's PULL on server classes, see [`Pull`].
-    Pull {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// `[[model.classes]]`: fraction and speed of each class.
-        classes: Vec<ServerClass>,
-    },
-    /// SQ(2)-type routing on processor-sharing server classes, see [`PsSq2`].
-    PsSq2 {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// `[[model.classes]]`: fraction and speed (capacity `C_j`) of each class.
-        classes: Vec<ServerClass>,
-        /// Class sampling probabilities (default `"uniform"`).
-        sampling: Sampling,
-        /// Cost compared (default `"sq2"`).
-        rule: CostRule,
-    },
-    /// The optimal static routing over server classes, see [`StaticRouting`].
-    StaticRouting {
-        /// Arrival rate per server.
-        lambda: f64,
-        /// `[[model.classes]]`: fraction and speed (capacity) of each class.
-        classes: Vec<ServerClass>,
-    },
-    /// Redundancy-d (copies to `d` servers, cancel on first completion, exponential sizes),
-    /// see [`crate::models::redundancy`].
-    Redundancy {
-        /// Arrival rate of jobs per server.
-        lambda: f64,
-        /// Copies per job (`>= 1`; `2` for the pair approximations).
-        d: u32,
-        /// Per-server discipline: `"ps"`, `"fcfs"`, `"lps"` (needs `lps_k`), `"lcfs"` (default `"ps"`).
-        discipline: crate::models::redundancy::Discipline,
-        /// `"mean-field"` (default) or `"pair"` (`"triplet"` is reserved).
-        approximation: crate::models::redundancy::Approximation,
-        /// `"iid"` (default) or `"identical"` copy sizes (identical: stability only).
-        copies: crate::models::redundancy::Copies,
-        /// LPS(k): number of oldest copies sharing a server (only with `discipline = "lps"`).
-        lps_k: Option<u32>,
-    },
-    /// A user-defined model given by its transitions (jumps and rate expressions), see
-    /// [`crate::models::generic`] and docs/models/generic.md.
-    Generic(Box<crate::models::GenericSpec>),
-}
-
-fn default_discipline() -> crate::models::redundancy::Discipline {
-    crate::models::redundancy::Discipline::Ps
-}
-fn default_approximation() -> crate::models::redundancy::Approximation {
-    crate::models::redundancy::Approximation::MeanField
-}
-fn default_copies() -> crate::models::redundancy::Copies {
-    crate::models::redundancy::Copies::Iid
-}
-
-/// How the variants of [`ModelSpec`] are read: an externally tagged twin (`{"jsq": {"lambda":
-/// 0.9, "d": 2}}`) that serde deserialises without buffering, so that the path of an error is
-/// kept. `remote` makes serde build a [`ModelSpec`] from it; the compiler checks that every
-/// variant and field matches. The defaults of optional keys live here.
-#[derive(Deserialize)]
-#[serde(remote = "ModelSpec", rename_all = "kebab-case", deny_unknown_fields)]
-enum ModelSpecByKind {
-    Jsq {
-        lambda: f64,
-        d: u32,
-    },
-    PodLi {
-        lambda: f64,
-        d: u32,
-        eps: f64,
-    },
-    PodLd {
-        lambda: f64,
-        d: u32,
-        eps: f64,
-        g: u32,
-    },
-    Jiq {
-        lambda: f64,
-    },
-    JsqPh {
-        lambda: f64,
-        d: u32,
-        #[serde(default)]
-        job_size: JobSizeSpec,
-    },
-    PodLiPh {
-        lambda: f64,
-        d: u32,
-        eps: f64,
-        #[serde(default)]
-        job_size: JobSizeSpec,
-    },
-    JiqPh {
-        lambda: f64,
-        #[serde(default)]
-        job_size: JobSizeSpec,
-    },
-    Lld {
-        lambda: f64,
-        d: u32,
-        #[serde(default)]
-        job_size: JobSizeSpec,
-    },
-    OpinionStubborn {
-        gamma0: f64,
-        gamma1: f64,
-    },
-    OpinionBiased {
-        alpha: f64,
-    },
-    SaJsq {
-        lambda: f64,
-        classes: Vec<ServerClass>,
-    },
-    SaJiq {
-        lambda: f64,
-        classes: Vec<ServerClass>,
-    },
-    Pull {
-        lambda: f64,
-        classes: Vec<ServerClass>,
-    },
-    PsSq2 {
-        lambda: f64,
-        classes: Vec<ServerClass>,
-        #[serde(default)]
-        sampling: Sampling,
-        #[serde(default)]
-        rule: CostRule,
-    },
-    StaticRouting {
-        lambda: f64,
-        classes: Vec<ServerClass>,
-    },
-    Redundancy {
-        lambda: f64,
-        d: u32,
-        #[serde(default = "default_discipline")]
-        discipline: crate::models::redundancy::Discipline,
-        #[serde(default = "default_approximation")]
-        approximation: crate::models::redundancy::Approximation,
-        #[serde(default = "default_copies")]
-        copies: crate::models::redundancy::Copies,
-        #[serde(default)]
-        lps_k: Option<u32>,
-    },
-    Generic(Box<crate::models::GenericSpec>),
-}
-
-impl<'de> Deserialize<'de> for ModelSpec {
-    /// Reads a `[model]` table (see [`ModelSpec`]); errors start with the dotted key they are
-    /// about (`model.d: ...`, `model.classes[1].speed: ...`).
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// `ModelSpecByKind` as a `Deserialize` type (serde's `remote` gives a function).
-        struct ByKind(ModelSpec);
-        impl<'de> Deserialize<'de> for ByKind {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                ModelSpecByKind::deserialize(d).map(ByKind)
-            }
-        }
-        by_tag(deserializer, "model", "kind", "a [model] table with a kind (see `mfq models`)").map(|ByKind(m)| m)
-    }
-}
-
 /// Reads an internally tagged table (the variant named by its key `tag`) through its
 /// externally tagged twin `T`, so that errors keep their path: a table `{tag = "v", a = 1}` is
 /// read as `T` from `{"v": {a = 1}}`.
@@ -328,7 +55,6 @@ where
     T: serde::de::DeserializeOwned,
 {
     use serde::de::Error;
-    use serde_path_to_error::Segment;
     let value = toml::Value::deserialize(deserializer)?;
     let toml::Value::Table(mut table) = value else {
         return Err(D::Error::invalid_type(unexpected(&value), &expected));
@@ -343,31 +69,42 @@ where
     };
     let twin = toml::Value::Table(toml::Table::from_iter([(variant, toml::Value::Table(table))]));
     serde_path_to_error::deserialize(twin).map_err(|e| {
-        let mut path = name.to_string();
         let mut segments = e.path().iter();
-        match segments.next() {
+        let path = match segments.next() {
             // no variant was entered: its name is unknown
-            None | Some(Segment::Unknown) => path = format!("{name}.{tag}"),
-            Some(_) => {
-                for s in segments {
-                    match s {
-                        Segment::Seq { index } => path.push_str(&format!("[{index}]")),
-                        Segment::Map { key } | Segment::Enum { variant: key } => path = format!("{path}.{key}"),
-                        Segment::Unknown => break,
-                    }
-                }
-            }
-        }
-        let message = e.into_inner().message().to_string();
-        // a tagged table inside this one gave its path relative to itself
-        let (inner, message) = relative_path(&message).unwrap_or(("", &message));
-        let path = format!("{path}{inner}");
-        if path.is_empty() {
-            D::Error::custom(message)
-        } else {
-            D::Error::custom(format!("{path}: {message}"))
-        }
+            None | Some(serde_path_to_error::Segment::Unknown) => format!("{name}.{tag}"),
+            Some(_) => dotted_path(name, segments),
+        };
+        D::Error::custom(with_path(&path, &e.into_inner().message().to_string()))
     })
+}
+
+/// The dotted key of a serde path below the table `name`: `model.classes[1].speed` (stops at
+/// the first segment serde could not name).
+pub(crate) fn dotted_path<'a>(name: &str, segments: impl Iterator<Item = &'a serde_path_to_error::Segment>) -> String {
+    use serde_path_to_error::Segment;
+    let mut path = name.to_string();
+    for s in segments {
+        match s {
+            Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => path = format!("{path}.{key}"),
+            Segment::Unknown => break,
+        }
+    }
+    path
+}
+
+/// `PATH: MESSAGE`, where a message that starts with a path relative to its own table (a
+/// tagged table inside this one, read by [`by_tag`] with an empty name) has it appended to
+/// `path`; just `MESSAGE` when the path is empty.
+pub(crate) fn with_path(path: &str, message: &str) -> String {
+    let (inner, message) = relative_path(message).unwrap_or(("", message));
+    let path = format!("{path}{inner}");
+    if path.is_empty() {
+        message.to_string()
+    } else {
+        format!("{path}: {message}")
+    }
 }
 
 /// Splits `.key[1].sub: message` (a path relative to a table, see [`by_tag`]) into the path
@@ -379,7 +116,7 @@ fn relative_path(message: &str) -> Option<(&str, &str)> {
 }
 
 /// What serde calls a TOML value in an "invalid type" message.
-fn unexpected(value: &toml::Value) -> serde::de::Unexpected<'_> {
+pub(crate) fn unexpected(value: &toml::Value) -> serde::de::Unexpected<'_> {
     use serde::de::Unexpected;
     match value {
         toml::Value::String(s) => Unexpected::Str(s),
@@ -399,7 +136,7 @@ fn unexpected(value: &toml::Value) -> serde::de::Unexpected<'_> {
 pub const MAX_DENSE_DIM: usize = 2048;
 
 /// Refuses a truncation that makes a dense-Jacobian model larger than [`MAX_DENSE_DIM`].
-fn check_dense_size(model: &dyn MeanFieldModel, levels: usize) -> Result<(), ModelError> {
+pub(crate) fn check_dense_size(model: &dyn MeanFieldModel, levels: usize) -> Result<(), ModelError> {
     let n = model.dim();
     if n <= MAX_DENSE_DIM || !matches!(model.sparsity(), crate::Sparsity::Dense) {
         return Ok(());
@@ -475,153 +212,6 @@ impl Truncation {
     }
 }
 
-impl ModelSpec {
-    /// The `kind` key of this model.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            ModelSpec::Jsq { .. } => "jsq",
-            ModelSpec::PodLi { .. } => "pod-li",
-            ModelSpec::PodLd { .. } => "pod-ld",
-            ModelSpec::Jiq { .. } => "jiq",
-            ModelSpec::JsqPh { .. } => "jsq-ph",
-            ModelSpec::PodLiPh { .. } => "pod-li-ph",
-            ModelSpec::JiqPh { .. } => "jiq-ph",
-            ModelSpec::Lld { .. } => "lld",
-            ModelSpec::OpinionStubborn { .. } => "opinion-stubborn",
-            ModelSpec::OpinionBiased { .. } => "opinion-biased",
-            ModelSpec::SaJsq { .. } => "sa-jsq",
-            ModelSpec::SaJiq { .. } => "sa-jiq",
-            ModelSpec::Pull { .. } => "pull",
-            ModelSpec::PsSq2 { .. } => "ps-sq2",
-            ModelSpec::StaticRouting { .. } => "static-routing",
-            ModelSpec::Redundancy { .. } => "redundancy",
-            ModelSpec::Generic(_) => "generic",
-        }
-    }
-
-    /// Arrival rate per server; `None` for models without queues (opinion dynamics).
-    pub fn lambda(&self) -> Option<f64> {
-        match *self {
-            ModelSpec::Jsq { lambda, .. }
-            | ModelSpec::PodLi { lambda, .. }
-            | ModelSpec::PodLd { lambda, .. }
-            | ModelSpec::Jiq { lambda } => Some(lambda),
-            ModelSpec::JsqPh { lambda, .. }
-            | ModelSpec::PodLiPh { lambda, .. }
-            | ModelSpec::JiqPh { lambda, .. }
-            | ModelSpec::Lld { lambda, .. } => Some(lambda),
-            ModelSpec::OpinionStubborn { .. } | ModelSpec::OpinionBiased { .. } => None,
-            ModelSpec::SaJsq { lambda, .. }
-            | ModelSpec::SaJiq { lambda, .. }
-            | ModelSpec::Pull { lambda, .. }
-            | ModelSpec::PsSq2 { lambda, .. }
-            | ModelSpec::StaticRouting { lambda, .. } => Some(lambda),
-            ModelSpec::Redundancy { lambda, .. } => Some(lambda),
-            // `observables.arrival_rate`, when declared
-            ModelSpec::Generic(ref g) => g.lambda(),
-        }
-    }
-
-    /// Checks the parameters as [`build`](Self::build) does, without what a model computes
-    /// when it is built (the LCFS limit of redundancy solves its renewal equations at build,
-    /// seconds; here only its parameters are checked). Used to validate a model file, and by
-    /// commands that do not need the model's solution (`simulate`).
-    ///
-    /// # Errors
-    /// As [`build`](Self::build).
-    pub fn validate(&self, levels: usize) -> Result<(), ModelError> {
-        match *self {
-            ModelSpec::Redundancy { lambda, d, discipline, approximation, copies, lps_k } => {
-                crate::models::redundancy::validate(lambda, d, discipline, approximation, copies, lps_k, levels)
-            }
-            _ => self.build(levels).map(|_| ()),
-        }
-    }
-
-    /// A model with the same parameters and the same [`MeanFieldModel::stability`] verdict,
-    /// cheap to build: [`build`](Self::build) except for the LCFS limit of redundancy, whose
-    /// probe is the redundancy mean field (the limit solves its renewal equations at build).
-    ///
-    /// # Errors
-    /// As [`validate`](Self::validate).
-    pub fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
-        use crate::models::redundancy::Approximation;
-        match *self {
-            ModelSpec::Redundancy { lambda, d, discipline, approximation: Approximation::Limit, copies, lps_k } => {
-                self.validate(levels)?;
-                crate::models::redundancy::build(lambda, d, discipline, Approximation::MeanField, copies, lps_k, levels.min(64))
-            }
-            _ => self.build(levels),
-        }
-    }
-
-    /// `Some(reason)` for models without dynamics, as [`MeanFieldModel::dynamics_note`] of the
-    /// built model but without building it (the LCFS limit of redundancy): their transients
-    /// and attraction checks mean nothing.
-    pub fn dynamics_note(&self) -> Option<String> {
-        match self {
-            ModelSpec::Redundancy { approximation: crate::models::redundancy::Approximation::Limit, .. } => {
-                Some(crate::models::redundancy::LIMIT_DYNAMICS_NOTE.to_string())
-            }
-            _ => None,
-        }
-    }
-
-    /// The model truncated at `levels` = K (queueing models; models without levels, such as
-    /// the opinion models, ignore `levels`).
-    ///
-    /// # Errors
-    /// [`ModelError::OutOfRange`] when a parameter is outside its range (the field is named).
-    pub fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
-        let model: Box<dyn MeanFieldModel> = match *self {
-            ModelSpec::Jsq { lambda, d } => Box::new(Jsq::new(lambda, d, levels)?),
-            ModelSpec::PodLi { lambda, d, eps } => Box::new(PodLi::new(lambda, d, eps, levels)?),
-            ModelSpec::PodLd { lambda, d, eps, g } => Box::new(PodLd::new(lambda, d, eps, g, levels)?),
-            ModelSpec::Jiq { lambda } => Box::new(Jiq::new(lambda, levels.max(2))?),
-            ModelSpec::JsqPh { lambda, d, ref job_size } => Box::new(PhaseTypeQueue::jsq(lambda, d, job_size.to_phase_type()?, levels)?),
-            ModelSpec::PodLiPh { lambda, d, eps, ref job_size } => {
-                Box::new(PhaseTypeQueue::pod_li(lambda, d, eps, job_size.to_phase_type()?, levels)?)
-            }
-            ModelSpec::JiqPh { lambda, ref job_size } => Box::new(PhaseTypeQueue::jiq(lambda, job_size.to_phase_type()?, levels.max(2))?),
-            // `levels` = number of workload grid points
-            ModelSpec::Lld { lambda, d, ref job_size } => Box::new(Lld::new(lambda, d, job_size.to_phase_type()?, levels)?),
-            // one-dimensional: `levels` does not apply
-            ModelSpec::OpinionStubborn { gamma0, gamma1 } => Box::new(OpinionStubborn::new(gamma0, gamma1)?),
-            ModelSpec::OpinionBiased { alpha } => Box::new(OpinionBiased::new(alpha)?),
-            ModelSpec::SaJsq { lambda, ref classes } => Box::new(SpeedAware::jsq(lambda, classes, levels)?),
-            ModelSpec::SaJiq { lambda, ref classes } => Box::new(SpeedAware::jiq(lambda, classes, levels)?),
-            ModelSpec::Pull { lambda, ref classes } => Box::new(Pull::new(lambda, classes, levels)?),
-            ModelSpec::PsSq2 { lambda, ref classes, ref sampling, rule } => {
-                Box::new(PsSq2::new(lambda, classes, sampling.clone(), rule, levels)?)
-            }
-            ModelSpec::StaticRouting { lambda, ref classes } => Box::new(StaticRouting::new(lambda, classes, levels)?),
-            ModelSpec::Redundancy { lambda, d, discipline, approximation, copies, lps_k } => {
-                crate::models::redundancy::build(lambda, d, discipline, approximation, copies, lps_k, levels)?
-            }
-            // `levels` sets the parameter named by `model.levels`, if any; else the size is fixed
-            ModelSpec::Generic(ref g) => Box::new(g.build(levels)?),
-        };
-        check_dense_size(model.as_ref(), levels)?;
-        Ok(model)
-    }
-
-    /// A first truncation level for the automatic growth (cheap models start small).
-    pub fn initial_levels(&self) -> usize {
-        match self {
-            // heterogeneous PS routing: start where most fixed points fit (class-tail states
-            // are not warm-started level by level when K grows)
-            ModelSpec::PsSq2 { .. } => 64,
-            // pair approximations: K^2 states, K >= lps_k + 2
-            ModelSpec::Redundancy { approximation, lps_k, .. } => crate::models::redundancy::initial_levels(*approximation, *lps_k),
-            // workload grid points (step 0.1 E[S])
-            ModelSpec::Lld { .. } => 128,
-            // the `levels` parameter's value, or the (fixed) dimension
-            ModelSpec::Generic(g) => g.initial_levels(),
-            _ => 16,
-        }
-    }
-}
-
 impl ModelFile {
     /// Parses a model file and applies `overrides` (`NAME=VALUE` strings), then checks every range.
     ///
@@ -643,27 +233,10 @@ impl ModelFile {
         file.truncation.validate()?;
         // identical copies under FCFS have a finite-N stability verdict (the saturated system,
         // `mfq simulate`) but no model to build: their parameters are checked by that verdict
-        if !file.model.is_identical_fcfs_redundancy() {
+        if file.model.has_model() {
             file.model.validate(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels()))?;
         }
         Ok(file)
-    }
-}
-
-impl ModelSpec {
-    /// Whether this is redundancy-d with identical copies under FCFS (`kind = "redundancy"`,
-    /// `copies = "identical"`, `discipline = "fcfs"`): a model whose only output is its stability
-    /// verdict (infinite `N`: [`crate::models::redundancy::identical_stability`]; finite `N`:
-    /// the saturated system of `mfq_sim::saturated`).
-    pub fn is_identical_fcfs_redundancy(&self) -> bool {
-        matches!(
-            self,
-            ModelSpec::Redundancy {
-                copies: crate::models::redundancy::Copies::Identical,
-                discipline: crate::models::redundancy::Discipline::Fcfs,
-                ..
-            }
-        )
     }
 }
 
@@ -792,6 +365,18 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key in the name".into()));
     }
+    // a key of [model] must be a parameter the kind declares (the registry)
+    let kind = doc.get("model").and_then(|m| m.get("kind")).and_then(|k| k.as_str()).and_then(crate::registry::kind);
+    if let (Some(kind), ["model", key, ..]) = (kind, parts.as_slice()) {
+        if *key != "kind" && kind.param(key).is_none() {
+            let names: Vec<&str> = kind.params.iter().map(|p| p.name).collect();
+            return Err(bad(format!(
+                "kind {} has no parameter '{key}' (its parameters: {}; see `mfq models`)",
+                kind.name,
+                names.join(", ")
+            )));
+        }
+    }
     let value = value.trim();
     // one TOML value, or else the text as a string (`0.9\nlambda = 3` is not a value)
     let parsed: toml::Value = format!("v = {value}")
@@ -823,16 +408,17 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::models::{JiqSpec, JsqSpec, OpinionBiasedSpec, OpinionStubbornSpec};
 
     const JSQ: &str = "[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n";
 
     #[test]
     fn parses_and_overrides() {
         let f = ModelFile::parse(JSQ, &["lambda=0.95".into(), "truncation.levels=40".into()]).unwrap();
-        assert_eq!(f.model, ModelSpec::Jsq { lambda: 0.95, d: 2 });
+        assert_eq!(f.model, JsqSpec { lambda: 0.95, d: 2 }.into());
         assert_eq!(f.truncation.levels, Some(40));
         let f = ModelFile::parse(JSQ, &["model.d=3".into()]).unwrap();
-        assert_eq!(f.model, ModelSpec::Jsq { lambda: 0.9, d: 3 });
+        assert_eq!(f.model, JsqSpec { lambda: 0.9, d: 3 }.into());
     }
 
     #[test]
@@ -850,14 +436,14 @@ mod tests {
     #[test]
     fn opinion_kinds_parse_and_have_no_lambda() {
         let f = ModelFile::parse("[model]\nkind = \"opinion-stubborn\"\ngamma0 = 0.1\ngamma1 = 0.1\n", &[]).unwrap();
-        assert_eq!(f.model, ModelSpec::OpinionStubborn { gamma0: 0.1, gamma1: 0.1 });
+        assert_eq!(f.model, OpinionStubbornSpec { gamma0: 0.1, gamma1: 0.1 }.into());
         assert_eq!((f.model.kind(), f.model.lambda()), ("opinion-stubborn", None));
         assert_eq!(f.model.build(16).unwrap().dim(), 1);
         let f = ModelFile::parse("[model]\nkind = \"opinion-biased\"\nalpha = 0.05\n", &["alpha=0.2".into()]).unwrap();
-        assert_eq!(f.model, ModelSpec::OpinionBiased { alpha: 0.2 });
+        assert_eq!(f.model, OpinionBiasedSpec { alpha: 0.2 }.into());
         let e = ModelFile::parse("[model]\nkind = \"opinion-biased\"\nalpha = 2\n", &[]).unwrap_err();
         assert!(e.to_string().contains("model.alpha = 2"), "{e}");
-        assert_eq!(ModelSpec::Jiq { lambda: 0.5 }.lambda(), Some(0.5));
+        assert_eq!(ModelSpec::from(JiqSpec { lambda: 0.5 }).lambda(), Some(0.5));
     }
 
     #[test]

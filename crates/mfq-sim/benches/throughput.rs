@@ -11,13 +11,18 @@ fn parse(text: &str) -> ModelSpec {
 
 fn main() {
     let cases: Vec<(&str, ModelSpec, usize, f64)> = vec![
-        ("JSQ(2) lambda=0.9", ModelSpec::Jsq { lambda: 0.9, d: 2 }, 1000, 20_000.0),
-        ("JSQ(2) lambda=0.9", ModelSpec::Jsq { lambda: 0.9, d: 2 }, 100_000, 200.0),
-        ("JSQ(1) lambda=0.9", ModelSpec::Jsq { lambda: 0.9, d: 1 }, 1000, 20_000.0),
-        ("JSQ(3) lambda=0.9", ModelSpec::Jsq { lambda: 0.9, d: 3 }, 1000, 20_000.0),
-        ("Pod-LI d=2 eps=0.3 lambda=0.9", ModelSpec::PodLi { lambda: 0.9, d: 2, eps: 0.3 }, 1000, 20_000.0),
-        ("Pod-LD d=2 eps=0.5 g=1 lambda=0.9", ModelSpec::PodLd { lambda: 0.9, d: 2, eps: 0.5, g: 1 }, 1000, 20_000.0),
-        ("JIQ lambda=0.9", ModelSpec::Jiq { lambda: 0.9 }, 1000, 20_000.0),
+        ("JSQ(2) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), 1000, 20_000.0),
+        ("JSQ(2) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), 100_000, 200.0),
+        ("JSQ(1) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 1 }), 1000, 20_000.0),
+        ("JSQ(3) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 3 }), 1000, 20_000.0),
+        ("Pod-LI d=2 eps=0.3 lambda=0.9", ModelSpec::from(mfq_model::models::PodLiSpec { lambda: 0.9, d: 2, eps: 0.3 }), 1000, 20_000.0),
+        (
+            "Pod-LD d=2 eps=0.5 g=1 lambda=0.9",
+            ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.9, d: 2, eps: 0.5, g: 1 }),
+            1000,
+            20_000.0,
+        ),
+        ("JIQ lambda=0.9", ModelSpec::from(mfq_model::models::JiqSpec { lambda: 0.9 }), 1000, 20_000.0),
         ("SA-JSQ case A lambda=0.9", parse(&hetero("sa-jsq", "")), 1000, 20_000.0),
         ("SA-JIQ case A lambda=0.9", parse(&hetero("sa-jiq", "")), 1000, 20_000.0),
         ("PULL case A lambda=0.9", parse(&hetero("pull", "")), 1000, 20_000.0),
@@ -29,8 +34,13 @@ fn main() {
         ("Red(2) PS lambda=0.9", parse(&red("ps")), 1000, 20_000.0),
         ("Red(2) FCFS lambda=0.9", parse(&red("fcfs")), 1000, 20_000.0),
         ("Red(2) LCFS lambda=0.9", parse(&red("lcfs")), 1000, 20_000.0),
-        ("opinion stubborn (0.1, 0.1)", ModelSpec::OpinionStubborn { gamma0: 0.1, gamma1: 0.1 }, 1000, 20_000.0),
-        ("opinion biased alpha=0.05", ModelSpec::OpinionBiased { alpha: 0.05 }, 1000, 20_000.0),
+        (
+            "opinion stubborn (0.1, 0.1)",
+            ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0: 0.1, gamma1: 0.1 }),
+            1000,
+            20_000.0,
+        ),
+        ("opinion biased alpha=0.05", ModelSpec::from(mfq_model::models::OpinionBiasedSpec { alpha: 0.05 }), 1000, 20_000.0),
     ];
     println!("{:<36} {:>8} {:>12} {:>8} {:>14}", "model", "N", "events", "seconds", "events/s");
     for (name, spec, n, time) in cases {

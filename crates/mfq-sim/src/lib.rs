@@ -44,7 +44,7 @@
 //! ```
 //! use mfq_model::ModelSpec;
 //! use mfq_sim::{simulate, SimOptions};
-//! let spec = ModelSpec::Jsq { lambda: 0.5, d: 2 };
+//! let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.5, d: 2 });
 //! let opts = SimOptions { servers: 200, time: 200.0, warmup: 20.0, replications: 2, batches: 10, ..Default::default() };
 //! let report = simulate(&spec, &opts).unwrap();
 //! // x_1 = P(Q >= 1) = lambda exactly in steady state (unit-rate servers, no losses)
@@ -63,6 +63,9 @@ pub use stats::Estimate;
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
 use families::{hetero, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
+use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
+use mfq_model::models::redundancy::Discipline;
+use mfq_model::models::{CostRule, Sampling, ServerClass};
 use mfq_model::ModelSpec;
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -83,11 +86,13 @@ pub enum SimError {
         /// What is allowed.
         allowed: String,
     },
-    /// The model kind has no simulator (yet).
-    #[error("the simulator does not support model kind '{kind}' (supported: jsq, pod-li, pod-ld, jiq, jsq-ph, pod-li-ph, jiq-ph, lld, sa-jsq, sa-jiq, pull, ps-sq2, static-routing, redundancy with i.i.d. copies, opinion-stubborn, opinion-biased)")]
+    /// The model kind declares no finite-N system this simulator runs.
+    #[error("no finite-N simulation of model kind '{kind}': {reason}")]
     Unsupported {
         /// The model's `kind` key.
         kind: String,
+        /// Why, as the kind declares it.
+        reason: String,
     },
 }
 
@@ -324,17 +329,10 @@ fn model_error(e: mfq_model::ModelError) -> SimError {
     }
 }
 
-/// A phase-type law from the model's `[model.job_size]` table (its parameters only: the
-/// simulator draws the phases itself).
-fn law_of(job_size: &mfq_model::models::JobSizeSpec) -> Result<phase::Law, SimError> {
-    let ph = job_size.to_phase_type().map_err(model_error)?;
-    Ok(phase::Law::new(ph.alpha(), ph.sub_generator()))
-}
-
-/// The per-class fractions and speeds, after the model's own range checks (`build`).
-fn classes_of(spec: &ModelSpec, classes: &[mfq_model::models::ServerClass]) -> Result<(Vec<f64>, Vec<f64>), SimError> {
-    spec.build(2).map_err(model_error)?;
-    Ok((classes.iter().map(|c| c.fraction).collect(), classes.iter().map(|c| c.speed).collect()))
+/// The simulator's sampler of a phase-type law (its parameters only: the simulator draws the
+/// phases itself).
+fn law_of(ph: &mfq_model::models::PhaseType) -> phase::Law {
+    phase::Law::new(ph.alpha(), ph.sub_generator())
 }
 
 fn check_no_buffer(opts: &SimOptions, kind: &str) -> Result<(), SimError> {
@@ -345,141 +343,158 @@ fn check_no_buffer(opts: &SimOptions, kind: &str) -> Result<(), SimError> {
 }
 
 /// The routing rule, arrival rate per server and report shape of `spec`, after checking its
-/// parameters. `x0` is the initial fraction of opinion 1 (opinion kinds only).
+/// parameters. `x0` is the initial fraction of opinion 1 (opinion kinds only). The system is
+/// the one the kind declares ([`ModelSpec::simulation`]); this dispatch is by family.
 fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f64, Shape), SimError> {
-    use mfq_model::models::redundancy::{Copies, Discipline};
-    use mfq_model::models::{CostRule, Sampling};
-    let q = |p: Policy, lambda: f64| Ok((p, lambda, Shape::Queues));
-    #[allow(unreachable_patterns)] // variants added to ModelSpec later are reported, not simulated
-    match *spec {
-        ModelSpec::JsqPh { lambda, d, ref job_size } => {
+    let unsupported = |reason: String| SimError::Unsupported { kind: spec.kind().to_string(), reason };
+    match spec.simulation().map_err(model_error)? {
+        Simulation::System(FiniteSystem::Queues { lambda, routing }) => queues_policy(lambda, routing),
+        Simulation::System(FiniteSystem::PhaseQueues { lambda, routing, ref job_size }) => phase_policy(lambda, routing, job_size),
+        Simulation::System(FiniteSystem::LeastLoaded { lambda, d, ref job_size }) => {
             check_lambda(lambda)?;
             check_d(d)?;
-            q(Policy::Phase { law: law_of(job_size)?, routing: phase::Routing::Jsq(d) }, lambda)
+            check_no_buffer(opts, spec.kind())?;
+            Ok((Policy::Lld { law: law_of(job_size), d }, lambda, Shape::Workload))
         }
-        ModelSpec::PodLiPh { lambda, d, eps, ref job_size } => {
+        Simulation::System(FiniteSystem::Classes { lambda, ref classes, ref policy }) => {
             check_lambda(lambda)?;
-            check_d(d)?;
-            check_eps(eps)?;
-            q(Policy::Phase { law: law_of(job_size)?, routing: phase::Routing::PodLi(d, eps) }, lambda)
+            // the model's own range checks on the classes
+            spec.validate(2).map_err(model_error)?;
+            classes_policy(lambda, classes, policy, opts)
         }
-        ModelSpec::JiqPh { lambda, ref job_size } => {
-            check_lambda(lambda)?;
-            q(Policy::Phase { law: law_of(job_size)?, routing: phase::Routing::Jiq }, lambda)
+        Simulation::System(FiniteSystem::Redundancy { lambda, d, discipline, lps_k }) => {
+            redundancy_policy(lambda, d, discipline, lps_k, opts)
         }
-        ModelSpec::Lld { lambda, d, ref job_size } => {
-            check_lambda(lambda)?;
-            check_d(d)?;
-            check_no_buffer(opts, "lld")?;
-            Ok((Policy::Lld { law: law_of(job_size)?, d }, lambda, Shape::Workload))
-        }
-        ModelSpec::SaJsq { lambda, ref classes }
-        | ModelSpec::SaJiq { lambda, ref classes }
-        | ModelSpec::Pull { lambda, ref classes }
-        | ModelSpec::StaticRouting { lambda, ref classes }
-        | ModelSpec::PsSq2 { lambda, ref classes, .. } => {
-            check_lambda(lambda)?;
-            let (fractions, speeds) = classes_of(spec, classes)?;
-            let policy = match spec {
-                ModelSpec::SaJsq { .. } => hetero::Policy::SaJsq,
-                ModelSpec::SaJiq { .. } => hetero::Policy::SaJiq,
-                ModelSpec::Pull { .. } => hetero::Policy::Pull,
-                ModelSpec::StaticRouting { .. } => hetero::Policy::Static { q: hetero::static_routing(lambda, &fractions, &speeds) },
-                ModelSpec::PsSq2 { sampling, rule, .. } => {
-                    let sampling = match sampling {
-                        Sampling::Uniform => None,
-                        Sampling::Capacity => {
-                            let total: f64 = fractions.iter().zip(&speeds).map(|(g, c)| g * c).sum();
-                            Some(fractions.iter().zip(&speeds).map(|(g, c)| g * c / total).collect())
-                        }
-                        Sampling::Probabilities(p) => Some(p.clone()),
-                    };
-                    let rule = match rule {
-                        CostRule::Sq2 => hetero::Rule::Sq2,
-                        CostRule::Lsc => hetero::Rule::Lsc,
-                        CostRule::LscPlusOne => hetero::Rule::LscPlusOne,
-                    };
-                    if rule != hetero::Rule::Sq2 && hetero::decimal_capacities(&speeds).is_none() {
-                        return Err(out_of_range(
-                            "model.classes",
-                            format!("{speeds:?}"),
-                            "speeds whose decimal forms fit the exact cost comparison",
-                        ));
-                    }
-                    hetero::Policy::PsSq2 { sampling, rule }
+        Simulation::System(FiniteSystem::Opinion { gamma0, gamma1, alpha }) => {
+            spec.validate(2).map_err(model_error)?;
+            check_no_buffer(opts, spec.kind())?;
+            if gamma0 > 0.0 || gamma1 > 0.0 {
+                let (n0, n1) = opinion_stubborn_counts(opts.servers as u32, gamma0, gamma1);
+                if n0 + n1 >= opts.servers as u32 {
+                    return Err(out_of_range("servers", opts.servers, "enough agents for at least one non-stubborn agent"));
                 }
-                _ => unreachable!(),
-            };
-            let sizes = hetero::class_sizes(opts.servers as u32, &fractions);
-            if let Some(j) = sizes.iter().position(|&s| s == 0) {
-                return Err(out_of_range("servers", opts.servers, &format!("enough servers for class {} to get at least one", j + 1)));
             }
-            q(Policy::Hetero { fractions, speeds, policy }, lambda)
+            Ok((Policy::Opinion { gamma0, gamma1, alpha, x0 }, 0.0, Shape::Opinion))
         }
-        ModelSpec::Redundancy { lambda, d, discipline, copies, lps_k, .. } => {
-            check_lambda(lambda)?;
+        Simulation::Population => Err(unsupported(
+            "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
+        )),
+        Simulation::Unsupported { reason } => Err(unsupported(reason)),
+        // families added to FiniteSystem later are reported, not simulated
+        #[allow(unreachable_patterns)]
+        _ => Err(unsupported("this release of the simulator does not know the finite-N system it declares".into())),
+    }
+}
+
+/// JSQ(d), Pod and JIQ on unit-rate FCFS servers with exponential(1) jobs.
+fn queues_policy(lambda: f64, routing: Routing) -> Result<(Policy, f64, Shape), SimError> {
+    check_lambda(lambda)?;
+    let p = match routing {
+        Routing::Jsq { d } => {
             check_d(d)?;
-            if copies == Copies::Identical {
-                // identical copies (one size per job) are not simulated
-                return Err(SimError::Unsupported { kind: spec.kind().to_string() });
-            }
-            if d as usize > opts.servers {
-                return Err(out_of_range("servers", opts.servers, &format!(">= model.d = {d} (copies go to distinct servers)")));
-            }
-            let discipline = match (discipline, lps_k) {
-                (Discipline::Lps, Some(k)) if k >= 1 => redundancy::Discipline::Lps(k),
-                (Discipline::Lps, k) => {
-                    return Err(out_of_range("model.lps_k", format!("{k:?}"), "an integer >= 1 (required with discipline = \"lps\")"))
-                }
-                (_, Some(k)) => return Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\"")),
-                (Discipline::Ps, None) => redundancy::Discipline::Ps,
-                (Discipline::Fcfs, None) => redundancy::Discipline::Fcfs,
-                (Discipline::Lcfs, None) => redundancy::Discipline::Lcfs,
-            };
-            Ok((Policy::Redundancy { d, discipline }, lambda, Shape::Copies(d)))
-        }
-        ModelSpec::OpinionStubborn { gamma0, gamma1 } => {
-            spec.build(2).map_err(model_error)?;
-            check_no_buffer(opts, "opinion-stubborn")?;
-            let (n0, n1) = opinion_stubborn_counts(opts.servers as u32, gamma0, gamma1);
-            if n0 + n1 >= opts.servers as u32 {
-                return Err(out_of_range("servers", opts.servers, "enough agents for at least one non-stubborn agent"));
-            }
-            Ok((Policy::Opinion { gamma0, gamma1, alpha: 0.0, x0 }, 0.0, Shape::Opinion))
-        }
-        ModelSpec::OpinionBiased { alpha } => {
-            spec.build(2).map_err(model_error)?;
-            check_no_buffer(opts, "opinion-biased")?;
-            Ok((Policy::Opinion { gamma0: 0.0, gamma1: 0.0, alpha, x0 }, 0.0, Shape::Opinion))
-        }
-        ModelSpec::Jsq { lambda, d } => {
-            check_lambda(lambda)?;
-            check_d(d)?;
-            let p = match d {
+            match d {
                 1 => Policy::Random,
                 2 => Policy::Jsq2,
                 _ => Policy::JsqD(d),
+            }
+        }
+        Routing::Pod { d, eps, g } => {
+            check_d(d)?;
+            check_eps(eps)?;
+            Policy::Pod { d, eps, g }
+        }
+        Routing::Jiq => Policy::Jiq,
+        #[allow(unreachable_patterns)]
+        _ => return Err(out_of_range("model", format!("{routing:?}"), "a routing rule the simulator knows")),
+    };
+    Ok((p, lambda, Shape::Queues))
+}
+
+/// JSQ(d), Pod with load-independent errors and JIQ with phase-type job sizes.
+fn phase_policy(lambda: f64, routing: Routing, job_size: &mfq_model::models::PhaseType) -> Result<(Policy, f64, Shape), SimError> {
+    check_lambda(lambda)?;
+    let routing = match routing {
+        Routing::Jsq { d } => {
+            check_d(d)?;
+            phase::Routing::Jsq(d)
+        }
+        Routing::Pod { d, eps, g: None } => {
+            check_d(d)?;
+            check_eps(eps)?;
+            phase::Routing::PodLi(d, eps)
+        }
+        Routing::Jiq => phase::Routing::Jiq,
+        _ => return Err(out_of_range("model", format!("{routing:?}"), "a routing rule the phase-type simulator knows")),
+    };
+    Ok((Policy::Phase { law: law_of(job_size), routing }, lambda, Shape::Queues))
+}
+
+/// Heterogeneous server classes.
+fn classes_policy(lambda: f64, classes: &[ServerClass], policy: &ClassPolicy, opts: &SimOptions) -> Result<(Policy, f64, Shape), SimError> {
+    let fractions: Vec<f64> = classes.iter().map(|c| c.fraction).collect();
+    let speeds: Vec<f64> = classes.iter().map(|c| c.speed).collect();
+    let policy = match policy {
+        ClassPolicy::SaJsq => hetero::Policy::SaJsq,
+        ClassPolicy::SaJiq => hetero::Policy::SaJiq,
+        ClassPolicy::Pull => hetero::Policy::Pull,
+        ClassPolicy::Static => hetero::Policy::Static { q: hetero::static_routing(lambda, &fractions, &speeds) },
+        ClassPolicy::PsSq2 { sampling, rule } => {
+            let sampling = match sampling {
+                Sampling::Uniform => None,
+                Sampling::Capacity => {
+                    let total: f64 = fractions.iter().zip(&speeds).map(|(g, c)| g * c).sum();
+                    Some(fractions.iter().zip(&speeds).map(|(g, c)| g * c / total).collect())
+                }
+                Sampling::Probabilities(p) => Some(p.clone()),
             };
-            Ok((p, lambda, Shape::Queues))
+            let rule = match rule {
+                CostRule::Sq2 => hetero::Rule::Sq2,
+                CostRule::Lsc => hetero::Rule::Lsc,
+                CostRule::LscPlusOne => hetero::Rule::LscPlusOne,
+            };
+            if rule != hetero::Rule::Sq2 && hetero::decimal_capacities(&speeds).is_none() {
+                return Err(out_of_range(
+                    "model.classes",
+                    format!("{speeds:?}"),
+                    "speeds whose decimal forms fit the exact cost comparison",
+                ));
+            }
+            hetero::Policy::PsSq2 { sampling, rule }
         }
-        ModelSpec::PodLi { lambda, d, eps } => {
-            check_lambda(lambda)?;
-            check_d(d)?;
-            check_eps(eps)?;
-            Ok((Policy::Pod { d, eps, g: None }, lambda, Shape::Queues))
-        }
-        ModelSpec::PodLd { lambda, d, eps, g } => {
-            check_lambda(lambda)?;
-            check_d(d)?;
-            check_eps(eps)?;
-            Ok((Policy::Pod { d, eps, g: Some(g) }, lambda, Shape::Queues))
-        }
-        ModelSpec::Jiq { lambda } => {
-            check_lambda(lambda)?;
-            Ok((Policy::Jiq, lambda, Shape::Queues))
-        }
-        _ => Err(SimError::Unsupported { kind: spec.kind().to_string() }),
+        #[allow(unreachable_patterns)]
+        other => return Err(out_of_range("model", format!("{other:?}"), "a class policy the simulator knows")),
+    };
+    let sizes = hetero::class_sizes(opts.servers as u32, &fractions);
+    if let Some(j) = sizes.iter().position(|&s| s == 0) {
+        return Err(out_of_range("servers", opts.servers, &format!("enough servers for class {} to get at least one", j + 1)));
     }
+    Ok((Policy::Hetero { fractions, speeds, policy }, lambda, Shape::Queues))
+}
+
+/// Redundancy-d with i.i.d. copies.
+fn redundancy_policy(
+    lambda: f64,
+    d: u32,
+    discipline: Discipline,
+    lps_k: Option<u32>,
+    opts: &SimOptions,
+) -> Result<(Policy, f64, Shape), SimError> {
+    check_lambda(lambda)?;
+    check_d(d)?;
+    if d as usize > opts.servers {
+        return Err(out_of_range("servers", opts.servers, &format!(">= model.d = {d} (copies go to distinct servers)")));
+    }
+    let discipline = match (discipline, lps_k) {
+        (Discipline::Lps, Some(k)) if k >= 1 => redundancy::Discipline::Lps(k),
+        (Discipline::Lps, k) => {
+            return Err(out_of_range("model.lps_k", format!("{k:?}"), "an integer >= 1 (required with discipline = \"lps\")"))
+        }
+        (_, Some(k)) => return Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\"")),
+        (Discipline::Ps, None) => redundancy::Discipline::Ps,
+        (Discipline::Fcfs, None) => redundancy::Discipline::Fcfs,
+        (Discipline::Lcfs, None) => redundancy::Discipline::Lcfs,
+    };
+    Ok((Policy::Redundancy { d, discipline }, lambda, Shape::Copies(d)))
 }
 
 fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
@@ -554,7 +569,7 @@ pub fn simulate(spec: &ModelSpec, opts: &SimOptions) -> Result<SimReport, SimErr
 /// As [`simulate`]; [`SimError::OutOfRange`] with field `x0` when `x0` is outside `[0, 1]` or
 /// the kind is not an opinion kind.
 pub fn simulate_opinion(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimError> {
-    if !matches!(spec, ModelSpec::OpinionStubborn { .. } | ModelSpec::OpinionBiased { .. }) {
+    if !matches!(spec.simulation(), Ok(Simulation::System(FiniteSystem::Opinion { .. }))) {
         return Err(out_of_range("x0", x0, "only for the opinion kinds"));
     }
     if !(0.0..=1.0).contains(&x0) {
@@ -742,8 +757,12 @@ mod tests {
     /// queue engine and the family driver) stop within a fraction of a second and say so.
     #[test]
     fn a_wall_clock_limit_stops_the_simulation() {
-        let jsq = ModelSpec::Jsq { lambda: 0.9, d: 2 };
-        let ph = ModelSpec::JsqPh { lambda: 0.9, d: 2, job_size: mfq_model::models::JobSizeSpec::Erlang { k: 2, mean: 1.0 } };
+        let jsq = ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 });
+        let ph = ModelSpec::from(mfq_model::models::JsqPhSpec {
+            lambda: 0.9,
+            d: 2,
+            job_size: mfq_model::models::JobSizeSpec::Erlang { k: 2, mean: 1.0 },
+        });
         for spec in [jsq, ph] {
             let opts =
                 SimOptions { servers: 100_000, time: 1e7, warmup: 0.0, replications: 2, max_seconds: Some(0.05), ..Default::default() };
@@ -756,7 +775,7 @@ mod tests {
         }
         // a generous limit changes nothing
         let opts = SimOptions { servers: 100, time: 50.0, warmup: 5.0, replications: 1, max_seconds: Some(60.0), ..Default::default() };
-        let r = simulate(&ModelSpec::Jsq { lambda: 0.5, d: 2 }, &opts).unwrap();
+        let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.5, d: 2 }), &opts).unwrap();
         assert_eq!(r.status, SimStatus::Completed);
         let bad = SimOptions { max_seconds: Some(0.0), ..Default::default() };
         assert!(matches!(bad.validate(), Err(SimError::OutOfRange { field, .. }) if field == "max_seconds"));

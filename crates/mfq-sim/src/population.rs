@@ -120,7 +120,7 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
         return Err(SimError::OutOfRange { field: "x0".into(), value: v.to_string(), allowed: "fractions in [0, 1]".into() });
     }
     if !model.transitions(x0, &mut |_, _| {}) {
-        return Err(SimError::Unsupported { kind: format!("{} (no transitions)", model.name()) });
+        return Err(SimError::Unsupported { kind: model.name(), reason: "the model does not provide its transitions".into() });
     }
     let runs: Vec<Run> = (0..opts.replications)
         .into_par_iter()

@@ -41,7 +41,7 @@ fn stubborn_agents_stay_in_their_basin() {
     let lo = 0.5 - ((s - 0.5) / (2.0 * s * s)).sqrt();
     assert!((lo - 0.0158770817).abs() < 1e-9);
     let a = C / 20_000.0;
-    let spec = ModelSpec::OpinionStubborn { gamma0: 0.1, gamma1: 0.1 };
+    let spec = ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0: 0.1, gamma1: 0.1 });
     for (x0, eq) in [(0.3, lo), (0.49, lo), (0.51, 1.0 - lo), (0.9, 1.0 - lo)] {
         let r = simulate_opinion(&spec, &opts(), x0).unwrap();
         let mut checks = vec![check("x", extra(&r, "x"), eq, a)];
@@ -52,14 +52,14 @@ fn stubborn_agents_stay_in_their_basin() {
         }
         assert_all(&format!("stubborn (0.1, 0.1) from x0={x0} N=20000"), &r, &checks);
     }
-    let r = simulate_opinion(&ModelSpec::OpinionStubborn { gamma0: 0.3, gamma1: 0.3 }, &opts(), 0.0).unwrap();
+    let r = simulate_opinion(&ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0: 0.3, gamma1: 0.3 }), &opts(), 0.0).unwrap();
     assert_all(
         "stubborn (0.3, 0.3) from 0",
         &r,
         &[check("x", extra(&r, "x"), 0.5, a), check("all", extra(&r, "fraction_opinion_1"), 0.5, a)],
     );
     // `simulate` starts from x0 = 0
-    let r = simulate(&ModelSpec::OpinionStubborn { gamma0: 0.05, gamma1: 0.1 }, &opts()).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0: 0.05, gamma1: 0.1 }), &opts()).unwrap();
     assert_all("stubborn (0.05, 0.1) from 0", &r, &[check("x", extra(&r, "x"), 0.0162177987, a)]);
 }
 
@@ -73,17 +73,17 @@ fn biased_agents_show_metastability() {
     let lower = |alpha: f64| (1.0 - ((1.0 - 9.0 * alpha) / (1.0 - alpha)).sqrt()) / 4.0;
     assert!((lower(0.05) - 0.0597785224).abs() < 1e-9);
     for (alpha, x0, eq) in [(0.05, 0.0, lower(0.05)), (0.05, 0.6, 1.0), (0.1, 0.0, 1.0 / 6.0), (0.2, 0.0, 1.0)] {
-        let r = simulate_opinion(&ModelSpec::OpinionBiased { alpha }, &opts(), x0).unwrap();
+        let r = simulate_opinion(&ModelSpec::from(mfq_model::models::OpinionBiasedSpec { alpha }), &opts(), x0).unwrap();
         assert_all(&format!("biased alpha={alpha} from x0={x0} N=20000"), &r, &[check("x", extra(&r, "x"), eq, a)]);
     }
 }
 
 #[test]
 fn opinion_options_are_checked() {
-    let spec = ModelSpec::OpinionBiased { alpha: 0.05 };
+    let spec = ModelSpec::from(mfq_model::models::OpinionBiasedSpec { alpha: 0.05 });
     assert!(simulate_opinion(&spec, &opts(), 1.5).is_err());
-    assert!(simulate_opinion(&ModelSpec::Jiq { lambda: 0.5 }, &opts(), 0.5).is_err());
+    assert!(simulate_opinion(&ModelSpec::from(mfq_model::models::JiqSpec { lambda: 0.5 }), &opts(), 0.5).is_err());
     assert!(simulate(&spec, &SimOptions { buffer: Some(3), ..opts() }).is_err());
     let small = SimOptions { servers: 10, ..opts() };
-    assert!(simulate(&ModelSpec::OpinionStubborn { gamma0: 0.5, gamma1: 0.49 }, &small).is_err());
+    assert!(simulate(&ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0: 0.5, gamma1: 0.49 }), &small).is_err());
 }

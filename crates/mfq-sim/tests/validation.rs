@@ -93,7 +93,7 @@ const C_POD: f64 = 10.0;
 fn jsq1_is_independent_mm1_queues() {
     let lambda = 0.7;
     let opts = SimOptions { warmup: 400.0, ..large_n() };
-    let r = simulate(&ModelSpec::Jsq { lambda, d: 1 }, &opts).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 1 }), &opts).unwrap();
     let x: Vec<f64> = (1..=12).map(|k| lambda.powi(k)).collect();
     let mut checks = tail_checks(&r, &x, lambda / (1.0 - lambda), lambda, 0.0);
     checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: lambda, allowance: 0.0 }); // PASTA
@@ -107,7 +107,7 @@ fn jsq1_is_independent_mm1_queues() {
 fn pod_li_with_half_errors_is_random_routing() {
     let lambda = 0.7;
     let opts = SimOptions { warmup: 400.0, ..large_n() };
-    let r = simulate(&ModelSpec::PodLi { lambda, d: 2, eps: 0.5 }, &opts).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 2, eps: 0.5 }), &opts).unwrap();
     let x: Vec<f64> = (1..=12).map(|k| lambda.powi(k)).collect();
     assert_all("Pod-LI d=2 eps=0.5 lambda=0.7 (random routing)", &r, &tail_checks(&r, &x, lambda / (1.0 - lambda), lambda, 0.0));
 }
@@ -124,7 +124,7 @@ fn jsq2_matches_mean_field() {
     for (a, b) in x.iter().zip([0.9, 0.729, 0.4782969, 0.2058911]) {
         assert!((a - b).abs() < 1e-7);
     }
-    let r = simulate(&ModelSpec::Jsq { lambda, d: 2 }, &large_n()).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }), &large_n()).unwrap();
     let mut checks = tail_checks(&r, &x[..7], l, lambda, C_JSQ2);
     // P(wait) = P(both samples busy) = x_1^2 in the mean field
     checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: lambda * lambda, allowance: C_JSQ2 / 10_000.0 });
@@ -140,7 +140,7 @@ fn jsq3_matches_mean_field() {
     let x: Vec<f64> = (1..=6).map(|k| lambda.powf((3f64.powi(k) - 1.0) / 2.0)).collect();
     let l: f64 = x.iter().sum();
     assert!((l / lambda - 2.027856).abs() < 1e-6);
-    let r = simulate(&ModelSpec::Jsq { lambda, d: 3 }, &large_n()).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 3 }), &large_n()).unwrap();
     assert_all("JSQ(3) lambda=0.9 N=10000", &r, &tail_checks(&r, &x[..5], l, lambda, C_JSQ2));
 }
 
@@ -157,7 +157,7 @@ fn pod_li_matches_mean_field() {
     for (a, b) in x.iter().zip([0.9, 0.7776, 0.6375822336, 0.4906384038]) {
         assert!((a - b).abs() < 1e-9);
     }
-    let r = simulate(&ModelSpec::PodLi { lambda, d: 2, eps }, &large_n()).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::PodLiSpec { lambda, d: 2, eps }), &large_n()).unwrap();
     assert_all("Pod-LI d=2 eps=0.3 lambda=0.9 N=10000", &r, &tail_checks(&r, &x[..15], l, lambda, C_POD));
 }
 
@@ -168,7 +168,7 @@ fn pod_li_matches_mean_field() {
 fn pod_ld_matches_mean_field() {
     let lambda = 0.9;
     let t_ref = 2.90132715;
-    let r = simulate(&ModelSpec::PodLd { lambda, d: 2, eps: 0.5, g: 1 }, &large_n()).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d: 2, eps: 0.5, g: 1 }), &large_n()).unwrap();
     let checks = tail_checks(&r, &[0.9, 0.7431192661, 0.5274539754], lambda * t_ref, lambda, C_POD);
     assert_all("Pod-LD d=2 eps=0.5 g=1 lambda=0.9 N=10000", &r, &checks);
 }
@@ -183,7 +183,7 @@ fn pod_ld_matches_mean_field() {
 fn pod_ld_at_n_1000_matches_notes_and_mean_field() {
     let lambda = 0.9;
     let opts = SimOptions { servers: 1000, time: 20_000.0, warmup: 200.0, replications: 4, batches: 20, ..large_n() };
-    let r = simulate(&ModelSpec::PodLd { lambda, d: 2, eps: 0.5, g: 1 }, &opts).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d: 2, eps: 0.5, g: 1 }), &opts).unwrap();
     let l = r.mean_queue_length;
     let se = l.half_width / 1.96; // 80 batches: t_{0.975, 79} = 1.99, 1.96 keeps se slightly larger
     let sigma2 = se * se * opts.replications as f64 * opts.time;
@@ -208,7 +208,7 @@ fn jiq_matches_mean_field() {
     let n = 2000.0;
     assert!((-n * (lambda - 1.0 - lambda.ln())).exp() < 1e-4);
     let opts = SimOptions { servers: 2000, ..large_n() };
-    let r = simulate(&ModelSpec::Jiq { lambda }, &opts).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::JiqSpec { lambda }), &opts).unwrap();
     let checks = [
         Check { what: "x_1".into(), est: tail(&r, 1), reference: lambda, allowance: 0.0 },
         Check { what: "x_2".into(), est: tail(&r, 2), reference: 0.0, allowance: 1.0 / n },
@@ -231,7 +231,7 @@ fn buffer_gives_mm1b_loss() {
     let loss = pi[b as usize];
     let thr = lambda * (1.0 - loss);
     let opts = SimOptions { servers: 2000, time: 2000.0, warmup: 100.0, buffer: Some(b), ..large_n() };
-    let r = simulate(&ModelSpec::Jsq { lambda, d: 1 }, &opts).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 1 }), &opts).unwrap();
     assert_eq!(r.tail.len(), b as usize);
     let mut checks: Vec<Check> = x
         .iter()
@@ -266,7 +266,7 @@ fn hellemans_check(time: f64) {
         let reference = l_mf + c_n / n as f64;
         let u_ref = (reference - rmf).abs() + 0.0015;
         let opts = SimOptions { servers: n, time: time / n as f64 * 10.0, warmup: 500.0, replications: 4, batches: 20, ..large_n() };
-        let r = simulate(&ModelSpec::Jsq { lambda, d: 2 }, &opts).unwrap();
+        let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }), &opts).unwrap();
         let l = r.mean_queue_length;
         assert!((l.mean - l_mf).abs() > l.half_width, "N = {n}: the finite-N effect is not resolved");
         checks.push(Check { what: format!("L_{n}"), est: l, reference, allowance: u_ref });
@@ -301,9 +301,9 @@ fn pod_bias_is_within_c_over_n_at_small_n() {
     let l_li: f64 = recursion(0.9, phi, 5000).iter().sum();
     let l_jsq: f64 = (1..=12).map(|k| 0.9f64.powf(2f64.powi(k) - 1.0)).sum();
     for (spec, l, c) in [
-        (ModelSpec::PodLi { lambda: 0.9, d: 2, eps: 0.3 }, l_li, C_POD),
-        (ModelSpec::PodLd { lambda: 0.9, d: 2, eps: 0.5, g: 1 }, 0.9 * 2.90132715, C_POD),
-        (ModelSpec::Jsq { lambda: 0.9, d: 2 }, l_jsq, C_JSQ2 + 5.322782 / n as f64),
+        (ModelSpec::from(mfq_model::models::PodLiSpec { lambda: 0.9, d: 2, eps: 0.3 }), l_li, C_POD),
+        (ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.9, d: 2, eps: 0.5, g: 1 }), 0.9 * 2.90132715, C_POD),
+        (ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), l_jsq, C_JSQ2 + 5.322782 / n as f64),
     ] {
         let r = simulate(&spec, &opts).unwrap();
         let e = r.mean_queue_length;
@@ -335,7 +335,7 @@ fn strip_timing(mut r: SimReport) -> SimReport {
 
 #[test]
 fn same_seed_gives_the_same_report_and_different_seeds_differ() {
-    let spec = ModelSpec::PodLd { lambda: 0.8, d: 3, eps: 0.4, g: 2 };
+    let spec = ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.8, d: 3, eps: 0.4, g: 2 });
     let a = strip_timing(simulate(&spec, &small()).unwrap());
     let b = strip_timing(simulate(&spec, &small()).unwrap());
     assert_eq!(a, b);
@@ -350,7 +350,7 @@ fn same_seed_gives_the_same_report_and_different_seeds_differ() {
 
 #[test]
 fn reports_serialize_to_json() {
-    let r = simulate(&ModelSpec::Jiq { lambda: 0.5 }, &small()).unwrap();
+    let r = simulate(&ModelSpec::from(mfq_model::models::JiqSpec { lambda: 0.5 }), &small()).unwrap();
     let json = serde_json::to_string(&r).unwrap();
     for key in ["\"tail\"", "\"mean_response_time\"", "\"half_width\"", "\"options\"", "\"kind\":\"jiq\"", "\"events_per_second\""] {
         assert!(json.contains(key), "{key} missing in {json}");
@@ -359,7 +359,7 @@ fn reports_serialize_to_json() {
 
 #[test]
 fn bad_options_give_structured_errors() {
-    let spec = ModelSpec::Jsq { lambda: 0.5, d: 2 };
+    let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.5, d: 2 });
     let field_of = |opts: SimOptions| match simulate(&spec, &opts) {
         Err(SimError::OutOfRange { field, .. }) => field,
         other => panic!("expected OutOfRange, got {other:?}"),
@@ -381,11 +381,11 @@ fn bad_options_give_structured_errors() {
         Err(SimError::OutOfRange { field, .. }) => field,
         other => panic!("expected OutOfRange, got {other:?}"),
     };
-    assert_eq!(model_field(ModelSpec::Jsq { lambda: 0.0, d: 2 }), "model.lambda");
-    assert_eq!(model_field(ModelSpec::Jsq { lambda: 0.5, d: 0 }), "model.d");
-    assert_eq!(model_field(ModelSpec::PodLi { lambda: 0.5, d: 2, eps: 1.5 }), "model.eps");
-    assert_eq!(model_field(ModelSpec::PodLd { lambda: 0.5, d: 2, eps: -0.1, g: 1 }), "model.eps");
-    assert_eq!(model_field(ModelSpec::Jiq { lambda: f64::NAN }), "model.lambda");
+    assert_eq!(model_field(ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.0, d: 2 })), "model.lambda");
+    assert_eq!(model_field(ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.5, d: 0 })), "model.d");
+    assert_eq!(model_field(ModelSpec::from(mfq_model::models::PodLiSpec { lambda: 0.5, d: 2, eps: 1.5 })), "model.eps");
+    assert_eq!(model_field(ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.5, d: 2, eps: -0.1, g: 1 })), "model.eps");
+    assert_eq!(model_field(ModelSpec::from(mfq_model::models::JiqSpec { lambda: f64::NAN })), "model.lambda");
     assert!(SimOptions::default().validate().is_ok());
 }
 
@@ -399,7 +399,7 @@ fn kinds_without_a_simulator_are_unsupported() {
     for text in candidates {
         if let Ok(spec) = serde_json::from_str::<ModelSpec>(text) {
             match simulate(&spec, &small()) {
-                Err(SimError::Unsupported { kind }) => assert_eq!(kind, spec.kind()),
+                Err(SimError::Unsupported { kind, .. }) => assert_eq!(kind, spec.kind()),
                 other => panic!("{text}: expected Unsupported, got {other:?}"),
             }
         }

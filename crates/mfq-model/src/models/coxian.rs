@@ -45,8 +45,11 @@
 // index loops over the phases j, j' and levels k mirror the formulas in the docs
 #![allow(clippy::needless_range_loop)]
 
-use crate::models::phase_type::PhaseType;
+use crate::finite::{FiniteSystem, Routing as SimRouting, Simulation};
+use crate::models::params;
+use crate::models::phase_type::{JobSizeSpec, PhaseType};
 use crate::models::{check_d, check_lambda, check_levels};
+use crate::registry::{read_spec, Kind, KindSpec};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use serde::Serialize;
 
@@ -894,5 +897,128 @@ mod tests {
             }
         }
         assert!(y[0] + y[1] <= 1.0 + 1e-15);
+    }
+}
+
+/// `kind = "jsq-ph"`: SQ(d)/JSQ(d) with phase-type job sizes, see [`PhaseTypeQueue::jsq`].
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsqPhSpec {
+    /// Arrival rate per server (load `lambda E[S]`).
+    pub lambda: f64,
+    /// Servers sampled per arrival (`>= 1`).
+    pub d: u32,
+    /// `[model.job_size]`, see [`JobSizeSpec`] (default: exponential, mean 1).
+    #[serde(default)]
+    pub job_size: JobSizeSpec,
+}
+
+/// `kind = "pod-li-ph"`: Pod with load-independent errors and phase-type job sizes, see
+/// [`PhaseTypeQueue::pod_li`].
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodLiPhSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// Servers sampled per arrival.
+    pub d: u32,
+    /// Error probability in `[0, 1]`.
+    pub eps: f64,
+    /// `[model.job_size]`, see [`JobSizeSpec`].
+    #[serde(default)]
+    pub job_size: JobSizeSpec,
+}
+
+/// `kind = "jiq-ph"`: Join-Idle-Queue with phase-type job sizes, see [`PhaseTypeQueue::jiq`].
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JiqPhSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// `[model.job_size]`, see [`JobSizeSpec`].
+    #[serde(default)]
+    pub job_size: JobSizeSpec,
+}
+
+/// The `jsq-ph` kind.
+pub static JSQ_PH: Kind = Kind {
+    name: "jsq-ph",
+    title: "SQ(d)/JSQ(d) with phase-type job sizes (state: queue length and phase of the job in service; Coxian H2)",
+    params: &[params::LAMBDA, params::D, params::JOB_SIZE],
+    sources: "Hellemans, PhD thesis (Antwerp), eqs. SQd_PH_proof1/2; Van Houdt, POMACS 3(2) art. 23, 2019 (Coxian form, order)",
+    example: "models/sq2-h2.toml",
+    docs: "docs/models/phase-type.md",
+    read: read_spec::<JsqPhSpec>,
+};
+
+/// The `pod-li-ph` kind.
+pub static POD_LI_PH: Kind = Kind {
+    name: "pod-li-ph",
+    title: "Pod with load-independent comparison errors, phase-type job sizes",
+    params: &[params::LAMBDA, params::D, params::EPS, params::JOB_SIZE],
+    sources: "Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024 (routing); phase-type form as for SQ(d) (derived)",
+    example: "models/pod-li-h2.toml",
+    docs: "docs/models/phase-type.md",
+    read: read_spec::<PodLiPhSpec>,
+};
+
+/// The `jiq-ph` kind.
+pub static JIQ_PH: Kind = Kind {
+    name: "jiq-ph",
+    title: "Join-Idle-Queue with phase-type job sizes",
+    params: &[params::LAMBDA, params::JOB_SIZE],
+    sources: "Lu et al., Perf. Eval. 68(11), 2011; phase-type form as for SQ(d) (derived, docs/models/phase-type.md)",
+    example: "models/jiq-h2.toml",
+    docs: "docs/models/phase-type.md",
+    read: read_spec::<JiqPhSpec>,
+};
+
+/// The simulated system of a phase-type kind: FCFS unit-rate servers, the law of `job_size`.
+fn phase_system(lambda: f64, routing: SimRouting, job_size: &JobSizeSpec) -> Result<Simulation, ModelError> {
+    Ok(Simulation::System(FiniteSystem::PhaseQueues { lambda, routing, job_size: job_size.to_phase_type()? }))
+}
+
+impl KindSpec for JsqPhSpec {
+    fn kind(&self) -> &'static Kind {
+        &JSQ_PH
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(PhaseTypeQueue::jsq(self.lambda, self.d, self.job_size.to_phase_type()?, levels)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        phase_system(self.lambda, SimRouting::Jsq { d: self.d }, &self.job_size)
+    }
+}
+
+impl KindSpec for PodLiPhSpec {
+    fn kind(&self) -> &'static Kind {
+        &POD_LI_PH
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(PhaseTypeQueue::pod_li(self.lambda, self.d, self.eps, self.job_size.to_phase_type()?, levels)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        phase_system(self.lambda, SimRouting::Pod { d: self.d, eps: self.eps, g: None }, &self.job_size)
+    }
+}
+
+impl KindSpec for JiqPhSpec {
+    fn kind(&self) -> &'static Kind {
+        &JIQ_PH
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(PhaseTypeQueue::jiq(self.lambda, self.job_size.to_phase_type()?, levels.max(2))?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        phase_system(self.lambda, SimRouting::Jiq, &self.job_size)
     }
 }

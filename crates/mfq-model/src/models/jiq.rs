@@ -1,6 +1,9 @@
 //! Join-Idle-Queue with a single dispatcher and exponential service.
 
+use crate::finite::{FiniteSystem, Routing, Simulation};
+use crate::models::params;
 use crate::models::{check_lambda, check_levels, stable_below_one, tail_at};
+use crate::registry::{read_spec, Kind, KindSpec};
 use crate::{Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// Join-Idle-Queue (JIQ): an arrival joins an idle server if there is one, otherwise a server
@@ -188,5 +191,39 @@ mod tests {
         assert_eq!(dx[1], 0.0);
         // level 4: 0.9 (x_3 - x_4) - x_4 = 0.9
         assert!((dx[3] - 0.9).abs() < 1e-15);
+    }
+}
+
+/// `kind = "jiq"`: the parameters of [`Jiq`] in a model file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JiqSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+}
+
+/// The `jiq` kind.
+pub static JIQ: Kind = Kind {
+    name: "jiq",
+    title: "Join-Idle-Queue (single dispatcher, exponential service)",
+    params: &[params::LAMBDA],
+    sources: "Lu et al., Perf. Eval. 68(11), 2011; Stolyar, Queueing Syst. 80(4), 2015",
+    example: "models/jiq.toml",
+    docs: "docs/models/jiq.md",
+    read: read_spec::<JiqSpec>,
+};
+
+impl KindSpec for JiqSpec {
+    fn kind(&self) -> &'static Kind {
+        &JIQ
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(Jiq::new(self.lambda, levels.max(2))?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::Queues { lambda: self.lambda, routing: Routing::Jiq }))
     }
 }

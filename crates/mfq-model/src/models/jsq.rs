@@ -17,6 +17,9 @@ fn int_pow(v: f64, d: u32) -> f64 {
     }
 }
 
+use crate::finite::{FiniteSystem, Routing, Simulation};
+use crate::models::params;
+use crate::registry::{read_spec, Kind, KindSpec};
 use crate::{Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// JSQ(d): each arrival samples `d` servers uniformly at random and joins the one with the
@@ -134,5 +137,41 @@ mod tests {
         assert!(e.to_string().contains("model.lambda = -0.5"), "{e}");
         assert!(Jsq::new(f64::NAN, 2, 10).is_err());
         assert!(matches!(Jsq::new(1.2, 2, 10).unwrap().stability(), Stability::Unstable { .. }));
+    }
+}
+
+/// `kind = "jsq"`: the parameters of [`Jsq`] in a model file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsqSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// Servers sampled per arrival (`>= 1`).
+    pub d: u32,
+}
+
+/// The `jsq` kind.
+pub static JSQ: Kind = Kind {
+    name: "jsq",
+    title: "JSQ(d) / power-of-d (supermarket model); d = 1 is random routing (M/M/1 per server)",
+    params: &[params::LAMBDA, params::D],
+    sources: "Mitzenmacher, IEEE TPDS 12(10), 2001, eq. (1); Vvedenskaya, Dobrushin, Karpelevich, Probl. Inf. Transm. 32(1), 1996",
+    example: "models/jsq-d2.toml",
+    docs: "docs/models/jsq.md",
+    read: read_spec::<JsqSpec>,
+};
+
+impl KindSpec for JsqSpec {
+    fn kind(&self) -> &'static Kind {
+        &JSQ
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(Jsq::new(self.lambda, self.d, levels)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::Queues { lambda: self.lambda, routing: Routing::Jsq { d: self.d } }))
     }
 }

@@ -4,8 +4,11 @@
 // index loops over the phases j, j' and levels k mirror the formulas in the docs
 #![allow(clippy::needless_range_loop)]
 
-use crate::models::phase_type::{PhaseType, MAX_PHASES};
+use crate::finite::{FiniteSystem, Simulation};
+use crate::models::params;
+use crate::models::phase_type::{JobSizeSpec, PhaseType, MAX_PHASES};
 use crate::models::{check_d, check_lambda, check_levels};
+use crate::registry::{read_spec, Kind, KindSpec};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, Stability, StateLayout};
 
 /// Block size on the stack: `Fbar` plus up to [`MAX_PHASES`] entries of `xi`.
@@ -444,5 +447,50 @@ mod tests {
     fn bad_grid_is_rejected() {
         let e = Lld::with_grid(0.5, 2, PhaseType::exponential(1.0).unwrap(), 10, 0.0, 4).unwrap_err();
         assert!(e.to_string().contains("model.grid_step = 0"), "{e}");
+    }
+}
+
+/// `kind = "lld"`: the parameters of [`Lld`] in a model file (`truncation.levels` counts grid
+/// points).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LldSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// Servers sampled per arrival.
+    pub d: u32,
+    /// `[model.job_size]`, see [`JobSizeSpec`].
+    #[serde(default)]
+    pub job_size: JobSizeSpec,
+}
+
+/// The `lld` kind.
+pub static LLD: Kind = Kind {
+    name: "lld",
+    title: "LL(d): least loaded of d by workload (fixed point: workload ccdf by an ODE in w)",
+    params: &[params::LAMBDA, params::D, params::JOB_SIZE],
+    sources: "Hellemans and Van Houdt, SIGMETRICS 2018 (POMACS 2(2)); closed forms for exponential sizes",
+    example: "models/lld2-h2.toml",
+    docs: "docs/models/lld.md",
+    read: read_spec::<LldSpec>,
+};
+
+impl KindSpec for LldSpec {
+    fn kind(&self) -> &'static Kind {
+        &LLD
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        // `levels` = number of workload grid points
+        Ok(Box::new(Lld::new(self.lambda, self.d, self.job_size.to_phase_type()?, levels)?))
+    }
+    /// Workload grid points (step 0.1 E[S]).
+    fn initial_levels(&self) -> usize {
+        128
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::LeastLoaded { lambda: self.lambda, d: self.d, job_size: self.job_size.to_phase_type()? }))
     }
 }

@@ -12,6 +12,8 @@
 //! The ODEs below are derived from that set-up (the mean-field limit of the jump rates), not
 //! copied from a displayed equation; docs/models/opinion.md has the derivation.
 
+use crate::finite::{FiniteSystem, Simulation};
+use crate::registry::{read_spec, Kind, KindSpec, Param};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// Roots in `[0, 1]` of a function `f` whose critical points in `(0, 1)` are `crit`
@@ -441,5 +443,98 @@ mod tests {
         let e = OpinionBiased::new(1.5).unwrap_err();
         assert!(e.to_string().contains("model.alpha = 1.5"), "{e}");
         assert!(OpinionBiased::new(f64::NAN).is_err());
+    }
+}
+
+/// `kind = "opinion-stubborn"`: the parameters of [`OpinionStubborn`] in a model file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpinionStubbornSpec {
+    /// Fraction of all agents stubborn with opinion 0, in `[0, 1)`.
+    pub gamma0: f64,
+    /// Fraction of all agents stubborn with opinion 1, in `[0, 1)`; `gamma0 + gamma1 < 1`.
+    pub gamma1: f64,
+}
+
+/// `kind = "opinion-biased"`: the parameters of [`OpinionBiased`] in a model file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpinionBiasedSpec {
+    /// Probability that an update adopts opinion 1 outright, in `[0, 1]`.
+    pub alpha: f64,
+}
+
+/// The `opinion-stubborn` kind.
+pub static OPINION_STUBBORN: Kind = Kind {
+    name: "opinion-stubborn",
+    title: "Majority-rule opinion dynamics with stubborn agents (2 samples + itself); not a queue",
+    params: &[
+        Param {
+            name: "gamma0",
+            meaning: "fraction of all agents stubborn with opinion 0",
+            unit: "",
+            allowed: "[0, 1), gamma0 + gamma1 < 1",
+            default: None,
+        },
+        Param {
+            name: "gamma1",
+            meaning: "fraction of all agents stubborn with opinion 1",
+            unit: "",
+            allowed: "[0, 1), gamma0 + gamma1 < 1",
+            default: None,
+        },
+    ],
+    sources: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
+    example: "models/opinion-stubborn.toml",
+    docs: "docs/models/opinion.md",
+    read: read_spec::<OpinionStubbornSpec>,
+};
+
+/// The `opinion-biased` kind.
+pub static OPINION_BIASED: Kind = Kind {
+    name: "opinion-biased",
+    title: "Majority-rule opinion dynamics with biased agents (2-choices rule); not a queue",
+    params: &[Param {
+        name: "alpha",
+        meaning: "probability that an update adopts the superior opinion 1 outright",
+        unit: "",
+        allowed: "[0, 1]; several equilibria iff alpha < 1/9",
+        default: None,
+    }],
+    sources: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
+    example: "models/opinion-biased.toml",
+    docs: "docs/models/opinion.md",
+    read: read_spec::<OpinionBiasedSpec>,
+};
+
+impl KindSpec for OpinionStubbornSpec {
+    fn kind(&self) -> &'static Kind {
+        &OPINION_STUBBORN
+    }
+    fn lambda(&self) -> Option<f64> {
+        None
+    }
+    /// One-dimensional: `levels` does not apply.
+    fn build(&self, _levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(OpinionStubborn::new(self.gamma0, self.gamma1)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::Opinion { gamma0: self.gamma0, gamma1: self.gamma1, alpha: 0.0 }))
+    }
+}
+
+impl KindSpec for OpinionBiasedSpec {
+    fn kind(&self) -> &'static Kind {
+        &OPINION_BIASED
+    }
+    fn lambda(&self) -> Option<f64> {
+        None
+    }
+    /// One-dimensional: `levels` does not apply.
+    fn build(&self, _levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(OpinionBiased::new(self.alpha)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::Opinion { gamma0: 0.0, gamma1: 0.0, alpha: self.alpha }))
     }
 }

@@ -1,9 +1,13 @@
 //! Pod (power-of-d) with erroneous load comparisons: load-independent and load-dependent errors.
 
+use crate::finite::{FiniteSystem, Routing, Simulation};
+use crate::models::params;
 use crate::models::{
     check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at,
     tail_transitions,
 };
+use crate::registry::Param;
+use crate::registry::{read_spec, Kind, KindSpec};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 fn check_eps(eps: f64) -> Result<(), ModelError> {
@@ -375,5 +379,97 @@ mod tests {
         assert!(matches!(m.stability(), Stability::Unstable { .. }));
         let m = PodLi::new(0.6, 3, 0.5, 20).unwrap();
         assert!(matches!(m.stability(), Stability::Stable { .. }));
+    }
+}
+
+/// `kind = "pod-li"`: the parameters of [`PodLi`] in a model file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodLiSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// Servers sampled per arrival.
+    pub d: u32,
+    /// Error probability in `[0, 1]`.
+    pub eps: f64,
+}
+
+/// `kind = "pod-ld"`: the parameters of [`PodLd`] in a model file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodLdSpec {
+    /// Arrival rate per server.
+    pub lambda: f64,
+    /// Servers sampled per arrival.
+    pub d: u32,
+    /// Error probability in `[0, 1]`.
+    pub eps: f64,
+    /// Errors happen only when `max - min <= g` among the sampled queue lengths.
+    pub g: u32,
+}
+
+/// The `pod-li` kind.
+pub static POD_LI: Kind = Kind {
+    name: "pod-li",
+    title: "Pod with load-independent comparison errors",
+    params: &[params::LAMBDA, params::D, params::EPS],
+    sources: "Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024 (art. 102408); MobiHoc 2023 (d = 2)",
+    example: "models/pod-errors-li.toml",
+    docs: "docs/models/pod-errors.md",
+    read: read_spec::<PodLiSpec>,
+};
+
+/// The `pod-ld` kind.
+pub static POD_LD: Kind = Kind {
+    name: "pod-ld",
+    title: "Pod with load-dependent comparison errors (error only if max - min <= g)",
+    params: &[
+        params::LAMBDA,
+        params::D,
+        params::EPS,
+        Param {
+            name: "g",
+            meaning: "threshold on max - min of the sampled queue lengths",
+            unit: "jobs",
+            allowed: "integer >= 0",
+            default: None,
+        },
+    ],
+    sources: "Bhambay, Mukhopadhyay, Vasantam, arXiv 2303.00869 (MobiHoc 2023); Perf. Eval. 2024",
+    example: "models/pod-errors-ld.toml",
+    docs: "docs/models/pod-errors.md",
+    read: read_spec::<PodLdSpec>,
+};
+
+impl KindSpec for PodLiSpec {
+    fn kind(&self) -> &'static Kind {
+        &POD_LI
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(PodLi::new(self.lambda, self.d, self.eps, levels)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::Queues { lambda: self.lambda, routing: Routing::Pod { d: self.d, eps: self.eps, g: None } }))
+    }
+}
+
+impl KindSpec for PodLdSpec {
+    fn kind(&self) -> &'static Kind {
+        &POD_LD
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(PodLd::new(self.lambda, self.d, self.eps, self.g, levels)?))
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::System(FiniteSystem::Queues {
+            lambda: self.lambda,
+            routing: Routing::Pod { d: self.d, eps: self.eps, g: Some(self.g) },
+        }))
     }
 }

@@ -66,6 +66,7 @@
 //!   variables are reported among the observables' extras.
 
 mod expr;
+mod kind;
 mod node;
 mod program;
 
@@ -83,6 +84,7 @@ use crate::{
 };
 
 pub use self::expr::{column, parse_bindings, parse_expr, parse_range, RangeExpr, SyntaxError};
+pub use self::kind::GENERIC;
 
 /// Size limits of a generic model, checked while it is compiled (so that a file asking for
 /// too much fails with a message instead of exhausting memory).

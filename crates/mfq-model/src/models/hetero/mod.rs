@@ -52,12 +52,17 @@
 //! [`StateLayout::name`](crate::StateLayout::name)); they are not repeated in `extras`, which
 //! would add `M K` lines to every report.
 
+mod kinds;
 mod ps_sq2;
 mod pull;
 mod roots;
 mod speed_aware;
 mod static_routing;
 
+pub use kinds::{
+    ClassKind, ClassesSpec, PsSq2Spec, PullPolicy, PullSpec, SaJiqPolicy, SaJiqSpec, SaJsqPolicy, SaJsqSpec, StaticPolicy,
+    StaticRoutingSpec, PS_SQ2, PULL, SA_JIQ, SA_JSQ, STATIC_ROUTING,
+};
 pub use ps_sq2::{CostRule, PsSq2, Sampling};
 pub use pull::Pull;
 pub use speed_aware::{SpeedAware, SpeedAwarePolicy};

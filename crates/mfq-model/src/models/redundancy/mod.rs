@@ -27,12 +27,14 @@
 //! (Red(d) with identical replicas).
 
 mod identical;
+mod kind;
 mod lcfs_limit;
 mod mean_field;
 mod pair;
 mod triplet;
 
 pub use identical::{identical_stability, red_id_lambda_max, red_id_load};
+pub use kind::{RedundancySpec, REDUNDANCY};
 pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
 pub use pair::RedundancyPair;

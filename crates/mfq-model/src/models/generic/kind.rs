@@ -1,0 +1,101 @@
+//! The `generic` kind as the registry declares it (the model: the sibling modules;
+//! docs/models/generic.md).
+
+use super::GenericSpec;
+use crate::finite::Simulation;
+use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::{MeanFieldModel, ModelError};
+
+impl KindSpec for GenericSpec {
+    fn kind(&self) -> &'static Kind {
+        &GENERIC
+    }
+    /// `observables.arrival_rate`, when declared.
+    fn lambda(&self) -> Option<f64> {
+        GenericSpec::lambda(self)
+    }
+    /// `levels` sets the parameter named by `model.levels`, if any; else the size is fixed.
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(GenericSpec::build(self, levels)?))
+    }
+    /// The `levels` parameter's value, or the (fixed) dimension.
+    fn initial_levels(&self) -> usize {
+        GenericSpec::initial_levels(self)
+    }
+    /// A generic model's rules are its transitions: its finite-N system is their population
+    /// process.
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        Ok(Simulation::Population)
+    }
+}
+
+/// The `generic` kind.
+pub static GENERIC: Kind = Kind {
+    name: "generic",
+    title: "Any density-dependent population process given by its transitions (jump and rate expression) in the file",
+    params: &[
+        Param { name: "name", meaning: "name used in reports", unit: "", allowed: "text", default: Some("\"generic\"") },
+        Param {
+            name: "parameters",
+            meaning: "[model.parameters] table of named numbers (--set NAME=VALUE changes them)",
+            unit: "",
+            allowed: "finite numbers",
+            default: Some("{}"),
+        },
+        Param {
+            name: "levels",
+            meaning: "the parameter that is the truncation level K of a tail-form state",
+            unit: "",
+            allowed: "a parameter name, when the state is one tail family",
+            default: Some("absent (fixed size)"),
+        },
+        Param { name: "variables", meaning: "scalar state variables", unit: "", allowed: "names", default: Some("[]") },
+        Param {
+            name: "families",
+            meaning: "[[model.families]]: indexed families x[k], k in a range, with boundary values",
+            unit: "",
+            allowed: "names; ranges a..b in the parameters",
+            default: Some("[]"),
+        },
+        Param {
+            name: "transitions",
+            meaning: "[[model.transitions]]: jump (variable = change), rate (expression), optional for = \"k = 1..K\"",
+            unit: "rate per object",
+            allowed: "rates >= 0 at feasible states",
+            default: Some("[]"),
+        },
+        Param {
+            name: "conservation",
+            meaning: "[[model.conservation]]: conservation laws of the state",
+            unit: "",
+            allowed: "see docs/models/generic.md",
+            default: Some("[]"),
+        },
+        Param {
+            name: "initial",
+            meaning: "an initial state (unlisted variables are 0)",
+            unit: "",
+            allowed: "fractions",
+            default: Some("{}"),
+        },
+        Param {
+            name: "observables",
+            meaning: "[model.observables]: tail, arrival rate, loss, extras",
+            unit: "",
+            allowed: "see docs/models/generic.md",
+            default: Some("{}"),
+        },
+        Param {
+            name: "order",
+            meaning: "a claimed cooperative order (checked numerically, never trusted)",
+            unit: "",
+            allowed: "\"componentwise\"",
+            default: Some("absent"),
+        },
+    ],
+    sources:
+        "Kurtz, J. Appl. Prob. 7(1), 1970 (density-dependent population processes); the DDPP form of rmf_tool (Gast, Allmeier, Van Houdt)",
+    example: "models/generic/jsq2.toml",
+    docs: "docs/models/generic.md",
+    read: read_spec::<GenericSpec>,
+};

@@ -1,0 +1,52 @@
+//! Parameters shared by several model kinds, as the registry declares them (`mfq models`).
+
+use crate::registry::Param;
+
+/// `lambda` of the homogeneous queueing kinds.
+pub(crate) const LAMBDA: Param = Param {
+    name: "lambda",
+    meaning: "arrival rate per server (load rho, unit-rate servers)",
+    unit: "jobs per mean job size per server",
+    allowed: "> 0; stable iff < 1",
+    default: None,
+};
+
+/// `d`, the number of servers sampled per arrival.
+pub(crate) const D: Param =
+    Param { name: "d", meaning: "number of servers sampled per arrival", unit: "", allowed: "integer in [1, 10000]", default: None };
+
+/// `job_size`, the `[model.job_size]` table of a phase-type law.
+pub(crate) const JOB_SIZE: Param = Param {
+    name: "job_size",
+    meaning: "[model.job_size] table: law = exponential (mean) | h2 (mean, scv, f or p, mu1, mu2) | erlang (k, mean) | coxian (rates, next) | phase-type (alpha, a)",
+    unit: "mean in time units",
+    allowed: "mean > 0; h2: scv >= 1, f in (0, 1); at most 16 phases; default exponential, mean 1",
+    default: Some("{ law = \"exponential\", mean = 1.0 }"),
+};
+
+/// `eps`, the probability that a comparison errs (Pod).
+pub(crate) const EPS: Param = Param {
+    name: "eps",
+    meaning: "probability that a comparison errs (job sent to the most loaded sampled server)",
+    unit: "",
+    allowed: "[0, 1]",
+    default: None,
+};
+
+/// `lambda` of the heterogeneous kinds.
+pub(crate) const HETERO_LAMBDA: Param = Param {
+    name: "lambda",
+    meaning: "arrival rate per server (time unit: mean job size at a unit-speed server)",
+    unit: "jobs per mean job size per server",
+    allowed: "> 0; stable iff < sum_j gamma_j mu_j (ps-sq2: below the subset threshold lambda_c)",
+    default: None,
+};
+
+/// `classes`, the `[[model.classes]]` tables of the heterogeneous kinds.
+pub(crate) const CLASSES: Param = Param {
+    name: "classes",
+    meaning: "[[model.classes]] tables: fraction (gamma_j, fraction of servers) and speed (mu_j, service rate)",
+    unit: "speed in jobs per mean job size",
+    allowed: "1..16 classes; fractions in (0, 1] summing to 1 within 1e-9; speed in [1e-6, 1e6]",
+    default: None,
+};

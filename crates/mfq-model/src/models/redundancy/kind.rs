@@ -1,0 +1,161 @@
+//! The `redundancy` kind as the registry declares it (models in the sibling modules;
+//! docs/models/redundancy.md).
+
+use super::{build, initial_levels, validate, Approximation, Copies, Discipline, LIMIT_DYNAMICS_NOTE};
+use crate::finite::{FiniteSystem, Simulation};
+use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::{MeanFieldModel, ModelError};
+use serde::{Deserialize, Serialize};
+
+/// `kind = "redundancy"`: redundancy-d (copies to `d` servers, cancel on first completion,
+/// exponential sizes), see [`crate::models::redundancy`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedundancySpec {
+    /// Arrival rate of jobs per server.
+    pub lambda: f64,
+    /// Copies per job (`>= 1`; `2` for the pair approximations).
+    pub d: u32,
+    /// Per-server discipline: `"ps"`, `"fcfs"`, `"lps"` (needs `lps_k`), `"lcfs"` (default `"ps"`).
+    #[serde(default = "default_discipline")]
+    pub discipline: Discipline,
+    /// `"mean-field"` (default), `"pair"`, `"triplet"` or `"limit"`.
+    #[serde(default = "default_approximation")]
+    pub approximation: Approximation,
+    /// `"iid"` (default) or `"identical"` copy sizes (identical: stability only).
+    #[serde(default = "default_copies")]
+    pub copies: Copies,
+    /// LPS(k): number of oldest copies sharing a server (only with `discipline = "lps"`).
+    #[serde(default)]
+    pub lps_k: Option<u32>,
+}
+
+fn default_discipline() -> Discipline {
+    Discipline::Ps
+}
+fn default_approximation() -> Approximation {
+    Approximation::MeanField
+}
+fn default_copies() -> Copies {
+    Copies::Iid
+}
+
+impl RedundancySpec {
+    /// Redundancy-d with the defaults: PS, mean field, i.i.d. copies.
+    pub fn new(lambda: f64, d: u32) -> Self {
+        RedundancySpec {
+            lambda,
+            d,
+            discipline: default_discipline(),
+            approximation: default_approximation(),
+            copies: default_copies(),
+            lps_k: None,
+        }
+    }
+
+    /// Whether this is redundancy-d with identical copies under FCFS: a model whose only output
+    /// is its stability verdict (infinite `N`: [`super::identical_stability`]; finite `N`: the
+    /// saturated system of `mfq_sim::saturated`).
+    pub fn is_identical_fcfs(&self) -> bool {
+        self.copies == Copies::Identical && self.discipline == Discipline::Fcfs
+    }
+}
+
+impl KindSpec for RedundancySpec {
+    fn kind(&self) -> &'static Kind {
+        &REDUNDANCY
+    }
+    fn lambda(&self) -> Option<f64> {
+        Some(self.lambda)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        build(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels)
+    }
+    /// The LCFS limit is checked without solving its renewal equations (seconds).
+    fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        validate(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels)
+    }
+    /// The LCFS limit's probe is the redundancy mean field (same stability verdict).
+    fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        if self.approximation == Approximation::Limit {
+            KindSpec::validate(self, levels)?;
+            return build(self.lambda, self.d, self.discipline, Approximation::MeanField, self.copies, self.lps_k, levels.min(64));
+        }
+        KindSpec::build(self, levels)
+    }
+    fn dynamics_note(&self) -> Option<String> {
+        (self.approximation == Approximation::Limit).then(|| LIMIT_DYNAMICS_NOTE.to_string())
+    }
+    /// Pair approximations: `K^2` states, `K >= lps_k + 2`.
+    fn initial_levels(&self) -> usize {
+        initial_levels(self.approximation, self.lps_k)
+    }
+    /// Identical copies under FCFS: a stability verdict, checked by that verdict.
+    fn has_model(&self) -> bool {
+        !self.is_identical_fcfs()
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        if self.copies == Copies::Identical {
+            return Ok(Simulation::Unsupported {
+                reason: "identical copies (one size per job) are not simulated; under FCFS `mfq simulate` gives the stability \
+                         verdict of the saturated system"
+                    .into(),
+            });
+        }
+        Ok(Simulation::System(FiniteSystem::Redundancy { lambda: self.lambda, d: self.d, discipline: self.discipline, lps_k: self.lps_k }))
+    }
+}
+
+/// The `redundancy` kind.
+pub static REDUNDANCY: Kind = Kind {
+    name: "redundancy",
+    title: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (the LCFS pair is 6.4% below simulation at lambda = 0.9), triplet approximation (d = 2, PS), LCFS limit (renewal equations on the job tree, derived; within 0.3% of simulation)",
+    params: &[
+        Param {
+            name: "lambda",
+            meaning: "job arrival rate per server (each job sends d copies)",
+            unit: "jobs per mean job size per server",
+            allowed: "> 0; i.i.d. copies stable iff < 1",
+            default: None,
+        },
+        Param {
+            name: "d",
+            meaning: "copies per job, to distinct servers",
+            unit: "",
+            allowed: "integer in [1, 10000]; 2 for the pair and triplet approximations; [1, 64] for the LCFS limit",
+            default: None,
+        },
+        Param {
+            name: "discipline",
+            meaning: "per-server discipline of the copies",
+            unit: "",
+            allowed: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\"",
+            default: Some("\"ps\""),
+        },
+        Param {
+            name: "approximation",
+            meaning: "mean field (any discipline), pair or triplet (PS) approximation, or the N -> inf limit from renewal equations (LCFS)",
+            unit: "",
+            allowed: "\"mean-field\" (default), \"pair\", \"triplet\", \"limit\"",
+            default: Some("\"mean-field\""),
+        },
+        Param {
+            name: "copies",
+            meaning: "i.i.d. or identical copy sizes (identical: stability verdict only)",
+            unit: "",
+            allowed: "\"iid\" (default), \"identical\"",
+            default: Some("\"iid\""),
+        },
+        Param {
+            name: "lps_k",
+            meaning: "LPS(k): the k oldest copies share the server",
+            unit: "copies",
+            allowed: "integer >= 1, only with discipline = \"lps\"",
+            default: Some("absent"),
+        },
+    ],
+    sources: "Gast and Van Houdt, POMACS 8(1), 2024 (arXiv 2401.07713; equations reconstructed); Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021 (stability); Gardner et al., Oper. Res. 65(4), 2017 (FCFS limit); LCFS limit derived in docs/models/redundancy.md",
+    example: "models/redundancy-ps-pair.toml",
+    docs: "docs/models/redundancy.md",
+    read: read_spec::<RedundancySpec>,
+};

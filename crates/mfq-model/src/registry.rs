@@ -1,0 +1,388 @@
+//! The model registry: every built-in model kind, declared in one place by its own module.
+//!
+//! A kind is a [`Kind`] value (its `kind` key, its parameters with meaning, unit, allowed
+//! range and default, its catalogue text and sources, its example file and docs page) plus a
+//! parameter struct implementing [`KindSpec`] (how to build the model from the `[model]` table,
+//! its arrival rate, its first truncation level, and which finite-N system the simulator runs for
+//! it, or why there is none). [`KINDS`] lists them; `mfq models`, the model-file parser,
+//! `--set` validation, the simulator dispatch and the guide's table all read that list.
+//!
+//! # Adding a kind
+//!
+//! 1. In the model's module (say `models/mm1.rs`): the model struct and its
+//!    [`MeanFieldModel`] impl; a parameter struct `Mm1Spec` (serde, `deny_unknown_fields`)
+//!    with `impl KindSpec for Mm1Spec`; and `pub static MM1: Kind = Kind { name: "mm1",
+//!    read: read_spec::<Mm1Spec>, .. }`.
+//! 2. One line in [`KINDS`]: `&crate::models::mm1::MM1,`.
+//! 3. Its example model file in `models/` and its docs page in `docs/models/`.
+//! 4. Its tests. `tests/registry.rs` then checks, for the new kind as for every other: the
+//!    example file exists and builds, the docs page exists, `mfq models` lists it, the analytic
+//!    Jacobian equals finite differences at random feasible states, and `simulate` runs it or
+//!    refuses with the declared reason.
+
+use crate::finite::Simulation;
+use crate::{MeanFieldModel, ModelError};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::any::Any;
+use std::fmt::Debug;
+
+/// One parameter of a model kind (a key of the `[model]` table).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Param {
+    /// Key in the `[model]` table (`lambda`, `job_size`, ...).
+    pub name: &'static str,
+    /// What it is.
+    pub meaning: &'static str,
+    /// Its unit (`jobs per unit time per server`), or `""` for a dimensionless number, a name
+    /// or a table.
+    pub unit: &'static str,
+    /// The values allowed, as an error message states them.
+    pub allowed: &'static str,
+    /// The default when the key is absent, as written in a model file; `None` = required.
+    pub default: Option<&'static str>,
+}
+
+/// A built-in model kind: everything the catalogue, the parser and the docs know of it.
+///
+/// Declared once, as a `static`, by the kind's own module; listed in [`KINDS`].
+#[derive(Debug)]
+pub struct Kind {
+    /// The `kind` key of the `[model]` table (`jsq`).
+    pub name: &'static str,
+    /// The model in the field's terms, one line (`JSQ(d) / power-of-d ...`).
+    pub title: &'static str,
+    /// Its parameters, in the order `mfq models` shows them.
+    pub params: &'static [Param],
+    /// Paper(s), with equation, table or section, the model comes from.
+    pub sources: &'static str,
+    /// Example model file, from the repository root (`models/jsq-d2.toml`).
+    pub example: &'static str,
+    /// Docs page, from the repository root (`docs/models/jsq.md`).
+    pub docs: &'static str,
+    /// Reads the `[model]` table (without its `kind` key) into the kind's parameters: always
+    /// [`read_spec::<TheSpec>`](read_spec).
+    pub read: fn(toml::Value) -> Result<ModelSpec, ReadError>,
+}
+
+impl Kind {
+    /// The declared parameter `name`, if any.
+    pub fn param(&self, name: &str) -> Option<&'static Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+/// Every built-in model kind, in the order `mfq models` lists them. One line per kind.
+pub static KINDS: &[&Kind] = &[
+    &crate::models::JSQ,
+    &crate::models::POD_LI,
+    &crate::models::POD_LD,
+    &crate::models::JIQ,
+    &crate::models::JSQ_PH,
+    &crate::models::POD_LI_PH,
+    &crate::models::JIQ_PH,
+    &crate::models::LLD,
+    &crate::models::OPINION_STUBBORN,
+    &crate::models::OPINION_BIASED,
+    &crate::models::REDUNDANCY,
+    &crate::models::SA_JSQ,
+    &crate::models::SA_JIQ,
+    &crate::models::PULL,
+    &crate::models::PS_SQ2,
+    &crate::models::STATIC_ROUTING,
+    &crate::models::GENERIC,
+];
+
+/// The kind named `name`, if it is built in.
+pub fn kind(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().copied().find(|k| k.name == name)
+}
+
+/// The parameters of one model kind, read from a `[model]` table: what the kind's module
+/// implements. Everything but [`kind`](Self::kind), [`lambda`](Self::lambda),
+/// [`build`](Self::build) and [`simulation`](Self::simulation) has a default.
+pub trait KindSpec: Serialize + DeserializeOwned + Clone + Debug + PartialEq + Send + Sync + 'static {
+    /// The kind's declaration.
+    fn kind(&self) -> &'static Kind;
+
+    /// Arrival rate per server; `None` for models without queues (opinion dynamics).
+    fn lambda(&self) -> Option<f64>;
+
+    /// The model truncated at `levels` = K (kinds without levels ignore it).
+    ///
+    /// # Errors
+    /// [`ModelError::OutOfRange`] naming the parameter outside its range.
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
+
+    /// Checks the parameters as [`build`](Self::build) does, without what a model computes
+    /// when it is built (default: builds it). Kinds whose build is costly override it.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        self.build(levels).map(|_| ())
+    }
+
+    /// A model with the same [`MeanFieldModel::stability`] verdict, cheap to build (default:
+    /// [`build`](Self::build)).
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        self.build(levels)
+    }
+
+    /// `Some(reason)` when the built model's drift is not the system's dynamics (see
+    /// [`MeanFieldModel::dynamics_note`]), known without building it. Default `None`.
+    fn dynamics_note(&self) -> Option<String> {
+        None
+    }
+
+    /// The first truncation level of the automatic growth (default 16).
+    fn initial_levels(&self) -> usize {
+        16
+    }
+
+    /// Whether a file of this kind holds a model to solve (default `true`); `false` for kinds
+    /// whose only output is a verdict given by another job (redundancy with identical copies
+    /// under FCFS: `mfq simulate`). Such files skip [`validate`](Self::validate) at parse time.
+    fn has_model(&self) -> bool {
+        true
+    }
+
+    /// The finite-N system the simulator runs for these parameters, or why there is none.
+    ///
+    /// # Errors
+    /// [`ModelError::OutOfRange`] when a parameter the system needs is invalid (a job-size
+    /// law that is not one).
+    fn simulation(&self) -> Result<Simulation, ModelError>;
+}
+
+/// [`KindSpec`] as a trait object (implemented for every `KindSpec`).
+trait DynSpec: Debug + Send + Sync {
+    fn kind(&self) -> &'static Kind;
+    fn lambda(&self) -> Option<f64>;
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
+    fn validate(&self, levels: usize) -> Result<(), ModelError>;
+    fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
+    fn dynamics_note(&self) -> Option<String>;
+    fn initial_levels(&self) -> usize;
+    fn has_model(&self) -> bool;
+    fn simulation(&self) -> Result<Simulation, ModelError>;
+    fn serialized(&self) -> &dyn erased_serde::Serialize;
+    fn clone_box(&self) -> Box<dyn DynSpec>;
+    fn as_any(&self) -> &dyn Any;
+    fn eq_dyn(&self, other: &dyn DynSpec) -> bool;
+}
+
+impl<T: KindSpec> DynSpec for T {
+    fn kind(&self) -> &'static Kind {
+        KindSpec::kind(self)
+    }
+    fn lambda(&self) -> Option<f64> {
+        KindSpec::lambda(self)
+    }
+    fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        KindSpec::build(self, levels)
+    }
+    fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        KindSpec::validate(self, levels)
+    }
+    fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        KindSpec::build_probe(self, levels)
+    }
+    fn dynamics_note(&self) -> Option<String> {
+        KindSpec::dynamics_note(self)
+    }
+    fn initial_levels(&self) -> usize {
+        KindSpec::initial_levels(self)
+    }
+    fn has_model(&self) -> bool {
+        KindSpec::has_model(self)
+    }
+    fn simulation(&self) -> Result<Simulation, ModelError> {
+        KindSpec::simulation(self)
+    }
+    fn serialized(&self) -> &dyn erased_serde::Serialize {
+        self
+    }
+    fn clone_box(&self) -> Box<dyn DynSpec> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn eq_dyn(&self, other: &dyn DynSpec) -> bool {
+        other.as_any().downcast_ref::<T>().is_some_and(|o| o == self)
+    }
+}
+
+/// A built-in model with its parameters: one kind's [`KindSpec`], read from a `[model]` table
+/// (tagged by `kind`) or made in code with `ModelSpec::from(JsqSpec { lambda: 0.9, d: 2 })`.
+///
+/// Written as a table with a `kind` key (`{"kind": "jsq", "lambda": 0.9, "d": 2}`) and read from
+/// one; an error names the key (`model.d: invalid type: string "two", expected u32`).
+pub struct ModelSpec(Box<dyn DynSpec>);
+
+impl ModelSpec {
+    /// Wraps one kind's parameters.
+    pub fn new<T: KindSpec>(spec: T) -> Self {
+        ModelSpec(Box::new(spec))
+    }
+
+    /// The kind's declaration.
+    pub fn kind_info(&self) -> &'static Kind {
+        self.0.kind()
+    }
+
+    /// The `kind` key of this model (`jsq`).
+    pub fn kind(&self) -> &'static str {
+        self.0.kind().name
+    }
+
+    /// Arrival rate per server; `None` for models without queues (opinion dynamics).
+    pub fn lambda(&self) -> Option<f64> {
+        self.0.lambda()
+    }
+
+    /// The model truncated at `levels` = K (queueing models; models without levels, such as
+    /// the opinion models, ignore `levels`). A model with a dense Jacobian larger than
+    /// [`MAX_DENSE_DIM`](crate::spec::MAX_DENSE_DIM) states is refused.
+    ///
+    /// # Errors
+    /// [`ModelError::OutOfRange`] when a parameter is outside its range (the field is named).
+    pub fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        let model = self.0.build(levels)?;
+        crate::spec::check_dense_size(model.as_ref(), levels)?;
+        Ok(model)
+    }
+
+    /// Checks the parameters as [`build`](Self::build) does, without what a model computes
+    /// when it is built (the LCFS limit of redundancy solves its renewal equations at build,
+    /// seconds; here only its parameters are checked). Used to validate a model file, and by
+    /// commands that do not need the model's solution (`simulate`).
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        self.0.validate(levels)
+    }
+
+    /// A model with the same parameters and the same [`MeanFieldModel::stability`] verdict,
+    /// cheap to build: [`build`](Self::build) except for the LCFS limit of redundancy, whose
+    /// probe is the redundancy mean field.
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        self.0.build_probe(levels)
+    }
+
+    /// `Some(reason)` for models without dynamics, as [`MeanFieldModel::dynamics_note`] of the
+    /// built model but without building it: their transients and attraction checks mean nothing.
+    pub fn dynamics_note(&self) -> Option<String> {
+        self.0.dynamics_note()
+    }
+
+    /// A first truncation level for the automatic growth (cheap models start small).
+    pub fn initial_levels(&self) -> usize {
+        self.0.initial_levels()
+    }
+
+    /// Whether the file holds a model to solve (see [`KindSpec::has_model`]).
+    pub fn has_model(&self) -> bool {
+        self.0.has_model()
+    }
+
+    /// The finite-N system the simulator runs, or why there is none (see [`Simulation`]).
+    ///
+    /// # Errors
+    /// As [`KindSpec::simulation`].
+    pub fn simulation(&self) -> Result<Simulation, ModelError> {
+        self.0.simulation()
+    }
+
+    /// The parameters as the kind's own struct, when they are of kind `T`.
+    pub fn downcast_ref<T: KindSpec>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref::<T>()
+    }
+}
+
+impl<T: KindSpec> From<T> for ModelSpec {
+    fn from(spec: T) -> Self {
+        ModelSpec::new(spec)
+    }
+}
+
+impl Clone for ModelSpec {
+    fn clone(&self) -> Self {
+        ModelSpec(self.0.clone_box())
+    }
+}
+
+impl Debug for ModelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for ModelSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_dyn(other.0.as_ref())
+    }
+}
+
+impl Serialize for ModelSpec {
+    /// The kind's parameters after a `kind` key, as an internally tagged enum would write them.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            kind: &'static str,
+            #[serde(flatten)]
+            params: &'a dyn erased_serde::Serialize,
+        }
+        Tagged { kind: self.kind(), params: self.0.serialized() }.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ModelSpec {
+    /// Reads a `[model]` table (see [`ModelSpec`]); errors start with the dotted key they are
+    /// about (`model.d: ...`, `model.classes[1].speed: ...`).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = toml::Value::deserialize(deserializer)?;
+        let toml::Value::Table(mut table) = value else {
+            return Err(D::Error::invalid_type(crate::spec::unexpected(&value), &"a [model] table with a kind (see `mfq models`)"));
+        };
+        let name = match table.remove("kind") {
+            Some(toml::Value::String(v)) => v,
+            Some(other) => {
+                let e = toml::de::Error::invalid_type(crate::spec::unexpected(&other), &"a string naming the kind");
+                return Err(D::Error::custom(format!("model.kind: {e}")));
+            }
+            None => return Err(D::Error::missing_field("kind")),
+        };
+        let Some(kind) = kind(&name) else {
+            let names: Vec<String> = KINDS.iter().map(|k| format!("`{}`", k.name)).collect();
+            return Err(D::Error::custom(format!("model.kind: unknown variant `{name}`, expected one of {}", names.join(", "))));
+        };
+        (kind.read)(toml::Value::Table(table)).map_err(|e| D::Error::custom(e.0))
+    }
+}
+
+/// An error reading a kind's parameters, as `model.PATH: MESSAGE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadError(pub String);
+
+/// Reads the `[model]` table (without `kind`) as the parameters `T` of one kind, with the path
+/// of an error kept: `model.d: invalid type: ...`, `model.classes[1].speed: ...`. What every
+/// [`Kind::read`] is.
+///
+/// # Errors
+/// [`ReadError`] with the dotted key and serde's message.
+pub fn read_spec<T: KindSpec>(table: toml::Value) -> Result<ModelSpec, ReadError> {
+    serde_path_to_error::deserialize::<_, T>(table).map(ModelSpec::new).map_err(|e| {
+        let path = crate::spec::dotted_path("model", e.path().iter());
+        ReadError(crate::spec::with_path(&path, &e.into_inner().message().to_string()))
+    })
+}
