@@ -177,7 +177,7 @@ pub fn catalog() -> Vec<ModelInfo> {
             kind: "sa-jiq",
             name: "Speed-aware JIQ (idle server of the fastest class, else a random server), heterogeneous server classes",
             parameters: vec![HETERO_LAMBDA, CLASSES],
-            source: "derived (research notes (d)); fallback rule ours: the SA-JIQ paper could not be identified",
+            source: "derived (docs/models/heterogeneous.md); fallback rule ours: the SA-JIQ paper could not be identified",
             example: "models/hetero-sa-jiq-caseA.toml",
         },
         ModelInfo {
