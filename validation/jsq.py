@@ -45,6 +45,9 @@ for lam, d, t in [(0.8, 2, 1.947363), (0.95, 2, 3.383046), (0.3, 2, 1.090729), (
                   (0.8, 3, 1.580886), (0.95, 3, 2.535133), (0.5, 3, 1.125244)]:
     check(f"T_{d}({lam})", mean_response(lam, d), t, 5e-7)
 
+# mean queue length sum_k x_k of JSQ(2) at lambda = 0.9 (tests/figures.rs, compare-jsq2.csv)
+check("sum x_k, JSQ(2), 0.9", sum(tail(0.9, 2)), 2.352652, 5e-7)
+
 # tail at lambda = 0.9, d = 2
 for k, v in enumerate([0.9, 0.729, 0.4782969, 0.2058911, 3.815204e-2, 1.310021e-3, 1.544538e-6]):
     check(f"x_{k + 1}(0.9, d=2)", tail(0.9, 2)[k], v, 5e-7 * v)

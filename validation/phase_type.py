@@ -116,4 +116,10 @@ for lam, sq2, ll2 in [(0.5, 1.966067, 1.441314), (0.9, 6.334997, 3.795034)]:
     check(f"SQ(2) H2 SCV 9, lambda {lam}", sq_ph(lam, 2, alpha, A), sq2, 5e-7)
     check(f"LL(2) H2 SCV 9, lambda {lam}", ll_ph(lam, 2, alpha, A), ll2, 5e-7)
 
+# H2 with SCV 20 (tests/figures.rs, coxian-scv-*.csv; tolerance there 2e-5 relative)
+alpha, A = h2_coxian(20.0)
+for lam, sq2, ll2 in [(0.5, 2.785054, 1.836749), (0.9, 10.80945, 6.002531)]:
+    check(f"SQ(2) H2 SCV 20, lambda {lam}", sq_ph(lam, 2, alpha, A, K=200), sq2, 1e-6 * sq2)
+    check(f"LL(2) H2 SCV 20, lambda {lam}", ll_ph(lam, 2, alpha, A, w_max=6000.0), ll2, 1e-6 * ll2)
+
 finish()
