@@ -1,6 +1,6 @@
 //! The uniqueness and global-attraction checker against values it did not produce: closed
-//! forms, exact recursions and the independently computed tables of the project's research
-//! notes (copied here with their sources; nothing reads the notes at test time).
+//! forms, exact recursions and tables computed independently of this code (recomputed by the
+//! scripts in validation/; sources in docs/references.md).
 
 use mfq_fixpoint::attraction::{
     check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, EquilibriumKind, FoundBy, Verdict,
@@ -76,8 +76,8 @@ fn convergence_rate_is_the_spectral_abscissa() {
 }
 
 /// Pod with load-independent errors, eps < 1/d: exact recursion vectors x_1 = lambda,
-/// x_k = lambda phi(x_{k-1}) of the research notes, table (b), and the mean response time
-/// T = 3.60177 for d = 3, lambda = 0.9, eps = 0.3 (same table, independent script).
+/// x_k = lambda phi(x_{k-1}) (validation/pod_errors.py), and the mean response time
+/// T = 3.60177 for d = 3, lambda = 0.9, eps = 0.3 (same script).
 #[test]
 fn pod_li_is_certified_at_the_exact_recursion() {
     let cases: [(f64, f64, [f64; 4]); 2] =
@@ -96,8 +96,8 @@ fn pod_li_is_certified_at_the_exact_recursion() {
     assert!((r.fixed_point.observables.mean_response_time.unwrap() - 3.60177).abs() < 1e-5);
 }
 
-/// Pod with load-dependent errors: fixed points of the research notes, table (b) ("LD fixed
-/// points"). Cooperativity of this model is not established in the literature, so a
+/// Pod with load-dependent errors: fixed points of the implicit equations of
+/// docs/models/pod-errors.md (validation/pod_errors.py). Cooperativity of this model is not established in the literature, so a
 /// certificate is not required; uniqueness and attraction are.
 #[test]
 fn pod_ld_is_unique_and_attracting() {
@@ -136,8 +136,8 @@ fn jiq_is_certified() {
     assert_certified(&r);
 }
 
-/// Reference equilibria of the research notes, section (f3) (computed there by
-/// `scripts/opinion.py`, checked by a finite-N simulation), with their stability.
+/// Reference equilibria of docs/models/opinion.md (recomputed by validation/opinion.py; a
+/// finite-N simulation agrees: crates/mfq-sim/tests/opinion.rs), with their stability.
 const S: EquilibriumKind = EquilibriumKind::Stable;
 const U: EquilibriumKind = EquilibriumKind::Unstable;
 
@@ -175,7 +175,7 @@ fn opinion_models_with_three_equilibria_are_not_unique() {
     }
 }
 
-/// Research notes (f3), basins for gamma = 0.1: x(0) = 0.3 or 0.49 -> 0.0158770817; 0.51 or
+/// Basins for gamma = 0.1 (docs/models/opinion.md; validation/opinion.py): x(0) = 0.3 or 0.49 -> 0.0158770817; 0.51 or
 /// 0.9 -> 0.9841229183. The random starts between those points go the same way, and the
 /// extremal states x = 0 and x = 1 go to the outer equilibria.
 #[test]
@@ -215,7 +215,7 @@ fn opinion_models_with_one_equilibrium_are_certified() {
     }
 }
 
-/// gamma0 = gamma1 = 1/4: a triple root at x = 1/2 (f = -y^3/2, research notes (f3)); every
+/// gamma0 = gamma1 = 1/4: a triple root at x = 1/2 (f = -y^3/2, docs/models/opinion.md); every
 /// trajectory does go there, but algebraically (y ~ t^{-1/2}). With the default time limit
 /// the runs do not settle: `Unsettled`. With t = 1e7 they settle: `Evidence`, never
 /// `Certified`, because the certificate would rest on a zero eigenvalue. Degeneracy is flagged.
@@ -235,7 +235,7 @@ fn triple_root_is_flagged_and_not_certified() {
 }
 
 /// alpha = 1/9 = alpha_c: a double root at x = 1/4 (semi-stable: attracting from below only)
-/// and x = 1 (research notes (f3)). Two equilibria, the double root flagged degenerate; runs
+/// and x = 1 (docs/models/opinion.md). Two equilibria, the double root flagged degenerate; runs
 /// from below approach it algebraically and do not settle within the default limit.
 #[test]
 fn double_root_is_flagged() {

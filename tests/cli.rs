@@ -64,8 +64,8 @@ fn report_on_a_large_model_skips_the_dynamics_and_says_why() {
 }
 
 /// Identical copies under FCFS on N servers: `simulate` gives the finite-N verdict of the
-/// saturated system (d = 2, N = 4: lbar/K = 0.71937 from the exact chain; the notes' simulation
-/// 0.71936 +- 0.00020), below the N -> inf lambda_max 0.81669.
+/// saturated system (d = 2, N = 4: lbar/K = 0.71937 from the exact chain; the reference
+/// simulation of docs/references.md: 0.71936 +- 0.00020), below the N -> inf lambda_max 0.81669.
 #[test]
 fn simulate_gives_the_finite_n_verdict_for_identical_copies_under_fcfs() {
     let base = ["simulate", "models/redundancy-fcfs-pair.toml", "--set", "copies=identical", "--servers", "4", "--set"];

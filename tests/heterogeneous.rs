@@ -1,9 +1,9 @@
 //! Heterogeneous server classes (issue 5): speed-aware JSQ/JIQ, PULL, SQ(2)-type routing on
 //! processor-sharing servers, and the optimal static routing, against values the code did not
-//! produce. The reference values are copied from the project's research notes
-//! ("models-pod-jiq-jsq", sections (c), (d), (e)); they were computed there by independent
-//! Python scripts ([S]) or derived by hand ([D]); each test names its table. Nothing here
-//! reads the notes at run time.
+//! produce. The reference values come from the formulas derived in
+//! docs/models/heterogeneous.md ("Derivations"), evaluated independently of this code by
+//! validation/heterogeneous.py; docs/references.md lists them with their sources. The cases A,
+//! B, C are defined below.
 
 use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointError, FixedPointOptions};
 use mfq_model::models::{CostRule, Sampling, ServerClass, SpeedAware, StaticRouting};
@@ -13,7 +13,7 @@ fn classes(v: &[(f64, f64)]) -> Vec<ServerClass> {
     v.iter().map(|&(fraction, speed)| ServerClass { fraction, speed }).collect()
 }
 
-/// Case A of the notes: gamma = (0.5, 0.5), mu (or C) = (1.6, 0.4); capacity 1.
+/// Case A: gamma = (0.5, 0.5), mu (or C) = (1.6, 0.4); capacity 1.
 const CASE_A: [(f64, f64); 2] = [(0.5, 1.6), (0.5, 0.4)];
 /// Case B: gamma = (0.2, 0.8), mu = (3.0, 0.5); capacity 1.
 const CASE_B: [(f64, f64); 2] = [(0.2, 3.0), (0.8, 0.5)];
@@ -64,7 +64,7 @@ fn ps(lambda: f64, c: &[(f64, f64)], sampling: Sampling, rule: CostRule) -> Mode
     ModelSpec::from(mfq_model::models::PsSq2Spec { lambda, classes: classes(c), sampling, rule })
 }
 
-/// Notes (c), "exact rational test case": gamma = (0.2, 0.8), mu = (3, 0.5), lambda = 0.5
+/// PULL, exact rational case: gamma = (0.2, 0.8), mu = (3, 0.5), lambda = 0.5
 /// => c = 1.5, b = (1/3, 3/4), T = 4/3 (b_j = c/(mu_j + c), T = (1/lambda) sum gamma_j b_j).
 #[test]
 fn pull_exact_rational_case() {
@@ -81,8 +81,8 @@ fn pull_exact_rational_case() {
     assert_eq!(fp.observables.prob_wait, Some(0.0));
 }
 
-/// Notes (d), tables of cases A, B, C: T_SA (= SA-JSQ = SA-JIQ), T_PULL, b_SA, b_PULL
-/// (script `jiq_speed_aware.py`, [S]; T to 8 decimals, b to 6).
+/// Cases A, B, C: T_SA (= SA-JSQ = SA-JIQ), T_PULL, b_SA, b_PULL (validation/heterogeneous.py;
+/// T to 8 decimals, b to 6).
 #[test]
 fn speed_aware_and_pull_tables() {
     // (lambda, T_SA, T_PULL, b_SA, b_PULL)
@@ -143,8 +143,8 @@ fn speed_aware_and_pull_tables() {
     }
 }
 
-/// The SA fixed point solved numerically equals the closed form (notes (d): fastest-first
-/// filling), and classes listed slowest first give the same answer (the priority is by speed,
+/// The SA fixed point solved numerically equals the closed form (fastest-first
+/// filling, docs/models/heterogeneous.md), and classes listed slowest first give the same answer (the priority is by speed,
 /// not by file order).
 #[test]
 fn speed_aware_fixed_point_is_independent_of_class_order() {
@@ -160,9 +160,9 @@ fn speed_aware_fixed_point_is_independent_of_class_order() {
     }
 }
 
-/// Notes (d), transient [S]: case A, lambda = 0.9, SA-JIQ from empty: the fast class saturates
+/// Transient: case A, lambda = 0.9, SA-JIQ from empty: the fast class saturates
 /// at t* = 1.37326536 and b_1(0.5) = 0.61950492 (closed form
-/// b_1(t) = lambda (1 - e^{-mu_1 t}) / (gamma_1 mu_1)).
+/// b_1(t) = lambda (1 - e^{-mu_1 t}) / (gamma_1 mu_1); validation/heterogeneous.py).
 #[test]
 fn speed_aware_transient_from_empty() {
     use mfq_ode::{solve as integrate, SolveOptions};
@@ -186,7 +186,7 @@ fn speed_aware_transient_from_empty() {
 
 /// A small independent finite-N simulation (exchangeable servers within a class: counts
 /// n_{j,q} suffice), used to check the water-filling drift of SA-JSQ and SA-JIQ from a state
-/// with queues, where the notes give no reference: `reps` runs of `n` servers.
+/// with queues, where no closed form is available: `reps` runs of `n` servers.
 struct Simulation<'a> {
     /// SA-JSQ (true) or SA-JIQ.
     jsq: bool,
@@ -325,8 +325,7 @@ fn speed_aware_dynamics_with_queues_match_a_finite_n_simulation() {
     }
 }
 
-/// Notes (e), tables of cases A, B, C (script `het_ps_sq2.py`, [S]; K = 40 or 80, residual
-/// <= 2e-12; 6 decimals): mean response time of SQ(2), LSC n/C and (n+1)/C with uniform
+/// Cases A, B, C (validation/heterogeneous.py: K = 40, or 80 near the threshold; 6 decimals): mean response time of SQ(2), LSC n/C and (n+1)/C with uniform
 /// sampling, ties at random. Case C lambda = 0.75 SQ(2) is given as 10.2553 +- 1e-4.
 #[test]
 fn ps_sq2_tables() {
@@ -357,7 +356,7 @@ fn ps_sq2_tables() {
     }
 }
 
-/// Notes (e), tail [S]: case A, SQ(2), lambda = 0.7, x_{j,1..9} (4 significant digits).
+/// Tail (validation/heterogeneous.py): case A, SQ(2), lambda = 0.7, x_{j,1..9} (4 significant digits).
 #[test]
 fn ps_sq2_super_exponential_tail() {
     let fast = [6.274e-1, 3.325e-1, 1.448e-1, 4.957e-2, 1.203e-2, 1.656e-3, 8.331e-5, 6.750e-7, 1.690e-10];
@@ -373,7 +372,7 @@ fn ps_sq2_super_exponential_tail() {
     assert!((fp.observables.tail[0] - 0.5 * (x_jk(&fp, 2, 0, 1) + x_jk(&fp, 2, 1, 1))).abs() < 1e-15);
 }
 
-/// Notes (e), stability [D]: lambda (sum_S p_j)^2 < sum_S gamma_j C_j for every class set S.
+/// Stability (derived in docs/models/heterogeneous.md): lambda (sum_S p_j)^2 < sum_S gamma_j C_j for every class set S.
 /// Uniform sampling: case A lambda_c = 0.8 (S = {slow}); case B 0.625; case C 0.78125 attained
 /// by the two-class set {2, 3} (0.5 / 0.8^2), not by a single class. Beyond the threshold the
 /// solver refuses with the failing set and prints no number.
@@ -408,10 +407,10 @@ fn ps_sq2_stability_thresholds_cover_every_subset() {
     assert!(matches!(m.stability(), Stability::Stable { .. }));
 }
 
-/// Notes (e), closed form [D]: with capacity-proportional sampling and SQ(2) the fixed point is
+/// Closed form (docs/models/heterogeneous.md): with capacity-proportional sampling and SQ(2) the fixed point is
 /// x_{j,k} = rho^(2^k - 1), rho = lambda / sum gamma_j C_j, and T is the homogeneous JSQ(2)
 /// value over sum gamma_j C_j: column "SQ2 cap-prop" of case A (= Mitzenmacher's d = 2 values
-/// 1.265686, 1.614454, 2.614057 of table (a)). Also checked against the homogeneous JSQ model
+/// 1.265686, 1.614454, 2.614057; validation/jsq.py). Also checked against the homogeneous JSQ model
 /// solved independently.
 #[test]
 fn capacity_sampling_reproduces_homogeneous_jsq2() {
@@ -434,7 +433,8 @@ fn capacity_sampling_reproduces_homogeneous_jsq2() {
     assert!((t_of(&fp) - 1.614454 / 2.0).abs() < 1e-6);
 }
 
-/// Notes (e), optimal static routing [D]: T_static,opt columns of cases A, B, C (6 decimals),
+/// Optimal static routing (square-root rule, docs/models/heterogeneous.md): T_static,opt of
+/// cases A, B, C (6 decimals; validation/heterogeneous.py),
 /// and an independent closed form of the square-root rule: with the active classes the m
 /// fastest, 1/sqrt(theta) = (sum_A gamma C - lambda) / sum_A gamma sqrt(C).
 #[test]
@@ -479,12 +479,12 @@ fn static_routing_values() {
         let m = StaticRouting::new(lambda, &classes(c), 4).unwrap();
         assert!((m.mean_response_time().unwrap() - closed).abs() < 1e-12);
     }
-    // notes pitfall: at lambda = 0.3 in case A all traffic goes to the fast class
+    // at lambda = 0.3 in case A all traffic goes to the fast class (rho_slow = 0)
     let m = StaticRouting::new(0.3, &classes(&CASE_A), 4).unwrap();
     assert_eq!(m.loads()[1], 0.0);
 }
 
-/// Ordering of the schemes at the notes' case A, lambda = 0.7 (tables (d), (e)): SA 0.625 <
+/// Ordering of the schemes at case A, lambda = 0.7 (values above): SA 0.625 <
 /// PULL 1.098 < LSC 2.842534 < static 2.857143 < SQ(2) 3.887209: uniform SQ(2) loses to the best
 /// static routing, as the TCNS abstract says dynamic schemes with uniform sampling can.
 #[test]
@@ -498,11 +498,11 @@ fn uniform_sq2_can_lose_to_static_routing() {
     assert!(s < pl && pl < lsc && lsc < st && st < sq2, "{s} {pl} {lsc} {st} {sq2}");
 }
 
-/// Every models/hetero-*.toml parses, solves, and matches its table value in the notes.
+/// Every models/hetero-*.toml parses, solves, and matches its value in the tables above.
 #[test]
 fn model_files() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
-    // (file, T from the notes)
+    // (file, T from the tables above)
     let files = [
         ("hetero-sa-jsq-caseA.toml", 0.83333333),
         ("hetero-sa-jiq-caseA.toml", 0.83333333),

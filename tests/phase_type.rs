@@ -1,10 +1,10 @@
 //! Phase-type job sizes (issue 6): SQ(d)/JSQ(d), Pod-LI and JIQ with Coxian/H2 sizes, LL(d)
 //! by workload, and the staircase order for the global-attraction argument.
 //!
-//! Reference values are copied here with their sources; nothing reads the research notes at
-//! test time. "Notes" = the project's research notes on redundancy and Coxian models
-//! (models-redundancy-coxian.md); their tags: [P] published, [S] computed by the notes' own
-//! scripts (independent of this code), [D] derived there.
+//! Reference values are copied here with their sources (docs/references.md, "Phase-type job
+//! sizes" and "LL(d)"); values computed for this project are recomputed by
+//! validation/phase_type.py. Tags: [P] published formula or value, [S] computed independently of
+//! this code, [D] derived in the docs page named.
 
 use mfq_fixpoint::attraction::{check, CheckOptions, Verdict};
 use mfq_fixpoint::{solve_model, solve_spec, FixedPoint, FixedPointOptions};
@@ -26,7 +26,8 @@ fn response(spec: &ModelSpec) -> f64 {
 }
 
 /// H2 with mean 1, SCV 9 (E[S^2] = 10) and half of the load from the fast jobs: the job-size
-/// law of the notes' H2 rows (§4.1) and of their monotonicity check (§3.4).
+/// law of the H2 reference values (validation/phase_type.py) and of the monotonicity check of
+/// docs/models/phase-type.md.
 fn h2_scv9() -> JobSizeSpec {
     JobSizeSpec::H2 { mean: Some(1.0), scv: Some(9.0), f: Some(0.5), p: None, mu1: None, mu2: None }
 }
@@ -62,7 +63,7 @@ fn one_exponential_phase_reproduces_the_exponential_models() {
     }
 }
 
-/// SQ(d) and JSQ(d) columns of the notes' §4.1 table (closed form
+/// SQ(d) and JSQ(d) exponential values (validation/phase_type.py; closed form
 /// `E[R] = sum_k lambda^((d^k - d)/(d - 1))`, [P formula, S evaluation]) through the phase-type
 /// model with one exponential phase.
 #[test]
@@ -77,9 +78,9 @@ fn sq_exponential_table_of_the_notes() {
 }
 
 // ------------------------------------------------------------------------------------------
-// H2 values of the notes, and M/G/1 checks that do not depend on the notes
+// H2 values (validation/phase_type.py), and M/G/1 checks that need no reference table
 
-/// Notes §4.1, "H2 jobs (SCV = 9, f = 1/2) [S]": SQ(2) E[R] = 1.966067 (lambda 0.5) and
+/// H2 jobs (SCV = 9, f = 1/2) [S], validation/phase_type.py: SQ(2) E[R] = 1.966067 (lambda 0.5) and
 /// 6.334997 (lambda 0.9); LL(2) E[R] = 1.441314 and 3.795034. Printed to 6 decimals.
 #[test]
 fn sq2_and_ll2_with_h2_jobs_match_the_notes() {
@@ -93,7 +94,7 @@ fn sq2_and_ll2_with_h2_jobs_match_the_notes() {
 
 /// d = 1 is random routing: every server is an M/G/1 queue, so SQ(1) and LL(1) must give the
 /// Pollaczek-Khinchine mean `E[R] = E[S] + lambda E[S^2] / (2 (1 - rho))` (textbook; independent
-/// of the notes and of this code). H2 with mean 1 and SCV 9 has `E[S^2] = 10`.
+/// of any table and of this code). H2 with mean 1 and SCV 9 has `E[S^2] = 10`.
 #[test]
 fn d_equal_one_is_pollaczek_khinchine() {
     let laws = [
@@ -118,7 +119,7 @@ fn d_equal_one_is_pollaczek_khinchine() {
 }
 
 /// Conservation of work: the busy fraction equals the load, `u_1 = rho (1 - loss)` (Hellemans'
-/// thesis, quoted in the notes §3.5 item 5), for every routing and law; JIQ never queues.
+/// thesis, "u_1 = rho"), for every routing and law; JIQ never queues.
 #[test]
 fn busy_fraction_is_the_load() {
     let laws = [
@@ -161,9 +162,9 @@ fn h2_with_scv_one_is_exponential() {
 }
 
 // ------------------------------------------------------------------------------------------
-// LL(d): closed forms and identities (notes §4.1)
+// LL(d): closed forms and identities (Hellemans and Van Houdt 2018; docs/models/lld.md)
 
-/// LL(2) and LL(3) columns of the notes' §4.1 table (from the published closed form
+/// LL(2) and LL(3) exponential values (validation/phase_type.py; from the published closed form
 /// `E[R] = sum_n lambda^{dn} / (1 + n(d-1))`, [P formula, S evaluation]): the series, and the
 /// ODE in `w` solved with one exponential phase.
 #[test]
@@ -190,7 +191,7 @@ fn lld_exponential_table_of_the_notes() {
 }
 
 /// The grid solution of the ODE in `w` against the closed-form workload ccdf
-/// `Fbar(w) = (lambda + (lambda^{1-d} - lambda) e^{(d-1) w})^{1/(1-d)}` (notes §4.1, [P]).
+/// `Fbar(w) = (lambda + (lambda^{1-d} - lambda) e^{(d-1) w})^{1/(1-d)}` (Hellemans and Van Houdt 2018, [P]).
 #[test]
 fn lld_workload_ccdf_is_the_closed_form() {
     for (lambda, d) in [(0.5, 2u32), (0.9, 2), (0.8, 3)] {
@@ -337,7 +338,7 @@ fn bad_job_sizes_are_clear_errors() {
 }
 
 // ------------------------------------------------------------------------------------------
-// The staircase order (notes §3.4-3.5)
+// The staircase order (docs/models/phase-type.md, "Which order is monotone"; docs/checker.md)
 
 /// A deterministic pseudo-random stream in [0, 1) (SplitMix64), so the test needs no RNG crate.
 struct Stream(u64);
@@ -367,14 +368,15 @@ fn random_state(rng: &mut Stream, levels: usize, m: usize) -> Vec<f64> {
     x
 }
 
-/// The notes' set-up of §3.4: SQ(2), lambda = 0.9, buffer B = 8, H2 with SCV 9 and f = 1/2.
+/// The set-up of the monotonicity check in docs/models/phase-type.md: SQ(2), lambda = 0.9, buffer B = 8, H2 with SCV 9 and f = 1/2.
 fn sq2_h2_buffer8() -> PhaseTypeQueue {
     PhaseTypeQueue::jsq(0.9, 2, PhaseType::h2_from_moments(1.0, 9.0, 0.5).unwrap(), 8).unwrap()
 }
 
 /// Cooperativity in the order's coordinates at random feasible states: cross-positive for the
-/// staircase order (notes §3.4: "preserved", min -8e-17), not for the lexicographic one (notes:
-/// the Kamke check in lex tail coordinates gives a minimum off-diagonal entry of -1.69).
+/// staircase order (an earlier independent check, recorded in docs/models/phase-type.md:
+/// "preserved", min -8e-17), not for the lexicographic one (same check: the Kamke test in lex
+/// tail coordinates gives a minimum off-diagonal entry of -1.69).
 #[test]
 fn staircase_is_cooperative_and_lexicographic_is_not() {
     let model = sq2_h2_buffer8();
@@ -396,7 +398,7 @@ fn staircase_is_cooperative_and_lexicographic_is_not() {
     assert!(worst_lex < -0.1, "lexicographic: min = {worst_lex}");
 }
 
-/// Order preservation and the sandwich in the staircase order (notes §3.5 items 2 and 4):
+/// Order preservation and the sandwich in the staircase order (docs/checker.md, the sandwich recipe):
 /// ordered pairs `x0 <= y0` stay ordered along the flow, and the trajectories from the least
 /// state (empty) and the greatest (all servers at (B, last phase)) both reach `x*`. The
 /// lexicographic order is violated along the flow from a pair that is lex-ordered.
@@ -526,7 +528,8 @@ fn checker_certifies_the_staircase_order_and_rejects_the_lexicographic_one() {
     assert!(!matches!(r.verdict, Verdict::Certified { .. }), "{r}");
     let s = r.sandwich.as_ref().unwrap();
     assert!(!s.cooperative && s.jacobian_violations > 0, "{r}");
-    // the notes' -1.69 is the most negative Kamke entry over their random states (§3.4)
+    // the earlier check's -1.69 is the most negative Kamke entry over its random states
+    // (docs/models/phase-type.md)
     assert!(s.max_violation > 0.1, "{r}");
 }
 
@@ -534,7 +537,7 @@ fn checker_certifies_the_staircase_order_and_rejects_the_lexicographic_one() {
 // Data behind the figures of issue 6, part 5
 
 /// E[R] against SCV for SQ(2) and LL(2) (the figure's data, at a few points): increasing in
-/// the SCV, LL(2) below SQ(2), and SCV = 1 at the exponential values of the notes' table
+/// the SCV, LL(2) below SQ(2), and SCV = 1 at the exponential values above
 /// (LL(2) 1.150728 / 2.050285, SQ(2) 1.265686 / 2.614057 at lambda 0.5 / 0.9).
 #[test]
 fn response_time_against_scv() {

@@ -2,8 +2,11 @@
 //! the PS pair approximation, stability regions, Red_id lambda_max, and an independent
 //! event-driven simulation of N servers.
 //!
-//! Reference values are copied here with their sources ("notes" = the project's research
-//! notes, models-redundancy-coxian.md, section numbers given); nothing is read at run time.
+//! Reference values are copied here with their sources (docs/references.md, "Redundancy"):
+//! formulas recomputed by validation/redundancy.py, and the "reference simulation" = an
+//! independent simulation made for this project before this code (n = 1000 servers unless
+//! noted, 5 replications, 95% CIs; its table is in docs/references.md). Nothing is read at run
+//! time.
 //! Run in release (`cargo test -p mfq-cli --test redundancy --release`); the checks that take
 //! longer or that document known failures are `#[ignore]` with the reason.
 
@@ -30,9 +33,9 @@ fn fixed_point_mean_copies(m: &dyn MeanFieldModel, x0: Option<Vec<f64>>) -> f64 
 // mean field
 // ------------------------------------------------------------------------------------------
 
-/// Mean copies per server of the discipline-independent mean field, notes section 1.4 table
-/// (column "MF (1.2)") and the "More MF values" paragraph below it. [S] values of the notes,
-/// computed there with an independent Python script (red_meanfield.py).
+/// Mean copies per server of the discipline-independent mean field (scalar equation derived in
+/// docs/models/redundancy.md), recomputed independently by validation/redundancy.py (mpmath
+/// incomplete gamma and the direct birth-death sum).
 const MF: [(f64, u32, f64); 11] = [
     (0.5, 2, 0.778908),
     (0.7, 2, 1.473043),
@@ -61,7 +64,7 @@ fn mean_field_scalar_equation_matches_the_notes_and_the_birth_death_sum() {
     }
     // d = 1 is M/M/1
     assert!((MeanFieldFixedPoint::solve(0.5, 1).unwrap().mean_copies - 1.0).abs() < 1e-15);
-    // MF value at d = 3, lambda = 0.8 from the notes: 1.894653
+    // MF value at d = 3, lambda = 0.8 (validation/redundancy.py): 1.894653
     assert!((MeanFieldFixedPoint::solve(0.8, 3).unwrap().mean_copies - 1.894653).abs() < 1e-6);
 }
 
@@ -94,7 +97,7 @@ fn model_file_solves_through_solve_spec() {
 
 #[test]
 fn gardner_fcfs_limit_values() {
-    // notes section 1.4, column "FCFS Gardner limit" (mean copies, formula [P])
+    // Gardner et al., Oper. Res. 65(4) 2017: mean copies lambda d E[T] (formula [P]; validation/redundancy.py)
     for (lambda, d, want) in [
         (0.5, 2, 0.772589),
         (0.7, 2, 1.439922),
@@ -109,12 +112,12 @@ fn gardner_fcfs_limit_values() {
     ] {
         assert!((gardner_fcfs_mean_copies(lambda, d) - want).abs() < 1e-6, "lambda {lambda} d {d}");
     }
-    // notes section 4.1 table, columns Red_iid(2), Red_iid(3) FCFS (mean response time E[R])
+    // Gardner's E[R] = sum_n lambda^n / (n (d-1) + d) for Red_iid(2), Red_iid(3) FCFS (validation/redundancy.py)
     for (lambda, r2, r3) in [(0.5, 0.772589, 0.492901), (0.9, 1.731587, 1.018679), (0.99, 3.688573, 2.028588)] {
         assert!((gardner_fcfs_mean_response_time(lambda, 2) - r2).abs() < 1e-6);
         assert!((gardner_fcfs_mean_response_time(lambda, 3) - r3).abs() < 1e-6);
     }
-    // the discipline-independent mean field lies above the FCFS limit (notes section 1.4)
+    // the discipline-independent mean field lies above the FCFS limit (docs/models/redundancy.md)
     for (lambda, d, mf) in MF {
         assert!(mf > gardner_fcfs_mean_copies(lambda, d));
     }
@@ -126,7 +129,8 @@ fn gardner_fcfs_limit_values() {
 
 #[test]
 fn ps_pair_values_of_the_notes() {
-    // notes section 1.4, column "PS pair (1.3)" (K = 60, explicit RK4 in the notes' script)
+    // PS pair approximation, K = 60, explicit RK4 from empty in an independent implementation
+    // (validation/redundancy.py)
     for (lambda, want) in [(0.5, 0.78142), (0.7, 1.48412), (0.8, 2.12460), (0.9, 3.38752)] {
         let m = RedundancyPair::new(lambda, 2, Discipline::Ps, 1, 60).unwrap();
         let got = fixed_point_mean_copies(&m, m.mean_field_start());
@@ -136,7 +140,7 @@ fn ps_pair_values_of_the_notes() {
 
 #[test]
 fn ps_pair_within_one_percent_of_the_simulated_values_of_the_notes() {
-    // notes section 1.4, column "PS sim" (n = 1000, 5 replications, 95% CI); n = 1e4 at 0.9
+    // reference simulation, PS (n = 1000, 5 replications, 95% CI); n = 1e4 at 0.9 (docs/references.md, "Redundancy: reference simulation")
     for (lambda, sim) in [(0.5, 0.7812), (0.7, 1.4833), (0.8, 2.1247), (0.9, 3.3846)] {
         let m = RedundancyPair::new(lambda, 2, Discipline::Ps, 1, 60).unwrap();
         let got = fixed_point_mean_copies(&m, m.mean_field_start());
@@ -167,7 +171,7 @@ fn triplet(lambda: f64, levels: usize) -> (f64, f64) {
 
 #[test]
 fn ps_triplet_within_one_percent_of_the_simulated_values_of_the_notes() {
-    // notes section 1.4, column "PS sim": 95% CIs (n = 1000; n = 1e4 at lambda = 0.9). The
+    // reference simulation, PS: 95% CIs (n = 1000; n = 1e4 at lambda = 0.9). The
     // triplet lies inside the CIs at 0.5 and 0.9 and 0.0001 above the upper end at 0.7
     // (1.48446 vs 1.4833 +- 0.0011; the pair, 1.48412, is inside): pair and triplet differ by
     // less than these simulations resolve (docs/models/redundancy.md).
@@ -184,7 +188,7 @@ fn ps_triplet_chooses_its_truncation_automatically() {
     let f = ModelFile::parse("[model]\nkind = \"redundancy\"\nlambda = 0.5\nd = 2\napproximation = \"triplet\"\n", &[]).unwrap();
     let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions { max_dim_for_eigenvalues: 0, ..Default::default() }).unwrap();
     assert!(fp.converged() && fp.truncation.automatic, "{:?}", fp.status);
-    // the triplet at lambda = 0.5 (K = 12 above: 0.781486), within the notes' simulated 0.7812 +- 0.0006
+    // the triplet at lambda = 0.5 (K = 12 above: 0.781486), within the simulated 0.7812 +- 0.0006
     let m = fp.observables.mean_queue_length.unwrap();
     assert!((m - 0.781486).abs() < 2e-6, "{m}");
 }
@@ -211,7 +215,7 @@ fn ps_triplet_matches_an_independent_implementation_and_stays_near_the_pair() {
         let (got, _) = triplet(lambda, levels);
         assert!((got - numpy).abs() < 1e-7, "lambda {lambda} K {levels}: {got} vs {numpy}");
     }
-    // the triplet refines the pair: same value to within 0.1% (notes' pair value at 0.9)
+    // the triplet refines the pair: same value to within 0.1% (pair value at 0.9, validation/redundancy.py)
     let (t9, _) = triplet(0.9, 24);
     assert!(rel(t9, 3.38752) < 1e-3 && t9 != 3.38752, "triplet {t9} vs pair 3.38752");
 }
@@ -228,8 +232,8 @@ fn positional_pair(lambda: f64, disc: Discipline, k: u32, levels: usize) -> (f64
 
 #[test]
 fn positional_pairs_within_one_percent_of_simulation_and_ordered() {
-    // notes section 1.4 (n = 1000 simulation): FCFS, LPS(2), LPS(4) at lambda = 0.9, and the
-    // PS pair value of the notes; LCFS is an approximation under test (6.4% below the
+    // reference simulation (n = 1000): FCFS, LPS(2), LPS(4) at lambda = 0.9, and the
+    // PS pair value (validation/redundancy.py); LCFS is an approximation under test (6.4% below the
     // simulated 3.9492): only its place in the ordering is checked.
     let t = std::time::Instant::now();
     let cases = [
@@ -254,7 +258,7 @@ fn positional_pairs_within_one_percent_of_simulation_and_ordered() {
 
 #[test]
 fn lcfs_limit_within_the_confidence_intervals_of_the_notes() {
-    // notes section 1.4: LCFS simulations, n = 1000 (5 replications, 95% CI), mean copies per
+    // reference simulation, LCFS: n = 1000 (5 replications, 95% CI), mean copies per
     // server; the limit is derived here (renewal equations on the job tree), the simulations
     // are independent of it. The LCFS pair approximation is 6.4% below the first at 0.9.
     let cases =
@@ -332,17 +336,17 @@ fn identical_copies_stability_regions() {
     assert!(matches!(identical_stability(0.49, 2, Discipline::Ps), Stability::Stable { .. }));
     assert!(matches!(identical_stability(0.34, 3, Discipline::Ps), Stability::Unstable { .. }));
     // FCFS: lambda_max (Hellemans thesis, published 0.81669... for d = 2, exponential sizes;
-    // notes section 4.3 computes 0.66667 for d = 3)
+    // 0.66667 for d = 3 is computed: validation/redundancy.py)
     let l2 = red_id_lambda_max(2);
     assert!((l2 - 0.81669).abs() < 2e-5, "{l2}");
     let l3 = red_id_lambda_max(3);
     assert!((l3 - 2.0 / 3.0).abs() < 2e-5, "{l3}");
-    // the saturated-system throughput per server tends to lambda_max (notes section 2.2:
-    // lbar/K = 0.81648 +- 0.00011 at K = 1000, d = 2; 0.66638 +- 0.00018 for d = 3)
+    // the saturated-system throughput per server tends to lambda_max (reference simulation of
+    // the saturated system, docs/references.md: lbar/K = 0.81648 +- 0.00011 at K = 1000, d = 2; 0.66638 +- 0.00018 for d = 3)
     assert!((l2 - 0.81648).abs() < 3e-4 && (l3 - 0.66638).abs() < 4e-4);
     assert!(matches!(identical_stability(0.8, 2, Discipline::Fcfs), Stability::Stable { .. }));
     assert!(matches!(identical_stability(0.82, 2, Discipline::Fcfs), Stability::Unstable { .. }));
-    // the load Fbar(0) of Red_id(2) (notes section 4.3 [S]: 0.710228 at 0.5, 0.986917 at 0.8)
+    // the load Fbar(0) of Red_id(2) (validation/redundancy.py: 0.710228 at 0.5, 0.986917 at 0.8)
     assert!((red_id_load(0.5, 2) - 0.710228).abs() < 2e-5, "{}", red_id_load(0.5, 2));
     assert!((red_id_load(0.8, 2) - 0.986917).abs() < 2e-4, "{}", red_id_load(0.8, 2));
 }
@@ -437,20 +441,20 @@ fn simulate(n: usize, lambda: f64, disc: Discipline, lps_k: usize, events: u64, 
 
 #[test]
 fn simulation_reproduces_gardner_and_the_mean_field_brackets_it() {
-    // FCFS at lambda = 0.7: Gardner's limit 1.439922; notes' simulation 1.4408 +- 0.0019 (n = 1000)
+    // FCFS at lambda = 0.7: Gardner's limit 1.439922; reference simulation 1.4408 +- 0.0019 (n = 1000)
     let (m, hw) = simulate(1000, 0.7, Discipline::Fcfs, 1, 6_000_000, 7);
     assert!((m - 1.439922).abs() < 3.0 * hw + 0.003, "FCFS sim {m} +- {hw}");
 }
 
 #[test]
 fn ps_pair_within_one_percent_of_our_simulation() {
-    // PS at lambda = 0.7: pair 1.48412; notes' simulation 1.4833 +- 0.0011 (n = 1000)
+    // PS at lambda = 0.7: pair 1.48412; reference simulation 1.4833 +- 0.0011 (n = 1000)
     let (sim, hw) = simulate(1000, 0.7, Discipline::Ps, 1, 6_000_000, 11);
     assert!((sim - 1.4833).abs() < 3.0 * hw + 0.003, "our PS simulation {sim} +- {hw} vs the notes' 1.4833");
     let m = RedundancyPair::new(0.7, 2, Discipline::Ps, 1, 60).unwrap();
     let pair = fixed_point_mean_copies(&m, m.mean_field_start());
     assert!(rel(pair, sim) < 0.01, "pair {pair} vs simulation {sim} +- {hw}");
-    // and LPS(2) / LCFS simulations agree with the notes' (sanity of the simulator)
+    // and LPS(2) / LCFS simulations agree with the reference simulation (sanity of the simulator)
     let (l2, hw2) = simulate(1000, 0.7, Discipline::Lps, 2, 6_000_000, 13);
     assert!((l2 - 1.4609).abs() < 3.0 * hw2 + 0.004, "LPS(2) sim {l2} +- {hw2} vs 1.4609");
     let (lc, hwc) = simulate(1000, 0.7, Discipline::Lcfs, 1, 6_000_000, 17);

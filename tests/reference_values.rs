@@ -1,6 +1,6 @@
 //! Fixed points against values the code did not produce: closed forms, exact recursions and
-//! the independently computed tables of the project's research notes (copied here with
-//! their sources; nothing reads the notes at test time).
+//! tables computed independently of this code (each recomputed by a script in validation/;
+//! sources in docs/references.md).
 
 use mfq_fixpoint::{solve_spec, FixedPointError, FixedPointOptions};
 use mfq_model::{ModelSpec, Truncation};
@@ -30,8 +30,8 @@ fn jsq_matches_the_closed_form() {
     }
 }
 
-/// Mean response time T_d(lambda) = sum_k lambda^((d^k - d)/(d - 1)), table (a) of the research
-/// notes (computed there from the closed form and cross-checked by integrating the ODE).
+/// Mean response time T_d(lambda) = sum_k lambda^((d^k - d)/(d - 1)) from Mitzenmacher's closed
+/// form (validation/jsq.py).
 #[test]
 fn jsq_mean_response_time_table() {
     let table = [
@@ -49,7 +49,7 @@ fn jsq_mean_response_time_table() {
 }
 
 /// Pod with load-independent errors, exact recursion x_1 = lambda, x_k = lambda phi(x_{k-1}),
-/// d = 2 test vectors of the research notes, table (b) ("exact-recursion test vectors").
+/// d = 2 test vectors (exact rationals for lambda = 0.5, eps = 0.3; validation/pod_errors.py).
 #[test]
 fn pod_li_exact_recursion_vectors() {
     let cases = [
@@ -66,8 +66,9 @@ fn pod_li_exact_recursion_vectors() {
     }
 }
 
-/// Mean response times of Pod with errors (research notes, tables (b), d = 2 and d = 3,
-/// computed there with K = 80 (LD) and 5000 (LI) by an independent script).
+/// Mean response times of Pod with errors, d = 2 and d = 3, from the fixed-point equations of
+/// docs/models/pod-errors.md (recomputed by validation/pod_errors.py: K = 80 for LD, the
+/// recursion for LI).
 #[test]
 fn pod_error_tables() {
     // (lambda, d, eps, g (None = LI), T)
@@ -101,7 +102,8 @@ fn pod_error_tables() {
     }
 }
 
-/// Load-dependent fixed points of the research notes, table (b) ("LD fixed points"), to 1e-6.
+/// Load-dependent fixed points (implicit equations of docs/models/pod-errors.md; recomputed by
+/// validation/pod_errors.py).
 #[test]
 fn pod_ld_fixed_points() {
     let fp = solve(ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.9, d: 2, eps: 0.5, g: 1 }));

@@ -1,6 +1,6 @@
 //! The refined mean field (Gast and Van Houdt 2017) against values computed independently:
 //! rmf_tool (`meanFieldExpansionSteadyState(order=1)`) and a SciPy Newton + Lyapunov script gave
-//! the same sum of V for JSQ(2), K = 20 (project research notes, anchors-tools §5 "golden values").
+//! the same sum of V for JSQ(2), K = 20 (recomputed by validation/jsq.py; docs/references.md).
 
 use mfq_fixpoint::{refined_mean_field, solve_model, FixedPointOptions};
 use mfq_model::models::{Jiq, Jsq, PodLi};

@@ -1,6 +1,7 @@
-//! Transients against independently computed values: the JIQ sliding boundary (research notes,
-//! section (c), an event-located two-phase solver at rtol 1e-11, confirmed there by a projected
-//! Euler scheme) and the JSQ(2) transient gap of SciPy's solve_ivp.
+//! Transients against independently computed values: the JIQ sliding boundary (an
+//! event-located two-phase solver at rtol 1e-11, validation/jiq_transient.py; model in
+//! docs/models/jiq.md) and the JSQ(2) transient gap of SciPy's solve_ivp
+//! (validation/jsq_transient.py).
 
 use mfq_model::models::{Jiq, Jsq};
 use mfq_model::MeanFieldModel;
@@ -16,7 +17,7 @@ fn jiq_at(lambda: f64, t_end: f64) -> Vec<f64> {
     tr.last().to_vec()
 }
 
-/// Table (c) of the research notes: x_1..x_4 at t = 1, 2, 5, 10 from x_1 = x_2 = x_3 = 1, K = 30.
+/// x_1..x_4 at t = 1, 2, 5, 10 from x_1 = x_2 = x_3 = 1, K = 30 (validation/jiq_transient.py).
 #[test]
 fn jiq_boundary_transient_table() {
     let table: [(f64, f64, [f64; 4]); 8] = [
@@ -64,8 +65,8 @@ fn jiq_boundary_leaving_times() {
 }
 
 /// SciPy's solve_ivp (rtol 1e-10) gives max |x(t) - x*| = 2.54e-7 at lambda = 0.99, t = 2000 and
-/// 3.34e-7 at lambda = 0.999, t = 20000 (JSQ(2), K = 50, from empty; research notes, rust-stack
-/// §"Test problem"): the stiff path must reproduce the slow transient, not jump to x*.
+/// 3.34e-7 at lambda = 0.999, t = 20000 (JSQ(2), K = 50, from empty; validation/jsq_transient.py):
+/// the stiff path must reproduce the slow transient, not jump to x*.
 #[test]
 fn stiff_jsq_transients_match_scipy() {
     for (lambda, t_end, gap_ref) in [(0.99, 2000.0, 2.54e-7), (0.999, 20000.0, 3.34e-7)] {

@@ -87,11 +87,13 @@ fn main() {
     });
     println!("with the spectral abscissa (dense eigenvalues, K = 100, lambda = 0.99): {:.1} us", median * 1e6);
 
-    // refined mean field (1/N term V). For scale only, not measured in this run: rmf_tool needed
-    // 35 s (sympy) / 3.1 s (finite differences) and SciPy 6.3 ms at K = 100, lambda = 0.9 in the
-    // project's research notes (anchors-tools §4.2, CPU seconds, another machine load)
+    // refined mean field (1/N term V). For scale only, not measured in this run: in an earlier
+    // measurement made for this project (CPU seconds, a shared 2-core VM, another load; see
+    // docs/references.md, "Timings quoted from earlier runs"), rmf_tool 0.5 (Gast and Allmeier,
+    // TOSME 2021) needed 35 s (sympy) / 3.1 s (finite differences) and a SciPy Newton + Lyapunov
+    // script 6.3 ms at K = 100, lambda = 0.9
     println!("\nrefined mean field of JSQ(2), lambda = 0.9 (Lyapunov by Bartels-Stewart on the real Schur form)");
-    println!("{:>6} {:>12} {:>14} {:>28}", "K", "sum of V", "median ms", "notes' SciPy ms (other run)");
+    println!("{:>6} {:>12} {:>14} {:>28}", "K", "sum of V", "median ms", "earlier SciPy ms (other run)");
     for (k, scipy_ms) in [(20usize, 0.60), (50, 1.3), (100, 6.3)] {
         let m = Jsq::new(0.9, 2, k).expect("valid parameters");
         let fp = solve_model(&m, &opts).expect("valid options");

@@ -14,7 +14,8 @@
 //!    order) or the Jacobian cross-positive on the order's cone
 //!    ([`PartialOrder::cooperativity`], other orders); `order_pairs` random ordered pairs
 //!    `x(0) <= y(0)` must stay ordered at the checkpoints `t = 0.5, 1, 2, ..., 32` (the recipe
-//!    of the research notes on Coxian models §3.5). Then the trajectories from the minimal and maximal states
+//!    of docs/checker.md, after the monotonicity argument of Van Houdt, POMACS 3(2), 2019).
+//!    Then the trajectories from the minimal and maximal states
 //!    ([`MeanFieldModel::extremal_states`]) are integrated until `max |f| < tol` or
 //!    `time_limit`. In a cooperative system every trajectory stays between those two; if both
 //!    reach `x*`, `x*` attracts every feasible state (Hirsch; Smith, "Monotone dynamical

@@ -306,7 +306,7 @@ pub enum PartialOrder {
     },
     /// Lexicographic total order `(k, 1) < (k, 2) < ... < (k, phases) < (k + 1, 1)` on the
     /// per-server states of a [`StateLayout::PhaseTail`] state: componentwise in the tail
-    /// coordinates of that chain. Not preserved by SQ(d) with H2 jobs (research notes §3.4);
+    /// coordinates of that chain. Not preserved by SQ(d) with H2 jobs (docs/models/phase-type.md);
     /// kept so that tests and the checker can show the violation.
     Lexicographic {
         /// Truncation level `K`.

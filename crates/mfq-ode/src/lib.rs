@@ -337,7 +337,7 @@ mod tests {
 
     /// SciPy's solve_ivp (DOP853, Radau and BDF at rtol 1e-10) gives max |x(200) - x*| = 8.08e-8
     /// for JSQ(2), lambda = 0.9, K = 50 from the empty state: the transient has not died out.
-    /// (Project research notes, rust-stack §"Test problem"; an independent computation.)
+    /// (Recomputed by validation/jsq_transient.py; listed in docs/references.md.)
     const SCIPY_GAP_AT_200: f64 = 8.08e-8;
 
     fn gap_at_200(method: Method, rtol: f64) -> (f64, Trajectory) {
@@ -367,8 +367,9 @@ mod tests {
         assert!(tr.stats.factorisations > 0);
     }
 
-    /// JSQ(2) at lambda = 0.99 over t = 2000 is stiff for Dopri5 (research notes: its stiffness
-    /// test fires at t ~ 479); Auto must switch and still finish.
+    /// JSQ(2) at lambda = 0.99 over t = 2000 is stiff for Dopri5 (Hairer's stiffness test of an
+    /// explicit Dopri5 run, without switching, fires at about t = 479); Auto must switch and still
+    /// finish.
     #[test]
     fn auto_switches_to_the_stiff_method() {
         let m = Jsq::new(0.99, 2, 50).unwrap();
@@ -377,7 +378,7 @@ mod tests {
         assert_eq!(tr.status, Status::Success);
         let xs = m.analytic_fixed_point().unwrap();
         let gap = tr.last().iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-        // SciPy: 2.54e-7 at t = 2000 (same notes)
+        // SciPy: 2.54e-7 at t = 2000 (validation/jsq_transient.py)
         assert!((gap - 2.54e-7).abs() < 0.1e-7, "{gap:e}");
     }
 

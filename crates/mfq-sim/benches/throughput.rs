@@ -51,7 +51,7 @@ fn main() {
     }
 }
 
-/// Case A of the notes (gamma = (0.5, 0.5), speeds (1.6, 0.4)) at lambda = 0.9.
+/// Case A of docs/models/heterogeneous.md (gamma = (0.5, 0.5), speeds (1.6, 0.4)) at lambda = 0.9.
 fn hetero(kind: &str, more: &str) -> String {
     format!("[model]\nkind = \"{kind}\"\nlambda = 0.9\n{more}\n[[model.classes]]\nfraction = 0.5\nspeed = 1.6\n[[model.classes]]\nfraction = 0.5\nspeed = 0.4\n")
 }

@@ -1,7 +1,6 @@
 //! Heterogeneous server classes (`sa-jsq`, `sa-jiq`, `pull`, `ps-sq2`, `static-routing`): the
-//! finite-N simulation against the research notes' reference values
-//! (/work/shared/research/models-pod-jiq-jsq.md sections (c), (d), (e), copied here with their
-//! table names), closed forms, and the mean-field fixed point computed here with
+//! finite-N simulation against the reference values of docs/references.md ("Heterogeneous
+//! server classes"; recomputed by validation/heterogeneous.py), closed forms, and the mean-field fixed point computed here with
 //! `mfq_fixpoint::solve_spec`.
 //!
 //! Class sizes are `N gamma_j` exactly (N = 10000 and fractions with at most 4 decimals).
@@ -20,7 +19,7 @@ fn spec(kind: &str, lambda: f64, classes: &[(f64, f64)], more: &str) -> ModelSpe
     ModelFile::parse(&text, &[]).unwrap_or_else(|e| panic!("{text}: {e}")).model
 }
 
-/// Case A of the notes: gamma = (0.5, 0.5), mu = (1.6, 0.4). Case B: (0.2, 0.8), (3, 0.5).
+/// Case A: gamma = (0.5, 0.5), mu = (1.6, 0.4). Case B: (0.2, 0.8), (3, 0.5).
 /// Case C of (e): (0.2, 0.3, 0.5), (2.5, 1, 0.4).
 const CASE_A: [(f64, f64); 2] = [(0.5, 1.6), (0.5, 0.4)];
 const CASE_B: [(f64, f64); 2] = [(0.2, 3.0), (0.8, 0.5)];
@@ -37,11 +36,11 @@ fn class_checks(r: &SimReport, busy: &[f64], t: f64, allowance: f64) -> Vec<Chec
     v
 }
 
-/// PULL, case B, lambda = 0.5: the notes' exact case (section (c)): c = 1.5, b = (1/3, 3/4),
+/// PULL, case B, lambda = 0.5: the exact case (docs/models/heterogeneous.md): c = 1.5, b = (1/3, 3/4),
 /// T = 4/3. No job waits in the limit; at N = 10000 the probability that no server is idle is
 /// exponentially small (the idle fraction is about 0.33). Allowance `c/N` with `c = 10` (1e-3)
-/// for the O(1/N) bias; the notes' own simulation at N = 2000 (case A) was within 1e-3 of the
-/// fluid values. Also `P(wait) = 0` with the same allowance.
+/// for the O(1/N) bias; an earlier independent simulation (docs/references.md, "Earlier finite-N checks")
+/// at N = 2000 (case A) was within 1e-3 of the fluid values. Also `P(wait) = 0` with the same allowance.
 #[test]
 fn pull_matches_the_exact_case() {
     let r = simulate(&spec("pull", 0.5, &CASE_B, ""), &opts_10k()).unwrap();
@@ -51,7 +50,7 @@ fn pull_matches_the_exact_case() {
     assert_all("PULL case B lambda=0.5 N=10000", &r, &checks);
 }
 
-/// SA-JIQ and SA-JSQ, case A at lambda = 0.5 (notes (d), table "Case A"): b = (0.625, 0),
+/// SA-JIQ and SA-JSQ, case A at lambda = 0.5 (validation/heterogeneous.py): b = (0.625, 0),
 /// T = 0.625 (the fast class carries everything and is not saturated: capacity 0.8 > 0.5).
 /// Allowance `10/N` as for PULL. Case B at lambda = 0.3: b = (0.5, 0), T = 1/3.
 #[test]
@@ -66,10 +65,10 @@ fn speed_aware_policies_fill_the_fast_class() {
 }
 
 /// SA-JIQ and SA-JSQ, case A at lambda = 0.9, where the fast class is saturated
-/// (b = (1, 0.5), T = 0.83333333, notes (d)): here the finite system differs from the fluid
-/// fixed point by an O(1/sqrt(N)) boundary effect (the notes' simulation at N = 2000 gave
-/// (0.9927, 0.5179) for SA-JIQ: 0.0073 = 0.33/sqrt(N)). Allowance `1/sqrt(N)` (0.01 at
-/// N = 10000), three times the notes' constant.
+/// (b = (1, 0.5), T = 0.83333333): here the finite system differs from the fluid
+/// fixed point by an O(1/sqrt(N)) boundary effect (an earlier independent simulation at
+/// N = 2000 gave (0.9927, 0.5179) for SA-JIQ: 0.0073 = 0.33/sqrt(N); docs/references.md).
+/// Allowance `1/sqrt(N)` (0.01 at N = 10000), three times that constant.
 #[test]
 fn speed_aware_policies_at_a_saturated_class() {
     let a = 1.0 / 10_000f64.sqrt();
@@ -79,10 +78,10 @@ fn speed_aware_policies_at_a_saturated_class() {
     }
 }
 
-/// SQ(2)-type routing on PS servers (notes (e), tables "Case A" and "Case C", [S] values), all
-/// three cost rules, against the notes' T and against the mean-field fixed point (per-class
+/// SQ(2)-type routing on PS servers (cases A and C, validation/heterogeneous.py), all
+/// three cost rules, against the reference T and against the mean-field fixed point (per-class
 /// busy fractions, computed here by `solve_spec`). The O(1/N) allowance is `c/N` with
-/// `c = 20`: the notes' own finite-N validation at N = 1000 found sim - MF = 0.0049 (SQ2,
+/// `c = 20`: an earlier independent simulation (docs/references.md, "Earlier finite-N checks") at N = 1000 found sim - MF = 0.0049 (SQ2,
 /// lambda = 0.5, i.e. c = 4.9) and 0.017 (LSC, lambda = 0.7); `c = 20` is four times the first.
 #[test]
 fn ps_sq2_matches_notes_and_mean_field() {
@@ -107,7 +106,7 @@ fn ps_sq2_matches_notes_and_mean_field() {
     }
 }
 
-/// SQ(2) with capacity-proportional sampling: the closed form of the notes (e): class-free
+/// SQ(2) with capacity-proportional sampling: the closed form of docs/models/heterogeneous.md: class-free
 /// `x_k = rho^(2^k - 1)`, `rho = lambda / sum gamma C`, `T = (1/sum gamma C) sum_k rho^(2^k - 2)`;
 /// case A (capacity 1) at lambda = 0.7: T = 1.614454 (the homogeneous JSQ(2) value). Each class
 /// is busy a fraction `rho`. Allowance `c/N`, `c = 4.1` (the JSQ(2) constant of
@@ -129,7 +128,7 @@ fn ps_sq2_capacity_sampling_is_scaled_jsq2() {
 
 /// Optimal static routing: every class-`j` server is an independent M/M/1 queue with load
 /// `rho_j` at every N (Poisson thinning), so the reference is exact (allowance 0): case A at
-/// lambda = 0.5, T_static = 1.6 (notes (e), table "Case A"); busy fractions `rho_j` from the
+/// lambda = 0.5, T_static = 1.6 (validation/heterogeneous.py); busy fractions `rho_j` from the
 /// square-root rule `rho_j = max(0, 1 - 1/sqrt(theta C_j))`, here with both classes active:
 /// `1/sqrt(theta) = (sum gamma C - lambda) / sum gamma sqrt(C)`. Warm-up 200: the slower
 /// class relaxes like an M/M/1 queue of rate 1.6 at load 0.58 (`1/(1.6 (1 - sqrt(0.58))^2)`,

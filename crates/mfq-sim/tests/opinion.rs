@@ -1,6 +1,6 @@
 //! Opinion dynamics (`opinion-stubborn`, `opinion-biased`): the finite-N simulation of N
-//! agents against the mean-field equilibria (closed forms, and the research notes' table,
-//! /work/shared/research/models-pod-jiq-jsq.md section (f3), [S] values). Where the mean field
+//! agents against the mean-field equilibria (closed forms, and the table of
+//! docs/models/opinion.md, recomputed by validation/opinion.py). Where the mean field
 //! has two stable equilibria the system is metastable: started in one basin it stays near that
 //! equilibrium for a time exponential in N, and the test checks that it does, from both sides.
 
@@ -26,13 +26,13 @@ fn opts() -> SimOptions {
     }
 }
 
-/// Allowance `c/N` with `c = 5` (2.5e-4): the notes' N = 5000 check found time averages within
-/// 2e-4 of the equilibria (0.01568 vs 0.015877, i.e. `c` about 1).
+/// Allowance `c/N` with `c = 5` (2.5e-4): an earlier independent N = 5000 simulation (docs/references.md)
+/// found time averages within 2e-4 of the equilibria (0.01568 vs 0.015877, i.e. `c` about 1).
 const C: f64 = 5.0;
 
 /// Stubborn agents, gamma = (0.1, 0.1): stable equilibria 0.0158770817 and 0.9841229183
 /// (closed form `1/2 +- sqrt((s - 1/2)/(2 s^2))`, s = 0.8); from x0 = 0.3 and 0.49 the system
-/// stays at the lower one, from 0.51 and 0.9 at the upper one (notes (f3), basins). gamma =
+/// stays at the lower one, from 0.51 and 0.9 at the upper one (docs/models/opinion.md, basins). gamma =
 /// (0.3, 0.3): the unique equilibrium 1/2. gamma = (0.05, 0.1): from x0 = 0 the lower stable
 /// equilibrium 0.0162177987.
 #[test]

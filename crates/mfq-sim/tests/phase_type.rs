@@ -1,7 +1,6 @@
 //! Phase-type job sizes (`jsq-ph`, `pod-li-ph`, `jiq-ph`) and LL(d) (`lld`): the finite-N
-//! simulation against closed forms (Pollaczek-Khinchine, the LL(d) series), the research notes'
-//! values (/work/shared/research/models-redundancy-coxian.md section 4.1, [S] values for H2
-//! sizes with SCV 9, f = 1/2) and the mean-field fixed point computed here by `solve_spec`.
+//! simulation against closed forms (Pollaczek-Khinchine, the LL(d) series), the reference
+//! values for H2 sizes with SCV 9, f = 1/2 (validation/phase_type.py; docs/references.md) and the mean-field fixed point computed here by `solve_spec`.
 
 mod common;
 
@@ -38,7 +37,7 @@ fn sq1_with_erlang_sizes_is_mg1() {
     assert_all("SQ(1) Erlang-3 lambda=0.7 N=4000 (M/G/1)", &r, &checks);
 }
 
-/// SQ(2) with H2 sizes (SCV 9, f = 1/2) at lambda = 0.5: notes section 4.1 [S]:
+/// SQ(2) with H2 sizes (SCV 9, f = 1/2) at lambda = 0.5 (validation/phase_type.py):
 /// E[R] = 1.966067; the mean-field fixed point (solve_spec) gives the tail `x_1..x_4` and the
 /// in-service phase split. Allowance `c/N` with `c = 10` (no refined constant is known for
 /// phase-type sizes; 10 is 2.5 times the JSQ(2) exponential constant at lambda = 0.9).
@@ -91,10 +90,10 @@ fn pod_li_and_jiq_with_h2_sizes_match_mean_field() {
 }
 
 /// LL(2) with exponential sizes: `E[R] = sum_n lambda^(2n) / (1 + n)` = `-ln(1 - lambda^2) /
-/// lambda^2` (Hellemans and Van Houdt; notes section 4.1 table: 2.050285 at lambda = 0.9);
+/// lambda^2` (Hellemans and Van Houdt 2018: 2.050285 at lambda = 0.9);
 /// waiting probability `rho^d` (the least of `d` workloads is positive); busy fraction `rho`;
 /// mean workload `int Fbar` = `rho E[W] + lambda E[S^2]/2` (Brumelle). LL(2) with H2 sizes
-/// (SCV 9): E[R] = 1.441314 at lambda = 0.5 (notes section 4.1 [S]). Allowance `c/N`, `c = 10`.
+/// (SCV 9): E[R] = 1.441314 at lambda = 0.5 (validation/phase_type.py). Allowance `c/N`, `c = 10`.
 #[test]
 fn lld_matches_closed_forms_and_notes() {
     let n = 10_000usize;
@@ -118,7 +117,7 @@ fn lld_matches_closed_forms_and_notes() {
     assert_all("LL(2) H2 SCV 9 lambda=0.5 N=10000", &r, &checks);
 }
 
-/// LL(2) with H2 sizes at lambda = 0.9: E[R] = 3.795034 (notes section 4.1 [S]); long
+/// LL(2) with H2 sizes at lambda = 0.9: E[R] = 3.795034 (validation/phase_type.py); long
 /// relaxation with SCV 9, so ignored by default.
 #[test]
 #[ignore = "long run; run with --ignored"]

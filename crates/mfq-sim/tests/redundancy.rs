@@ -1,8 +1,8 @@
 //! Redundancy-d with i.i.d. exponential copies (PS, FCFS, LPS(k), LCFS): the finite-N
 //! simulation against Gardner's FCFS limit (closed form, asymptotically exact: Gardner et al.
-//! 2017, Shneer and Stolyar 2020), the research notes' simulations and PS pair values
-//! (/work/shared/research/models-redundancy-coxian.md section 1.4, "mean copies per server",
-//! [S] values with their 95% CIs), and the discipline-independent mean field computed here by
+//! 2017, Shneer and Stolyar 2020), the reference simulation of docs/references.md
+//! ("Redundancy: reference simulation", mean copies per server with their 95% CIs), the PS pair
+//! values (validation/redundancy.py), and the discipline-independent mean field computed here by
 //! `solve_spec` (which is *not* the N -> infinity limit for any discipline: checked as a
 //! documented disagreement).
 
@@ -23,8 +23,8 @@ fn gardner_copies(lambda: f64, d: u32) -> f64 {
     lambda * d * (0..2000).map(|n| lambda.powi(n) / (n as f64 * (d - 1.0) + d)).sum::<f64>()
 }
 
-/// FCFS at lambda = 0.7, d = 2 and 3: Gardner's limit (notes table: 1.439922, 1.338447).
-/// Allowance `c/N` with `c = 20` (2e-3): the notes' FCFS simulations at n = 1000 lie within
+/// FCFS at lambda = 0.7, d = 2 and 3: Gardner's limit (1.439922, 1.338447; validation/redundancy.py).
+/// Allowance `c/N` with `c = 20` (2e-3): the reference FCFS simulations at n = 1000 lie within
 /// 0.001 of the limit (1.4408 +- 0.0019 vs 1.439922), i.e. `c` about 1.
 #[test]
 fn fcfs_matches_gardners_limit() {
@@ -43,8 +43,8 @@ fn fcfs_matches_gardners_limit() {
     }
 }
 
-/// PS, LPS(2) and LCFS at lambda = 0.7, d = 2 against the notes' simulations (n = 1000; LCFS
-/// also n = 1e4) and PS also against the notes' PS pair approximation (1.48412, within 0.1% of
+/// PS, LPS(2) and LCFS at lambda = 0.7, d = 2 against the reference simulation (n = 1000; LCFS
+/// also n = 1e4) and PS also against the PS pair approximation (1.48412, within 0.1% of
 /// simulation). Allowance: the reference's 95% half width plus `c/N`, `c = 20`; for the pair
 /// approximation 0.1% (its stated accuracy) plus `c/N`.
 #[test]
@@ -62,7 +62,7 @@ fn other_disciplines_match_the_notes_simulations() {
 }
 
 /// The discipline-independent mean field (solve_spec, approximation "mean-field") at
-/// lambda = 0.7, d = 2: 1.473043 (notes table) lies strictly between FCFS and PS, and the
+/// lambda = 0.7, d = 2: 1.473043 (validation/redundancy.py) lies strictly between FCFS and PS, and the
 /// simulation must *resolve* the gap for FCFS (-2.3%) and LCFS (+4.8%): the mean field is not
 /// their N -> infinity limit (FCFS converges to Gardner's 1.439922). For PS the gap (+0.5%, the
 /// PS pair value 1.48412 is 0.75% above the mean field) is printed, not asserted at this run
@@ -87,7 +87,7 @@ fn mean_field_is_not_the_limit_of_any_discipline() {
     }
 }
 
-/// lambda = 0.9, d = 2 against Gardner (3.116856) and the notes' n = 1e4 simulations: PS
+/// lambda = 0.9, d = 2 against Gardner (3.116856) and the reference simulation (n = 1e4): PS
 /// 3.3846 +- 0.0069, LPS(2) 3.2174 +- 0.0091 (n = 1000), LCFS 3.9492 +- 0.0254 (n = 1000).
 #[test]
 #[ignore = "long run; run with --ignored"]

@@ -2,16 +2,17 @@
 //! Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021): `lbar / K` from the simulation and the
 //! exact chain, against
 //!
-//! - the research notes' simulated table (/work/shared/research/models-redundancy-coxian.md,
-//!   section 2.2, "lbar/K", 5 replications, 95% CIs; values copied below),
+//! - the reference simulation's table (an independent simulation made for this project before
+//!   this code, 5 replications, 95% CIs; recorded in docs/references.md, "Saturated system",
+//!   and copied below),
 //! - closed forms (`d = 1`: `lbar = K`; `K = d`: `lbar = 1`; `K = d + 1`: `lbar = 2`),
 //! - the `K -> infinity` limit, the Red_id(d) `lambda_max` of Hellemans and Van Houdt
-//!   (published 0.81669... for `d = 2`; notes section 4.3: 2/3 for `d = 3`).
+//!   (published 0.81669... for `d = 2`; 2/3 for `d = 3` computed by validation/redundancy.py).
 //!
 //! Every comparison with a simulated estimate is
 //! `|estimate - reference| <= half_width_at(1 - 0.01/m) + allowance` (Bonferroni over the `m`
 //! comparisons of one test, family-wise error 1%), the allowance being the reference's own
-//! uncertainty (the notes' 95% half width, or the exact chain's truncation error). Seed 1.
+//! uncertainty (the reference simulation's 95% half width, or the exact chain's truncation error). Seed 1.
 
 mod common;
 
@@ -21,7 +22,7 @@ use mfq_model::Stability;
 use mfq_sim::saturated::{closed_form_threshold, identical_fcfs_stability, saturated_exact, simulate_saturated, Threshold};
 use mfq_sim::{SimError, SimOptions};
 
-/// Notes section 2.2: `(d, K, lbar/K, 95% half width)`.
+/// The reference simulation (docs/references.md, "Saturated system"): `(d, K, lbar/K, 95% half width)`.
 const NOTES: [(u32, usize, f64, f64); 17] = [
     (2, 4, 0.71936, 0.00020),
     (2, 5, 0.74474, 0.00012),
@@ -55,9 +56,9 @@ fn opts(k: usize, events: f64) -> SimOptions {
     SimOptions { servers: k, time, warmup: 50.0, replications: 4, batches: 20, seed: 1, buffer: None, progress: false, max_seconds: None }
 }
 
-/// The notes' simulated `lbar/K` for d = 2 and 3 at K = 4 ... 20, within our interval plus
-/// theirs (about 3e6 completions per case: our 95% half widths 2e-4 .. 3.5e-4, the notes'
-/// 1.2e-4 .. 2.6e-4).
+/// The reference simulation's `lbar/K` for d = 2 and 3 at K = 4 ... 20, within our interval
+/// plus its own (about 3e6 completions per case: our 95% half widths 2e-4 .. 3.5e-4, the
+/// reference's 1.2e-4 .. 2.6e-4).
 #[test]
 fn simulation_matches_the_notes_table() {
     let cases = [(2u32, 4usize), (2, 5), (2, 6), (2, 8), (2, 10), (2, 20), (3, 5), (3, 6), (3, 8), (3, 10), (3, 20)];
@@ -74,10 +75,10 @@ fn simulation_matches_the_notes_table() {
         seconds += r.wall_seconds;
     }
     println!("{events} events in {seconds:.2} s: {:.3e} events/s (all threads)", events as f64 / seconds);
-    assert_checks("saturated system vs notes section 2.2", &checks);
+    assert_checks("saturated system vs the reference simulation", &checks);
 }
 
-/// The exact chain (K = d + 2) against the notes (d = 2, K = 4: 0.71936 +- 0.00020; d = 3,
+/// The exact chain (K = d + 2) against the reference simulation (d = 2, K = 4: 0.71936 +- 0.00020; d = 3,
 /// K = 5: 0.54762 +- 0.00015) and against a longer simulation of ours (about 1e7
 /// completions each, 95% half widths near 1e-4). The chain's own truncation error estimate
 /// must be below 1e-5 (measured: 2.6e-6 and 7e-8 at cap 64).
@@ -131,7 +132,7 @@ fn exact_chain_matches_a_long_simulation() {
 
 /// Closed forms, exact at every event (the number in service never changes): the interval has
 /// zero width. `d = 1`: every job holds one server, `lbar = K`; `K = d`: one job holds every
-/// server, `lbar = 1`; `K = d + 1`: always two in service (notes: 2/3 for d = 2, K = 3; 0.5 for
+/// server, `lbar = 1`; `K = d + 1`: always two in service (2/3 for d = 2, K = 3; 0.5 for
 /// d = 3, K = 4).
 #[test]
 fn closed_forms_hold_exactly() {
@@ -148,9 +149,9 @@ fn closed_forms_hold_exactly() {
     assert_eq!(closed_form_threshold(2, 4), None);
 }
 
-/// Large K: the notes' K = 200 values, and the approach to `lambda_max`. The gap
-/// `lambda_max - lbar/K` shrinks like `c/K`; `c` is taken from the notes' K = 50 and K = 1000
-/// rows (upper ends of their intervals): d = 2: 50 (0.81669 - 0.81122 + 0.00033) = 0.29,
+/// Large K: the reference simulation's K = 200 values, and the approach to `lambda_max`. The gap
+/// `lambda_max - lbar/K` shrinks like `c/K`; `c` is taken from the reference simulation's K = 50 and
+/// K = 1000 rows (upper ends of their intervals): d = 2: 50 (0.81669 - 0.81122 + 0.00033) = 0.29,
 /// 1000 (0.81669 - 0.81648 + 0.00011) = 0.32, so c = 0.35; d = 3: 0.50 and 0.47, c = 0.55. At
 /// K = 200 the simulation must lie within `[lambda_max - c/K, lambda_max]` (plus its
 /// interval) and resolve the gap (lambda_max above its interval: the finite-K threshold is
@@ -167,7 +168,7 @@ fn large_k_approaches_red_id_lambda_max() {
         let r = simulate_saturated(d, &opts(k, 1e7)).unwrap();
         let (v, hw) = notes(d, k);
         let est = r.throughput_per_server;
-        checks.push(Check { what: format!("d = {d}, K = 200 vs notes"), est, reference: v, allowance: hw });
+        checks.push(Check { what: format!("d = {d}, K = 200 vs reference simulation"), est, reference: v, allowance: hw });
         // the midpoint of [lmax - c/K, lmax] with half of it as allowance
         checks.push(Check {
             what: format!("d = {d}, K = 200 vs lmax"),
@@ -200,7 +201,7 @@ fn finite_k_stability_verdicts() {
     let json = serde_json::to_value(&v).unwrap();
     assert_eq!(json["verdict"]["verdict"], "unstable");
     assert_eq!(json["threshold"]["method"], "exact");
-    // K = 20 (simulated, notes 0.80184): decided away from the interval, unknown inside it
+    // K = 20 (simulated; reference simulation 0.80184): decided away from the interval, unknown inside it
     assert!(stable(&at(0.79, 2, 20).verdict) && unstable(&at(0.81, 2, 20).verdict));
     let Threshold::Simulated { estimate } = at(0.79, 2, 20).threshold else { panic!("K = 20 is simulated") };
     assert!(matches!(at(estimate.mean, 2, 20).verdict, Stability::Unknown { .. }));

@@ -9,7 +9,7 @@
 //! every test; it was fixed before any test was run, not chosen to make one pass.
 //!
 //! Expected values are closed forms computed here (no call into the mean-field code of
-//! `mfq-model`) or numbers quoted from the research notes with their source.
+//! `mfq-model`) or numbers quoted with their source (docs/references.md).
 
 mod common;
 
@@ -69,10 +69,11 @@ fn large_n() -> SimOptions {
 }
 
 /// Allowance for JSQ(2), lambda = 0.9: the refined mean field gives `E[L_N] - L = V/N + A/N^2`
-/// with `V = sum_k V_k = 3.986427` and `A = 5.322782` (rmf_tool's refined terms, quoted in
-/// /work/shared/research/anchors-tools.md, section 4.4, for sampling with replacement as
-/// simulated here). The Hellemans thesis' simulations give `N (L_N - L)` = 4.5130 (N = 10) and
-/// 4.0400 (N = 100) (models-redundancy-coxian.md, section 4.6), matching `V + A/N`. So `c = 4.1`
+/// with `V = sum_k V_k = 3.986427` (validation/jsq.py) and `A = 5.322782` (the 1/N^2 term of
+/// rmf_tool 0.5, Gast and Allmeier, TOSME 2021, `meanFieldExpansionSteadyState(order=2)` at
+/// K = 10; recorded in docs/references.md), for sampling with replacement as simulated here.
+/// The simulations of T. Hellemans' PhD thesis (table `refined1`) give `N (L_N - L)` = 4.5130
+/// (N = 10) and 4.0400 (N = 100), matching `V + A/N`. So `c = 4.1`
 /// bounds `N (L_N - L)` for N >= 100. Per level the same `c` is used, assuming the `V_k` share the
 /// sign of their sum (then each `|V_k| <= V`).
 const C_JSQ2: f64 = 4.1;
@@ -101,8 +102,8 @@ fn jsq1_is_independent_mm1_queues() {
 }
 
 /// Pod-LI with d = 2, eps = 1/2 joins each of the two samples with probability 1/2: exactly
-/// random routing at every N (research notes, models-pod-jiq-jsq.md (b): "d = 2, eps = 1/2 =>
-/// phi(x) = x ... identical to random routing"). Allowance 0.
+/// random routing at every N (phi(x) = (1 - eps) x^2 + eps (1 - (1 - x)^2) = x for eps = 1/2;
+/// docs/models/pod-errors.md). Allowance 0.
 #[test]
 fn pod_li_with_half_errors_is_random_routing() {
     let lambda = 0.7;
@@ -113,8 +114,8 @@ fn pod_li_with_half_errors_is_random_routing() {
 }
 
 /// JSQ(2) at lambda = 0.9 against the closed form `x_k = lambda^(2^k - 1)`;
-/// T = 2.614057 (models-pod-jiq-jsq.md (a), table) and x_1..x_4 = 0.9, 0.729, 0.4782969,
-/// 0.2058911 (same section) are checked against the closed form first.
+/// T = 2.614057 and x_1..x_4 = 0.9, 0.729, 0.4782969, 0.2058911 (validation/jsq.py) are checked
+/// against the closed form first.
 #[test]
 fn jsq2_matches_mean_field() {
     let lambda: f64 = 0.9;
@@ -131,8 +132,7 @@ fn jsq2_matches_mean_field() {
     assert_all("JSQ(2) lambda=0.9 N=10000", &r, &checks);
 }
 
-/// JSQ(3) at lambda = 0.9: `x_k = lambda^((3^k - 1)/2)`, T = 2.027856 (models-pod-jiq-jsq.md
-/// (a), table). Allowance `C_JSQ2 / N` (the d = 3 refined constant is not quoted; d = 3 spreads
+/// JSQ(3) at lambda = 0.9: `x_k = lambda^((3^k - 1)/2)`, T = 2.027856 (validation/jsq.py). Allowance `C_JSQ2 / N` (the d = 3 refined constant is not quoted; d = 3 spreads
 /// less than d = 2, and the value is 4e-4 at N = 10000, far below the interval).
 #[test]
 fn jsq3_matches_mean_field() {
@@ -145,8 +145,8 @@ fn jsq3_matches_mean_field() {
 }
 
 /// Pod-LI, lambda = 0.9, d = 2, eps = 0.3: recursion `x_k = lambda phi(x_{k-1})` with
-/// `phi(x) = (1 - eps) x^2 + eps (1 - (1 - x)^2)`; notes (models-pod-jiq-jsq.md (b), exact test
-/// vectors): x_1..x_4 = 0.9, 0.7776, 0.6375822336, 0.4906384038, T = 4.15038236.
+/// `phi(x) = (1 - eps) x^2 + eps (1 - (1 - x)^2)`; reference vectors (validation/pod_errors.py):
+/// x_1..x_4 = 0.9, 0.7776, 0.6375822336, 0.4906384038, T = 4.15038236.
 #[test]
 fn pod_li_matches_mean_field() {
     let (lambda, eps) = (0.9, 0.3);
@@ -161,8 +161,8 @@ fn pod_li_matches_mean_field() {
     assert_all("Pod-LI d=2 eps=0.3 lambda=0.9 N=10000", &r, &tail_checks(&r, &x[..15], l, lambda, C_POD));
 }
 
-/// Pod-LD, lambda = 0.9, d = 2, eps = 0.5, g = 1: the fixed point is implicit; the notes
-/// (models-pod-jiq-jsq.md (b), "LD fixed points [S]") give x_1..x_3 = 0.9, 0.7431192661,
+/// Pod-LD, lambda = 0.9, d = 2, eps = 0.5, g = 1: the fixed point is implicit;
+/// validation/pod_errors.py gives x_1..x_3 = 0.9, 0.7431192661,
 /// 0.5274539754 and T = 2.90132715 (so L = 0.9 T).
 #[test]
 fn pod_ld_matches_mean_field() {
@@ -173,9 +173,9 @@ fn pod_ld_matches_mean_field() {
     assert_all("Pod-LD d=2 eps=0.5 g=1 lambda=0.9 N=10000", &r, &checks);
 }
 
-/// Pod-LD at N = 1000 against the mean field (allowance `C_POD / N`) and against the notes' own
-/// finite-N simulation (models-pod-jiq-jsq.md (b), "Finite-N validation [S]": N = 1000, one run
-/// of t = 1500 with 300 burn-in, mean jobs per server 2.6025 vs mean field 2.6112). That reference
+/// Pod-LD at N = 1000 against the mean field (allowance `C_POD / N`) and against an earlier
+/// independent finite-N simulation (docs/references.md, "Earlier finite-N checks": N = 1000, one
+/// run of t = 1500 with 300 burn-in, mean jobs per server 2.6025 vs mean field 2.6112). That reference
 /// is one run of 1200 time units, so its standard error is estimated from this simulation's own
 /// batch variance: `se_ref = sqrt(sigma^2 / 1200)`, `sigma^2 = se^2 * replications * time`; the
 /// two are compared with the Bonferroni t half width plus `z se_ref`, z = 2.81 (99.5%, two-sided).
@@ -196,7 +196,7 @@ fn pod_ld_at_n_1000_matches_notes_and_mean_field() {
 }
 
 /// JIQ, lambda = 0.9, N = 2000: mean field x_1 = lambda, x_k = 0 (k >= 2), T = 1, P(wait) = 0
-/// (models-pod-jiq-jsq.md (c)). `x_1 = lambda` holds exactly at every N (rate balance with no
+/// (Stolyar 2015; docs/models/jiq.md). `x_1 = lambda` holds exactly at every N (rate balance with no
 /// losses: allowance 0). A job waits only if all N servers are busy; the number of busy
 /// servers behaves like an M/M/infinity queue with mean N lambda while no server holds two
 /// jobs, so that probability is about `exp(-N (lambda - 1 - ln lambda)) = 2e-5` (Poisson large
@@ -248,10 +248,12 @@ fn buffer_gives_mm1b_loss() {
 }
 
 /// JSQ(2) at rho = 0.9 and small N against the finite-N simulations of the Hellemans thesis,
-/// table `refined1` (quoted in models-redundancy-coxian.md, section 4.6): `N (W_N - W)` =
+/// table `refined1` (T. Hellemans' PhD thesis, Univ. Antwerp): `N (W_N - W)` =
 /// 4.5130 (N = 10) and 4.0400 (N = 100), where `W` is the mean number of jobs per server
-/// (the notes identify the quantity and d = 2 from the raw rmf_tool data
-/// `exp_rho90_d2_N{10,100}`: mean queue lengths 2.8003 and 2.3931, +- 0.0015). So the
+/// (the thesis text does not state d; the raw JSQ(2) simulation data published with rmf_tool,
+/// github.com/ngast/rmf_tool, `misc/jsqD_simulate/steadyState/exp_rho90_d2_N{10,100}.npy`, give
+/// mean queue lengths 2.8003 and 2.3931, +- 0.0015, which identifies the quantity and d = 2;
+/// docs/references.md). So the
 /// reference is `L_N = L + c_N / N` with `L = sum_k 0.9^(2^k - 1) = 2.352652`. The thesis gives
 /// no interval; its uncertainty is taken as its distance to the independent rmf_tool data plus
 /// that data's +- 0.0015. The test also requires the simulation to resolve the finite-N effect

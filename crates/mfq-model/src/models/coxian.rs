@@ -31,8 +31,9 @@
 //!
 //! [`PartialOrder::Lexicographic`] is the total order `(k,1) < ... < (k,m) < (k+1,1)`: its
 //! up-sets are the `K m` tails of that chain (a simplicial cone, so the same test is Kamke's
-//! test in tail coordinates). The research notes (§3.4) find it **not** preserved by SQ(2) with
-//! H2 jobs: comparing `(k, 2)` with `(k+1, 1)` needs `nu_2 >= nu_1`.
+//! test in tail coordinates). It is **not** preserved by SQ(2) with H2 jobs
+//! (docs/models/phase-type.md, "Which order is monotone"): comparing `(k, 2)` with `(k+1, 1)`
+//! needs `nu_2 >= nu_1`.
 //!
 //! [`PartialOrder::Componentwise`] is the same machinery with `Phi = I` and generators `e_i`
 //! (the sign of the off-diagonal `J_ij`).
@@ -40,7 +41,8 @@
 //! Source of the order: our reading of B. Van Houdt, "Global attraction of ODE-based mean
 //! field models with hyperexponential job sizes", POMACS 3(2), art. 23, 2019 (only the abstract
 //! could be read: "a partial order stronger than the componentwise order" on a Coxian
-//! representation); research notes on Coxian models §3.4-3.5, where it was checked numerically.
+//! representation); the argument and its numerical check are in docs/models/phase-type.md
+//! ("Which order is monotone") and tests/phase_type.rs.
 
 // index loops over the phases j, j' and levels k mirror the formulas in the docs
 #![allow(clippy::needless_range_loop)]
@@ -80,7 +82,8 @@ pub enum Routing {
 /// with at least `k` jobs when a fraction `v = x_k` of servers has at least `k` jobs
 /// (`phi(v) = v^d` for SQ(d), `(1-eps) v^d + eps (1 - (1-v)^d)` for Pod-LI). With
 /// `D(a, b) = (phi(a) - phi(b)) / (a - b)` written as a polynomial (no 0/0), the ODE is
-/// (Hellemans' thesis, memory chapter, eqs. SQd_PH_proof1/2, for SQ(d); research notes §3.2):
+/// (T. Hellemans' PhD thesis, University of Antwerp, memory-based load balancing chapter, eqs.
+/// SQd_PH_proof1/2, for SQ(d); docs/models/phase-type.md):
 ///
 /// ```text
 /// dx_{1,j}/dt = lambda (1 - phi(x_1)) alpha_j + sum_j' x_{1,j'} A_{j'j} + alpha_j sum_j' x_{2,j'} nu_j'
@@ -109,7 +112,8 @@ pub enum Routing {
 ///
 /// Order: [`PartialOrder::Staircase`] when the law is an ordered Coxian
 /// ([`PhaseType::is_ordered_coxian`]: H2 in the Coxian form, exponential) and the routing is
-/// SQ(d) (the Massey argument of the notes needs arrival rates that increase with the tails);
+/// SQ(d) (the Massey argument of docs/models/phase-type.md needs arrival rates that increase
+/// with the tails);
 /// `Componentwise` for one phase. None otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseTypeQueue {

@@ -17,7 +17,7 @@ const NB: usize = MAX_PHASES + 1;
 /// LL(d), FCFS unit-rate servers, Poisson arrivals at rate `lambda` per server, job sizes
 /// `PH(alpha, A)` (exit rates `nu = -A 1`), load `rho = lambda E[S]`.
 ///
-/// # Equations (Hellemans and Van Houdt, SIGMETRICS 2018; research notes §4.1)
+/// # Equations (Hellemans and Van Houdt, POMACS 2(2) / SIGMETRICS 2018; docs/models/lld.md)
 ///
 /// `Fbar(w)` = fraction of servers with workload above `w`. The equilibrium workload
 /// distribution solves `Fbar(w) = rho - lambda int_0^w (1 - Fbar(u)^d) Gbar(w - u) du`, i.e.
@@ -64,7 +64,7 @@ const NB: usize = MAX_PHASES + 1;
 /// Stable iff `rho < 1`. Sources: T. Hellemans and B. Van Houdt, "On the power-of-d-choices
 /// with least loaded server selection", Proc. ACM Meas. Anal. Comput. Syst. 2(2), 2018
 /// (SIGMETRICS 2018), reprinted in T. Hellemans' PhD thesis (Univ. Antwerp), whose equations
-/// the research notes transcribe.
+/// docs/models/lld.md transcribes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lld {
     lambda: f64,
@@ -359,7 +359,8 @@ impl MeanFieldModel for Lld {
 
 /// LL(d) with exponential sizes of mean 1 at arrival rate `lambda < 1`: the workload ccdf
 /// `Fbar(w) = (lambda + (lambda^{1-d} - lambda) e^{(d-1) w})^{1/(1-d)}` (`lambda e^{-(1-lambda) w}`
-/// for `d = 1`, the M/M/1 workload). Hellemans and Van Houdt 2018; research notes §4.1.
+/// for `d = 1`, the M/M/1 workload). Hellemans and Van Houdt 2018 (closed form for exponential
+/// sizes).
 pub fn exponential_workload_ccdf(lambda: f64, d: u32, w: f64) -> f64 {
     if d == 1 {
         return lambda * (-(1.0 - lambda) * w).exp();
@@ -372,7 +373,7 @@ pub fn exponential_workload_ccdf(lambda: f64, d: u32, w: f64) -> f64 {
 }
 
 /// LL(d) with exponential sizes of mean 1: `E[R] = sum_{n >= 0} lambda^{dn} / (1 + n(d-1))`
-/// (Hellemans and Van Houdt 2018; research notes §4.1). Summed until the terms are below 1e-17.
+/// (Hellemans and Van Houdt 2018). Summed until the terms are below 1e-17.
 pub fn exponential_mean_response_time(lambda: f64, d: u32) -> f64 {
     let q = lambda.powi(d as i32);
     let mut term = 1.0;
@@ -391,7 +392,7 @@ pub fn exponential_mean_response_time(lambda: f64, d: u32) -> f64 {
 
 /// LL(d), FCFS, exponential sizes of mean 1: response-time ccdf
 /// `P(R > w) = (lambda^d + (1 - lambda^d) e^{(d-1) w})^{1/(1-d)}` (`e^{-(1-lambda) w}` for
-/// `d = 1`). Research notes §4.1.
+/// `d = 1`). Hellemans and Van Houdt 2018.
 pub fn exponential_response_ccdf(lambda: f64, d: u32, w: f64) -> f64 {
     if d == 1 {
         return (-(1.0 - lambda) * w).exp();
@@ -432,7 +433,7 @@ mod tests {
 
     #[test]
     fn closed_forms_agree_with_each_other() {
-        // d = 2: sum_n lambda^{2n}/(1+n) = -ln(1 - lambda^2)/lambda^2 (research notes §4.1: E[L_2] = -log(1-lambda^2)/lambda)
+        // d = 2: sum_n lambda^{2n}/(1+n) = -ln(1 - lambda^2)/lambda^2 (Hellemans and Van Houdt 2018: E[L_2] = -log(1-lambda^2)/lambda)
         for lambda in [0.3, 0.5, 0.9, 0.99] {
             let er = exponential_mean_response_time(lambda, 2);
             let closed = -(1.0 - lambda * lambda).ln() / (lambda * lambda);

@@ -359,8 +359,8 @@ mod tests {
         (f(x + 1e-7) - f(x - 1e-7)) / 2e-7
     }
 
-    /// Equilibria of the research notes (models-pod-jiq-jsq.md, section (f3), computed there
-    /// independently by `scripts/opinion.py`).
+    /// Reference equilibria of docs/models/opinion.md, recomputed independently by
+    /// validation/opinion.py.
     #[test]
     fn stubborn_equilibria_match_the_reference_table() {
         let table: [((f64, f64), &[f64]); 6] = [
@@ -390,7 +390,7 @@ mod tests {
         assert!((eq[0] - 0.5).abs() < 1e-4);
     }
 
-    /// Research notes (f3): alpha = 0.05: 0.0597785224, 0.4402214776, 1; alpha = 0.1: 1/6, 1/3, 1;
+    /// docs/models/opinion.md (validation/opinion.py): alpha = 0.05: 0.0597785224, 0.4402214776, 1; alpha = 0.1: 1/6, 1/3, 1;
     /// alpha = 1/9: double root 1/4 and 1; alpha = 0.12, 0.2: 1 only.
     #[test]
     fn biased_equilibria_match_the_reference_table() {

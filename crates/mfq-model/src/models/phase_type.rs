@@ -22,8 +22,8 @@
 //! Equate the Laplace transforms: `mu1/(mu1+s) [(1-a) + a mu2/(mu2+s)]` and
 //! `p mu1/(mu1+s) + (1-p) mu2/(mu2+s)` agree iff `mu1 (1 - a) = p mu1 + (1 - p) mu2`. New jobs
 //! start in the lowest phase and the exit rates are non-increasing in the phase (`nu_1 >= nu_2`):
-//! the labelling under which the staircase order is monotone (research notes on Coxian models,
-//! §3.3-3.4 and pitfall 3; B. Van Houdt, "Global attraction of ODE-based mean field models with
+//! the labelling under which the staircase order is monotone (docs/models/phase-type.md, "Which
+//! order is monotone"; B. Van Houdt, "Global attraction of ODE-based mean field models with
 //! hyperexponential job sizes", POMACS 3(2), 2019, whose abstract names this Coxian form).
 //!
 //! The H2 family of T. Hellemans' thesis (the SIGMETRICS 2018 LL(d) paper and its companions)
@@ -38,7 +38,7 @@
 //! the larger root of `(SCV + 1) f mu1^2 - (SCV + 4f - 1) mu1 + 2f = 0` (from `p + (1-p) = 1`
 //! and `E[S^2] = 2p/mu1^2 + 2(1-p)/mu2^2 = SCV + 1`); for `f = 1/2`,
 //! `mu_{1,2} = 1 +- sqrt((SCV - 1)/(SCV + 1))`. Other means scale both rates by `1/E[S]`.
-//! "E[S^2] = 10" is SCV = 9; "balanced means" is `f = 1/2` (pitfall 2 of the notes).
+//! "E[S^2] = 10" is SCV = 9; "balanced means" is `f = 1/2` (the thesis' wording).
 
 use crate::{out_of_range, ModelError};
 use serde::{Deserialize, Serialize};
@@ -291,7 +291,7 @@ impl PhaseType {
 
     /// Whether the law is in the Coxian form under which the staircase order is monotone:
     /// new jobs start in phase 1 (`alpha = e_1`), phase `j` moves only to `j + 1`, and the exit
-    /// rates are non-increasing in the phase (research notes §3.4, Massey's conditions).
+    /// rates are non-increasing in the phase (Massey's conditions; docs/models/phase-type.md).
     pub fn is_ordered_coxian(&self) -> bool {
         let m = self.phases();
         let starts_low = self.alpha[0] == 1.0;
@@ -550,14 +550,14 @@ impl JobSizeSpec {
 mod tests {
     use super::*;
 
-    /// f = 1/2: mu_{1,2} = 1 +- sqrt((SCV-1)/(SCV+1)) (research notes §3.3, thesis formula).
+    /// f = 1/2: mu_{1,2} = 1 +- sqrt((SCV-1)/(SCV+1)) (Hellemans' thesis formula; docs/models/phase-type.md).
     #[test]
     fn h2_balanced_means_match_the_closed_form() {
         let (p, mu1, mu2) = h2_parameters(1.0, 9.0, 0.5).unwrap();
         let s = (8.0f64 / 10.0).sqrt();
         assert!((mu1 - (1.0 + s)).abs() < 1e-14 && (mu2 - (1.0 - s)).abs() < 1e-14);
         assert!((p - mu1 / 2.0).abs() < 1e-15);
-        // the notes' mu2 formula with (1-f) and the minus sign gives the same mu2
+        // the thesis' form of mu2 (f replaced by 1-f, minus sign) gives the same mu2
         for (scv, f) in [(9.0, 0.5), (4.0, 0.3), (20.0, 0.8), (1.5, 0.1)] {
             let (_, _, mu2) = h2_parameters(1.0, scv, f).unwrap();
             let g = 1.0 - f;

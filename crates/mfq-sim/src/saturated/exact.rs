@@ -106,7 +106,7 @@ pub struct SaturatedExact {
 /// ```
 /// use mfq_sim::saturated::saturated_exact;
 /// let e = saturated_exact(2, 4, 48).unwrap();
-/// // 0.7193692 (the research notes' simulation: 0.71936 +- 0.00020)
+/// // 0.7193692 (an earlier independent simulation: 0.71936 +- 0.00020, docs/references.md)
 /// assert!((e.throughput_per_server - 0.71936).abs() < 2e-4);
 /// assert!(e.truncation_error < 5e-5);
 /// ```

@@ -33,8 +33,9 @@
 //!   with a copy on the remaining server is in service there).
 //! - [`identical_fcfs_stability`]: the verdict for a finite `K` and a given `lambda`.
 //!
-//! The derivation and the comparison with the research notes' simulated values are in
-//! `docs/models/redundancy.md` ("Stability") and `docs/simulation.md`.
+//! The derivation and the comparison with an earlier independent simulation (its values are
+//! recorded in `docs/references.md`) are in `docs/models/redundancy.md` ("Stability") and
+//! `docs/simulation.md`.
 
 pub mod exact;
 

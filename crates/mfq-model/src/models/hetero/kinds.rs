@@ -155,7 +155,7 @@ pub static SA_JIQ: Kind = Kind {
     name: "sa-jiq",
     title: "Speed-aware JIQ (idle server of the fastest class, else a random server), heterogeneous server classes",
     params: &[HETERO_LAMBDA, CLASSES],
-    sources: "derived (research notes (d)); fallback rule ours: the SA-JIQ paper could not be identified",
+    sources: "derived (docs/models/heterogeneous.md); fallback rule ours: the SA-JIQ paper could not be identified",
     example: "models/hetero-sa-jiq-caseA.toml",
     docs: "docs/models/heterogeneous.md",
     read: read_spec::<SaJiqSpec>,

@@ -118,8 +118,9 @@ impl CostRule {
 /// # Stability
 ///
 /// For every nonempty set `S` of classes, `lambda (sum_{j in S} p_j)^2 < sum_{j in S} gamma_j C_j`
-/// (jobs whose two samples are both in `S` must be served in `S`). Necessary; sufficient in the
-/// notes' numerical checks; the same for the three cost rules. [`stability`](MeanFieldModel::stability)
+/// (jobs whose two samples are both in `S` must be served in `S`). Necessary; sufficient in our
+/// numerical checks (the truncated fixed point stops depending on `K` below the threshold and
+/// piles up at level `K` above it); the same for the three cost rules. [`stability`](MeanFieldModel::stability)
 /// checks all `2^M - 1` sets and names the failing one (the one with the smallest threshold
 /// `lambda_c(S) = sum_S gamma_j C_j / (sum_S p_j)^2`).
 ///
@@ -131,8 +132,8 @@ impl CostRule {
 /// (JSQ) schemes in large heterogeneous processor-sharing systems", IEEE Trans. Control Netw.
 /// Syst. 3(2):116-126, 2016; "Randomized routing schemes for large processor sharing systems
 /// with multiple service rates", SIGMETRICS 2014 (poster); arXiv 1311.5806. The ODE and the
-/// stability condition are derived in the research notes, section (e), and checked there
-/// against a finite-N simulation.
+/// stability condition are derived in docs/models/heterogeneous.md ("Derivations") and checked
+/// against a finite-N simulation in crates/mfq-sim/tests/heterogeneous.rs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PsSq2 {
     lambda: f64,
@@ -407,7 +408,7 @@ impl MeanFieldModel for PsSq2 {
             let names: Vec<String> = (0..self.classes.len()).filter(|j| mask & (1 << j) != 0).map(|j| (j + 1).to_string()).collect();
             format!("{{{}}}", names.join(", "))
         };
-        // the notes' product form, set by set; report the most binding failing set
+        // the subset condition lambda (sum_S p_j)^2 < sum_S gamma_j C_j, set by set; report the most binding failing set
         let failing = (1u32..(1u32 << self.classes.len()))
             .filter(|&mask| {
                 let (sp, cap) = self.subset_sums(mask);

@@ -45,9 +45,10 @@ enum Regime {
 ///                        its composition is gamma_j mu_j (1 - x_{j,2}) / A), k >= 2 as for I > 0
 /// ```
 ///
-/// The interior line with `x_{j,k} = 0` for `k >= 2` is the research notes' equation
-/// `db_j/dt = lambda (1 - b_j)/I - mu_j b_j` (section (c), derived there and checked by a
-/// finite-N simulation); the boundary lines are derived as for homogeneous JIQ (sliding mode)
+/// The interior line with `x_{j,k} = 0` for `k >= 2` is
+/// `db_j/dt = lambda (1 - b_j)/I - mu_j b_j` (derived in docs/models/heterogeneous.md,
+/// "Derivations", and checked against the finite-N simulation of
+/// crates/mfq-sim/tests/heterogeneous.rs); the boundary lines are derived as for homogeneous JIQ (sliding mode)
 /// and in docs/models/heterogeneous.md. The sliding level is kept by the projection hook.
 /// The Jacobian is analytic away from `I = 0`; on the sliding boundary the `x_{j,1}` rows are
 /// `-mu_j` on the diagonal only (as for [`super::SpeedAware`]).
@@ -65,7 +66,7 @@ enum Regime {
 /// Sources: A. L. Stolyar, "Pull-based load distribution in large-scale heterogeneous service
 /// systems", Queueing Systems 80(4):341-361, 2015 (arXiv 1407.6343); Y. Lu et al.,
 /// "Join-Idle-Queue", Performance Evaluation 68(11), 2011. The ODE and the fixed point are
-/// derived in the research notes, section (c).
+/// derived in docs/models/heterogeneous.md, "Derivations".
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pull {
     lambda: f64,
@@ -305,7 +306,7 @@ mod tests {
 
     #[test]
     fn exact_rational_case_of_the_notes() {
-        // research notes (c): gamma = (0.2, 0.8), mu = (3, 0.5), lambda = 0.5 => c = 1.5, b = (1/3, 3/4)
+        // exact case (docs/references.md): gamma = (0.2, 0.8), mu = (3, 0.5), lambda = 0.5 => c = 1.5, b = (1/3, 3/4)
         let m = Pull::new(0.5, &classes(&[(0.2, 3.0), (0.8, 0.5)]), 2).unwrap();
         assert!((m.root_c().unwrap() - 1.5).abs() < 1e-14);
         let x = m.analytic_fixed_point().unwrap();

@@ -54,14 +54,14 @@ enum Bucket {
 /// ```
 ///
 /// For states with at most one job per server (`x_{j,k} = 0` for `k >= 2`, e.g. from the
-/// empty state) and `lambda` below capacity, both policies reduce to the reduced fluid ODE of
-/// the research notes (section (d), derived there): with `J` the first class (by speed) with
+/// empty state) and `lambda` below capacity, both policies reduce to the reduced fluid ODE
+/// derived in docs/models/heterogeneous.md ("Derivations"): with `J` the first class (by speed) with
 /// `x_{J,1} < 1` and the faster classes pinned at 1,
 /// `gamma_J dx_{J,1}/dt = lambda - sum_{j<J} gamma_j mu_j - gamma_J mu_J x_{J,1}`,
 /// `dx_{j,1}/dt = -mu_j x_{j,1}` for `j > J`. From empty,
 /// `x_{1,1}(t) = lambda (1 - e^{-mu_1 t}) / (gamma_1 mu_1)` until it reaches 1. This is the
-/// range where the dynamics are backed by the notes (and checked against a finite-N
-/// simulation there).
+/// range where the dynamics rest on that derivation (and are checked against the finite-N
+/// simulation of crates/mfq-sim/tests/heterogeneous.rs).
 ///
 /// For SA-JIQ the water-filling is the fluid limit for every initial state (dispatching
 /// depends only on idle/busy, as for JIQ). For SA-JSQ from states with queues of two or more
@@ -98,8 +98,8 @@ enum Bucket {
 ///
 /// Sources: S. Bhambay, A. Mukhopadhyay, "Asymptotic optimality of speed-aware JSQ for
 /// heterogeneous service systems", Performance Evaluation 2022 (arXiv 2203.01721), fluid
-/// delay optimality; the fixed point and the reduced ODE are derived in the project's
-/// research notes, section (d), and in docs/models/heterogeneous.md. The SA-JIQ fallback
+/// delay optimality; the fixed point and the reduced ODE are derived in
+/// docs/models/heterogeneous.md, "Derivations". The SA-JIQ fallback
 /// (uniformly random server) is our choice: the SA-JIQ paper could not be identified.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpeedAware {
@@ -373,7 +373,7 @@ mod tests {
 
     #[test]
     fn reduced_ode_from_empty_matches_the_notes_closed_form() {
-        // research notes (d): from empty, gamma_1 db_1/dt = lambda - gamma_1 mu_1 b_1
+        // docs/models/heterogeneous.md: from empty, gamma_1 db_1/dt = lambda - gamma_1 mu_1 b_1
         let cl = classes(&[(0.5, 1.6), (0.5, 0.4)]);
         let m = SpeedAware::jiq(0.9, &cl, 3).unwrap();
         let x = vec![0.3, 0.0, 0.0, 0.2, 0.0, 0.0];

@@ -36,8 +36,8 @@ use crate::{Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Parti
 ///
 /// Sources: the square-root rule is the classical optimal static assignment to parallel
 /// M/M/1 queues (e.g. Bell and Stidham, Management Science 29(7), 1983); the comparison with
-/// randomised JSQ is Mukhopadhyay and Mazumdar, IEEE TCNS 3(2), 2016. Derived in the research
-/// notes, section (e), and in docs/models/heterogeneous.md.
+/// randomised JSQ is Mukhopadhyay and Mazumdar, IEEE TCNS 3(2), 2016. Derived in
+/// docs/models/heterogeneous.md, "Derivations" (static routing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StaticRouting {
     lambda: f64,

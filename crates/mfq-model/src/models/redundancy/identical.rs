@@ -7,8 +7,8 @@ use crate::Stability;
 /// over `w in [0, w_end]` (RK4, step `h`): returns the minimum of `Fbar` (negative when it
 /// crossed zero: `f0` is below the load).
 ///
-/// Phase-type ODE of Hellemans and Van Houdt (thesis, Red(d) with identical replicas; the
-/// project's notes section 4.3), exponential sizes (`alpha = 1`, `A = -1`, `mu = 1`):
+/// Phase-type ODE of Hellemans and Van Houdt (T. Hellemans' PhD thesis, Univ. Antwerp, chapter
+/// on Red(d) with identical replicas; docs/models/redundancy.md), exponential sizes (`alpha = 1`, `A = -1`, `mu = 1`):
 ///
 /// ```text
 /// Fbar' = -lambda d [ e^{-w} (1 - Fbar) + xi1 - xi2 Fbar ],  xi1' = -xi1 + Fbar^d,  xi2' = -xi2 + Fbar^{d-1}
@@ -41,9 +41,9 @@ fn red_id_min_fbar(lambda: f64, d: u32, f0: f64) -> f64 {
 
 /// The largest stable arrival rate `lambda_max` of Red_id(d) under FCFS with exponential
 /// sizes in the large-system limit: bisection on `lambda` with `Fbar(0) = 1 - 1e-9` (a load
-/// of one), `Fbar` crossing zero meaning `lambda > lambda_max` (Hellemans and Van Houdt; the
-/// notes section 4.3). `d = 1` gives 1. Published: 0.81669... for `d = 2`; the notes compute
-/// 2/3 for `d = 3`.
+/// of one), `Fbar` crossing zero meaning `lambda > lambda_max` (Hellemans and Van Houdt, as
+/// above). `d = 1` gives 1. Published: 0.81669... for `d = 2` (Hellemans' thesis); 2/3 for
+/// `d = 3` is our computation (validation/redundancy.py, docs/references.md).
 pub fn red_id_lambda_max(d: u32) -> f64 {
     if d <= 1 {
         return 1.0;
@@ -63,7 +63,7 @@ pub fn red_id_lambda_max(d: u32) -> f64 {
 
 /// The load `Fbar(0)` (fraction of busy servers) of Red_id(d), FCFS, exponential sizes, at
 /// `lambda < lambda_max`: the unknown boundary value, found by bisection so that `Fbar`
-/// stays nonnegative and tends to 0 (notes section 4.3; `0.710228` at `lambda = 0.5`, `d = 2`).
+/// stays nonnegative and tends to 0 (`0.710228` at `lambda = 0.5`, `d = 2`: validation/redundancy.py).
 pub fn red_id_load(lambda: f64, d: u32) -> f64 {
     let (mut lo, mut hi) = (lambda.min(1.0), 1.0);
     for _ in 0..50 {

@@ -776,7 +776,7 @@ macro_rules! with_engine {
 /// `(K + k(k-1)/2)^2`), position from the back `1..K` (LCFS, `K^2`).
 ///
 /// PS is the dynamic random-graph pair approximation of Gast and Van Houdt (2024) as
-/// reconstructed in the project's notes (`dP[a,b]/dt`, section 1.3); FCFS, LPS(k) and LCFS use
+/// reconstructed in docs/models/redundancy.md (`dP[a,b]/dt`, "PS pair"); FCFS, LPS(k) and LCFS use
 /// positions instead of queue lengths, because under these disciplines whether a copy is
 /// served depends on its place in the queue. Mean copies per server are within 1% of
 /// simulation (see the tests).

@@ -1,6 +1,7 @@
 //! Triplet approximation of redundancy-2 under processor sharing (derived here).
 //!
-//! Redundancy-2 under PS as a dynamic random graph (the notes' RED-PS model): servers are
+//! Redundancy-2 under PS as a dynamic random graph (the RED-PS model of Gast and Van Houdt,
+//! POMACS 2024, as reconstructed in docs/models/redundancy.md): servers are
 //! nodes, each job is an edge between its two servers, a server's queue length is its
 //! degree. New edges arrive at rate `lambda N` between two distinct uniform nodes (admitted
 //! when both have degree `< K`); an edge between nodes of degrees `(a, b)` completes at rate
