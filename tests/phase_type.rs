@@ -10,7 +10,7 @@ use mfq_fixpoint::attraction::{check, CheckOptions, Verdict};
 use mfq_fixpoint::{solve_model, solve_spec, FixedPoint, FixedPointOptions};
 use mfq_model::models::lld::{exponential_mean_response_time, exponential_response_ccdf, exponential_workload_ccdf};
 use mfq_model::models::{JobSizeSpec, Lld, PhaseType, PhaseTypeQueue};
-use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec, PartialOrder, StateLayout, Truncation};
+use mfq_model::{AnalyticJacobian, Jacobian, MeanFieldModel, ModelFile, ModelSpec, PartialOrder, StateLayout, Truncation};
 use mfq_ode::SolveOptions;
 
 fn solve(spec: &ModelSpec) -> FixedPoint {
@@ -485,14 +485,8 @@ impl MeanFieldModel for ClaimsOrder {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         self.0.drift(x, dx)
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        self.0.jacobian(x, jac)
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> mfq_model::Sparsity {
-        self.0.sparsity()
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(&self.0)
     }
     fn layout(&self) -> StateLayout {
         self.0.layout()

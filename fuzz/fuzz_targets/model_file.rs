@@ -27,7 +27,9 @@ fuzz_target!(|data: &[u8]| {
             let mut j = Jacobian::new(n, m.sparsity());
             m.jacobian(&x, &mut j);
             let _ = m.observables(&x);
-            m.transitions(&x, &mut |_, _| {});
+            if let Some(t) = m.transitions() {
+                t.visit(&x, &mut |_, _| {});
+            }
         }
     }
 });

@@ -82,14 +82,14 @@ pub enum RefinedError {
 pub fn noise_matrix(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
     let n = model.dim();
     let mut q = vec![0.0; n * n];
-    let provided = model.transitions(x, &mut |jump, rate| {
+    model.transitions()?.visit(x, &mut |jump, rate| {
         for &(i, a) in jump {
             for &(j, b) in jump {
                 q[i * n + j] += a * b * rate;
             }
         }
     });
-    provided.then_some(q)
+    Some(q)
 }
 
 /// Solves `A X + X A^T + C = 0` for `X` (`A`, `C` row-major `n x n`) by Bartels-Stewart on the

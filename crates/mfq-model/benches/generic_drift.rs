@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use mfq_model::models::Jsq;
-use mfq_model::{Jacobian, MeanFieldModel, ModelFile};
+use mfq_model::{AnalyticJacobian, Jacobian, MeanFieldModel, ModelFile};
 
 const JSQ2: &str = include_str!("../../../models/generic/jsq2.toml");
 const K: usize = 100;

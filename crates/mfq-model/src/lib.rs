@@ -331,10 +331,14 @@ pub type TransitionVisitor<'a> = dyn FnMut(&[(usize, f64)], f64) + 'a;
 
 /// A mean-field model `dx/dt = f(x)` on occupancy fractions.
 ///
-/// Only [`dim`](Self::dim), [`drift`](Self::drift), [`layout`](Self::layout) and
-/// [`observables`](Self::observables) need a model's own code; the rest have defaults
-/// (finite-difference Jacobian, dense sparsity, no order, empty/full extremal states,
-/// unknown stability, no closed form).
+/// Only [`name`](Self::name), [`dim`](Self::dim), [`drift`](Self::drift),
+/// [`layout`](Self::layout) and [`observables`](Self::observables) need a model's own code.
+/// Optional capabilities are `Option`-returning methods: an analytic Jacobian with its sparsity
+/// ([`analytic_jacobian`](Self::analytic_jacobian), an [`AnalyticJacobian`]), the jumps and
+/// rates ([`transitions`](Self::transitions), a [`Transitions`]), a monotone order, a
+/// closed-form fixed point; the rest have defaults (empty/full extremal states, unknown
+/// stability). On `dyn MeanFieldModel`, [`jacobian`](Self::jacobian) and
+/// [`sparsity`](Self::sparsity) use the analytic Jacobian or finite differences.
 pub trait MeanFieldModel: Send + Sync {
     /// Short identifier, e.g. `JSQ(2)`.
     fn name(&self) -> String;
@@ -345,22 +349,11 @@ pub trait MeanFieldModel: Send + Sync {
     /// Writes the drift `f(x)` into `dx` (both of length [`dim`](Self::dim)). Must not allocate.
     fn drift(&self, x: &[f64], dx: &mut [f64]);
 
-    /// Writes the Jacobian `J[i][j] = d f_i / d x_j` at `x` into `jac` (created with
-    /// [`sparsity`](Self::sparsity)). Default: forward differences (allocates its work
-    /// buffers; models on a hot path override this with the analytic Jacobian).
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        let mut work = Default::default();
-        finite_difference_jacobian(&|x, dx| self.drift(x, dx), x, jac, &mut work);
-    }
-
-    /// Whether [`jacobian`](Self::jacobian) is analytic (for reports).
-    fn has_analytic_jacobian(&self) -> bool {
-        false
-    }
-
-    /// Which Jacobian entries can be non-zero. Default: dense.
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Dense
+    /// The analytic Jacobian with its sparsity, when the model has one. Default `None`: the
+    /// solvers use forward differences of the drift on a dense pattern
+    /// ([`jacobian`](Self::jacobian) on `dyn MeanFieldModel`).
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        None
     }
 
     /// What `x[i]` means.
@@ -421,14 +414,56 @@ pub trait MeanFieldModel: Send + Sync {
         true
     }
 
-    /// The model as a density-dependent population process: calls `visit(jump, rate)` for every
-    /// transition at state `x`, where `jump` lists `(index, change)` of the state in units of
-    /// `1/N` (one object changing) and `rate` is the rate per object, so that
-    /// `f(x) = sum_l jump_l rate_l(x)` (Kurtz; Gast and Van Houdt 2017, "A refined mean field
-    /// approximation", eq. (1)). Returns `false` when the model does not provide its
-    /// transitions (then the refined mean field and the noise matrix are unavailable).
-    fn transitions(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) -> bool {
-        let _ = (x, visit);
-        false
+    /// The model as a density-dependent population process (its jumps and rates), when it
+    /// provides them: what the refined mean field, the noise matrix and the population
+    /// simulator of `mfq-sim` need. Default `None`.
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        None
+    }
+}
+
+/// Optional capability of a [`MeanFieldModel`]: its analytic Jacobian and which entries of it
+/// can be non-zero.
+pub trait AnalyticJacobian {
+    /// Which Jacobian entries can be non-zero (banded, sparse with an optional low-rank
+    /// coupling, or dense).
+    fn sparsity(&self) -> Sparsity;
+
+    /// Writes the Jacobian `J[i][j] = d f_i / d x_j` at `x` (length `dim`) into `jac` (created
+    /// with [`sparsity`](Self::sparsity)). Must not allocate.
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian);
+}
+
+/// Optional capability of a [`MeanFieldModel`]: the model as a density-dependent population
+/// process (Kurtz 1970; Gast and Van Houdt, "A refined mean field approximation", SIGMETRICS
+/// 2017, eq. (1)).
+pub trait Transitions {
+    /// Calls `visit(jump, rate)` for every transition at state `x`, where `jump` lists
+    /// `(index, change)` of the state in units of `1/N` (one object changing) and `rate` is the
+    /// rate per object, so that `f(x) = sum_l jump_l rate_l(x)`.
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>);
+}
+
+impl dyn MeanFieldModel + '_ {
+    /// Which Jacobian entries can be non-zero: the analytic Jacobian's pattern, or dense.
+    pub fn sparsity(&self) -> Sparsity {
+        self.analytic_jacobian().map_or(Sparsity::Dense, |j| j.sparsity())
+    }
+
+    /// Writes the Jacobian at `x` into `jac` (created with [`sparsity`](Self::sparsity)): the
+    /// analytic one, or forward differences of the drift (which allocate their work buffers).
+    pub fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        match self.analytic_jacobian() {
+            Some(j) => j.jacobian(x, jac),
+            None => {
+                let mut work = Default::default();
+                finite_difference_jacobian(&|x, dx| self.drift(x, dx), x, jac, &mut work);
+            }
+        }
+    }
+
+    /// Whether [`jacobian`](Self::jacobian) is analytic (for reports).
+    pub fn has_analytic_jacobian(&self) -> bool {
+        self.analytic_jacobian().is_some()
     }
 }

@@ -119,7 +119,7 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
     if let Some(v) = x0.iter().find(|v| !(0.0..=1.0).contains(*v)) {
         return Err(SimError::OutOfRange { field: "x0".into(), value: v.to_string(), allowed: "fractions in [0, 1]".into() });
     }
-    if !model.transitions(x0, &mut |_, _| {}) {
+    if model.transitions().is_none() {
         return Err(SimError::Unsupported { kind: model.name(), reason: "the model does not provide its transitions".into() });
     }
     let runs: Vec<Run> = (0..opts.replications)
@@ -188,7 +188,8 @@ fn run(
         jumps.clear();
         jump_ptr.clear();
         jump_ptr.push(0);
-        model.transitions(&x, &mut |jump, rate| {
+        let Some(transitions) = model.transitions() else { break };
+        transitions.visit(&x, &mut |jump, rate| {
             rates.push(rate.max(0.0));
             jumps.extend_from_slice(jump);
             jump_ptr.push(jumps.len());

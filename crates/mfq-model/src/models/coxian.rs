@@ -52,6 +52,7 @@ use crate::models::params;
 use crate::models::phase_type::{JobSizeSpec, PhaseType};
 use crate::models::{check_d, check_lambda, check_levels};
 use crate::registry::{read_spec, Kind, KindSpec};
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use serde::Serialize;
 
@@ -364,80 +365,9 @@ impl MeanFieldModel for PhaseTypeQueue {
         }
     }
 
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        jac.clear();
-        self.service_jacobian(jac);
-        let alpha = self.size.alpha();
-        let nu = self.size.exit_rates();
-        let lam = self.lambda;
-        let m = self.m;
-        if self.routing == Routing::Jiq {
-            if self.on_boundary(x) {
-                // to_idle = a(x), excess = lambda - a(x), a = sum_j (x_{1,j} - x_{2,j}) nu_j
-                let a = self.emptying_rate(x);
-                let da = |jac: &mut Jacobian, row: usize, coef: f64| {
-                    for jp in 0..m {
-                        jac.add(row, self.at(1, jp), coef * nu[jp]);
-                        if self.levels >= 2 {
-                            jac.add(row, self.at(2, jp), -coef * nu[jp]);
-                        }
-                    }
-                };
-                for j in 0..m {
-                    da(jac, self.at(1, j), alpha[j]);
-                }
-                for k in 2..=self.levels {
-                    for j in 0..m {
-                        let row = self.at(k, j);
-                        let diff = self.v(x, k - 1, j) - self.v(x, k, j);
-                        da(jac, row, -diff);
-                        jac.add(row, self.at(k - 1, j), lam - a);
-                        jac.add(row, self.at(k, j), -(lam - a));
-                    }
-                }
-            }
-            return;
-        }
-        let u1 = self.tail(x, 1);
-        let dp = self.dphi(u1);
-        for j in 0..m {
-            for jp in 0..m {
-                jac.add(self.at(1, j), self.at(1, jp), -lam * dp * alpha[j]);
-            }
-        }
-        let mut prev = u1;
-        for k in 2..=self.levels {
-            let uk = self.tail(x, k);
-            let (dd, da, db) = self.divided(prev, uk);
-            for j in 0..m {
-                let row = self.at(k, j);
-                let diff = self.v(x, k - 1, j) - self.v(x, k, j);
-                for jp in 0..m {
-                    jac.add(row, self.at(k - 1, jp), lam * da * diff);
-                    jac.add(row, self.at(k, jp), lam * db * diff);
-                }
-                jac.add(row, self.at(k - 1, j), lam * dd);
-                jac.add(row, self.at(k, j), -lam * dd);
-            }
-            prev = uk;
-        }
-    }
-
     fn is_smooth(&self) -> bool {
         // JIQ-type routing and pinned saturated classes have a sliding boundary
         !matches!(self.routing, Routing::Jiq)
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-
-    fn sparsity(&self) -> Sparsity {
-        if self.routing == Routing::Jiq {
-            // the boundary mode couples every level to levels 1 and 2
-            Sparsity::Dense
-        } else {
-            Sparsity::Banded { lower: 2 * self.m - 1, upper: 2 * self.m - 1 }
-        }
     }
 
     fn layout(&self) -> StateLayout {
@@ -514,6 +444,78 @@ impl MeanFieldModel for PhaseTypeQueue {
 
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         (self.routing == Routing::Jiq && self.rho() < 1.0).then(|| self.jiq_fixed_point())
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for PhaseTypeQueue {
+    fn sparsity(&self) -> Sparsity {
+        if self.routing == Routing::Jiq {
+            // the boundary mode couples every level to levels 1 and 2
+            Sparsity::Dense
+        } else {
+            Sparsity::Banded { lower: 2 * self.m - 1, upper: 2 * self.m - 1 }
+        }
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        jac.clear();
+        self.service_jacobian(jac);
+        let alpha = self.size.alpha();
+        let nu = self.size.exit_rates();
+        let lam = self.lambda;
+        let m = self.m;
+        if self.routing == Routing::Jiq {
+            if self.on_boundary(x) {
+                // to_idle = a(x), excess = lambda - a(x), a = sum_j (x_{1,j} - x_{2,j}) nu_j
+                let a = self.emptying_rate(x);
+                let da = |jac: &mut Jacobian, row: usize, coef: f64| {
+                    for jp in 0..m {
+                        jac.add(row, self.at(1, jp), coef * nu[jp]);
+                        if self.levels >= 2 {
+                            jac.add(row, self.at(2, jp), -coef * nu[jp]);
+                        }
+                    }
+                };
+                for j in 0..m {
+                    da(jac, self.at(1, j), alpha[j]);
+                }
+                for k in 2..=self.levels {
+                    for j in 0..m {
+                        let row = self.at(k, j);
+                        let diff = self.v(x, k - 1, j) - self.v(x, k, j);
+                        da(jac, row, -diff);
+                        jac.add(row, self.at(k - 1, j), lam - a);
+                        jac.add(row, self.at(k, j), -(lam - a));
+                    }
+                }
+            }
+            return;
+        }
+        let u1 = self.tail(x, 1);
+        let dp = self.dphi(u1);
+        for j in 0..m {
+            for jp in 0..m {
+                jac.add(self.at(1, j), self.at(1, jp), -lam * dp * alpha[j]);
+            }
+        }
+        let mut prev = u1;
+        for k in 2..=self.levels {
+            let uk = self.tail(x, k);
+            let (dd, da, db) = self.divided(prev, uk);
+            for j in 0..m {
+                let row = self.at(k, j);
+                let diff = self.v(x, k - 1, j) - self.v(x, k, j);
+                for jp in 0..m {
+                    jac.add(row, self.at(k - 1, jp), lam * da * diff);
+                    jac.add(row, self.at(k, jp), lam * db * diff);
+                }
+                jac.add(row, self.at(k - 1, j), lam * dd);
+                jac.add(row, self.at(k, j), -lam * dd);
+            }
+            prev = uk;
+        }
     }
 }
 

@@ -4,6 +4,7 @@ use crate::finite::{FiniteSystem, Routing, Simulation};
 use crate::models::params;
 use crate::models::{check_lambda, check_levels, stable_below_one, tail_at};
 use crate::registry::{read_spec, Kind, KindSpec};
+use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 use crate::{Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// Join-Idle-Queue (JIQ): an arrival joins an idle server if there is one, otherwise a server
@@ -78,6 +79,46 @@ impl MeanFieldModel for Jiq {
             dx[k - 1] = excess * (tail_at(x, k - 1) - xk) - (xk - tail_at(x, k + 1));
         }
     }
+    fn is_smooth(&self) -> bool {
+        false
+    }
+    fn layout(&self) -> StateLayout {
+        StateLayout::Tail { levels: self.levels }
+    }
+    fn observables(&self, x: &[f64]) -> Observables {
+        let excess = self.excess(x);
+        let prob_wait = excess / self.lambda;
+        let loss = prob_wait * tail_at(x, self.levels);
+        let mut obs = Observables::from_tail(x, self.lambda, Some(prob_wait), loss);
+        obs.extras.push(("busy_fraction".into(), tail_at(x, 1)));
+        obs
+    }
+    fn order(&self) -> Option<PartialOrder> {
+        Some(PartialOrder::Componentwise)
+    }
+    fn stability(&self) -> Stability {
+        stable_below_one(self.lambda, "JIQ with exponential service, Stolyar 2015")
+    }
+    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
+        (self.lambda < 1.0).then(|| {
+            let mut x = vec![0.0; self.levels];
+            x[0] = self.lambda;
+            x
+        })
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for Jiq {
+    fn sparsity(&self) -> Sparsity {
+        // the boundary mode couples every level to x_2
+        Sparsity::Dense
+    }
     fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
         jac.clear();
         let n = self.levels;
@@ -100,31 +141,10 @@ impl MeanFieldModel for Jiq {
             }
         }
     }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn is_smooth(&self) -> bool {
-        false
-    }
-    fn sparsity(&self) -> Sparsity {
-        // the boundary mode couples every level to x_2
-        Sparsity::Dense
-    }
-    fn layout(&self) -> StateLayout {
-        StateLayout::Tail { levels: self.levels }
-    }
-    fn observables(&self, x: &[f64]) -> Observables {
-        let excess = self.excess(x);
-        let prob_wait = excess / self.lambda;
-        let loss = prob_wait * tail_at(x, self.levels);
-        let mut obs = Observables::from_tail(x, self.lambda, Some(prob_wait), loss);
-        obs.extras.push(("busy_fraction".into(), tail_at(x, 1)));
-        obs
-    }
-    fn order(&self) -> Option<PartialOrder> {
-        Some(PartialOrder::Componentwise)
-    }
-    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
+}
+
+impl Transitions for Jiq {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         let excess = self.excess(x);
         // arrivals to idle servers (all of them in the interior, rate 1 - x_2 on the boundary)
         visit(&[(0, 1.0)], self.lambda - excess);
@@ -135,17 +155,6 @@ impl MeanFieldModel for Jiq {
             }
             visit(&[(k - 1, -1.0)], tail_at(x, k) - tail_at(x, k + 1));
         }
-        true
-    }
-    fn stability(&self) -> Stability {
-        stable_below_one(self.lambda, "JIQ with exponential service, Stolyar 2015")
-    }
-    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
-        (self.lambda < 1.0).then(|| {
-            let mut x = vec![0.0; self.levels];
-            x[0] = self.lambda;
-            x
-        })
     }
 }
 

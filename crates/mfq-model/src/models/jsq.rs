@@ -4,6 +4,7 @@ use crate::models::{
     check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at,
     tail_transitions,
 };
+use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 /// `v^d`, bit for bit `v.powi(d)` (repeated squaring, as compiler-rt's `__powidf2`), with the
 /// call saved for the common `d <= 3` (`v * v * v` equals `v * (v * v)`: products commute).
 #[inline]
@@ -78,16 +79,6 @@ impl MeanFieldModel for Jsq {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         local_tail_drift(x, dx, self.lambda, |v| self.p(v));
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        let d = self.d as f64;
-        local_tail_jacobian(x, jac, self.lambda, |v| d * int_pow(v, self.d - 1));
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: 1, upper: 1 }
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }
     }
@@ -105,9 +96,27 @@ impl MeanFieldModel for Jsq {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         (self.lambda < 1.0).then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.p(v)))
     }
-    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for Jsq {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Banded { lower: 1, upper: 1 }
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        let d = self.d as f64;
+        local_tail_jacobian(x, jac, self.lambda, |v| d * int_pow(v, self.d - 1));
+    }
+}
+
+impl Transitions for Jsq {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         tail_transitions(x, self.lambda, |j| self.p(tail_at(x, j)), visit);
-        true
     }
 }
 

@@ -9,6 +9,7 @@ use crate::models::params;
 use crate::models::phase_type::{JobSizeSpec, PhaseType, MAX_PHASES};
 use crate::models::{check_d, check_lambda, check_levels};
 use crate::registry::{read_spec, Kind, KindSpec};
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, Stability, StateLayout};
 
 /// Block size on the stack: `Fbar` plus up to [`MAX_PHASES`] entries of `xi`.
@@ -257,22 +258,6 @@ impl MeanFieldModel for Lld {
         }
     }
 
-    /// `-I`: the drift is `y* - y` with `y*` independent of the state.
-    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
-        jac.clear();
-        for i in 0..self.dim() {
-            jac.set(i, i, -1.0);
-        }
-    }
-
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: 0, upper: 0 }
-    }
-
     fn layout(&self) -> StateLayout {
         StateLayout::Workload { points: self.points, step: self.step, phases: self.m }
     }
@@ -354,6 +339,22 @@ impl MeanFieldModel for Lld {
             x[2 * i + 1] = (self.rho - f) / self.lambda;
         }
         Some(x)
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for Lld {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Banded { lower: 0, upper: 0 }
+    }
+    /// `-I`: the drift is `y* - y` with `y*` independent of the state.
+    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
+        jac.clear();
+        for i in 0..self.dim() {
+            jac.set(i, i, -1.0);
+        }
     }
 }
 

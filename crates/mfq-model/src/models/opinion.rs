@@ -14,6 +14,7 @@
 
 use crate::finite::{FiniteSystem, Simulation};
 use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// Roots in `[0, 1]` of a function `f` whose critical points in `(0, 1)` are `crit`
@@ -193,15 +194,6 @@ impl MeanFieldModel for OpinionStubborn {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         dx[0] = self.f(x[0]);
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        jac.set(0, 0, self.df(x[0]));
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Dense
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::Named { names: vec!["x".into()] }
     }
@@ -226,6 +218,18 @@ impl MeanFieldModel for OpinionStubborn {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         let eq = self.equilibria();
         (eq.len() == 1).then(|| vec![eq[0]])
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for OpinionStubborn {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Dense
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        jac.set(0, 0, self.df(x[0]));
     }
 }
 
@@ -317,15 +321,6 @@ impl MeanFieldModel for OpinionBiased {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         dx[0] = self.f(x[0]);
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        jac.set(0, 0, self.df(x[0]));
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Dense
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::Named { names: vec!["x".into()] }
     }
@@ -348,6 +343,18 @@ impl MeanFieldModel for OpinionBiased {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         let eq = self.equilibria();
         (eq.len() == 1).then(|| vec![eq[0]])
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for OpinionBiased {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Dense
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        jac.set(0, 0, self.df(x[0]));
     }
 }
 

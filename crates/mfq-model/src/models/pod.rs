@@ -9,6 +9,7 @@ use crate::models::{
 use crate::registry::Param;
 use crate::registry::{read_spec, Kind, KindSpec};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
+use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 
 fn check_eps(eps: f64) -> Result<(), ModelError> {
     if (0.0..=1.0).contains(&eps) {
@@ -96,15 +97,6 @@ impl MeanFieldModel for PodLi {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         local_tail_drift(x, dx, self.lambda, |v| self.phi(v));
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        local_tail_jacobian(x, jac, self.lambda, |v| self.dphi(v));
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: 1, upper: 1 }
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }
     }
@@ -138,9 +130,26 @@ impl MeanFieldModel for PodLi {
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         matches!(self.stability(), Stability::Stable { .. }).then(|| local_tail_fixed_point(self.levels, self.lambda, |v| self.phi(v)))
     }
-    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for PodLi {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Banded { lower: 1, upper: 1 }
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        local_tail_jacobian(x, jac, self.lambda, |v| self.dphi(v));
+    }
+}
+
+impl Transitions for PodLi {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         tail_transitions(x, self.lambda, |j| self.phi(tail_at(x, j)), visit);
-        true
     }
 }
 
@@ -267,6 +276,42 @@ impl MeanFieldModel for PodLd {
             a_prev = a_k;
         }
     }
+    fn layout(&self) -> StateLayout {
+        StateLayout::Tail { levels: self.levels }
+    }
+    fn observables(&self, x: &[f64]) -> Observables {
+        let pw = self.arrival_tail(x, 1);
+        let loss = self.arrival_tail(x, self.levels);
+        Observables::from_tail(x, self.lambda, Some(pw), loss)
+    }
+    fn order(&self) -> Option<PartialOrder> {
+        Some(PartialOrder::Componentwise)
+    }
+    fn stability(&self) -> Stability {
+        if self.lambda >= 1.0 {
+            stable_below_one(self.lambda, "Pod with load-dependent errors")
+        } else {
+            Stability::Stable {
+                condition: "lambda < 1 (necessary; sufficiency for every g and eps is the paper's claim, and the solver \
+                            checks the mass at the truncation level)"
+                    .into(),
+            }
+        }
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for PodLd {
+    fn sparsity(&self) -> Sparsity {
+        // no band is wider than the matrix (a huge g would otherwise allocate K (3g + 2) entries)
+        let widest = self.levels.saturating_sub(1);
+        Sparsity::Banded { lower: (self.g + 1).min(widest), upper: self.g.max(1).min(widest) }
+    }
     fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
         jac.clear();
         let n = self.levels;
@@ -283,39 +328,11 @@ impl MeanFieldModel for PodLd {
             }
         }
     }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        // no band is wider than the matrix (a huge g would otherwise allocate K (3g + 2) entries)
-        let widest = self.levels.saturating_sub(1);
-        Sparsity::Banded { lower: (self.g + 1).min(widest), upper: self.g.max(1).min(widest) }
-    }
-    fn layout(&self) -> StateLayout {
-        StateLayout::Tail { levels: self.levels }
-    }
-    fn observables(&self, x: &[f64]) -> Observables {
-        let pw = self.arrival_tail(x, 1);
-        let loss = self.arrival_tail(x, self.levels);
-        Observables::from_tail(x, self.lambda, Some(pw), loss)
-    }
-    fn order(&self) -> Option<PartialOrder> {
-        Some(PartialOrder::Componentwise)
-    }
-    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
+}
+
+impl Transitions for PodLd {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         tail_transitions(x, self.lambda, |j| self.arrival_tail(x, j), visit);
-        true
-    }
-    fn stability(&self) -> Stability {
-        if self.lambda >= 1.0 {
-            stable_below_one(self.lambda, "Pod with load-dependent errors")
-        } else {
-            Stability::Stable {
-                condition: "lambda < 1 (necessary; sufficiency for every g and eps is the paper's claim, and the solver \
-                            checks the mass at the truncation level)"
-                    .into(),
-            }
-        }
     }
 }
 

@@ -70,6 +70,7 @@ mod kind;
 mod node;
 mod program;
 
+use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -1229,33 +1230,6 @@ impl MeanFieldModel for GenericModel {
         });
     }
 
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        jac.clear();
-        with_scratch(self.scratch, |regs| {
-            for b in &self.jac_blocks {
-                for l0 in (0..b.lanes()).step_by(CHUNK) {
-                    let w = CHUNK.min(b.lanes() - l0);
-                    let out = b.run(x, regs, l0, w);
-                    for (d, &item) in out.iter().zip(&b.items[l0..l0 + w]) {
-                        let (inst, col) = self.jac_items[item as usize];
-                        let inst = inst as usize;
-                        for &(s, c) in &self.jumps[self.jump_ptr[inst]..self.jump_ptr[inst + 1]] {
-                            jac.add(s, col as usize, c * d);
-                        }
-                    }
-                }
-            }
-        });
-    }
-
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-
-    fn sparsity(&self) -> Sparsity {
-        self.sparsity.clone()
-    }
-
     fn layout(&self) -> StateLayout {
         self.layout.clone()
     }
@@ -1319,9 +1293,41 @@ impl MeanFieldModel for GenericModel {
         }
     }
 
-    fn transitions(&self, x: &[f64], visit: &mut crate::TransitionVisitor<'_>) -> bool {
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for GenericModel {
+    fn sparsity(&self) -> Sparsity {
+        self.sparsity.clone()
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        jac.clear();
+        with_scratch(self.scratch, |regs| {
+            for b in &self.jac_blocks {
+                for l0 in (0..b.lanes()).step_by(CHUNK) {
+                    let w = CHUNK.min(b.lanes() - l0);
+                    let out = b.run(x, regs, l0, w);
+                    for (d, &item) in out.iter().zip(&b.items[l0..l0 + w]) {
+                        let (inst, col) = self.jac_items[item as usize];
+                        let inst = inst as usize;
+                        for &(s, c) in &self.jumps[self.jump_ptr[inst]..self.jump_ptr[inst + 1]] {
+                            jac.add(s, col as usize, c * d);
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl Transitions for GenericModel {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         let (jumps, ptr) = (&self.jumps, &self.jump_ptr);
         self.for_each_rate(x, &mut |i, r| visit(&jumps[ptr[i]..ptr[i + 1]], r));
-        true
     }
 }

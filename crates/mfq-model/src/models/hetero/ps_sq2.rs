@@ -2,6 +2,7 @@
 
 use super::{check_hetero_lambda, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
 use crate::models::check_levels;
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use serde::{Deserialize, Serialize};
 
@@ -346,32 +347,6 @@ impl MeanFieldModel for PsSq2 {
             }
         }
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        let kk = self.levels;
-        jac.clear();
-        for j in 0..self.classes.len() {
-            let c = self.classes.mu[j];
-            for k in 1..=kk {
-                let row = idx(kk, j, k);
-                let r = self.rate(x, j, k - 1);
-                let s = class_tail(x, kk, j, k - 1) - class_tail(x, kk, j, k);
-                jac.add(row, row, -c - r);
-                if k < kk {
-                    jac.add(row, idx(kk, j, k + 1), c);
-                }
-                if k > 1 {
-                    jac.add(row, idx(kk, j, k - 1), r);
-                }
-                self.rate_gradient(j, k - 1, |col, v| jac.add(row, col, v * s));
-            }
-        }
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Dense
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
     }
@@ -457,6 +432,35 @@ impl MeanFieldModel for PsSq2 {
             }
         }
         Some(x)
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for PsSq2 {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Dense
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        let kk = self.levels;
+        jac.clear();
+        for j in 0..self.classes.len() {
+            let c = self.classes.mu[j];
+            for k in 1..=kk {
+                let row = idx(kk, j, k);
+                let r = self.rate(x, j, k - 1);
+                let s = class_tail(x, kk, j, k - 1) - class_tail(x, kk, j, k);
+                jac.add(row, row, -c - r);
+                if k < kk {
+                    jac.add(row, idx(kk, j, k + 1), c);
+                }
+                if k > 1 {
+                    jac.add(row, idx(kk, j, k - 1), r);
+                }
+                self.rate_gradient(j, k - 1, |col, v| jac.add(row, col, v * s));
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use super::roots::increasing_root;
 use super::{capacity_stability, check_hetero_lambda, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
 use crate::models::check_levels;
+use crate::AnalyticJacobian;
 use crate::{Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// How arrivals are dispatched at a state.
@@ -157,6 +158,56 @@ impl MeanFieldModel for Pull {
             }
         }
     }
+    fn layout(&self) -> StateLayout {
+        StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
+    }
+    fn observables(&self, x: &[f64]) -> Observables {
+        let kk = self.levels;
+        let regime = self.regime(x);
+        let excess = match regime {
+            Regime::Sliding { appear } => self.lambda - appear,
+            _ => 0.0,
+        };
+        let mut lost = 0.0;
+        let theta: Vec<f64> = (0..self.classes.len())
+            .map(|j| {
+                let full = class_tail(x, kk, j, kk);
+                lost += self.classes.gamma[j] * excess * full;
+                self.to_idle(x, j, regime) + excess * (1.0 - full)
+            })
+            .collect();
+        let mut obs = class_observables(x, &self.classes, kk, self.lambda, &theta, lost, Some(excess / self.lambda));
+        if let Some(c) = self.c {
+            obs.extras.push(("c".into(), c));
+        }
+        obs
+    }
+    fn order(&self) -> Option<PartialOrder> {
+        Some(PartialOrder::Componentwise)
+    }
+    fn extremal_states(&self) -> Vec<NamedState> {
+        empty_and_full(self.dim())
+    }
+    fn stability(&self) -> Stability {
+        capacity_stability(self.lambda, &self.classes, "PULL, Stolyar 2015")
+    }
+    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
+        let c = self.c?;
+        let mut x = vec![0.0; self.dim()];
+        for j in 0..self.classes.len() {
+            x[idx(self.levels, j, 1)] = c / (self.classes.mu[j] + c);
+        }
+        Some(x)
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for Pull {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Dense
+    }
     fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
         let kk = self.levels;
         let m = self.classes.len();
@@ -220,53 +271,6 @@ impl MeanFieldModel for Pull {
                 }
             }
         }
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Dense
-    }
-    fn layout(&self) -> StateLayout {
-        StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
-    }
-    fn observables(&self, x: &[f64]) -> Observables {
-        let kk = self.levels;
-        let regime = self.regime(x);
-        let excess = match regime {
-            Regime::Sliding { appear } => self.lambda - appear,
-            _ => 0.0,
-        };
-        let mut lost = 0.0;
-        let theta: Vec<f64> = (0..self.classes.len())
-            .map(|j| {
-                let full = class_tail(x, kk, j, kk);
-                lost += self.classes.gamma[j] * excess * full;
-                self.to_idle(x, j, regime) + excess * (1.0 - full)
-            })
-            .collect();
-        let mut obs = class_observables(x, &self.classes, kk, self.lambda, &theta, lost, Some(excess / self.lambda));
-        if let Some(c) = self.c {
-            obs.extras.push(("c".into(), c));
-        }
-        obs
-    }
-    fn order(&self) -> Option<PartialOrder> {
-        Some(PartialOrder::Componentwise)
-    }
-    fn extremal_states(&self) -> Vec<NamedState> {
-        empty_and_full(self.dim())
-    }
-    fn stability(&self) -> Stability {
-        capacity_stability(self.lambda, &self.classes, "PULL, Stolyar 2015")
-    }
-    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
-        let c = self.c?;
-        let mut x = vec![0.0; self.dim()];
-        for j in 0..self.classes.len() {
-            x[idx(self.levels, j, 1)] = c / (self.classes.mu[j] + c);
-        }
-        Some(x)
     }
 }
 

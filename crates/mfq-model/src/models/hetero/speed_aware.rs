@@ -2,6 +2,7 @@
 
 use super::{capacity_stability, check_hetero_lambda, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
 use crate::models::check_levels;
+use crate::AnalyticJacobian;
 use crate::{Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use serde::Serialize;
 
@@ -205,68 +206,9 @@ impl MeanFieldModel for SpeedAware {
             }
         }
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        let kk = self.levels;
-        let m = self.classes.len();
-        jac.clear();
-        for j in 0..m {
-            let mu = self.classes.mu[j];
-            for k in 1..=kk {
-                jac.set(idx(kk, j, k), idx(kk, j, k), -mu);
-                if k < kk {
-                    jac.set(idx(kk, j, k), idx(kk, j, k + 1), mu);
-                }
-            }
-        }
-        let mut receiver = None;
-        let excess = self.route(x, |j, k, b| {
-            if let Bucket::Gets(_) = b {
-                receiver = Some((j, k));
-            }
-        });
-        let random = self.random_overflow() && receiver.is_none();
-        self.route(x, |j, k, b| {
-            if b != Bucket::Pinned {
-                return;
-            }
-            // a pinned row: zero off the diagonal (the diagonal keeps -mu_j, see the docs)
-            if k + 2 <= kk {
-                let row = idx(kk, j, k + 1);
-                let col = idx(kk, j, k + 2);
-                jac.set(row, col, 0.0);
-                // the arrivals left after this bucket grow with x_{j,k+2}: d r / d x = gamma_j mu_j
-                let dr = self.classes.gamma[j] * self.classes.mu[j];
-                if let Some((jr, kr)) = receiver {
-                    jac.add(idx(kk, jr, kr + 1), col, dr / self.classes.gamma[jr]);
-                } else if random {
-                    for i in 0..m {
-                        for l in 2..=kk {
-                            let s = class_tail(x, kk, i, l - 1) - class_tail(x, kk, i, l);
-                            jac.add(idx(kk, i, l), col, dr * s);
-                        }
-                    }
-                }
-            }
-        });
-        if random {
-            for i in 0..m {
-                for l in 2..=kk {
-                    let row = idx(kk, i, l);
-                    jac.add(row, idx(kk, i, l - 1), excess);
-                    jac.add(row, row, -excess);
-                }
-            }
-        }
-    }
     fn is_smooth(&self) -> bool {
         // JIQ-type routing and pinned saturated classes have a sliding boundary
         false
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Dense
     }
     fn layout(&self) -> StateLayout {
         StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
@@ -320,6 +262,68 @@ impl MeanFieldModel for SpeedAware {
             r = (r - cap).max(0.0);
         }
         Some(x)
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for SpeedAware {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Dense
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        let kk = self.levels;
+        let m = self.classes.len();
+        jac.clear();
+        for j in 0..m {
+            let mu = self.classes.mu[j];
+            for k in 1..=kk {
+                jac.set(idx(kk, j, k), idx(kk, j, k), -mu);
+                if k < kk {
+                    jac.set(idx(kk, j, k), idx(kk, j, k + 1), mu);
+                }
+            }
+        }
+        let mut receiver = None;
+        let excess = self.route(x, |j, k, b| {
+            if let Bucket::Gets(_) = b {
+                receiver = Some((j, k));
+            }
+        });
+        let random = self.random_overflow() && receiver.is_none();
+        self.route(x, |j, k, b| {
+            if b != Bucket::Pinned {
+                return;
+            }
+            // a pinned row: zero off the diagonal (the diagonal keeps -mu_j, see the docs)
+            if k + 2 <= kk {
+                let row = idx(kk, j, k + 1);
+                let col = idx(kk, j, k + 2);
+                jac.set(row, col, 0.0);
+                // the arrivals left after this bucket grow with x_{j,k+2}: d r / d x = gamma_j mu_j
+                let dr = self.classes.gamma[j] * self.classes.mu[j];
+                if let Some((jr, kr)) = receiver {
+                    jac.add(idx(kk, jr, kr + 1), col, dr / self.classes.gamma[jr]);
+                } else if random {
+                    for i in 0..m {
+                        for l in 2..=kk {
+                            let s = class_tail(x, kk, i, l - 1) - class_tail(x, kk, i, l);
+                            jac.add(idx(kk, i, l), col, dr * s);
+                        }
+                    }
+                }
+            }
+        });
+        if random {
+            for i in 0..m {
+                for l in 2..=kk {
+                    let row = idx(kk, i, l);
+                    jac.add(row, idx(kk, i, l - 1), excess);
+                    jac.add(row, row, -excess);
+                }
+            }
+        }
     }
 }
 

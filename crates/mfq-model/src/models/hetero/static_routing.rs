@@ -3,6 +3,7 @@
 use super::roots::increasing_root;
 use super::{capacity_stability, check_hetero_lambda, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
 use crate::models::check_levels;
+use crate::AnalyticJacobian;
 use crate::{Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// The optimal static routing: each arrival goes to class `j` with a fixed probability
@@ -111,29 +112,6 @@ impl MeanFieldModel for StaticRouting {
             }
         }
     }
-    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
-        let kk = self.levels;
-        jac.clear();
-        for j in 0..self.classes.len() {
-            let (c, a) = (self.classes.mu[j], self.classes.mu[j] * self.rho[j]);
-            for k in 1..=kk {
-                let row = idx(kk, j, k);
-                jac.set(row, row, -a - c);
-                if k > 1 {
-                    jac.set(row, row - 1, a);
-                }
-                if k < kk {
-                    jac.set(row, row + 1, c);
-                }
-            }
-        }
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: 1, upper: 1 }
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::ClassTail { classes: self.classes.len(), levels: self.levels }
     }
@@ -183,6 +161,32 @@ impl MeanFieldModel for StaticRouting {
             }
         }
         Some(x)
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for StaticRouting {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Banded { lower: 1, upper: 1 }
+    }
+    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
+        let kk = self.levels;
+        jac.clear();
+        for j in 0..self.classes.len() {
+            let (c, a) = (self.classes.mu[j], self.classes.mu[j] * self.rho[j]);
+            for k in 1..=kk {
+                let row = idx(kk, j, k);
+                jac.set(row, row, -a - c);
+                if k > 1 {
+                    jac.set(row, row - 1, a);
+                }
+                if k < kk {
+                    jac.set(row, row + 1, c);
+                }
+            }
+        }
     }
 }
 

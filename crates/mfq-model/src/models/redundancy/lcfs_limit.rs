@@ -44,6 +44,7 @@
 
 use super::mean_field::common_extras;
 use super::{iid_stability, Discipline};
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, Stability, StateLayout};
 use std::sync::{Arc, Mutex};
 
@@ -429,18 +430,6 @@ impl MeanFieldModel for RedundancyLcfsLimit {
             *d = t - x;
         }
     }
-    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
-        jac.clear();
-        for i in 0..self.levels {
-            jac.add(i, i, -1.0);
-        }
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Banded { lower: 0, upper: 0 }
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }
     }
@@ -470,6 +459,21 @@ impl MeanFieldModel for RedundancyLcfsLimit {
     }
     fn dynamics_note(&self) -> Option<String> {
         Some(LIMIT_DYNAMICS_NOTE.into())
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for RedundancyLcfsLimit {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Banded { lower: 0, upper: 0 }
+    }
+    fn jacobian(&self, _x: &[f64], jac: &mut Jacobian) {
+        jac.clear();
+        for i in 0..self.levels {
+            jac.add(i, i, -1.0);
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::{gardner_fcfs_mean_copies, iid_stability, Discipline};
 use crate::models::check_levels;
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, SparsityPattern, Stability, StateLayout};
 use argmin::core::{CostFunction, Error, Executor, State};
 use argmin::solver::brent::BrentRoot;
@@ -111,6 +112,34 @@ impl MeanFieldModel for RedundancyMeanField {
             dx[k - 1] = ld * q_prev - (1.0 + c * k as f64) * q_k;
         }
     }
+    fn layout(&self) -> StateLayout {
+        StateLayout::Tail { levels: self.levels }
+    }
+    fn observables(&self, x: &[f64]) -> Observables {
+        let loss = x[self.levels - 1].clamp(0.0, 1.0);
+        let mut o = Observables::from_tail(x, self.lambda * self.d as f64, None, loss);
+        let m = o.mean_queue_length.unwrap_or(0.0);
+        let (c, _) = self.coefficient(x);
+        o.extras = common_extras(m, self.d, self.lambda, self.discipline);
+        o.extras.push(("cancellation_coefficient_c".into(), c));
+        o
+    }
+    fn stability(&self) -> Stability {
+        self.stability.clone().unwrap_or_else(|| iid_stability(self.lambda, self.d))
+    }
+    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
+        let fp = MeanFieldFixedPoint::solve(self.lambda, self.d).ok()?;
+        Some(fp.tail(self.levels))
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for RedundancyMeanField {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Sparse(self.pattern.clone())
+    }
     fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
         jac.clear();
         let (c, m) = self.coefficient(x);
@@ -134,31 +163,6 @@ impl MeanFieldModel for RedundancyMeanField {
             jac.add_coupling_c(0, i, dx1 - c * dm);
         }
         jac.add_coupling_d(0, 0, m.max(M_FLOOR));
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Sparse(self.pattern.clone())
-    }
-    fn layout(&self) -> StateLayout {
-        StateLayout::Tail { levels: self.levels }
-    }
-    fn observables(&self, x: &[f64]) -> Observables {
-        let loss = x[self.levels - 1].clamp(0.0, 1.0);
-        let mut o = Observables::from_tail(x, self.lambda * self.d as f64, None, loss);
-        let m = o.mean_queue_length.unwrap_or(0.0);
-        let (c, _) = self.coefficient(x);
-        o.extras = common_extras(m, self.d, self.lambda, self.discipline);
-        o.extras.push(("cancellation_coefficient_c".into(), c));
-        o
-    }
-    fn stability(&self) -> Stability {
-        self.stability.clone().unwrap_or_else(|| iid_stability(self.lambda, self.d))
-    }
-    fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
-        let fp = MeanFieldFixedPoint::solve(self.lambda, self.d).ok()?;
-        Some(fp.tail(self.levels))
     }
 }
 

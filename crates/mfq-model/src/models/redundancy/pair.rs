@@ -27,6 +27,7 @@
 
 use super::mean_field::common_extras;
 use super::{iid_stability, Discipline};
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, SparsityPattern, Stability, StateLayout};
 use std::sync::{Arc, Mutex};
 
@@ -877,15 +878,6 @@ impl MeanFieldModel for RedundancyPair {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         with_engine!(self, e => e.drift(x, dx))
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        with_engine!(self, e => e.jacobian(x, jac))
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        with_engine!(self, e => e.sparsity())
-    }
     fn layout(&self) -> StateLayout {
         with_engine!(self, e => e.layout())
     }
@@ -901,5 +893,17 @@ impl MeanFieldModel for RedundancyPair {
     }
     fn start_state(&self) -> Option<Vec<f64>> {
         self.mean_field_start()
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for RedundancyPair {
+    fn sparsity(&self) -> Sparsity {
+        with_engine!(self, e => e.sparsity())
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        with_engine!(self, e => e.jacobian(x, jac))
     }
 }

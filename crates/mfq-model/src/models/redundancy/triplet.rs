@@ -53,6 +53,7 @@
 
 use super::pair::{redundancy_observables, EPS};
 use super::{iid_stability, Discipline};
+use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, SparsityPattern, Stability, StateLayout};
 use std::sync::{Arc, Mutex};
 
@@ -513,16 +514,6 @@ impl MeanFieldModel for RedundancyTriplet {
     fn drift(&self, x: &[f64], dx: &mut [f64]) {
         self.evaluate(x, Some(dx), None);
     }
-    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
-        jac.clear();
-        self.evaluate(x, None, Some(jac));
-    }
-    fn has_analytic_jacobian(&self) -> bool {
-        true
-    }
-    fn sparsity(&self) -> Sparsity {
-        Sparsity::Sparse(self.pattern.clone())
-    }
     fn layout(&self) -> StateLayout {
         StateLayout::Triplet { levels: self.k }
     }
@@ -537,5 +528,18 @@ impl MeanFieldModel for RedundancyTriplet {
     }
     fn start_state(&self) -> Option<Vec<f64>> {
         self.mean_field_start()
+    }
+    fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+}
+
+impl AnalyticJacobian for RedundancyTriplet {
+    fn sparsity(&self) -> Sparsity {
+        Sparsity::Sparse(self.pattern.clone())
+    }
+    fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
+        jac.clear();
+        self.evaluate(x, None, Some(jac));
     }
 }
