@@ -5,10 +5,10 @@
 use mfq_fixpoint::attraction::{
     check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, EquilibriumKind, FoundBy, Verdict,
 };
-use mfq_fixpoint::svg::attraction::{basins_svg, convergence_svg};
 use mfq_fixpoint::{solve_spec, FixedPointOptions};
 use mfq_model::models::{Jsq, OpinionBiased, OpinionStubborn};
 use mfq_model::{ModelSpec, Truncation};
+use mfq_plot::attraction::{basins_svg, convergence_svg};
 
 /// The checker on a model file's model, at the truncation level the fixed-point solve chose
 /// (as `mfq check` does).

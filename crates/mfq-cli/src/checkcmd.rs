@@ -4,8 +4,8 @@ use crate::commands::{deadline_of, fixed_point_of, load, seconds_left, time_limi
 use crate::output::{out_dir, write_all_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
-use mfq_fixpoint::svg::attraction::{basins_svg, convergence_svg};
 use mfq_fixpoint::{check_with_fixed_point, AttractionReport, CheckOptions, FixedPointStatus, Verdict};
+use mfq_plot::attraction::{basins_svg, convergence_svg};
 use std::io::IsTerminal;
 use std::time::Instant;
 

@@ -3,10 +3,10 @@
 use crate::output::{num, out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
-use mfq_fixpoint::svg::{distance_svg, tail_svg, trajectory_svg, DistanceSeries};
 use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointError, FixedPointOptions, FixedPointStatus};
 use mfq_model::{MeanFieldModel, ModelFile, Stability};
 use mfq_ode::{Method, SolveOptions};
+use mfq_plot::{distance_svg, tail_svg, trajectory_svg, DistanceSeries};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::time::Instant;

@@ -5,7 +5,7 @@ use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::refined_mean_field;
-use mfq_fixpoint::svg::{size_comparison_svg, SizeComparison};
+use mfq_plot::{size_comparison_svg, SizeComparison};
 use mfq_sim::{simulate as run_sim, SimError, SimOptions, SimStatus};
 use serde_json::json;
 use std::io::IsTerminal;

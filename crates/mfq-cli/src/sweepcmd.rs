@@ -4,10 +4,10 @@ use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use mfq_fixpoint::svg::{sweep_svg, tail_svg, SweepPlotStyle, SweepQuantity};
 use mfq_fixpoint::sweep::{sweep, Axis, PointStatus, SweepReport};
 use mfq_fixpoint::{solve_spec, FixedPointOptions};
 use mfq_model::ModelFile;
+use mfq_plot::{sweep_svg, tail_svg, SweepPlotStyle, SweepQuantity};
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -347,10 +347,10 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
             let report = crate::checkcmd::run_check(&args, &opts, None)?;
-            let svg = mfq_fixpoint::svg::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
+            let svg = mfq_plot::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
             if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
-                let b = mfq_fixpoint::svg::attraction::basins_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
+                let b = mfq_plot::attraction::basins_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
                 write_atomic(&out.join(format!("{name}-basins.svg")), b.as_bytes())?;
             }
             let mut csv = String::from("verdict,equilibrium,kind,share,spectral_abscissa,x\n");
@@ -384,7 +384,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
                     .ok_or_else(|| Failure::input(format!("{line_model}: the model has no queue length")))?;
                 cmp.lines.push((line_label.clone(), v));
             }
-            let svg = mfq_fixpoint::svg::size_comparison_svg(&cmp, title).map_err(|e| Failure::io(e.to_string()))?;
+            let svg = mfq_plot::size_comparison_svg(&cmp, title).map_err(|e| Failure::io(e.to_string()))?;
             let mut csv = String::from("servers,simulated,half_width,mean_field,refined_mean_field");
             for (l, _) in &cmp.lines {
                 let _ = write!(csv, ",{}", l.replace([',', '"'], " "));

@@ -1,5 +1,5 @@
-//! Fixed points of mean-field models, their local stability, and (in [`svg`]) plots drawn
-//! from finished reports.
+//! Fixed points of mean-field models and their local stability (plots of the reports: the
+//! `mfq-plot` crate).
 //!
 //! - [`solve_model`]: pseudo-transient continuation then Newton on the drift of one
 //!   (truncated) model, with a [`FixedPoint`] report: residual `max |f(x*)|`, iterations,
@@ -63,7 +63,6 @@
 //! last accepted iterate with its own residual.
 
 pub mod attraction;
-pub mod svg;
 
 mod newton;
 pub mod refined;

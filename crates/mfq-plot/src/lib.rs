@@ -1,11 +1,24 @@
-//! SVG plots drawn from finished reports (they never solve).
+//! SVG plots of mfq's results, drawn from finished reports: nothing here solves, integrates or
+//! simulates.
+//!
+//! - [`tail_svg`]: the queue-length tail `P(Q >= k)` of one or more
+//!   [`mfq_fixpoint::FixedPoint`]s.
+//! - [`distance_svg`]: `||x(t) - x*||_inf` of [`DistanceSeries`] (built from a transient's
+//!   times and states, e.g. an `mfq_ode::Trajectory`, and a fixed point), with the decay
+//!   predicted by the spectral abscissa.
+//! - [`trajectory_svg`]: selected entries `x_i(t)` of a transient.
+//! - [`size_comparison_svg`]: simulation against mean field and refined mean field over the
+//!   system size, from a [`SizeComparison`] (filled by the caller from a simulation report and
+//!   an [`mfq_fixpoint::RefinedMeanField`], so that this crate does not depend on `mfq-sim`).
+//! - [`sweep_svg`]: a quantity ([`SweepQuantity`]) of an [`mfq_fixpoint::sweep::SweepReport`].
+//! - [`attraction`]: the checker's plots of an [`mfq_fixpoint::AttractionReport`].
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
 
 pub mod attraction;
 
-use crate::FixedPoint;
+use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -227,7 +240,7 @@ pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], ti
 }
 
 /// Simulation against mean field and refined mean field for several system sizes `N`, ready to
-/// plot (filled by the caller from a simulation report and a [`crate::RefinedMeanField`]).
+/// plot (filled by the caller from a simulation report and a [`mfq_fixpoint::RefinedMeanField`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SizeComparison {
     /// The quantity compared, e.g. `mean queue length per server`.
@@ -345,9 +358,9 @@ pub enum SweepQuantity {
 
 impl SweepQuantity {
     /// The value at a sweep point, if solved and defined.
-    pub fn of(self, p: &crate::sweep::SweepPoint) -> Option<f64> {
+    pub fn of(self, p: &mfq_fixpoint::sweep::SweepPoint) -> Option<f64> {
         match &p.status {
-            crate::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, .. } => match self {
+            mfq_fixpoint::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, .. } => match self {
                 SweepQuantity::MeanResponseTime => *mean_response_time,
                 SweepQuantity::MeanQueueLength => *mean_queue_length,
                 SweepQuantity::ProbWait => *prob_wait,
@@ -389,7 +402,7 @@ pub struct SweepPlotStyle {
 ///
 /// # Errors
 /// [`PlotError`] if plotters fails or no point has a value.
-pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
+pub fn sweep_svg(report: &mfq_fixpoint::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
     let values: Vec<f64> = report.points.iter().filter_map(|p| quantity.of(p)).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
         return Err(PlotError("no point of the sweep has a value to plot (all unstable or failed)".into()));
@@ -436,7 +449,7 @@ pub fn sweep_svg(report: &crate::sweep::SweepReport, quantity: SweepQuantity, st
                         .map_err(err)?
                         .label(label)
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                    if let Some(p) = report.curve(*curve).find(|p| matches!(p.status, crate::sweep::PointStatus::Unstable { .. })) {
+                    if let Some(p) = report.curve(*curve).find(|p| matches!(p.status, mfq_fixpoint::sweep::PointStatus::Unstable { .. })) {
                         chart.draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1))).map_err(err)?;
                     }
                 }

@@ -1,8 +1,8 @@
 //! Plots of an [`AttractionReport`]: convergence of every run and where each start went.
 //! They only read the report (never integrate or solve).
 
-use super::{draw_legend, err, PlotError};
-use crate::attraction::{AttractionReport, EquilibriumKind, StartRun, LOG10_FLOOR};
+use crate::{draw_legend, err, PlotError};
+use mfq_fixpoint::attraction::{AttractionReport, EquilibriumKind, StartRun, LOG10_FLOOR};
 use plotters::prelude::*;
 
 const SIZE: (u32, u32) = (900, 600);

@@ -1,0 +1,316 @@
+//! Checks of a generic model and the shape of their messages (`KEY = "SOURCE": message
+//! (column C)`, or the key, the value and what is allowed): names, the truncation-level
+//! parameter, family ranges and boundary values, conservation laws, jumps, the tail family and
+//! the tail layout, the initial state, and rates `>= 0` at sampled feasible states. The checks
+//! run in the order of the compilation (compile.rs), so that a file with several faults
+//! reports the same first one.
+
+use super::expr::{self, Kind};
+use super::model::GenericModel;
+use super::resolve::Resolver;
+use super::{column, parse_expr, GenericSpec, SyntaxError};
+use crate::{out_of_range, ModelError};
+
+/// Random feasible states at which the rates are checked to be `>= 0` and finite.
+pub const VALIDATION_SAMPLES: usize = 32;
+
+/// The function names of the expression grammar (not allowed as names).
+pub(super) const FUNCTIONS: [&str; 7] = ["exp", "log", "sqrt", "abs", "min", "max", "sum"];
+
+// ---------------------------------------------------------------------------------------
+// messages
+
+pub(super) fn format_err(key: &str, src: &str, msg: impl std::fmt::Display) -> ModelError {
+    ModelError::Format(format!("{key} = \"{src}\": {msg}"))
+}
+
+pub(super) fn at_col(key: &str, src: &str, offset: usize, msg: impl std::fmt::Display) -> ModelError {
+    format_err(key, src, format!("{msg} (column {})", column(src, offset)))
+}
+
+pub(super) fn syntax(key: &str, src: &str, e: SyntaxError) -> ModelError {
+    at_col(key, src, e.offset, e.message)
+}
+
+pub(super) fn scope_text(scope: &[(String, i64)]) -> String {
+    if scope.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = scope.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        format!(" at {}", parts.join(", "))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// declarations
+
+pub(super) fn check_name(key: &str, name: &str) -> Result<(), ModelError> {
+    if !expr::is_name(name) {
+        return Err(out_of_range(key, format!("\"{name}\""), "a name: a letter or '_', then letters, digits or '_'"));
+    }
+    if FUNCTIONS.contains(&name) {
+        return Err(out_of_range(key, format!("\"{name}\""), "a name that is not a function (exp, log, sqrt, abs, min, max, sum)"));
+    }
+    Ok(())
+}
+
+/// A name for a new scalar variable or family: a valid name, not used by a parameter or
+/// another variable.
+pub(super) fn check_new_name(r: &Resolver, key: &str, name: &str) -> Result<(), ModelError> {
+    check_name(key, name)?;
+    if r.is_defined(name) {
+        return Err(out_of_range(key, format!("\"{name}\""), "a name not used by another parameter or variable"));
+    }
+    Ok(())
+}
+
+/// The index of the truncation-level parameter `model.levels` among the parameters, when declared.
+pub(super) fn levels_parameter(r: &Resolver, spec: &GenericSpec) -> Result<Option<usize>, ModelError> {
+    let Some(p) = &spec.levels else {
+        return Ok(None);
+    };
+    match r.param_ix.get(p) {
+        Some(&i) => Ok(Some(i)),
+        None => Err(out_of_range("model.levels", format!("\"{p}\""), "the name of a parameter (the truncation level K)")),
+    }
+}
+
+/// A family `first..=last` (`range` in the file, key `rkey`) has at least one element, and the
+/// state stays within `max_state` variables (`used` are declared already).
+pub(super) fn check_family_size(rkey: &str, range: &str, first: i64, last: i64, used: usize, max_state: usize) -> Result<(), ModelError> {
+    let size = last - first + 1;
+    let room = max_state.saturating_sub(used) as i64;
+    if !(1..=room).contains(&size) {
+        return Err(out_of_range(
+            rkey,
+            format!("\"{range}\" = {first}..{last}"),
+            &format!("a range a..b with b >= a, at most {max_state} state variables in all (see Limits)"),
+        ));
+    }
+    Ok(())
+}
+
+/// The index `i` of a boundary key `k` = `family[i]` (key `bkey`): an element of that family
+/// outside its range `first..=last`.
+pub(super) fn boundary_index(r: &Resolver, bkey: &str, k: &str, family: &str, first: i64, last: i64) -> Result<i64, ModelError> {
+    let e = parse_expr(k).map_err(|e| syntax(bkey, k, e))?;
+    let Kind::Index(n, idx) = &e.kind else {
+        return Err(format_err(bkey, k, format!("expected an element {family}[index]")));
+    };
+    if n != family {
+        return Err(format_err(bkey, k, format!("names family '{n}', not '{family}'")));
+    }
+    let i = r.integer(idx, k, bkey, &mut Vec::new())?;
+    if (first..=last).contains(&i) {
+        return Err(format_err(bkey, k, format!("{family}[{i}] is a state variable (inside {first}..{last}), not a boundary value")));
+    }
+    Ok(i)
+}
+
+// ---------------------------------------------------------------------------------------
+// conservation laws and jumps
+
+/// Members of a conservation law (`sum`, key `KEY.sum`): a non-empty list of distinct
+/// variables.
+pub(super) fn check_law_members(key: &str, sum: &[String], members: &[usize]) -> Result<(), ModelError> {
+    let mut sorted = members.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) || members.is_empty() {
+        return Err(out_of_range(&format!("{key}.sum"), format!("{sum:?}"), "a non-empty list of distinct state variables"));
+    }
+    Ok(())
+}
+
+/// An eliminated variable appears in its own law only (`member_lists`: members, eliminated
+/// element and value of each law; `eliminated_by`: the law eliminating each element).
+pub(super) fn check_eliminated_once(
+    member_lists: &[(Vec<usize>, usize, f64)],
+    eliminated_by: &[Option<usize>],
+    element_names: &[String],
+) -> Result<(), ModelError> {
+    for (li, (members, _, _)) in member_lists.iter().enumerate() {
+        for &m in members {
+            if let Some(other) = eliminated_by[m] {
+                if other != li {
+                    return Err(ModelError::Format(format!(
+                        "model.conservation[{li}].sum: {} is eliminated by model.conservation[{other}]; allowed: an eliminated variable appears in one law only (set eliminate = ...)",
+                        element_names[m]
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The jump `changes` (element, change) of an instance of transition `key` keeps every
+/// conservation law (up to round-off).
+pub(super) fn check_jump_keeps_laws(
+    key: &str,
+    scope: &[(String, i64)],
+    changes: &[(usize, f64)],
+    member_lists: &[(Vec<usize>, usize, f64)],
+) -> Result<(), ModelError> {
+    for (li, (members, _, _)) in member_lists.iter().enumerate() {
+        let net: f64 = changes.iter().filter(|(e, _)| members.contains(e)).map(|(_, a)| a).sum();
+        let scale: f64 = changes.iter().map(|(_, a)| a.abs()).sum::<f64>().max(1.0);
+        if net.abs() > 1e-12 * scale {
+            return Err(ModelError::Format(format!(
+                "{key}.jump{}: changes the sum of model.conservation[{li}] by {net}; allowed: jumps that keep every declared conservation law",
+                scope_text(scope)
+            )));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// tail, layout, initial state
+
+/// The family holding the queue-length tail: `observables.tail`, else the only family with
+/// `tail = true` (none if there are several); it must be indexed from 1.
+pub(super) fn tail_family(r: &Resolver, spec: &GenericSpec) -> Result<Option<usize>, ModelError> {
+    let tail_family = match &spec.observables.tail {
+        Some(n) => Some(*r.family_ix.get(n).ok_or_else(|| {
+            out_of_range("model.observables.tail", format!("\"{n}\""), "the name of a family (declared in [[model.families]])")
+        })?),
+        None => {
+            let tails: Vec<usize> = (0..r.families.len()).filter(|&i| r.families[i].tail).collect();
+            (tails.len() == 1).then(|| tails[0])
+        }
+    };
+    if let Some(fi) = tail_family {
+        if r.families[fi].first != 1 {
+            return Err(out_of_range(
+                "model.observables.tail",
+                format!("\"{}\" (range {}..{})", r.families[fi].name, r.families[fi].first, r.families[fi].last),
+                "a family indexed from 1 (x[k] = P(Q >= k))",
+            ));
+        }
+    }
+    Ok(tail_family)
+}
+
+/// A truncation-level parameter `p` (`model.levels`) needs a tail-form state: exactly one
+/// family, with `tail = true` and range `1..p`.
+pub(super) fn check_levels_layout(r: &Resolver, spec: &GenericSpec, p: &str) -> Result<(), ModelError> {
+    let ok = r.families.len() == 1
+        && spec.variables.is_empty()
+        && spec.conservation.is_empty()
+        && r.families[0].tail
+        && r.families[0].first == 1
+        && r.families[0].last as f64 == r.params[r.param_ix[p]].1;
+    if !ok {
+        return Err(out_of_range(
+            "model.levels",
+            format!("\"{p}\""),
+            "a parameter P when the state is exactly one family with tail = true and range = \"1..P\"",
+        ));
+    }
+    Ok(())
+}
+
+/// The values given in `[model.initial]` for eliminated variables (`given`, `values`, by
+/// element) agree with the conservation laws at the initial state `x` (in the slots).
+pub(super) fn check_initial_laws(
+    r: &Resolver,
+    slot_of: &[Option<usize>],
+    values: &[f64],
+    given: &[bool],
+    x: &[f64],
+) -> Result<(), ModelError> {
+    let n_elements = r.element_names.len();
+    for e in 0..n_elements {
+        if slot_of[e].is_none() && given[e] {
+            let implied = r.subst[e].eval(x);
+            if (implied - values[e]).abs() > 1e-9 {
+                return Err(ModelError::Format(format!(
+                    "model.initial: {} = {} but the conservation law gives {implied}; allowed: values that satisfy the declared conservation laws",
+                    r.element_names[e], values[e]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// rates at sampled feasible states
+
+/// A tiny deterministic generator (SplitMix64) for the validation samples.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // in (0, 1)
+        ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// Every rate of `model` is `>= 0` (up to `-1e-12`) and finite at [`VALIDATION_SAMPLES`]
+/// random feasible states: entries in (0, 1), tail families non-increasing, conservation laws
+/// kept. `labels` names the transition and index values of each instance.
+pub(super) fn check_rates(
+    model: &GenericModel,
+    spec: &GenericSpec,
+    r: &Resolver,
+    member_lists: &[(Vec<usize>, usize, f64)],
+    slot_of: &[Option<usize>],
+    labels: &[(usize, String)],
+) -> Result<(), ModelError> {
+    let n_elements = r.element_names.len();
+    let dim = model.names.len();
+    let mut rng = SplitMix(0x5eed_9e4e_71c0_de00);
+    let mut values = vec![0.0; n_elements];
+    let mut x = vec![0.0; dim];
+    for _ in 0..VALIDATION_SAMPLES {
+        for v in values.iter_mut().take(spec.variables.len()) {
+            *v = rng.next_f64();
+        }
+        for f in &r.families {
+            let n = (f.last - f.first + 1) as usize;
+            let part = &mut values[f.base..f.base + n];
+            part.iter_mut().for_each(|v| *v = rng.next_f64());
+            if f.tail {
+                part.sort_unstable_by(|a, b| b.total_cmp(a));
+            }
+        }
+        for (members, _, value) in member_lists {
+            let w: Vec<f64> = members.iter().map(|_| -rng.next_f64().ln()).collect();
+            let total: f64 = w.iter().sum();
+            for (m, wm) in members.iter().zip(&w) {
+                values[*m] = value * wm / total;
+            }
+        }
+        for e in 0..n_elements {
+            if let Some(s) = slot_of[e] {
+                x[s] = values[e];
+            }
+        }
+        let mut bad: Option<(usize, f64)> = None;
+        model.for_each_rate(&x, &mut |i, rate| {
+            if bad.is_none() && !(rate >= -1e-12 && rate.is_finite()) {
+                bad = Some((i, rate));
+            }
+        });
+        if let Some((i, rate)) = bad {
+            let shown: Vec<String> = model.names.iter().zip(&x).take(8).map(|(n, v)| format!("{n} = {v:.4}")).collect();
+            let more = if dim > 8 { ", ..." } else { "" };
+            let (ti, at) = &labels[i];
+            let t = &spec.transitions[*ti];
+            let named = t.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
+            return Err(ModelError::OutOfRange {
+                field: format!("model.transitions[{ti}].rate{named}"),
+                value: format!("\"{}\"{at} = {rate:.4e} at the feasible state ({}{more})", t.rate.source(), shown.join(", ")),
+                allowed: "a rate >= 0 and finite at every feasible state (entries in [0, 1], tail families non-increasing, conservation laws kept)"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
+}
