@@ -642,14 +642,7 @@ fn check_until(
         });
     }
     let layout = model.layout();
-    let summary_name = match &layout {
-        StateLayout::Tail { .. } => "mean queue length L = sum_k x_k".to_string(),
-        StateLayout::ClassTail { .. } => "class-averaged mean queue length (1/J) sum_j sum_k x_jk".to_string(),
-        StateLayout::PhaseTail { .. } => "mean queue length L = sum_k sum_j x_kj".to_string(),
-        StateLayout::Workload { .. } => "mean workload (Riemann sum of Fbar)".to_string(),
-        StateLayout::Named { names } if names.len() == 1 => names[0].clone(),
-        _ => "mean of the state entries".to_string(),
-    };
+    let summary_name = layout.summary_name();
     let ctx =
         Ctx { model, opts, layout, anchor: fp.x.clone(), extremal: model.extremal_states().into_iter().map(|s| s.x).collect(), deadline };
     let mut notes = Vec::new();
@@ -1034,59 +1027,35 @@ enum Class {
 }
 
 impl Ctx<'_> {
-    /// A random feasible state (before [`MeanFieldModel::project`]):
-    /// - tail layouts: a random monotone tail (one per class for class tails);
-    /// - phase tails: per phase `j` a random monotone tail scaled by a weight `w_j`,
-    ///   `sum_j w_j <= 1` (so `x_{k,j} >= x_{k+1,j}` and `sum_j x_{1,j} <= 1`);
-    /// - named layouts: uniform in `[0, 1]^n`;
-    /// - any other layout (workload grids): a random convex combination (uniform weights on
-    ///   the simplex) of the extremal states and the reference fixed point, feasible whenever
-    ///   the feasible set is convex.
+    /// A random feasible state (before [`MeanFieldModel::project`]): the layout's own
+    /// (`random_state` of [`StateLayout`]: random monotone tails for tail, class and phase tails,
+    /// uniform for named states); for any other layout (workload grids, pair and triplet
+    /// states) a random convex combination (uniform weights on the simplex) of the extremal
+    /// states and the reference fixed point, feasible whenever the feasible set is convex.
     fn random_state(&self, rng: &mut Xoshiro256PlusPlus) -> Vec<f64> {
         let n = self.model.dim();
-        let mut x = vec![0.0; n];
-        match self.layout {
-            StateLayout::Tail { .. } => random_tail(&mut x, rng),
-            StateLayout::ClassTail { levels, .. } => x.chunks_mut(levels.max(1)).for_each(|c| random_tail(c, rng)),
-            StateLayout::PhaseTail { levels, phases } if phases >= 1 && levels * phases == n => {
-                let total: f64 = rng.random();
-                let mut w: Vec<f64> = (0..phases).map(|_| -rng.random::<f64>().max(1e-300).ln()).collect();
-                let sum: f64 = w.iter().sum();
-                w.iter_mut().for_each(|v| *v *= total / sum);
-                let mut tail = vec![0.0; levels];
-                for (j, wj) in w.iter().enumerate() {
-                    random_tail(&mut tail, rng);
-                    for (k, t) in tail.iter().enumerate() {
-                        x[k * phases + j] = wj * t;
-                    }
-                }
+        // (a layout whose size is not the model's is a model bug: treated as a layout without
+        // its own generator)
+        if self.layout.dim() == n {
+            if let Some(x) = self.layout.random_state(rng) {
+                return x;
             }
-            StateLayout::Named { .. } => x.iter_mut().for_each(|v| *v = rng.random()),
-            _ => {
-                let vertices: Vec<&Vec<f64>> = self.extremal.iter().chain(std::iter::once(&self.anchor)).collect();
-                let w: Vec<f64> = vertices.iter().map(|_| -rng.random::<f64>().max(1e-300).ln()).collect();
-                let sum: f64 = w.iter().sum();
-                for (v, wv) in vertices.iter().zip(&w) {
-                    for (xi, vi) in x.iter_mut().zip(v.iter()) {
-                        *xi += wv / sum * vi;
-                    }
-                }
+        }
+        let mut x = vec![0.0; n];
+        let vertices: Vec<&Vec<f64>> = self.extremal.iter().chain(std::iter::once(&self.anchor)).collect();
+        let w: Vec<f64> = vertices.iter().map(|_| -rng.random::<f64>().max(1e-300).ln()).collect();
+        let sum: f64 = w.iter().sum();
+        for (v, wv) in vertices.iter().zip(&w) {
+            for (xi, vi) in x.iter_mut().zip(v.iter()) {
+                *xi += wv / sum * vi;
             }
         }
         x
     }
 
-    /// The summary coordinate: the mean queue length for tail layouts, the mean workload for
-    /// workload grids, the entry of a 1-d state, else the mean entry.
+    /// The summary coordinate (`summary` of [`StateLayout`]).
     fn summary(&self, x: &[f64]) -> f64 {
-        match &self.layout {
-            StateLayout::Tail { .. } => x.iter().sum(),
-            StateLayout::ClassTail { classes, .. } => x.iter().sum::<f64>() / (*classes).max(1) as f64,
-            StateLayout::PhaseTail { .. } => x.iter().sum(),
-            StateLayout::Workload { step, phases, .. } => step * x.iter().step_by(1 + phases).sum::<f64>(),
-            StateLayout::Named { .. } if x.len() == 1 => x[0],
-            _ => x.iter().sum::<f64>() / x.len().max(1) as f64,
-        }
+        self.layout.summary(x)
     }
 
     fn drift_norm(&self, x: &[f64], f: &mut [f64]) -> f64 {
@@ -1448,43 +1417,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Fills `x` with a random monotone tail `1 >= x_1 >= x_2 >= ... >= 0`, one of four shapes
-/// with equal probability: sorted uniforms, geometric `u r^(k-1)`, products of powers of
-/// uniforms, a flat block `c` up to a random level.
-fn random_tail(x: &mut [f64], rng: &mut Xoshiro256PlusPlus) {
-    let n = x.len();
-    if n == 0 {
-        return;
-    }
-    x.iter_mut().for_each(|v| *v = 0.0);
-    match rng.random_range(0..4u32) {
-        0 => {
-            x.iter_mut().for_each(|v| *v = rng.random());
-            x.sort_by(|a: &f64, b: &f64| b.total_cmp(a));
-        }
-        1 => {
-            let (mut v, r) = (rng.random::<f64>(), rng.random::<f64>());
-            for e in x.iter_mut() {
-                *e = v;
-                v *= r;
-            }
-        }
-        2 => {
-            let q = 0.1 + 2.0 * rng.random::<f64>();
-            let mut v = 1.0;
-            for e in x.iter_mut() {
-                v *= rng.random::<f64>().powf(q);
-                *e = v;
-            }
-        }
-        _ => {
-            let c = rng.random::<f64>();
-            let m = rng.random_range(1..=n);
-            x.iter_mut().take(m).for_each(|e| *e = c);
-        }
-    }
-}
-
 /// Whether a run's integration stopped with a solver failure, rather than at its end, at a
 /// steady state or at the wall-clock limit.
 fn run_failed(status: &Status) -> bool {
@@ -1541,22 +1473,6 @@ mod tests {
 
     fn ctx<'a>(model: &'a dyn MeanFieldModel, opts: &'a CheckOptions) -> Ctx<'a> {
         Ctx { model, opts, layout: model.layout(), anchor: vec![0.0; model.dim()], extremal: Vec::new(), deadline: None }
-    }
-
-    #[test]
-    fn random_tails_are_feasible_and_varied() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let mut sums = Vec::new();
-        for _ in 0..400 {
-            let mut x = vec![0.0; 25];
-            random_tail(&mut x, &mut rng);
-            assert!(x.iter().all(|v| (0.0..=1.0).contains(v)), "{x:?}");
-            assert!(x.windows(2).all(|w| w[0] >= w[1]), "{x:?}");
-            sums.push(x.iter().sum::<f64>());
-        }
-        sums.sort_by(f64::total_cmp);
-        // mean queue lengths from near-empty to heavily loaded
-        assert!(sums[0] < 0.5 && sums[sums.len() - 1] > 15.0, "{} .. {}", sums[0], sums[sums.len() - 1]);
     }
 
     #[test]
