@@ -213,8 +213,6 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
     if let Stability::Unstable { reason } = probe.stability() {
         return Err(FixedPointError::Unstable { reason });
     }
-    let mut tried = Vec::new();
-    let mut total = 0;
     let mut k = trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels));
     // a user-given start (e.g. the previous point of a sweep) sets the first K for tail layouts
     let mut warm: Option<(StateLayout, Vec<f64>)> = opts.x0.clone().map(|x| {
@@ -229,56 +227,98 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
     });
     // (a limit too far away to represent is no limit: `Instant + Duration` would panic)
     let deadline = opts.max_seconds.and_then(mfq_ode::deadline_after);
+    let mut search = TruncationSearch { spec, trunc, opts, deadline, tried: Vec::new(), total: 0 };
+    let automatic = trunc.levels.is_none();
     loop {
         let model = spec.build(k)?;
         let x0 = warm.take().and_then(|(layout, w)| layout.resize(&w, &model.layout())).or_else(|| model.start_state());
-        let mut fp = newton::solve_until(model.as_ref(), x0.as_deref(), opts, deadline);
-        tried.push(k);
-        total += fp.iterations;
+        let mut fp = search.solve(model.as_ref(), k, x0.as_deref());
         let mass = mass_at_truncation(model.as_ref(), &fp.x);
-        let automatic = trunc.levels.is_none();
-        let done = |mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize, tried: Vec<usize>, total| {
-            fp.total_iterations = total;
-            // a model may report more tail than asked for (the LCFS limit is not truncated)
-            let levels = model.layout().tail_levels().map_or(levels, |n| n.max(levels));
-            fp.truncation =
-                TruncationReport { levels, mass_at_truncation: mass_at_truncation(model, &fp.x), tol: trunc.tol, automatic, tried };
-            if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
-                fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
-            }
-            fp
-        };
         if !fp.converged() {
-            return Ok(done(fp, model.as_ref(), k, tried, total));
+            return Ok(search.finish(fp, model.as_ref(), k));
         }
         if mass < trunc.tol {
             if automatic {
-                // shrink to the smallest K with x_K < tol, re-solve there (warm, 1-2 steps)
-                let masses = model.layout().level_masses(&fp.x);
-                if let Some(k_min) = masses.and_then(|m| m.iter().position(|v| *v < trunc.tol)).map(|i| (i + 1).max(2)) {
-                    if k_min < k {
-                        let small = spec.build(k_min)?;
-                        let x0 = model.layout().resize(&fp.x, &small.layout());
-                        let fp2 = newton::solve_until(small.as_ref(), x0.as_deref(), opts, deadline);
-                        tried.push(k_min);
-                        total += fp2.iterations;
-                        if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < trunc.tol {
-                            return Ok(done(fp2, small.as_ref(), k_min, tried, total));
-                        }
-                    }
+                if let Some(smaller) = search.shrink(model.as_ref(), &fp, k)? {
+                    return Ok(smaller);
                 }
             }
-            return Ok(done(fp, model.as_ref(), k, tried, total));
+            return Ok(search.finish(fp, model.as_ref(), k));
         }
         if !automatic {
             return Err(FixedPointError::TruncationTooSmall { levels: k, mass, tol: trunc.tol });
         }
         if k >= trunc.max_levels {
             fp.status = FixedPointStatus::TruncationNotReached { mass };
-            return Ok(done(fp, model.as_ref(), k, tried, total));
+            return Ok(search.finish(fp, model.as_ref(), k));
         }
         warm = Some((model.layout(), std::mem::take(&mut fp.x)));
         k = (2 * k).min(trunc.max_levels);
+    }
+}
+
+/// The truncation levels of one [`solve_spec`] call: what it solves with, the levels tried
+/// and the linear solves over all of them.
+struct TruncationSearch<'a> {
+    spec: &'a ModelSpec,
+    trunc: &'a Truncation,
+    opts: &'a FixedPointOptions,
+    deadline: Option<std::time::Instant>,
+    tried: Vec<usize>,
+    total: usize,
+}
+
+impl TruncationSearch<'_> {
+    /// Solves `model` (built at truncation level `k`) from `x0`; records the level and its
+    /// linear solves.
+    fn solve(&mut self, model: &dyn MeanFieldModel, k: usize, x0: Option<&[f64]>) -> FixedPoint {
+        let fp = newton::solve_until(model, x0, self.opts, self.deadline);
+        self.tried.push(k);
+        self.total += fp.iterations;
+        fp
+    }
+
+    /// With `x_K < tol` at `K = k` (automatic truncation): the smallest `K` with `x_K < tol`,
+    /// re-solved there warm from `fp` (1-2 steps). `Some` (the finished report) when that `K`
+    /// is smaller than `k` and its solve converges with `x_K < tol`; `None` otherwise (the
+    /// layout has no levels, no smaller `K`, or the smaller solve fails the test).
+    fn shrink(&mut self, model: &dyn MeanFieldModel, fp: &FixedPoint, k: usize) -> Result<Option<FixedPoint>, FixedPointError> {
+        let tol = self.trunc.tol;
+        let masses = model.layout().level_masses(&fp.x);
+        let Some(k_min) = masses.and_then(|m| m.iter().position(|v| *v < tol)).map(|i| (i + 1).max(2)) else {
+            return Ok(None);
+        };
+        if k_min >= k {
+            return Ok(None);
+        }
+        let small = self.spec.build(k_min)?;
+        let x0 = model.layout().resize(&fp.x, &small.layout());
+        let fp2 = self.solve(small.as_ref(), k_min, x0.as_deref());
+        if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < tol {
+            return Ok(Some(self.finish(fp2, small.as_ref(), k_min)));
+        }
+        Ok(None)
+    }
+
+    /// The report of the solve `fp` of `model` at truncation level `levels`: iterations over
+    /// every level, the truncation report, and the spectral abscissa (converged solves up to
+    /// `max_dim_for_eigenvalues`, models whose drift is their dynamics).
+    fn finish(&mut self, mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize) -> FixedPoint {
+        let (trunc, opts) = (self.trunc, self.opts);
+        fp.total_iterations = self.total;
+        // a model may report more tail than asked for (the LCFS limit is not truncated)
+        let levels = model.layout().tail_levels().map_or(levels, |n| n.max(levels));
+        fp.truncation = TruncationReport {
+            levels,
+            mass_at_truncation: mass_at_truncation(model, &fp.x),
+            tol: trunc.tol,
+            automatic: trunc.levels.is_none(),
+            tried: std::mem::take(&mut self.tried),
+        };
+        if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
+            fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
+        }
+        fp
     }
 }
 
