@@ -212,141 +212,118 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
     if let Stability::Unstable { reason } = probe.stability() {
         return Err(FixedPointError::Unstable { reason });
     }
-    let mut tried = Vec::new();
-    let mut total = 0;
     let mut k = trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels));
     // a user-given start (e.g. the previous point of a sweep) sets the first K for tail layouts
     let mut warm: Option<(StateLayout, Vec<f64>)> = opts.x0.clone().map(|x| {
-        let layout = match probe.layout() {
-            StateLayout::Tail { .. } if trunc.levels.is_none() => {
-                k = x.len().clamp(2, trunc.max_levels);
-                StateLayout::Tail { levels: x.len() }
+        let probe_layout = probe.layout();
+        match probe_layout.start_truncation(&x) {
+            Some((layout, levels)) if trunc.levels.is_none() => {
+                k = levels.clamp(2, trunc.max_levels);
+                (layout, x)
             }
-            other => other,
-        };
-        (layout, x)
+            _ => (probe_layout, x),
+        }
     });
     // (a limit too far away to represent is no limit: `Instant + Duration` would panic)
     let deadline = opts.max_seconds.and_then(mfq_ode::deadline_after);
+    let mut search = TruncationSearch { spec, trunc, opts, deadline, tried: Vec::new(), total: 0 };
+    let automatic = trunc.levels.is_none();
     loop {
         let model = spec.build(k)?;
-        let x0 = warm.take().and_then(|(layout, w)| resize_state(&layout, &w, &model.layout())).or_else(|| model.start_state());
-        let mut fp = newton::solve_until(model.as_ref(), x0.as_deref(), opts, deadline);
-        tried.push(k);
-        total += fp.iterations;
+        let x0 = warm.take().and_then(|(layout, w)| layout.resize(&w, &model.layout())).or_else(|| model.start_state());
+        let mut fp = search.solve(model.as_ref(), k, x0.as_deref());
         let mass = mass_at_truncation(model.as_ref(), &fp.x);
-        let automatic = trunc.levels.is_none();
-        let done = |mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize, tried: Vec<usize>, total| {
-            fp.total_iterations = total;
-            // a model may report more tail than asked for (the LCFS limit is not truncated)
-            let levels = match model.layout() {
-                StateLayout::Tail { levels: n } => n.max(levels),
-                _ => levels,
-            };
-            fp.truncation =
-                TruncationReport { levels, mass_at_truncation: mass_at_truncation(model, &fp.x), tol: trunc.tol, automatic, tried };
-            if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
-                fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
-            }
-            fp
-        };
         if !fp.converged() {
-            return Ok(done(fp, model.as_ref(), k, tried, total));
+            return Ok(search.finish(fp, model.as_ref(), k));
         }
         if mass < trunc.tol {
             if automatic {
-                // shrink to the smallest K with x_K < tol, re-solve there (warm, 1-2 steps)
-                let masses = level_masses(model.as_ref(), &fp.x);
-                if let Some(k_min) = masses.and_then(|m| m.iter().position(|v| *v < trunc.tol)).map(|i| (i + 1).max(2)) {
-                    if k_min < k {
-                        let small = spec.build(k_min)?;
-                        let x0 = resize_state(&model.layout(), &fp.x, &small.layout());
-                        let fp2 = newton::solve_until(small.as_ref(), x0.as_deref(), opts, deadline);
-                        tried.push(k_min);
-                        total += fp2.iterations;
-                        if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < trunc.tol {
-                            return Ok(done(fp2, small.as_ref(), k_min, tried, total));
-                        }
-                    }
+                if let Some(smaller) = search.shrink(model.as_ref(), &fp, k)? {
+                    return Ok(smaller);
                 }
             }
-            return Ok(done(fp, model.as_ref(), k, tried, total));
+            return Ok(search.finish(fp, model.as_ref(), k));
         }
         if !automatic {
             return Err(FixedPointError::TruncationTooSmall { levels: k, mass, tol: trunc.tol });
         }
         if k >= trunc.max_levels {
             fp.status = FixedPointStatus::TruncationNotReached { mass };
-            return Ok(done(fp, model.as_ref(), k, tried, total));
+            return Ok(search.finish(fp, model.as_ref(), k));
         }
         warm = Some((model.layout(), std::mem::take(&mut fp.x)));
         k = (2 * k).min(trunc.max_levels);
     }
 }
 
-/// Maps a state of one truncation level to another (pads new levels with zeros, drops levels
-/// beyond the new `K`), per class for class-tail layouts. `None` when the layouts are not two
-/// truncations of the same form (the solver then starts from the empty state).
-pub fn resize_state(from: &StateLayout, x: &[f64], to: &StateLayout) -> Option<Vec<f64>> {
-    if x.len() != from.dim() {
-        return None;
+/// The truncation levels of one [`solve_spec`] call: what it solves with, the levels tried
+/// and the linear solves over all of them.
+struct TruncationSearch<'a> {
+    spec: &'a ModelSpec,
+    trunc: &'a Truncation,
+    opts: &'a FixedPointOptions,
+    deadline: Option<std::time::Instant>,
+    tried: Vec<usize>,
+    total: usize,
+}
+
+impl TruncationSearch<'_> {
+    /// Solves `model` (built at truncation level `k`) from `x0`; records the level and its
+    /// linear solves.
+    fn solve(&mut self, model: &dyn MeanFieldModel, k: usize, x0: Option<&[f64]>) -> FixedPoint {
+        let fp = newton::solve_until(model, x0, self.opts, self.deadline);
+        self.tried.push(k);
+        self.total += fp.iterations;
+        fp
     }
-    match (from, to) {
-        (StateLayout::Tail { .. }, StateLayout::Tail { levels }) => {
-            let mut y = x.to_vec();
-            y.resize(*levels, 0.0);
-            Some(y)
+
+    /// With `x_K < tol` at `K = k` (automatic truncation): the smallest `K` with `x_K < tol`,
+    /// re-solved there warm from `fp` (1-2 steps). `Some` (the finished report) when that `K`
+    /// is smaller than `k` and its solve converges with `x_K < tol`; `None` otherwise (the
+    /// layout has no levels, no smaller `K`, or the smaller solve fails the test).
+    fn shrink(&mut self, model: &dyn MeanFieldModel, fp: &FixedPoint, k: usize) -> Result<Option<FixedPoint>, FixedPointError> {
+        let tol = self.trunc.tol;
+        let masses = model.layout().level_masses(&fp.x);
+        let Some(k_min) = masses.and_then(|m| m.iter().position(|v| *v < tol)).map(|i| (i + 1).max(2)) else {
+            return Ok(None);
+        };
+        if k_min >= k {
+            return Ok(None);
         }
-        (StateLayout::ClassTail { classes: c1, levels: k1 }, StateLayout::ClassTail { classes: c2, levels: k2 }) if c1 == c2 => {
-            let mut y = vec![0.0; c2 * k2];
-            for j in 0..*c1 {
-                let m = (*k1).min(*k2);
-                y[j * k2..j * k2 + m].copy_from_slice(&x[j * k1..j * k1 + m]);
-            }
-            Some(y)
+        let small = self.spec.build(k_min)?;
+        let x0 = model.layout().resize(&fp.x, &small.layout());
+        let fp2 = self.solve(small.as_ref(), k_min, x0.as_deref());
+        if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < tol {
+            return Ok(Some(self.finish(fp2, small.as_ref(), k_min)));
         }
-        (StateLayout::PhaseTail { phases: p1, .. }, StateLayout::PhaseTail { levels, phases: p2 }) if p1 == p2 => {
-            // level-major order: x[(k-1) * phases + j]
-            let mut y = x.to_vec();
-            y.resize(levels * p2, 0.0);
-            Some(y)
+        Ok(None)
+    }
+
+    /// The report of the solve `fp` of `model` at truncation level `levels`: iterations over
+    /// every level, the truncation report, and the spectral abscissa (converged solves up to
+    /// `max_dim_for_eigenvalues`, models whose drift is their dynamics).
+    fn finish(&mut self, mut fp: FixedPoint, model: &dyn MeanFieldModel, levels: usize) -> FixedPoint {
+        let (trunc, opts) = (self.trunc, self.opts);
+        fp.total_iterations = self.total;
+        // a model may report more tail than asked for (the LCFS limit is not truncated)
+        let levels = model.layout().tail_levels().map_or(levels, |n| n.max(levels));
+        fp.truncation = TruncationReport {
+            levels,
+            mass_at_truncation: mass_at_truncation(model, &fp.x),
+            tol: trunc.tol,
+            automatic: trunc.levels.is_none(),
+            tried: std::mem::take(&mut self.tried),
+        };
+        if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
+            fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
         }
-        (a, b) if a == b => Some(x.to_vec()),
-        _ => None,
+        fp
     }
 }
 
-/// The mass at each level `k = 1..K` (`x_k`; `max_j x_{j,k}` over server classes; `sum_j x_{k,j}`
-/// over phases), for layouts made of queue-length levels; `None` for other layouts.
-pub fn level_masses(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
-    match model.layout() {
-        StateLayout::Tail { .. } => Some(x.to_vec()),
-        StateLayout::ClassTail { classes, levels } if x.len() == classes * levels => {
-            Some((0..levels).map(|k| (0..classes).map(|j| x[j * levels + k]).fold(0.0, f64::max)).collect())
-        }
-        StateLayout::PhaseTail { levels, phases } if x.len() == levels * phases => {
-            Some((0..levels).map(|k| x[k * phases..(k + 1) * phases].iter().sum()).collect())
-        }
-        _ => None,
-    }
-}
-
-/// `x_K` for tail-form layouts (the last entry); `max_j x_{j,K}` over the classes for
-/// class-tail layouts (`x[j*K + K - 1]`); `sum_j x_{K,j}` for phase-type tails; `Fbar` at the
-/// last grid point for workload grids; 0 for layouts without levels.
-pub fn mass_at_truncation(model: &dyn MeanFieldModel, x: &[f64]) -> f64 {
-    match model.layout() {
-        mfq_model::StateLayout::Tail { .. } => x.last().copied().unwrap_or(0.0).max(0.0),
-        mfq_model::StateLayout::ClassTail { classes, levels } => {
-            let last = |j: usize| ((j + 1) * levels).checked_sub(1).and_then(|i| x.get(i));
-            (0..classes).filter_map(last).fold(0.0, |m: f64, v| m.max(*v))
-        }
-        // phase-type tails: x_K = sum_j x_{K,j}, the last `phases` entries
-        mfq_model::StateLayout::PhaseTail { phases, .. } => x.iter().rev().take(phases).sum::<f64>().max(0.0),
-        // workload grid: Fbar at the last grid point
-        mfq_model::StateLayout::Workload { phases, .. } => x.len().checked_sub(1 + phases).map_or(0.0, |i| x[i].max(0.0)),
-        // pair / triplet approximations: the model computes the marginal P(Q >= K)
-        mfq_model::StateLayout::Pair { .. } | mfq_model::StateLayout::Triplet { .. } => model.observables(x).mass_at_truncation.max(0.0),
-        _ => 0.0,
-    }
+/// The mass at the truncation level of `x` (`mass_at_truncation` of [`StateLayout`]); for the
+/// pair and triplet approximations, whose layout cannot tell, the model's own marginal
+/// `P(Q >= K)` ([`Observables::mass_at_truncation`]).
+pub(crate) fn mass_at_truncation(model: &dyn MeanFieldModel, x: &[f64]) -> f64 {
+    model.layout().mass_at_truncation(x).unwrap_or_else(|| model.observables(x).mass_at_truncation.max(0.0))
 }

@@ -233,100 +233,161 @@ pub(crate) fn solve_until(
     opts: &FixedPointOptions,
     deadline: Option<std::time::Instant>,
 ) -> FixedPoint {
-    let n = model.dim();
-    let mut x = x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
-    model.project(&mut x);
-    let mut f = vec![0.0; n];
-    model.drift(&x, &mut f);
-    let r = max_abs(&f);
-    let mut it = Iterate {
-        model,
-        x,
-        f,
-        r,
-        dx: vec![0.0; n],
-        xn: vec![0.0; n],
-        fnew: vec![0.0; n],
-        jac: Jacobian::new(n, model.sparsity()),
-        lu: ShiftedLu::new(n, model.sparsity()),
-        factored: None,
-        iters: 0,
-        factorizations: 0,
-    };
-    let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
-    let timed_out = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
-    let mut dt = opts.dt0;
-    let reuse_factors = factor_cost_in_solves(n, &model.sparsity()) >= CHORD_MIN_COST;
-    // whether the last pseudo-transient step was rejected (the next one then may not grow dt
-    // from its defect alone)
-    let mut rejected = false;
-    // stall detection: steps (rejected ones count twice) since the residual last fell below
-    // half of `r_ref`
-    let (mut r_ref, mut since, mut window) = (it.r, 0usize, STALL_WINDOW);
-    let status = loop {
-        if !it.r.is_finite() {
-            break FixedPointStatus::NonFinite;
+    let mut it = Iterate::new(model, x0);
+    let status = it.iterate(opts, deadline);
+    it.report(status)
+}
+
+/// Whether the wall-clock `deadline` has passed.
+fn timed_out(deadline: Option<std::time::Instant>) -> bool {
+    deadline.is_some_and(|d| std::time::Instant::now() >= d)
+}
+
+/// The pseudo-transient step control between steps.
+struct StepControl {
+    /// Pseudo time step.
+    dt: f64,
+    /// Whether the last pseudo-transient step was rejected (the next one then may not grow dt
+    /// from its defect alone).
+    rejected: bool,
+    /// Stall detection: steps (rejected ones count twice) since the residual last fell below
+    /// half of `r_ref`, and the number of such steps that triggers a Newton probe.
+    r_ref: f64,
+    since: usize,
+    window: usize,
+}
+
+impl<'m> Iterate<'m> {
+    /// The iterate at `P(x0)` (the empty state when `x0` is `None`), with its drift and buffers.
+    fn new(model: &'m dyn MeanFieldModel, x0: Option<&[f64]>) -> Self {
+        let n = model.dim();
+        let mut x = x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
+        model.project(&mut x);
+        let mut f = vec![0.0; n];
+        model.drift(&x, &mut f);
+        let r = max_abs(&f);
+        Iterate {
+            model,
+            x,
+            f,
+            r,
+            dx: vec![0.0; n],
+            xn: vec![0.0; n],
+            fnew: vec![0.0; n],
+            jac: Jacobian::new(n, model.sparsity()),
+            lu: ShiftedLu::new(n, model.sparsity()),
+            factored: None,
+            iters: 0,
+            factorizations: 0,
         }
-        if it.r <= opts.tol {
-            // polish: up to three steps while they lower the residual, none once it is at the
-            // round-off of the state's scale (ROUND_OFF max |x|: drift terms are rates times
-            // fractions). Newton steps; chord steps with the last factorisation (one solve
-            // each) where factorisations are costly (they stop higher, ~3e-14 against ~1e-16
-            // on the redundancy pair approximation, still far below tol)
-            if it.r > ROUND_OFF * max_abs(&it.x) {
-                for _ in 0..3 {
-                    if it.iters >= opts.max_iter {
-                        break;
-                    }
-                    let step = if reuse_factors && it.factored.is_some() { Ok(it.chord()) } else { it.trial(0.0) };
-                    match step {
-                        Ok((rn, _)) if rn < it.r => it.accept(rn),
-                        _ => break,
-                    }
-                }
+    }
+
+    /// The main loop (crate docs, "Method"): polish and stop at the tolerance, stop at the
+    /// iteration budget or the deadline, probe with Newton steps after a stall, else one
+    /// pseudo-transient step. Every pass costs one linear solve or stops.
+    fn iterate(&mut self, opts: &FixedPointOptions, deadline: Option<std::time::Instant>) -> FixedPointStatus {
+        let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
+        let reuse_factors = factor_cost_in_solves(self.model.dim(), &self.model.sparsity()) >= CHORD_MIN_COST;
+        let mut ctl = StepControl { dt: opts.dt0, rejected: false, r_ref: self.r, since: 0, window: STALL_WINDOW };
+        loop {
+            if !self.r.is_finite() {
+                return FixedPointStatus::NonFinite;
             }
-            break FixedPointStatus::Converged;
+            if self.r <= opts.tol {
+                self.polish(opts, reuse_factors);
+                return FixedPointStatus::Converged;
+            }
+            if self.iters >= opts.max_iter {
+                return FixedPointStatus::MaxIterations;
+            }
+            if timed_out(deadline) {
+                return FixedPointStatus::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0) };
+            }
+            if ctl.since >= ctl.window {
+                if !self.watchdog(opts, deadline, &mut saved_x, &mut saved_f) {
+                    ctl.window *= 2;
+                    ctl.since = 0;
+                }
+                continue;
+            }
+            ctl.since += 1;
+            if let Some(status) = self.pseudo_transient_step(opts, deadline, &mut ctl, reuse_factors) {
+                return status;
+            }
         }
-        if it.iters >= opts.max_iter {
-            break FixedPointStatus::MaxIterations;
-        }
-        if timed_out() {
-            break FixedPointStatus::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0) };
-        }
-        if since >= window {
-            // watchdog: a few undamped Newton steps, kept if they reach the tolerance (they may
-            // climb on the way), undone otherwise. Only a root is kept: a step that merely lowers
-            // the residual may lead back into the bottleneck of a near-root (a "ghost")
-            saved_x.clone_from(&it.x);
-            saved_f.clone_from(&it.f);
-            let r0 = it.r;
-            let mut last = [f64::NAN; 2]; // residuals two steps and one step back
-            for _ in 0..PROBE_STEPS {
-                if it.r <= opts.tol || it.iters >= opts.max_iter || timed_out() {
+    }
+
+    /// Polishing a converged iterate: up to three steps while they lower the residual, none
+    /// once it is at the round-off of the state's scale (ROUND_OFF max |x|: drift terms are
+    /// rates times fractions). Newton steps; chord steps with the last factorisation (one solve
+    /// each) where factorisations are costly (they stop higher, ~3e-14 against ~1e-16 on the
+    /// redundancy pair approximation, still far below tol).
+    fn polish(&mut self, opts: &FixedPointOptions, reuse_factors: bool) {
+        if self.r > ROUND_OFF * max_abs(&self.x) {
+            for _ in 0..3 {
+                if self.iters >= opts.max_iter {
                     break;
                 }
-                match it.trial(0.0) {
-                    // a residual seen two steps ago: Newton cycles (e.g. through the projection)
-                    Ok((rn, _)) if (rn - last[1]).abs() <= 1e-9 * rn => break,
-                    Ok((rn, _)) if rn.is_finite() => {
-                        last = [last[1], it.r];
-                        it.accept(rn);
-                    }
+                let step = if reuse_factors && self.factored.is_some() { Ok(self.chord()) } else { self.trial(0.0) };
+                match step {
+                    Ok((rn, _)) if rn < self.r => self.accept(rn),
                     _ => break,
                 }
             }
-            if it.r > opts.tol {
-                std::mem::swap(&mut it.x, &mut saved_x);
-                std::mem::swap(&mut it.f, &mut saved_f);
-                it.r = r0;
-                window *= 2;
-                since = 0;
-            }
-            continue;
         }
-        since += 1;
-        let r = it.r;
-        match it.trial(1.0 / dt) {
+    }
+
+    /// The watchdog: a few undamped Newton steps, kept if they reach the tolerance (they may
+    /// climb on the way), undone otherwise (`saved_x`, `saved_f`: buffers for the undo). Only
+    /// a root is kept: a step that merely lowers the residual may lead back into the
+    /// bottleneck of a near-root (a "ghost"). Returns whether the probe was kept.
+    fn watchdog(
+        &mut self,
+        opts: &FixedPointOptions,
+        deadline: Option<std::time::Instant>,
+        saved_x: &mut Vec<f64>,
+        saved_f: &mut Vec<f64>,
+    ) -> bool {
+        saved_x.clone_from(&self.x);
+        saved_f.clone_from(&self.f);
+        let r0 = self.r;
+        let mut last = [f64::NAN; 2]; // residuals two steps and one step back
+        for _ in 0..PROBE_STEPS {
+            if self.r <= opts.tol || self.iters >= opts.max_iter || timed_out(deadline) {
+                break;
+            }
+            match self.trial(0.0) {
+                // a residual seen two steps ago: Newton cycles (e.g. through the projection)
+                Ok((rn, _)) if (rn - last[1]).abs() <= 1e-9 * rn => break,
+                Ok((rn, _)) if rn.is_finite() => {
+                    last = [last[1], self.r];
+                    self.accept(rn);
+                }
+                _ => break,
+            }
+        }
+        if self.r > opts.tol {
+            std::mem::swap(&mut self.x, saved_x);
+            std::mem::swap(&mut self.f, saved_f);
+            self.r = r0;
+            return false;
+        }
+        true
+    }
+
+    /// One pseudo-transient step with `dt = ctl.dt`: accepted (then `dt` grows, and chord steps
+    /// follow a fast contraction where factorisations are costly), rejected (`dt` shrinks), or
+    /// taken anyway below `DT_MIN` (a jump of the drift). `Some(status)` when the solve must
+    /// stop (a non-finite drift wherever the step lands, a singular matrix).
+    fn pseudo_transient_step(
+        &mut self,
+        opts: &FixedPointOptions,
+        deadline: Option<std::time::Instant>,
+        ctl: &mut StepControl,
+        reuse_factors: bool,
+    ) -> Option<FixedPointStatus> {
+        let r = self.r;
+        match self.trial(1.0 / ctl.dt) {
             Ok((rn, defect)) if defect <= ETA * r || (rn < r && defect <= 2.0 * rn) => {
                 // x_new follows the flow (a small implicit-Euler defect), or lowers the residual
                 // with a defect of the order of the new residual (Newton-like; a jump back
@@ -336,67 +397,77 @@ pub(crate) fn solve_until(
                 // (r / rn) and twofold (plain SER stalls when a slow mode, lambda -> 1, barely
                 // moves)
                 let q = (defect / (ETA * r)).max(1e-12);
-                let cap = if rejected { 1.0 } else { MAX_GROWTH };
+                let cap = if ctl.rejected { 1.0 } else { MAX_GROWTH };
                 let mut growth = (0.8 / q.sqrt()).clamp(0.5, cap);
                 if rn < r {
                     growth = growth.max(r / rn.max(f64::MIN_POSITIVE)).max(2.0);
                 }
-                dt = (dt * growth).min(DT_MAX);
-                it.accept(rn);
-                rejected = false;
+                ctl.dt = (ctl.dt * growth).min(DT_MAX);
+                self.accept(rn);
+                ctl.rejected = false;
                 if reuse_factors && rn <= CHORD_RATE * r {
-                    // fast contraction and a costly factorisation: reuse it (chord steps) while
-                    // each step still contracts the residual CHORD_RATE-fold and follows the same
-                    // acceptance rules
-                    while it.r > opts.tol && it.iters < opts.max_iter && !timed_out() {
-                        let r = it.r;
-                        match it.chord() {
-                            (rc, defect) if rc <= CHORD_RATE * r && (defect <= ETA * r || defect <= 2.0 * rc) => it.accept(rc),
-                            _ => break,
-                        }
-                    }
+                    self.chord_steps(opts, deadline);
                 }
-                if it.r <= 0.5 * r_ref {
-                    (r_ref, since) = (it.r, 0);
+                if self.r <= 0.5 * ctl.r_ref {
+                    (ctl.r_ref, ctl.since) = (self.r, 0);
                 }
             }
-            Ok((_, defect)) if dt > DT_MIN => {
+            Ok((_, defect)) if ctl.dt > DT_MIN => {
                 // rejected: shrink dt from the defect (by 2x to 10x)
-                since += 1; // a rejection counts twice towards a stall
-                rejected = true;
-                dt *= (0.8 / (defect / (ETA * r)).sqrt()).clamp(0.1, 0.5);
+                ctl.since += 1; // a rejection counts twice towards a stall
+                ctl.rejected = true;
+                ctl.dt *= (0.8 / (defect / (ETA * r)).sqrt()).clamp(0.1, 0.5);
             }
             Ok((rn, _)) if rn.is_finite() => {
                 // so short a step follows the ODE, yet it is far from consistent: the drift
                 // jumps between x and x_new (a switching surface, e.g. a server class that
                 // saturates). Take it and restart dt
-                it.accept(rn);
-                rejected = false;
-                dt = opts.dt0;
+                self.accept(rn);
+                ctl.rejected = false;
+                ctl.dt = opts.dt0;
             }
             // the drift is not finite wherever a step lands: report the last finite iterate
-            Ok(_) => break FixedPointStatus::NonFinite,
-            Err(_) if dt > DT_MIN => {
-                since += 1;
-                rejected = true;
-                dt *= 0.1;
+            Ok(_) => return Some(FixedPointStatus::NonFinite),
+            Err(_) if ctl.dt > DT_MIN => {
+                ctl.since += 1;
+                ctl.rejected = true;
+                ctl.dt *= 0.1;
             }
-            Err(index) => break FixedPointStatus::Singular { index },
+            Err(index) => return Some(FixedPointStatus::Singular { index }),
         }
-    };
-    let Iterate { x, r, iters, factorizations, .. } = it;
-    let observables = model.observables(&x);
-    FixedPoint {
-        model: model.name(),
-        residual: r,
-        iterations: iters,
-        total_iterations: iters,
-        factorizations,
-        status,
-        truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
-        spectral_abscissa: None,
-        jacobian: if model.has_analytic_jacobian() { "analytic" } else { "finite differences" },
-        observables,
-        x,
+        None
+    }
+
+    /// After a fast contraction with a costly factorisation: reuse it (chord steps) while each
+    /// step still contracts the residual CHORD_RATE-fold and follows the same acceptance rules.
+    fn chord_steps(&mut self, opts: &FixedPointOptions, deadline: Option<std::time::Instant>) {
+        while self.r > opts.tol && self.iters < opts.max_iter && !timed_out(deadline) {
+            let r = self.r;
+            match self.chord() {
+                (rc, defect) if rc <= CHORD_RATE * r && (defect <= ETA * r || defect <= 2.0 * rc) => self.accept(rc),
+                _ => break,
+            }
+        }
+    }
+
+    /// The report of the solve that ended with `status`: the last accepted iterate, its
+    /// residual and observables (truncation, spectral abscissa: filled in by the callers).
+    fn report(self, status: FixedPointStatus) -> FixedPoint {
+        let Iterate { model, x, r, iters, factorizations, .. } = self;
+        let n = model.dim();
+        let observables = model.observables(&x);
+        FixedPoint {
+            model: model.name(),
+            residual: r,
+            iterations: iters,
+            total_iterations: iters,
+            factorizations,
+            status,
+            truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
+            spectral_abscissa: None,
+            jacobian: if model.has_analytic_jacobian() { "analytic" } else { "finite differences" },
+            observables,
+            x,
+        }
     }
 }

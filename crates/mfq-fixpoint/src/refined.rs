@@ -16,7 +16,7 @@
 //! diagonal blocks), `O(n^3)`. The Hessian comes from central differences of the (analytic,
 //! where the model has it) Jacobian, one-sided at the boundary of `[0, 1]`.
 
-use mfq_model::{Jacobian, MeanFieldModel, StateLayout};
+use mfq_model::{Jacobian, MeanFieldModel};
 use mfq_ode::linalg::ShiftedLu;
 use nalgebra::DMatrix;
 use serde::Serialize;
@@ -266,7 +266,7 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     lu.solve(&mut v);
     let sum_v = v.iter().sum();
     let obs = model.observables(x_star);
-    let tail = matches!(model.layout(), StateLayout::Tail { .. });
+    let tail = model.layout().tail_levels().is_some();
     let mean_queue_length_correction = tail.then_some(sum_v);
     let mean_response_time_correction = if tail { obs.throughput.filter(|t| *t > 0.0).map(|t| sum_v / t) } else { None };
     Ok(RefinedMeanField {

@@ -28,12 +28,14 @@
 
 pub mod finite;
 pub mod jacobian;
+mod layout;
 pub mod models;
 pub mod registry;
 pub mod spec;
 
 pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
+pub use layout::StateLayout;
 pub use registry::{Kind, KindSpec, ModelSpec, Param, KINDS};
 pub use spec::{ModelFile, Truncation};
 
@@ -84,118 +86,6 @@ pub fn short_number(v: f64) -> String {
         format!("{v:e}")
     } else {
         plain
-    }
-}
-
-/// What each entry of the state vector means.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "form", rename_all = "kebab-case")]
-pub enum StateLayout {
-    /// `x[k-1]` = fraction of servers with at least `k` jobs, `k = 1..levels`.
-    Tail {
-        /// Truncation level `K`.
-        levels: usize,
-    },
-    /// Heterogeneous servers: `x[j * levels + k - 1] = x_{j,k}`, the fraction of class-`j`
-    /// servers with at least `k` jobs, normalised within the class (`x_{j,0} = 1`).
-    ClassTail {
-        /// Number of server classes.
-        classes: usize,
-        /// Truncation level `K` per class.
-        levels: usize,
-    },
-    /// Named scalar fractions (e.g. the fraction of agents holding opinion 1).
-    Named {
-        /// One name per state entry.
-        names: Vec<String>,
-    },
-    /// Phase-type job sizes, ordered by queue length then phase:
-    /// `x[(k-1) * phases + (j-1)] = x_{k,j}`, the fraction of servers with at least `k` jobs
-    /// whose job in service is in phase `j` (`k = 1..levels`, `j = 1..phases`). The queue-length
-    /// tail is `x_k = sum_j x_{k,j}` (see `models::coxian`).
-    PhaseTail {
-        /// Truncation level `K` (buffer size).
-        levels: usize,
-        /// Number of phases of the job-size law.
-        phases: usize,
-    },
-    /// Workload ccdf on a grid (LL(d), see `models::lld`): block `i = 0..points` holds
-    /// `x[i * (1 + phases)] = Fbar(w_i)`, the fraction of servers with workload above
-    /// `w_i = (i + 1) step`, then `xi_1(w_i) .. xi_phases(w_i)`, the auxiliary vector of the
-    /// phase-type ODE in `w` (not fractions: `xi_j` lies in `[0, mean residual size from phase j]`).
-    Workload {
-        /// Number of grid points.
-        points: usize,
-        /// Grid spacing in workload units (mean job sizes at a unit-rate server).
-        step: f64,
-        /// Number of phases of the job-size law.
-        phases: usize,
-    },
-    /// Pair approximation (redundancy-2, see `models::redundancy`): `x[s * states + t]` =
-    /// (1/N) x the number of ordered (job, endpoint) pairs whose endpoint server is in
-    /// endpoint state `s` and whose other server is in state `t`. Endpoint states are
-    /// indexed by `coordinate` (queue length, position from the front, ...), truncated at `levels`.
-    Pair {
-        /// Number of endpoint states per server.
-        states: usize,
-        /// Truncation level `K` (largest queue length).
-        levels: usize,
-        /// What an endpoint state is (`queue-length`, `position,min(Q,k)`, `position-from-back`).
-        coordinate: String,
-    },
-    /// Triplet approximation (redundancy-2, processor sharing; `K^3` entries): first
-    /// `T(a, b, c)` at `x[((b - 2) K + (a - 1)) K + (c - 1)]` = (1/N) x the number of paths
-    /// `u - v - w` of two distinct jobs sharing the middle server `v`, with queue lengths
-    /// `(a, b, c)` at `(u, v, w)` (`b = 2..K`, `a, c = 1..K`); then the `K^2` pair entries
-    /// `P(a, b)` at `x[(K - 1) K^2 + (a - 1) K + (b - 1)]` (see `models::redundancy`).
-    Triplet {
-        /// Truncation level `K`.
-        levels: usize,
-    },
-}
-
-impl StateLayout {
-    /// Number of state entries.
-    pub fn dim(&self) -> usize {
-        match self {
-            StateLayout::Tail { levels } => *levels,
-            StateLayout::ClassTail { classes, levels } => classes * levels,
-            StateLayout::Named { names } => names.len(),
-            StateLayout::PhaseTail { levels, phases } => levels * phases,
-            StateLayout::Workload { points, phases, .. } => points * (1 + phases),
-            StateLayout::Pair { states, .. } => states * states,
-            StateLayout::Triplet { levels } => levels * levels * levels,
-        }
-    }
-
-    /// Name of entry `i` (`x_1`, `x_2`, ... for tail form).
-    pub fn name(&self, i: usize) -> String {
-        match self {
-            StateLayout::Tail { .. } => format!("x_{}", i + 1),
-            StateLayout::ClassTail { levels, .. } => {
-                format!("x_{},{}", i / levels + 1, i % levels + 1)
-            }
-            StateLayout::Named { names } => names[i].clone(),
-            StateLayout::PhaseTail { phases, .. } => {
-                format!("x_{}_ph{}", i / phases + 1, i % phases + 1)
-            }
-            StateLayout::Workload { step, phases, .. } => {
-                let w = (i / (1 + phases) + 1) as f64 * step;
-                match i % (1 + phases) {
-                    0 => format!("Fbar(w={w})"),
-                    j => format!("xi_{j}(w={w})"),
-                }
-            }
-            StateLayout::Pair { states, .. } => format!("P[{},{}]", i / states, i % states),
-            StateLayout::Triplet { levels } => {
-                let kt = (levels - 1) * levels * levels;
-                if i < kt {
-                    format!("T[{},{},{}]", (i / levels) % levels + 1, i / (levels * levels) + 2, i % levels + 1)
-                } else {
-                    format!("P[{},{}]", (i - kt) / levels + 1, (i - kt) % levels + 1)
-                }
-            }
-        }
     }
 }
 

@@ -1,0 +1,142 @@
+//! The checker's options and the errors for misuse.
+
+use crate::FixedPointError;
+use mfq_ode::OdeError;
+use serde::Serialize;
+
+/// Options of [`check`](super::check).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckOptions {
+    /// Number of seeded random feasible initial states (default 32).
+    pub starts: usize,
+    /// Seed of the random starts, samples and pairs (default 1; same seed, same report).
+    pub seed: u64,
+    /// A run has settled once `max_i |f_i(x)| < tol` (default 1e-10); also the flat-segment
+    /// test of the clustering.
+    pub tol: f64,
+    /// Longest integration of one run, in model time (mean job sizes; default 1e4).
+    pub time_limit: f64,
+    /// States at which the sign of the off-diagonal Jacobian entries is tested (default 256).
+    pub cooperativity_samples: usize,
+    /// Ordered pairs `x(0) <= y(0)` integrated to test order preservation (default 8).
+    pub order_pairs: usize,
+    /// Two equilibria closer than this (max norm) are one (default 1e-6).
+    pub cluster_tol: f64,
+    /// An equilibrium with `|spectral abscissa| <= degeneracy_tol` is degenerate (default 1e-5).
+    pub degeneracy_tol: f64,
+    /// Eigenvalues are computed for models up to this dimension (dense, `O(n^3)`; default 600).
+    pub max_dim_for_eigenvalues: usize,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+    /// Wall-clock limit of the whole check, in seconds (finite, `> 0`; default `None`, no
+    /// limit). When it runs out, every integration stops at its next step and the verdict is
+    /// [`Verdict::TimeLimit`](super::Verdict::TimeLimit).
+    pub max_seconds: Option<f64>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            starts: 32,
+            seed: 1,
+            tol: 1e-10,
+            time_limit: 1e4,
+            cooperativity_samples: 256,
+            order_pairs: 8,
+            cluster_tol: 1e-6,
+            degeneracy_tol: 1e-5,
+            max_dim_for_eigenvalues: 600,
+            progress: false,
+            max_seconds: None,
+        }
+    }
+}
+
+impl CheckOptions {
+    /// Checks the option ranges.
+    ///
+    /// # Errors
+    /// [`CheckError::OutOfRange`] naming the option, its value and the allowed range.
+    pub fn validate(&self) -> Result<(), CheckError> {
+        let bad = |field, value: String, allowed| Err(CheckError::OutOfRange { field, value, allowed });
+        if !(1..=100_000).contains(&self.starts) {
+            return bad("starts", self.starts.to_string(), "an integer in [1, 100000]");
+        }
+        if !(self.tol.is_finite() && self.tol > 0.0 && self.tol <= 1e-2) {
+            return bad("tol", self.tol.to_string(), "a number in (0, 1e-2]");
+        }
+        if !(self.time_limit.is_finite() && self.time_limit > 0.0) {
+            return bad("time_limit", self.time_limit.to_string(), "a finite model time > 0");
+        }
+        if self.cooperativity_samples > 1_000_000 {
+            return bad("cooperativity_samples", self.cooperativity_samples.to_string(), "an integer in [0, 1000000]");
+        }
+        if self.order_pairs > 10_000 {
+            return bad("order_pairs", self.order_pairs.to_string(), "an integer in [0, 10000]");
+        }
+        if !(self.cluster_tol.is_finite() && self.cluster_tol > 0.0 && self.cluster_tol < 1.0) {
+            return bad("cluster_tol", self.cluster_tol.to_string(), "a number in (0, 1)");
+        }
+        if !(self.degeneracy_tol.is_finite() && self.degeneracy_tol >= 0.0) {
+            return bad("degeneracy_tol", self.degeneracy_tol.to_string(), "a finite number >= 0");
+        }
+        if let Some(t) = self.max_seconds.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return bad("max_seconds", t.to_string(), "a finite number of seconds > 0");
+        }
+        Ok(())
+    }
+}
+
+/// Misuse of the checker. Numerical outcomes (runs that do not settle, Newton failures) are
+/// data in the report, not errors.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CheckError {
+    /// An option, or the given fixed point, is outside its range.
+    #[error("{field} = {value} is not allowed: {allowed}")]
+    OutOfRange {
+        /// Option name (`starts`, `tol`, ..., or `fixed_point.x`).
+        field: &'static str,
+        /// Value given.
+        value: String,
+        /// Allowed range.
+        allowed: &'static str,
+    },
+    /// The fixed-point solve rejected its input.
+    #[error(transparent)]
+    FixedPoint(#[from] FixedPointError),
+    /// The integrator rejected a start (e.g. an extremal state of the wrong length: a model bug).
+    #[error("start '{start}': {source}")]
+    Integration {
+        /// Label of the start.
+        start: String,
+        /// The integrator's error.
+        source: OdeError,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_name_the_field() {
+        let bad = [
+            (CheckOptions { starts: 0, ..Default::default() }, "starts"),
+            (CheckOptions { tol: 0.5, ..Default::default() }, "tol"),
+            (CheckOptions { time_limit: 0.0, ..Default::default() }, "time_limit"),
+            (CheckOptions { max_seconds: Some(-1.0), ..Default::default() }, "max_seconds"),
+            (CheckOptions { max_seconds: Some(f64::NAN), ..Default::default() }, "max_seconds"),
+            (CheckOptions { cooperativity_samples: 2_000_000, ..Default::default() }, "cooperativity_samples"),
+            (CheckOptions { order_pairs: 20_000, ..Default::default() }, "order_pairs"),
+            (CheckOptions { cluster_tol: 0.0, ..Default::default() }, "cluster_tol"),
+            (CheckOptions { degeneracy_tol: f64::NAN, ..Default::default() }, "degeneracy_tol"),
+        ];
+        for (o, field) in bad {
+            match o.validate() {
+                Err(CheckError::OutOfRange { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+        assert!(CheckOptions::default().validate().is_ok());
+    }
+}
