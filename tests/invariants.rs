@@ -491,6 +491,7 @@ fn solve_jsq(lambda: f64, d: u32, trunc: Truncation, limit: Duration) -> FixedPo
         FixedPointStatus::MaxIterations | FixedPointStatus::Singular { .. } => assert!(fp.residual > RESIDUAL_TOL),
         FixedPointStatus::NonFinite => panic!("non-finite drift for a valid JSQ({d})"),
         FixedPointStatus::TimeLimit { .. } => panic!("no time limit was set, yet the solve reports one"),
+        other => panic!("an outcome this test does not know: {other}"),
     }
     fp
 }

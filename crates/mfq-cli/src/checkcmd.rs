@@ -38,7 +38,7 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<
     let fp = fixed_point_of(args, &file, deadline)?;
     if fp.status != FixedPointStatus::Converged {
         return Err(Failure::no_convergence(format!(
-            "{}: the fixed point did not converge ({:?}); nothing to check",
+            "{}: the fixed point did not converge ({}); nothing to check",
             args.model.display(),
             fp.status
         )));

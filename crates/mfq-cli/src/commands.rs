@@ -106,7 +106,7 @@ pub(crate) fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
             fp.iterations, fp.residual
         ))),
         s => Err(Failure::no_convergence(format!(
-            "the fixed-point solver stopped without converging ({s:?}) after {} iterations, residual {:.3e}",
+            "the fixed-point solver stopped without converging ({s}) after {} iterations, residual {:.3e}",
             fp.iterations, fp.residual
         ))),
     }
@@ -140,7 +140,7 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     let _ = writeln!(s, "  model               {}", fp.model);
     let status = match &fp.status {
         FixedPointStatus::Converged => "converged".to_string(),
-        other => format!("NOT converged: {other:?}"),
+        other => format!("NOT converged: {other}"),
     };
     let _ = writeln!(
         s,
@@ -398,7 +398,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let outcome = match &tr.status {
         s if s.is_success() => Ok(()),
         mfq_ode::Status::TimeLimit { t } => Err(time_limit_failure(&args.model, &format!("the integration stopped at t = {t:.4}"))),
-        s => Err(Failure::no_convergence(format!("the integration stopped early: {s:?}"))),
+        s => Err(Failure::no_convergence(format!("the integration stopped early: {s}"))),
     };
     let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k });
     if args.model.json {
@@ -406,7 +406,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         outln!("{}", outcome.as_ref().err().map_or(value.clone(), |f| with_error(value.clone(), f)));
     } else {
         outln!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
-        outln!("  status {:?}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
+        outln!("  status: {}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
         if let Some(t) = tr.stats.switched_to_stiff_at {
             outln!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
         }
@@ -428,7 +428,6 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
 /// Above this many states `report` skips the transient and the attraction check: each is a
 /// stiff integration of the whole state (minutes to hours for the pair and triplet
 /// approximations); `mfq solve` and `mfq check` run them on request, with `--max-seconds`.
-const REPORT_DYNAMICS_MAX_STATES: usize = 2000;
 
 /// `report` for a large model or one without dynamics: the fixed point, its tail (CSV, SVG)
 /// and `report.json`, with the transient and the attraction check marked as skipped and `why`.
@@ -472,67 +471,50 @@ fn report_without_dynamics(
 pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file, deadline)?;
-    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
-    let stability = model.stability();
-    if let Err(f) = require_converged(&fp) {
+    // the report is assembled by the library (the Python package calls the same function)
+    let opts = mfq::ReportOptions { deadline, ..Default::default() };
+    let report = mfq::report::report(&file.model, &file.truncation, &opts).map_err(|e| match e {
+        mfq::Error::FixedPoint(FixedPointError::Unstable { .. }) => Failure::unstable(format!("{}: {e}", args.model.display())),
+        _ => Failure::input(format!("{}: {e}", args.model.display())),
+    })?;
+    let (fp, stability) = (&report.fixed_point, &report.stability);
+    if let Err(f) = require_converged(fp) {
         // as `fixed-point`: what the solver reached (with the error object under --json), no file
         if args.json {
-            outln!("{}", with_error(fixed_point_json(&file, &fp), &f));
+            outln!("{}", with_error(fixed_point_json(&file, fp), &f));
         } else {
-            out!("{}", fixed_point_text(args, &file, &fp, &stability));
+            out!("{}", fixed_point_text(args, &file, fp, stability));
         }
         return Err(Failure { json_printed: args.json, ..f });
     }
     let dir = out_dir(&args.out, &args.model);
-    if let Some(note) = model.dynamics_note() {
-        return report_without_dynamics(args, &file, &fp, &stability, &dir, &note);
+    let (tr, distance, check, starts) = match &report.dynamics {
+        mfq::Dynamics::Done { transient, distance, check, starts } => (transient, distance, check, *starts),
+        mfq::Dynamics::Skipped { reason } => return report_without_dynamics(args, &file, fp, stability, &dir, reason),
+        _ => return Err(Failure::no_convergence(format!("{}: the report has no dynamics", args.model.display()))),
+    };
+    // stopped by --max-seconds: the fixed point is printed, no file is written
+    if let Some(what) = report.stopped() {
+        let f = time_limit_failure(args, what);
+        if args.json {
+            outln!("{}", with_error(fixed_point_json(&file, fp), &f));
+        } else {
+            out!("{}", fixed_point_text(args, &file, fp, stability));
+        }
+        return Err(Failure { json_printed: args.json, ..f });
     }
-    if model.dim() > REPORT_DYNAMICS_MAX_STATES {
-        let why = format!(
-            "{} states (> {REPORT_DYNAMICS_MAX_STATES}); run `mfq solve` / `mfq check` on this file, with --max-seconds",
-            model.dim()
-        );
-        return report_without_dynamics(args, &file, &fp, &stability, &dir, &why);
-    }
-    // transient from the empty state until the drift vanishes: how x(t) approaches x*; the
-    // tolerances are tight so that the integrator's own error (~rtol) stays below the curve
-    let opts = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), deadline, ..Default::default() };
-    let x0 = initial_state(model.as_ref(), "empty")?;
-    let tr = run_transient(model.as_ref(), &x0, &opts)?;
-    let series = DistanceSeries::new("from the empty state", &tr.t, &tr.x, &fp.x);
+    let series = DistanceSeries { label: "from the empty state".into(), t: tr.t.clone(), distance: distance.clone() };
     let rate = fp.spectral_abscissa.map(|a| -a);
     let name = title(&file);
     let tail_file = dir.join("tail.svg");
     let conv_file = dir.join("convergence.svg");
-    let tail_plot = tail_svg(&[(fp.model.as_str(), &fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
+    let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
     let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
         .map_err(|e| Failure::io(e.to_string()))?;
-    // uniqueness / global attraction, with fewer random starts than `mfq check`
-    let check_opts = mfq_fixpoint::CheckOptions { starts: 8, max_seconds: seconds_left(deadline), ..Default::default() };
-    let check = mfq_fixpoint::check_with_fixed_point(model.as_ref(), fp.clone(), &check_opts)
-        .map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))?;
-    // stopped by --max-seconds: the fixed point is printed, no file is written
-    let stopped = if matches!(tr.status, mfq_ode::Status::TimeLimit { .. }) {
-        Some("the transient stopped")
-    } else if matches!(check.verdict, mfq_fixpoint::Verdict::TimeLimit { .. }) {
-        Some("the attraction check stopped")
-    } else {
-        None
-    };
-    if let Some(what) = stopped {
-        let f = time_limit_failure(args, what);
-        if args.json {
-            outln!("{}", with_error(fixed_point_json(&file, &fp), &f));
-        } else {
-            out!("{}", fixed_point_text(args, &file, &fp, &stability));
-        }
-        return Err(Failure { json_printed: args.json, ..f });
-    }
-    let check_plots = crate::checkcmd::check_plots(&dir, &check)?;
-    let mut value = fixed_point_json(&file, &fp);
+    let check_plots = crate::checkcmd::check_plots(&dir, check)?;
+    let mut value = fixed_point_json(&file, fp);
     value["stability"] = json!(stability);
-    value["attraction"] = json!({ "verdict": check.verdict, "summary": check.summary(), "starts": check_opts.starts });
+    value["attraction"] = json!({ "verdict": check.verdict, "summary": check.summary(), "starts": starts });
     value["transient"] = json!({
         "from": "empty",
         "status": tr.status,
@@ -545,7 +527,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     files.extend(check_plots.iter().map(|(p, _)| p.clone()));
     value["files"] = json!(files);
     let mut set = vec![
-        (dir.join("tail.csv"), tail_csv(&fp).into_bytes()),
+        (dir.join("tail.csv"), tail_csv(fp).into_bytes()),
         (tail_file, tail_plot.into_bytes()),
         (conv_file, conv_plot.into_bytes()),
         (dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().into_bytes()),
@@ -555,16 +537,16 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     if args.json {
         outln!("{value}");
     } else {
-        out!("{}", fixed_point_text(args, &file, &fp, &stability));
+        out!("{}", fixed_point_text(args, &file, fp, stability));
         let how = match &tr.status {
             mfq_ode::Status::SteadyState { t } => format!("drift below 1e-10 at t = {t:.2}"),
             mfq_ode::Status::Success => format!("reached t = {:.2}", tr.t_last()),
-            other => format!("stopped early ({other:?}) at t = {:.2}", tr.t_last()),
+            other => format!("stopped early ({other}) at t = {:.2}", tr.t_last()),
         };
         outln!("  transient           from empty: {how}, distance to x* {:.2e}", series.distance.last().copied().unwrap_or(0.0));
-        outln!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), check_opts.starts);
+        outln!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), starts);
         outln!("tail:");
-        out!("{}", tail_table(&fp));
+        out!("{}", tail_table(fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         outln!("wrote {}", names.join(", "));
     }

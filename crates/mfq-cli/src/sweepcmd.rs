@@ -430,7 +430,7 @@ fn solve_file(text: &str, model: &str, set: &[String]) -> Result<mfq_fixpoint::F
     let fp =
         solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).map_err(|e| Failure::input(format!("{model}: {e}")))?;
     if !fp.converged() {
-        return Err(Failure::no_convergence(format!("{model}: the fixed point did not converge ({:?})", fp.status)));
+        return Err(Failure::no_convergence(format!("{model}: the fixed point did not converge ({})", fp.status)));
     }
     Ok(fp)
 }

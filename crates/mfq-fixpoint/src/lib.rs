@@ -80,6 +80,7 @@ use serde::Serialize;
 /// How a fixed-point solve ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum FixedPointStatus {
     /// `max |f(x*)| <= tol`.
     Converged,
@@ -102,6 +103,24 @@ pub enum FixedPointStatus {
         /// `x_K` at the largest `K` tried.
         mass: f64,
     },
+}
+
+impl std::fmt::Display for FixedPointStatus {
+    /// One sentence for users (never Rust's `Debug` text).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FixedPointStatus::Converged => write!(f, "converged"),
+            FixedPointStatus::MaxIterations => write!(f, "the iteration budget ran out before the residual reached the tolerance"),
+            FixedPointStatus::TimeLimit { seconds } => write!(f, "the wall-clock limit of {seconds} s ran out"),
+            FixedPointStatus::Singular { index } => {
+                write!(f, "a linear solve met a singular Jacobian (zero pivot in column {})", index + 1)
+            }
+            FixedPointStatus::NonFinite => write!(f, "the drift became NaN or infinite"),
+            FixedPointStatus::TruncationNotReached { mass } => {
+                write!(f, "the mass at the truncation level stays x_K = {mass:.3e} at the largest K allowed (truncation.max_levels)")
+            }
+        }
+    }
 }
 
 /// A fixed point and how it was found.

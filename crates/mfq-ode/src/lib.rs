@@ -121,6 +121,7 @@ impl Default for SolveOptions {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Status {
     /// Reached `t_end`.
     Success,
@@ -159,6 +160,24 @@ pub enum Status {
         /// Time reached.
         t: f64,
     },
+}
+
+impl std::fmt::Display for Status {
+    /// One sentence for users (never Rust's `Debug` text).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Status::Success => write!(f, "reached the end time"),
+            Status::SteadyState { t } => write!(f, "the drift fell below the steady-state tolerance at t = {t:.4}"),
+            Status::MaxSteps { t } => write!(f, "the step budget ran out at t = {t:.4}"),
+            Status::StepSizeTooSmall { t } => write!(f, "the step size underflowed at t = {t:.4} (a non-smooth or ill-posed drift)"),
+            Status::NonFinite { t } => write!(f, "the state or the drift became NaN or infinite at t = {t:.4}"),
+            Status::Stiff { t } => {
+                write!(f, "the explicit method found the problem stiff at t = {t:.4} (use --method auto or rosenbrock23)")
+            }
+            Status::Singular { t } => write!(f, "the stiff method met a singular matrix at t = {t:.4}"),
+            Status::TimeLimit { t } => write!(f, "the wall-clock limit ran out at t = {t:.4}"),
+        }
+    }
 }
 
 impl Status {

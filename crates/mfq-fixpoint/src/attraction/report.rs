@@ -405,6 +405,7 @@ pub(super) fn failure_text(status: &Status) -> String {
         Status::Singular { t } => format!("singular matrix at t = {t:.4}"),
         Status::TimeLimit { t } => format!("wall-clock limit at t = {t:.4}"),
         Status::Success | Status::SteadyState { .. } => "no failure".into(),
+        other => other.to_string(),
     }
 }
 

@@ -268,6 +268,8 @@ fn shift_status(status: Status, t0: f64) -> Status {
         Status::Stiff { t } => Status::Stiff { t: t + t0 },
         Status::Singular { t } => Status::Singular { t: t + t0 },
         Status::TimeLimit { t } => Status::TimeLimit { t: t + t0 },
+        // statuses added later carry no time to shift
+        other => other,
     }
 }
 

@@ -89,8 +89,8 @@ mod resolve;
 mod validate;
 
 pub use self::compile::Limits;
-pub use self::kind::GENERIC;
 pub use self::expr::{column, parse_bindings, parse_expr, parse_range, RangeExpr, SyntaxError};
+pub use self::kind::GENERIC;
 pub use self::model::GenericModel;
 pub use self::parse::{ConservationSpec, FamilySpec, GenericSpec, ObservablesSpec, OrderSpec, TransitionSpec, Value};
 pub use self::validate::VALIDATION_SAMPLES;

@@ -137,9 +137,6 @@ impl MeanFieldModel for GenericModel {
         });
     }
 
-
-
-
     fn layout(&self) -> StateLayout {
         self.layout.clone()
     }
@@ -235,11 +232,9 @@ impl AnalyticJacobian for GenericModel {
     }
 }
 
-
 impl Transitions for GenericModel {
     fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         let (jumps, ptr) = (&self.jumps, &self.jump_ptr);
         self.for_each_rate(x, &mut |i, r| visit(&jumps[ptr[i]..ptr[i + 1]], r));
     }
 }
-

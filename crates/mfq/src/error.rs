@@ -1,0 +1,34 @@
+//! The front door's error: the error of whichever job failed, unchanged.
+
+/// An error of a job: misuse (bad parameters or options) reported by the library below.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The model file or a parameter.
+    #[error(transparent)]
+    Model(#[from] mfq_model::ModelError),
+    /// The fixed-point solver's options, or a model outside its stability region
+    /// (`FixedPointError::Unstable`).
+    #[error(transparent)]
+    FixedPoint(#[from] mfq_fixpoint::FixedPointError),
+    /// The integrator's input.
+    #[error(transparent)]
+    Transient(#[from] mfq_ode::OdeError),
+    /// The attraction checker's options.
+    #[error(transparent)]
+    Check(#[from] mfq_fixpoint::CheckError),
+    /// The refined mean field (no transitions, a non-smooth model, a singular equation).
+    #[error(transparent)]
+    Refined(#[from] mfq_fixpoint::RefinedError),
+    /// The simulator's options or parameters, or a kind without a finite-N system.
+    #[error(transparent)]
+    Simulation(#[from] mfq_sim::SimError),
+    /// A model file that cannot be read.
+    #[error("cannot read model file {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
