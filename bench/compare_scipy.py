@@ -132,7 +132,7 @@ def bench_rows():
     if out.returncode != 0:
         sys.exit(f"cargo bench failed:\n{out.stderr[-2000:]}")
     rows = {}
-    # lambda K iters factorizations residual error median_us min_us, e.g.
+    # lambda K iters factorisations residual error median_us min_us, e.g.
     # "   0.9    50      8               8   1.11e-16   2.22e-16       11.10     10.78"
     num = r"([0-9.eE+-]+)"
     for line in out.stdout.splitlines():

@@ -7,7 +7,7 @@
 //! Python's `time.process_time`); calls are repeated in batches grown until one batch takes at
 //! least 40 ms, then 9 batches are timed and the median (and the minimum) per call is printed.
 //! `bench/compare_scipy.py` times SciPy's `root` the same way in the same run and reads the rows
-//! of the first table (`lambda K iters factorizations residual error median_us min_us`), so the
+//! of the first table (`lambda K iters factorisations residual error median_us min_us`), so the
 //! ratio to SciPy is only printed there. Every solution is checked against the closed form
 //! `x_k = lambda^(2^k - 1)` (Mitzenmacher 2001) before it is timed.
 
@@ -57,7 +57,7 @@ fn main() {
     println!("CPU time per call, median (min) of 9 batches of >= 40 ms; error = max |x_k - lambda^(2^k - 1)|");
     println!(
         "{:>6} {:>5} {:>6} {:>15} {:>10} {:>10} {:>11} {:>9}",
-        "lambda", "K", "iters", "factorizations", "residual", "error", "median us", "min us"
+        "lambda", "K", "iters", "factorisations", "residual", "error", "median us", "min us"
     );
     let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, ..Default::default() };
     for lambda in [0.7, 0.9, 0.95, 0.99, 0.999] {
@@ -72,7 +72,7 @@ fn main() {
             println!(
                 "{lambda:>6} {k:>5} {:>6} {:>15} {:>10.2e} {:>10.2e} {:>11.2} {:>9.2}",
                 fp.iterations,
-                fp.factorizations,
+                fp.factorisations,
                 fp.residual,
                 error,
                 median * 1e6,

@@ -40,7 +40,7 @@ fn report(label: &str, m: &dyn MeanFieldModel, x0: Option<Vec<f64>>, big_dt0: bo
         m.dim(),
         t.elapsed().as_secs_f64(),
         fp.iterations,
-        fp.factorizations,
+        fp.factorisations,
         fp.residual,
         fp.observables.mean_queue_length.unwrap_or(f64::NAN),
         match m.sparsity() {

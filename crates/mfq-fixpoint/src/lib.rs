@@ -139,7 +139,7 @@ pub struct FixedPoint {
     /// LU factorisations used at the final truncation level (at most `iterations`: chord steps
     /// and polishing reuse a factorisation where factorising costs many solves, e.g. the
     /// sparse pair approximations).
-    pub factorizations: usize,
+    pub factorisations: usize,
     /// Outcome.
     pub status: FixedPointStatus,
     /// Truncation level `K` (= length of `x` for tail-form models) and its diagnostics.
@@ -177,6 +177,7 @@ pub struct TruncationReport {
 
 /// Misuse, or a question that has no fixed-point answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FixedPointError {
     /// A model parameter is invalid.
     #[error(transparent)]

@@ -156,7 +156,7 @@ struct Iterate<'m> {
     /// Linear solves so far.
     iters: usize,
     /// LU factorisations so far.
-    factorizations: usize,
+    factorisations: usize,
 }
 
 impl Iterate<'_> {
@@ -166,7 +166,7 @@ impl Iterate<'_> {
     fn trial(&mut self, alpha: f64) -> Result<(f64, f64), usize> {
         self.model.jacobian(&self.x, &mut self.jac);
         self.factored = None;
-        self.factorizations += 1;
+        self.factorisations += 1;
         if let Err(e) = self.lu.factor(alpha, -1.0, &self.jac) {
             self.iters += 1;
             return Err(e.index);
@@ -278,7 +278,7 @@ impl<'m> Iterate<'m> {
             lu: ShiftedLu::new(n, model.sparsity()),
             factored: None,
             iters: 0,
-            factorizations: 0,
+            factorisations: 0,
         }
     }
 
@@ -453,7 +453,7 @@ impl<'m> Iterate<'m> {
     /// The report of the solve that ended with `status`: the last accepted iterate, its
     /// residual and observables (truncation, spectral abscissa: filled in by the callers).
     fn report(self, status: FixedPointStatus) -> FixedPoint {
-        let Iterate { model, x, r, iters, factorizations, .. } = self;
+        let Iterate { model, x, r, iters, factorisations, .. } = self;
         let n = model.dim();
         let observables = model.observables(&x);
         FixedPoint {
@@ -461,7 +461,7 @@ impl<'m> Iterate<'m> {
             residual: r,
             iterations: iters,
             total_iterations: iters,
-            factorizations,
+            factorisations,
             status,
             truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
             spectral_abscissa: None,

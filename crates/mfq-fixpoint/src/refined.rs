@@ -49,6 +49,7 @@ impl RefinedMeanField {
 
 /// Why the refined terms could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RefinedError {
     /// The model does not provide its transitions (jumps and rates).
     #[error("model {model} does not provide its transitions (jumps and rates), which the refined mean field needs")]

@@ -43,6 +43,7 @@ use serde::Serialize;
 
 /// Errors for misuse: a parameter outside its range, an unknown model, a malformed file.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// A parameter is outside the range the model is defined for.
     #[error("{field} = {value} is not allowed: {allowed}")]
@@ -54,9 +55,27 @@ pub enum ModelError {
         /// What is allowed (e.g. `a number in (0, 1)`).
         allowed: String,
     },
-    /// The model file could not be read as TOML or does not match the model-file format.
-    #[error("{0}")]
-    Format(String),
+    /// The model file is not TOML, or does not match the model-file format (an unknown key or
+    /// kind, a value of the wrong type).
+    #[error("{}{}{message}", after_set.as_ref().map_or(String::new(), |s| format!("after --set {s}: ")), position.as_ref().map_or(String::new(), |p| p.to_string()))]
+    File {
+        /// Where in the file, when the error has a position there.
+        position: Option<FilePosition>,
+        /// The `--set` overrides after which the error arose (`d=two --set lambda=0.5`), if any.
+        after_set: Option<String>,
+        /// What is wrong, starting with the dotted key it is about when there is one
+        /// (`model.d: invalid type: string "two", expected an integer >= 0 (32 bits)`).
+        message: String,
+    },
+    /// A declaration of a generic model is not valid (docs/models/generic.md).
+    #[error("{at}: {message}")]
+    Declaration {
+        /// Where: the dotted key, with the expression's text when an expression is at fault
+        /// (`model.transitions[0].rate = "x^"`).
+        at: String,
+        /// What is wrong, and what is allowed.
+        message: String,
+    },
     /// A `--set NAME=VALUE` override names a key that does not exist or is not a value.
     #[error("--set {name}: {reason}")]
     BadOverride {
@@ -65,6 +84,33 @@ pub enum ModelError {
         /// Why it cannot be applied.
         reason: String,
     },
+}
+
+/// A position in a model file, for [`ModelError::File`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePosition {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column, from 1.
+    pub column: usize,
+    /// The line's text, trimmed and cut to 60 characters (it names the key or the table).
+    pub text: String,
+}
+
+impl std::fmt::Display for FilePosition {
+    /// `TOML parse error at line L, column C (TEXT): `, the prefix of a message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = if self.text.is_empty() { String::new() } else { format!(" ({})", self.text) };
+        write!(f, "TOML parse error at line {}, column {}{text}: ", self.line, self.column)
+    }
+}
+
+impl ModelError {
+    /// A [`ModelError::Declaration`] of a generic model: `at` names the key, `message` says
+    /// what is wrong and what is allowed.
+    pub fn declaration(at: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        ModelError::Declaration { at: at.into(), message: message.to_string() }
+    }
 }
 
 /// Shorthand for an [`ModelError::OutOfRange`]. A number whose plain decimal form is longer

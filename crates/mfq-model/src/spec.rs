@@ -216,19 +216,23 @@ impl ModelFile {
     /// Parses a model file and applies `overrides` (`NAME=VALUE` strings), then checks every range.
     ///
     /// # Errors
-    /// [`ModelError::Format`] for malformed TOML, unknown keys or kinds, wrong types (the
+    /// [`ModelError::File`] for malformed TOML, unknown keys or kinds, wrong types (the
     /// message has the line and the key); [`ModelError::BadOverride`] for an override that
     /// names no key; [`ModelError::OutOfRange`] for a value outside its range.
     pub fn parse(text: &str, overrides: &[String]) -> Result<Self, ModelError> {
-        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| ModelError::Format(one_line(&e, text)))?;
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| file_error(&e, text))?;
         for o in overrides {
             apply_override(&mut doc, o)?;
         }
         let file: ModelFile = if overrides.is_empty() {
-            toml::from_str(text).map_err(|e| ModelError::Format(one_line(&e, text)))?
+            toml::from_str(text).map_err(|e| file_error(&e, text))?
         } else {
-            ModelFile::deserialize(doc)
-                .map_err(|e| ModelError::Format(format!("after --set {}: {}", printable(&overrides.join(" --set ")), one_line(&e, ""))))?
+            ModelFile::deserialize(doc).map_err(|e| match file_error(&e, "") {
+                ModelError::File { position, message, .. } => {
+                    ModelError::File { position, after_set: Some(printable(&overrides.join(" --set "))), message }
+                }
+                other => other,
+            })?
         };
         file.truncation.validate()?;
         // identical copies under FCFS have a finite-N stability verdict (the saturated system,
@@ -243,7 +247,7 @@ impl ModelFile {
 /// A TOML or format error as one line: `TOML parse error at line L, column C: MESSAGE` when
 /// the error has a position in `text`, else the message and the key path (`... in `model``).
 /// (The toml crate's own `Display` spreads the error over five lines with a source excerpt.)
-fn one_line(e: &toml::de::Error, text: &str) -> String {
+fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
     // serde names Rust types; say what the file must hold instead
     const TYPES: [(&str, &str); 6] = [
         ("struct Truncation", "a [truncation] table"),
@@ -264,19 +268,19 @@ fn one_line(e: &toml::de::Error, text: &str) -> String {
     // an error inside [model] names its key (`model.d: ...`): point at that key's line
     let keyed = e.message().split_once(": ").filter(|(path, _)| path.starts_with("model")).map(|(path, _)| path);
     let span = keyed.and_then(|path| key_span(text, path)).or_else(|| e.span());
-    match span.and_then(|span| text.get(..span.start)) {
+    let (position, message) = match span.and_then(|span| text.get(..span.start)) {
         Some(before) => {
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             // the line itself, which names the key or the table
             let source: String = text.lines().nth(line - 1).unwrap_or("").trim().chars().take(60).collect();
-            let source = if source.is_empty() { String::new() } else { format!(" ({})", printable(&source)) };
-            format!("TOML parse error at line {line}, column {column}{source}: {}", join(e.message()))
+            (Some(crate::FilePosition { line, column, text: printable(&source) }), join(e.message()))
         }
         // the message without the ` in `model`` that repeats the key
-        None if keyed.is_some() => join(e.message()),
-        None => join(&e.to_string()),
-    }
+        None if keyed.is_some() => (None, join(e.message())),
+        None => (None, join(&e.to_string())),
+    };
+    ModelError::File { position, after_set: None, message }
 }
 
 /// Where the dotted key `path` (`model.classes[1].speed`) is in the TOML document `text`: the
@@ -430,7 +434,7 @@ mod tests {
         let e = ModelFile::parse(JSQ, &["foo=1".into()]).unwrap_err();
         assert!(e.to_string().contains("foo"), "{e}");
         let e = ModelFile::parse("[model\nkind=", &[]).unwrap_err();
-        assert!(matches!(e, ModelError::Format(_)));
+        assert!(matches!(e, ModelError::File { position: Some(_), .. }));
     }
 
     #[test]

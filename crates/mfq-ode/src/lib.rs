@@ -233,6 +233,7 @@ impl Trajectory {
 
 /// Misuse of [`solve`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OdeError {
     /// The initial state has the wrong length.
     #[error("initial state has {got} entries, the model has {expected}")]

@@ -75,6 +75,7 @@ use std::time::Instant;
 
 /// Errors of [`simulate`] and [`SimOptions::validate`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SimError {
     /// An option or a model parameter is outside the range the simulator accepts.
     #[error("{field} = {value} is not allowed: {allowed}")]

@@ -168,7 +168,7 @@ fn check_until(
         summary_name,
         verdict,
         notes,
-        wall_time_s: started.elapsed().as_secs_f64(),
+        wall_seconds: started.elapsed().as_secs_f64(),
     })
 }
 

@@ -90,6 +90,7 @@ impl CheckOptions {
 /// Misuse of the checker. Numerical outcomes (runs that do not settle, Newton failures) are
 /// data in the report, not errors.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckError {
     /// An option, or the given fixed point, is outside its range.
     #[error("{field} = {value} is not allowed: {allowed}")]

@@ -303,7 +303,7 @@ pub struct AttractionReport {
     /// Remarks behind the verdict (degeneracy, violations, failed solves).
     pub notes: Vec<String>,
     /// Wall-clock time of the check, seconds.
-    pub wall_time_s: f64,
+    pub wall_seconds: f64,
 }
 
 impl AttractionReport {
@@ -376,7 +376,7 @@ impl fmt::Display for AttractionReport {
             writeln!(f, "  note: {n}")?;
         }
         writeln!(f, "  verdict: {}", self.verdict)?;
-        write!(f, "  wall time {:.2} s", self.wall_time_s)
+        write!(f, "  wall time {:.2} s", self.wall_seconds)
     }
 }
 

@@ -76,7 +76,7 @@ impl GenericModel {
     /// the spec, that parameter is set to `K` first.
     ///
     /// # Errors
-    /// [`ModelError::Format`] naming the key, the column and the index values for: a syntax
+    /// [`ModelError::Declaration`] naming the key, the column and the index values for: a syntax
     /// error; an unknown name; an index outside a family without a boundary value; a jump
     /// outside the state; a jump that breaks a declared conservation law; a rate that is
     /// negative or not finite at a sampled feasible state (or a negative constant rate).
@@ -102,7 +102,7 @@ impl GenericModel {
             declare_family(&mut r, fi, f, limits.max_state)?;
         }
         if r.element_names.is_empty() {
-            return Err(ModelError::Format("model: a generic model needs state variables (model.variables or model.families)".into()));
+            return Err(ModelError::declaration("model", "a generic model needs state variables (model.variables or model.families)"));
         }
         let Reduced { member_lists, slot_of, names, laws } = reduce(&mut r, spec)?;
         let Unrolled { jumps, jump_ptr, rates, labels } = unroll_transitions(&r, spec, &member_lists, &slot_of, limits.max_transitions)?;
@@ -208,8 +208,9 @@ fn reduce(r: &mut Resolver, spec: &GenericSpec) -> Result<Reduced, ModelError> {
         }
     }
     if names.is_empty() {
-        return Err(ModelError::Format(
-            "model.conservation: every state variable is eliminated; allowed: laws that leave at least one variable".into(),
+        return Err(ModelError::declaration(
+            "model.conservation",
+            "every state variable is eliminated; allowed: laws that leave at least one variable",
         ));
     }
     r.subst = (0..n_elements).map(|e| slot_of[e].map_or(Node::Const(0.0), |s| Node::Var(s as u32))).collect();
@@ -268,7 +269,7 @@ fn unroll_transitions(
 ) -> Result<Unrolled, ModelError> {
     let mut out = Unrolled { jumps: Vec::new(), jump_ptr: vec![0usize], rates: Vec::new(), labels: Vec::new() };
     if spec.transitions.is_empty() {
-        return Err(ModelError::Format("model.transitions: a generic model needs at least one transition".into()));
+        return Err(ModelError::declaration("model.transitions", "a generic model needs at least one transition"));
     }
     let mut iterations = max_transitions;
     for (ti, t) in spec.transitions.iter().enumerate() {
@@ -299,7 +300,7 @@ fn unroll_transition(
         jump_keys.push((parse_expr(k).map_err(|e| syntax(&jkey, k, e))?, k, v));
     }
     if jump_keys.is_empty() {
-        return Err(ModelError::Format(format!("{key}.jump: empty; allowed: a table of variable = change, e.g. {{ \"x[k]\" = 1 }}")));
+        return Err(ModelError::declaration(format!("{key}.jump"), "empty; allowed: a table of variable = change, e.g. { \"x[k]\" = 1 }"));
     }
     let rkey = format!("{key}.rate");
     let rate_src = t.rate.source();
@@ -358,7 +359,7 @@ fn instance_jump(
     validate::check_jump_keeps_laws(key, scope, &changes, member_lists)?;
     let reduced: Vec<(usize, f64)> = changes.iter().filter_map(|&(e, a)| slot_of[e].filter(|_| a != 0.0).map(|s| (s, a))).collect();
     if reduced.is_empty() {
-        return Err(ModelError::Format(format!("{key}.jump{}: changes no state variable", scope_text(scope))));
+        return Err(ModelError::declaration(format!("{key}.jump{}", scope_text(scope)), "changes no state variable"));
     }
     Ok(reduced)
 }

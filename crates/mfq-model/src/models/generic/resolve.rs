@@ -288,7 +288,7 @@ pub(super) fn for_each_binding(
     let z = r.integer(&b.to, src, key, scope)?;
     for k in a..=z {
         if *iterations == 0 {
-            return Err(ModelError::Format(format!("{key}: more transitions after unrolling than allowed (see Limits)")));
+            return Err(ModelError::declaration(key, "more transitions after unrolling than allowed (see Limits)"));
         }
         *iterations -= 1;
         scope.push((name.clone(), k));

@@ -21,7 +21,7 @@ pub(super) const FUNCTIONS: [&str; 7] = ["exp", "log", "sqrt", "abs", "min", "ma
 // messages
 
 pub(super) fn format_err(key: &str, src: &str, msg: impl std::fmt::Display) -> ModelError {
-    ModelError::Format(format!("{key} = \"{src}\": {msg}"))
+    ModelError::declaration(format!("{key} = \"{src}\""), msg)
 }
 
 pub(super) fn at_col(key: &str, src: &str, offset: usize, msg: impl std::fmt::Display) -> ModelError {
@@ -132,10 +132,13 @@ pub(super) fn check_eliminated_once(
         for &m in members {
             if let Some(other) = eliminated_by[m] {
                 if other != li {
-                    return Err(ModelError::Format(format!(
-                        "model.conservation[{li}].sum: {} is eliminated by model.conservation[{other}]; allowed: an eliminated variable appears in one law only (set eliminate = ...)",
-                        element_names[m]
-                    )));
+                    return Err(ModelError::declaration(
+                        format!("model.conservation[{li}].sum"),
+                        format!(
+                            "{} is eliminated by model.conservation[{other}]; allowed: an eliminated variable appears in one law only (set eliminate = ...)",
+                            element_names[m]
+                        ),
+                    ));
                 }
             }
         }
@@ -155,10 +158,10 @@ pub(super) fn check_jump_keeps_laws(
         let net: f64 = changes.iter().filter(|(e, _)| members.contains(e)).map(|(_, a)| a).sum();
         let scale: f64 = changes.iter().map(|(_, a)| a.abs()).sum::<f64>().max(1.0);
         if net.abs() > 1e-12 * scale {
-            return Err(ModelError::Format(format!(
-                "{key}.jump{}: changes the sum of model.conservation[{li}] by {net}; allowed: jumps that keep every declared conservation law",
-                scope_text(scope)
-            )));
+            return Err(ModelError::declaration(
+                format!("{key}.jump{}", scope_text(scope)),
+                format!("changes the sum of model.conservation[{li}] by {net}; allowed: jumps that keep every declared conservation law"),
+            ));
         }
     }
     Ok(())
@@ -224,10 +227,13 @@ pub(super) fn check_initial_laws(
         if slot_of[e].is_none() && given[e] {
             let implied = r.subst[e].eval(x);
             if (implied - values[e]).abs() > 1e-9 {
-                return Err(ModelError::Format(format!(
-                    "model.initial: {} = {} but the conservation law gives {implied}; allowed: values that satisfy the declared conservation laws",
-                    r.element_names[e], values[e]
-                )));
+                return Err(ModelError::declaration(
+                    "model.initial",
+                    format!(
+                        "{} = {} but the conservation law gives {implied}; allowed: values that satisfy the declared conservation laws",
+                        r.element_names[e], values[e]
+                    ),
+                ));
             }
         }
     }

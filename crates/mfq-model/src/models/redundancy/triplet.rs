@@ -293,6 +293,9 @@ impl RedundancyTriplet {
     }
 
     /// Value at `x` and coefficients of the drift; `jac` receives the Jacobian when given.
+    // Longer than 120 lines on purpose: one pass over the K^3 triplet states computes every
+    // drift term and its Jacobian entries together, reusing the auxiliary sums held under one
+    // lock; split across functions, the terms would be recomputed or passed in a dozen slices.
     fn evaluate(&self, x: &[f64], dx: Option<&mut [f64]>, mut jac: Option<&mut Jacobian>) {
         let mut guard = self.aux.lock().unwrap_or_else(|p| p.into_inner());
         let u = &mut *guard;
