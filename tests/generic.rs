@@ -294,7 +294,7 @@ fn two_class_model_with_conservation_law() {
     }
     // the attraction checker runs on it (unique equilibrium)
     let m = build("two-class.toml", &[], 1);
-    let report = mfq_fixpoint::check(m.as_ref(), &mfq_fixpoint::CheckOptions { starts: 8, progress: false, ..Default::default() }).unwrap();
+    let report = mfq_fixpoint::check(m.as_ref(), &mfq_fixpoint::CheckOptions { starts: 8, ..Default::default() }).unwrap();
     assert_eq!(report.equilibria.len(), 1, "{:?}", report.verdict);
 }
 

@@ -1,11 +1,10 @@
 //! `mfq check`: uniqueness and global attraction of the fixed point.
 
 use crate::commands::{deadline_of, fixed_point_of, load, seconds_left, time_limit_failure, title, with_error};
-use crate::output::{out_dir, write_all_atomic};
+use crate::output::{check_plots, out_dir, write_all_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::{check_with_fixed_point, AttractionReport, CheckOptions, FixedPointStatus, Verdict};
-use mfq_plot::attraction::{basins_svg, convergence_svg};
 use std::io::IsTerminal;
 use std::time::Instant;
 
@@ -48,16 +47,6 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<
     check_with_fixed_point(model.as_ref(), fp, &opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
 }
 
-/// The checker's plots for a report: `attraction.svg` (and `basins.svg` when there are
-/// several equilibria), as (path, contents) to write as a set.
-pub(crate) fn check_plots(dir: &std::path::Path, report: &AttractionReport) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, Failure> {
-    let mut files = vec![(dir.join("attraction.svg"), convergence_svg(report).map_err(|e| Failure::io(e.to_string()))?.into_bytes())];
-    if matches!(report.verdict, Verdict::NotUnique { .. }) {
-        files.push((dir.join("basins.svg"), basins_svg(report).map_err(|e| Failure::io(e.to_string()))?.into_bytes()));
-    }
-    Ok(files)
-}
-
 /// `mfq check`. A check stopped by `--max-seconds` prints its report and writes no files
 /// (exit code 4).
 pub fn check(args: &CheckArgs) -> Result<(), Failure> {
@@ -67,7 +56,7 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         seed: args.seed,
         tol: args.tol,
         time_limit: args.time_limit,
-        progress: !args.model.json && std::io::stderr().is_terminal(),
+        progress: if !args.model.json && std::io::stderr().is_terminal() { progress_bar(&args.model.model) } else { Default::default() },
         ..Default::default()
     };
     opts.validate().map_err(|e| Failure::input(format!("--{}", e.to_string().replace('_', "-"))))?;
@@ -96,4 +85,20 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         outln!("wrote {}, check.json", names.join(", "));
     }
     Ok(())
+}
+
+/// A progress bar on stderr for the checker's runs (the library only reports `done` of `total`).
+fn progress_bar(model: &std::path::Path) -> mfq_fixpoint::attraction::Progress {
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({elapsed})") {
+        bar.set_style(style);
+    }
+    bar.set_message(format!("check {}", model.display()));
+    mfq_fixpoint::attraction::Progress::new(move |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+        if done == total {
+            bar.finish_and_clear();
+        }
+    })
 }

@@ -511,7 +511,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
     let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
         .map_err(|e| Failure::io(e.to_string()))?;
-    let check_plots = crate::checkcmd::check_plots(&dir, check)?;
+    let check_plots = crate::output::check_plots(&dir, check)?;
     let mut value = fixed_point_json(&file, fp);
     value["stability"] = json!(stability);
     value["attraction"] = json!({ "verdict": check.verdict, "summary": check.summary(), "starts": starts });

@@ -81,3 +81,20 @@ pub fn num(v: f64) -> String {
         format!("{v:.6e}")
     }
 }
+
+/// The checker's plots for a report: `attraction.svg` (and `basins.svg` when there are
+/// several equilibria), as (path, contents) to write as a set.
+pub(crate) fn check_plots(
+    dir: &std::path::Path,
+    report: &mfq_fixpoint::AttractionReport,
+) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, Failure> {
+    let mut files = vec![(
+        dir.join("attraction.svg"),
+        mfq_plot::attraction::convergence_svg(report).map_err(|e| Failure::io(e.to_string()))?.into_bytes(),
+    )];
+    if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
+        files
+            .push((dir.join("basins.svg"), mfq_plot::attraction::basins_svg(report).map_err(|e| Failure::io(e.to_string()))?.into_bytes()));
+    }
+    Ok(files)
+}

@@ -4,7 +4,7 @@ use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use mfq_fixpoint::sweep::{sweep, Axis, PointStatus, SweepReport};
+use mfq::sweep::{sweep, Axis, PointStatus, SweepReport};
 use mfq_fixpoint::{solve_spec, FixedPointOptions};
 use mfq_model::ModelFile;
 use mfq_plot::{sweep_svg, tail_svg, SweepPlotStyle, SweepQuantity};

@@ -67,7 +67,6 @@ pub mod attraction;
 mod newton;
 pub mod refined;
 mod stability;
-pub mod sweep;
 
 pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
 pub use newton::{solve_model, FixedPointOptions};

@@ -10,7 +10,7 @@
 //! - [`size_comparison_svg`]: simulation against mean field and refined mean field over the
 //!   system size, from a [`SizeComparison`] (filled by the caller from a simulation report and
 //!   an [`mfq_fixpoint::RefinedMeanField`], so that this crate does not depend on `mfq-sim`).
-//! - [`sweep_svg`]: a quantity ([`SweepQuantity`]) of an [`mfq_fixpoint::sweep::SweepReport`].
+//! - [`sweep_svg`]: a quantity ([`SweepQuantity`]) of an [`mfq::sweep::SweepReport`].
 //! - [`attraction`]: the checker's plots of an [`mfq_fixpoint::AttractionReport`].
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
@@ -358,9 +358,9 @@ pub enum SweepQuantity {
 
 impl SweepQuantity {
     /// The value at a sweep point, if solved and defined.
-    pub fn of(self, p: &mfq_fixpoint::sweep::SweepPoint) -> Option<f64> {
+    pub fn of(self, p: &mfq::sweep::SweepPoint) -> Option<f64> {
         match &p.status {
-            mfq_fixpoint::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, .. } => match self {
+            mfq::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, .. } => match self {
                 SweepQuantity::MeanResponseTime => *mean_response_time,
                 SweepQuantity::MeanQueueLength => *mean_queue_length,
                 SweepQuantity::ProbWait => *prob_wait,
@@ -402,7 +402,7 @@ pub struct SweepPlotStyle {
 ///
 /// # Errors
 /// [`PlotError`] if plotters fails or no point has a value.
-pub fn sweep_svg(report: &mfq_fixpoint::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
+pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
     let values: Vec<f64> = report.points.iter().filter_map(|p| quantity.of(p)).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
         return Err(PlotError("no point of the sweep has a value to plot (all unstable or failed)".into()));
@@ -449,7 +449,7 @@ pub fn sweep_svg(report: &mfq_fixpoint::sweep::SweepReport, quantity: SweepQuant
                         .map_err(err)?
                         .label(label)
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                    if let Some(p) = report.curve(*curve).find(|p| matches!(p.status, mfq_fixpoint::sweep::PointStatus::Unstable { .. })) {
+                    if let Some(p) = report.curve(*curve).find(|p| matches!(p.status, mfq::sweep::PointStatus::Unstable { .. })) {
                         chart.draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1))).map_err(err)?;
                     }
                 }

@@ -13,6 +13,7 @@ pub mod catalog;
 mod error;
 mod model;
 pub mod report;
+pub mod sweep;
 
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;

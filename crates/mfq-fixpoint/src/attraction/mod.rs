@@ -31,7 +31,7 @@
 //!    between the two closest such starts is bisected by basin to find the equilibrium on
 //!    the basin boundary (a saddle, which no random trajectory reaches), polished by Newton.
 //! 4. **Series for plots**: `log10 ||x(t) - x_lim||_inf` against `t` for every run, at about
-//!    200 log-spaced times ([`crate::svg::attraction`] draws them).
+//!    200 log-spaced times (`mfq_plot::attraction` draws them).
 //!
 //! # Verdicts and what they rest on
 //!
@@ -69,7 +69,7 @@ mod runs;
 mod sandwich;
 mod verdict;
 
-pub use options::{CheckError, CheckOptions};
+pub use options::{CheckError, CheckOptions, Progress};
 pub use report::{AttractionReport, Equilibrium, EquilibriumKind, ExtremalRun, FoundBy, Sandwich, StartRun, Verdict};
 pub use runs::{LOG10_FLOOR, SERIES_POINTS};
 pub use sandwich::{ORDER_CHECKPOINTS, ORDER_TOL};

@@ -4,6 +4,58 @@ use crate::FixedPointError;
 use mfq_ode::OdeError;
 use serde::Serialize;
 
+/// A progress sink: `tick(done, total)` after each finished unit of work (a run of the
+/// checker), called from worker threads. Serialised as whether it is set.
+#[derive(Clone, Default)]
+pub struct Progress(Option<std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>>);
+
+impl Progress {
+    /// No progress reports.
+    pub fn none() -> Self {
+        Progress(None)
+    }
+
+    /// Reports to `tick(done, total)`.
+    pub fn new(tick: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
+        Progress(Some(std::sync::Arc::new(tick)))
+    }
+
+    /// Whether a sink is set.
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Reports `done` of `total`.
+    pub fn tick(&self, done: u64, total: u64) {
+        if let Some(f) = &self.0 {
+            f(done, total);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Progress({})", if self.is_set() { "set" } else { "none" })
+    }
+}
+
+impl PartialEq for Progress {
+    /// Two sinks are equal when both are unset or both are the same closure.
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Serialize for Progress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(self.is_set())
+    }
+}
+
 /// Options of [`check`](super::check).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckOptions {
@@ -26,8 +78,9 @@ pub struct CheckOptions {
     pub degeneracy_tol: f64,
     /// Eigenvalues are computed for models up to this dimension (dense, `O(n^3)`; default 600).
     pub max_dim_for_eigenvalues: usize,
-    /// Show a progress bar on stderr.
-    pub progress: bool,
+    /// Where the runs report their progress (default: nowhere). The library draws nothing:
+    /// the caller (the CLI: a progress bar on stderr) does.
+    pub progress: Progress,
     /// Wall-clock limit of the whole check, in seconds (finite, `> 0`; default `None`, no
     /// limit). When it runs out, every integration stops at its next step and the verdict is
     /// [`Verdict::TimeLimit`](super::Verdict::TimeLimit).
@@ -46,7 +99,7 @@ impl Default for CheckOptions {
             cluster_tol: 1e-6,
             degeneracy_tol: 1e-5,
             max_dim_for_eigenvalues: 600,
-            progress: false,
+            progress: Progress::none(),
             max_seconds: None,
         }
     }

@@ -271,7 +271,7 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Everything the checker found; plots ([`crate::svg::attraction`]) read only this.
+/// Everything the checker found; plots (`mfq_plot::attraction`) read only this.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AttractionReport {
     /// The model's name.

@@ -5,7 +5,6 @@
 use super::report::{failure_note, run_failed, StartRun};
 use super::{inf_dist, remaining_seconds, CheckError, Ctx};
 use crate::{solve_model, FixedPointOptions};
-use indicatif::{ProgressBar, ProgressStyle};
 use mfq_ode::{past, Method, OdeError, SolveOptions, Status};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -75,27 +74,19 @@ impl Ctx<'_> {
     }
 
     /// Runs every start in parallel (distance series measured to `reference` for runs that do
-    /// not settle), with a progress bar when `CheckOptions::progress` is set.
+    /// not settle), reporting each finished run to `CheckOptions::progress`.
     pub(super) fn run_all(&self, starts: &[Start], reference: &[f64]) -> Result<Vec<RunOut>, CheckError> {
-        let bar = if self.opts.progress {
-            let b = ProgressBar::new(starts.len() as u64);
-            if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({elapsed})") {
-                b.set_style(style);
-            }
-            b.set_message(format!("check {}", self.model.name()));
-            b
-        } else {
-            ProgressBar::hidden()
-        };
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let total = starts.len() as u64;
         let outs: Vec<RunOut> = starts
             .par_iter()
             .map(|s| {
                 let out = self.run(&s.label, &s.x, reference);
-                bar.inc(1);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                self.opts.progress.tick(n, total);
                 out
             })
             .collect::<Result<_, _>>()?;
-        bar.finish_and_clear();
         Ok(outs)
     }
 

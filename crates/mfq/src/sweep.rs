@@ -6,7 +6,7 @@
 //! Points outside the model's stability region are marked [`PointStatus::Unstable`] and carry
 //! no numbers.
 
-use crate::{solve_spec, FixedPointError, FixedPointOptions, FixedPointStatus};
+use mfq_fixpoint::{solve_spec, FixedPointError, FixedPointOptions, FixedPointStatus};
 use mfq_model::{ModelError, ModelFile};
 use rayon::prelude::*;
 use serde::Serialize;
