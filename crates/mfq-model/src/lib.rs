@@ -252,6 +252,17 @@ pub enum PartialOrder {
     },
 }
 
+impl std::fmt::Display for PartialOrder {
+    /// The order's name (`componentwise`, `staircase`, `lexicographic`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PartialOrder::Componentwise => "componentwise",
+            PartialOrder::Staircase { .. } => "staircase",
+            PartialOrder::Lexicographic { .. } => "lexicographic",
+        })
+    }
+}
+
 /// A state with a name, e.g. the empty or the full state used as extremal starts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NamedState {

@@ -37,7 +37,8 @@ pub fn catalog_text() -> String {
         out.push_str(&format!("{:<16} {}\n", k.name, k.title));
         for p in k.params {
             let unit = if p.unit.is_empty() { String::new() } else { format!(" [{}]", p.unit) };
-            let default = p.default.map_or(String::new(), |d| format!("; default {d}"));
+            // the allowed text may already name the default
+            let default = p.default.filter(|_| !p.allowed.contains("default")).map_or(String::new(), |d| format!("; default {d}"));
             out.push_str(&format!("    {:<10} {}{unit} ({}{default})\n", p.name, p.meaning, p.allowed));
         }
         out.push_str(&format!("    source: {}\n    example: {}\n    docs: {}\n", k.sources, k.example, k.docs));

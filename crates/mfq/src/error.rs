@@ -23,6 +23,16 @@ pub enum Error {
     /// The simulator's options or parameters, or a kind without a finite-N system.
     #[error(transparent)]
     Simulation(#[from] mfq_sim::SimError),
+    /// The state given as a fixed point is not one of this model.
+    #[error("not a fixed point of this model: {entries} entries for {dim} states, max |f(x)| = {residual:.2e} (allowed: 1e-8)")]
+    NotAFixedPoint {
+        /// Entries of the state given.
+        entries: usize,
+        /// The model's dimension at that truncation.
+        dim: usize,
+        /// `max |f(x)|` at the state (infinite when the sizes differ).
+        residual: f64,
+    },
     /// A model file that cannot be read.
     #[error("cannot read model file {path}: {reason}")]
     Read {

@@ -9,7 +9,7 @@
 //! The report that `mfq report` prints is assembled by [`report::report`]; the catalogue that
 //! `mfq models` prints by [`catalog`].
 
-pub mod catalog;
+mod catalog;
 mod error;
 mod model;
 pub mod report;

@@ -104,10 +104,22 @@ impl Model {
     /// SIGMETRICS 2017).
     ///
     /// # Errors
-    /// [`Error::Model`] for the model; [`Error::Refined`] when the model has no transitions,
+    /// [`Error::NotAFixedPoint`] when `fp` is not a fixed point of this model (another size, or
+    /// `max |f(x)| > 1e-8`); [`Error::Model`] for the model; [`Error::Refined`] when the model has no transitions,
     /// is not smooth, or its Lyapunov equation is singular.
     pub fn refined(&self, fp: &FixedPoint) -> Result<RefinedMeanField, Error> {
         let model = self.build(Some(fp.truncation.levels))?;
+        // the fixed point must be this model's: right size, drift (near) zero
+        let mut dx = vec![0.0; model.dim()];
+        let residual = if fp.x.len() == dx.len() {
+            model.drift(&fp.x, &mut dx);
+            dx.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+        } else {
+            f64::INFINITY
+        };
+        if !(residual <= 1e-8) {
+            return Err(Error::NotAFixedPoint { entries: fp.x.len(), dim: model.dim(), residual });
+        }
         Ok(refined_mean_field(model.as_ref(), &fp.x)?)
     }
 
@@ -139,5 +151,44 @@ impl Model {
     /// As [`report`](crate::report::report).
     pub fn report(&self, opts: &ReportOptions) -> Result<Report, Error> {
         report(&self.file.model, &self.file.truncation, opts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JSQ2: &str = "[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n[truncation]\nlevels = 20\n";
+
+    /// The refined term of JSQ(2) at lambda = 0.9, K = 20: sum V = 3.986427 (rmf_tool, and
+    /// validation/jsq.py; docs/references.md).
+    #[test]
+    fn refined_term_of_jsq2_matches_rmf_tool() {
+        let m = Model::from_toml(JSQ2, &[]).unwrap();
+        let fp = m.fixed_point(&FixedPointOptions::default()).unwrap();
+        let r = m.refined(&fp).unwrap();
+        assert!((r.sum_v - 3.986427).abs() < 2e-6, "sum V = {}", r.sum_v);
+    }
+
+    /// A fixed point of another model (JSQ(3) at lambda = 0.95) is refused, not used.
+    #[test]
+    fn refined_refuses_a_fixed_point_of_another_model() {
+        let m = Model::from_toml(JSQ2, &[]).unwrap();
+        let other = m.with(&["d=3".into(), "lambda=0.95".into()]).unwrap();
+        let fp = other.fixed_point(&FixedPointOptions::default()).unwrap();
+        assert!(matches!(m.refined(&fp), Err(Error::NotAFixedPoint { .. })));
+    }
+
+    /// The report of JSQ(2) at lambda = 0.9: T = 2.614057 (Mitzenmacher 2001, closed form), a
+    /// transient that reaches x*, and a certified attraction verdict.
+    #[test]
+    fn report_of_jsq2() {
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n", &[]).unwrap();
+        let r = m.report(&ReportOptions::default()).unwrap();
+        assert!((r.fixed_point.observables.mean_response_time.unwrap() - 2.614057).abs() < 1e-6);
+        let crate::Dynamics::Done { distance, check, .. } = &r.dynamics else { panic!("no dynamics: {:?}", r.dynamics) };
+        assert!(*distance.last().unwrap() < 1e-8);
+        assert_eq!(check.verdict.name(), "certified");
+        assert!(r.stopped().is_none());
     }
 }

@@ -175,7 +175,7 @@ pub fn sweep(
                             }
                             Ok(fp) => {
                                 warm = None;
-                                PointStatus::Failed { reason: format!("{:?} (residual {:.2e})", fp.status, fp.residual) }
+                                PointStatus::Failed { reason: format!("{} (residual {:.2e})", fp.status, fp.residual) }
                             }
                         }
                     }

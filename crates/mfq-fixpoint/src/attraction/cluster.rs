@@ -45,7 +45,7 @@ impl Ctx<'_> {
         if fp.converged() {
             eqs.push(EqBuild { x: fp.x.clone(), residual: fp.residual, found_by: FoundBy::FixedPointSolve });
         } else {
-            notes.push(format!("the reference fixed-point solve did not converge ({:?}, residual {:.1e})", fp.status, fp.residual));
+            notes.push(format!("the reference fixed-point solve did not converge ({}, residual {:.1e})", fp.status, fp.residual));
         }
         let reference = fp.converged().then_some(0);
         let mut run_eq: Vec<Option<usize>> = Vec::with_capacity(outs.len());

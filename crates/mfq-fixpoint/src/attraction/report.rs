@@ -22,6 +22,27 @@ pub enum EquilibriumKind {
     Unknown,
 }
 
+impl fmt::Display for EquilibriumKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EquilibriumKind::Stable => "stable",
+            EquilibriumKind::Unstable => "unstable",
+            EquilibriumKind::Degenerate => "degenerate",
+            EquilibriumKind::Unknown => "stability not computed",
+        })
+    }
+}
+
+impl fmt::Display for FoundBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FoundBy::FixedPointSolve => "the fixed-point solve",
+            FoundBy::Trajectory => "a trajectory",
+            FoundBy::Separatrix => "Newton from a basin boundary",
+        })
+    }
+}
+
 /// How an equilibrium was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -322,7 +343,7 @@ impl fmt::Display for AttractionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "attraction check: {} ({} state entries)", self.model, self.dim)?;
         let fp = &self.fixed_point;
-        write!(f, "  fixed point x* = {}: residual {:.1e}, {:?}", fmt_state(&fp.x), fp.residual, fp.status)?;
+        write!(f, "  fixed point x* = {}: residual {:.1e}, {}", fmt_state(&fp.x), fp.residual, fp.status)?;
         match &self.local {
             Some(l) => writeln!(f, ", spectral abscissa {:.6e} (slowest decay rate {:.6e})", l.spectral_abscissa, l.slowest_decay_rate)?,
             None => writeln!(f, ", eigenvalues not computed")?,
@@ -330,7 +351,7 @@ impl fmt::Display for AttractionReport {
         if let Some(s) = &self.sandwich {
             writeln!(
                 f,
-                "  sandwich ({:?} order): {} Jacobian samples, {} violations (max {:.1e}); {} ordered pairs, {} violations \
+                "  sandwich ({} order): {} Jacobian samples, {} violations (max {:.1e}); {} ordered pairs, {} violations \
                  (max excess {:.1e})",
                 s.order, s.jacobian_samples, s.jacobian_violations, s.max_violation, s.order_pairs, s.order_violations, s.max_order_excess
             )?;
@@ -360,7 +381,7 @@ impl fmt::Display for AttractionReport {
             let alpha = e.local.as_ref().map_or("-".to_string(), |l| format!("{:.4e}", l.spectral_abscissa));
             writeln!(
                 f,
-                "  equilibrium #{i}{}: {} = {:.10}, {:?}, spectral abscissa {alpha}, residual {:.1e}, {} starts ({:.0}%){}, found by {:?}",
+                "  equilibrium #{i}{}: {} = {:.10}, {}, spectral abscissa {alpha}, residual {:.1e}, {} starts ({:.0}%){}, found by {}",
                 if self.reference == Some(i) { " (x*)" } else { "" },
                 self.summary_name,
                 e.summary,
