@@ -425,10 +425,6 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     })
 }
 
-/// Above this many states `report` skips the transient and the attraction check: each is a
-/// stiff integration of the whole state (minutes to hours for the pair and triplet
-/// approximations); `mfq solve` and `mfq check` run them on request, with `--max-seconds`.
-
 /// `report` for a large model or one without dynamics: the fixed point, its tail (CSV, SVG)
 /// and `report.json`, with the transient and the attraction check marked as skipped and `why`.
 fn report_without_dynamics(

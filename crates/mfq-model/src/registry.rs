@@ -383,6 +383,6 @@ pub struct ReadError(pub String);
 pub fn read_spec<T: KindSpec>(table: toml::Value) -> Result<ModelSpec, ReadError> {
     serde_path_to_error::deserialize::<_, T>(table).map(ModelSpec::new).map_err(|e| {
         let path = crate::spec::dotted_path("model", e.path().iter());
-        ReadError(crate::spec::with_path(&path, &e.into_inner().message().to_string()))
+        ReadError(crate::spec::with_path(&path, e.into_inner().message()))
     })
 }

@@ -75,7 +75,7 @@ where
             None | Some(serde_path_to_error::Segment::Unknown) => format!("{name}.{tag}"),
             Some(_) => dotted_path(name, segments),
         };
-        D::Error::custom(with_path(&path, &e.into_inner().message().to_string()))
+        D::Error::custom(with_path(&path, e.into_inner().message()))
     })
 }
 

@@ -117,7 +117,7 @@ impl Model {
         } else {
             f64::INFINITY
         };
-        if !(residual <= 1e-8) {
+        if residual.is_nan() || residual > 1e-8 {
             return Err(Error::NotAFixedPoint { entries: fp.x.len(), dim: model.dim(), residual });
         }
         Ok(refined_mean_field(model.as_ref(), &fp.x)?)
