@@ -4,7 +4,7 @@
 use crate::report::{report, Report, ReportOptions};
 use crate::Error;
 use mfq_fixpoint::{
-    check, refined_mean_field, solve_spec, AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField,
+    check_with_fixed_point, refined_mean_field, solve_spec, AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField,
 };
 use mfq_model::{MeanFieldModel, ModelFile, ModelSpec, Truncation};
 use mfq_ode::{SolveOptions, Trajectory};
@@ -132,7 +132,8 @@ impl Model {
     pub fn check(&self, opts: &CheckOptions) -> Result<AttractionReport, Error> {
         let fp = self.fixed_point(&FixedPointOptions { max_seconds: opts.max_seconds, ..Default::default() })?;
         let model = self.build(Some(fp.truncation.levels))?;
-        Ok(check(model.as_ref(), opts)?)
+        // the checker starts from this fixed point instead of solving it again
+        Ok(check_with_fixed_point(model.as_ref(), fp, opts)?)
     }
 
     /// The finite-N simulation of the system the kind declares.
