@@ -33,6 +33,17 @@ pub enum Error {
         /// `max |f(x)|` at the state (infinite when the sizes differ).
         residual: f64,
     },
+    /// A state (`x` of [`Model::drift`](crate::Model::drift) or
+    /// [`Model::jacobian`](crate::Model::jacobian)) of the wrong size for the truncation level.
+    #[error("x has {entries} entries; the model has {dim} states at truncation level K = {levels} (allowed: a state of {dim} entries, or the level K at which the model has {entries} states)")]
+    StateSize {
+        /// Entries of the state given.
+        entries: usize,
+        /// The model's dimension at that level.
+        dim: usize,
+        /// The truncation level.
+        levels: usize,
+    },
     /// A model file that cannot be read.
     #[error("cannot read model file {path}: {reason}")]
     Read {

@@ -22,5 +22,14 @@ pub use report::{Dynamics, Report, ReportOptions};
 
 pub use mfq_fixpoint::{AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField};
 pub use mfq_model::{Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
-pub use mfq_ode::{SolveOptions, Trajectory};
+pub use mfq_ode::{Method, SolveOptions, Trajectory};
 pub use mfq_sim::{SimOptions, SimReport};
+
+/// The errors of the crates below the front door, which [`Error`] wraps: for callers that tell
+/// them apart (the Python package maps each to an exception with its fields).
+pub mod errors {
+    pub use mfq_fixpoint::{CheckError, FixedPointError, RefinedError};
+    pub use mfq_model::ModelError;
+    pub use mfq_ode::OdeError;
+    pub use mfq_sim::SimError;
+}

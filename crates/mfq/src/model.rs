@@ -6,7 +6,7 @@ use crate::Error;
 use mfq_fixpoint::{
     check_with_fixed_point, refined_mean_field, solve_spec, AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField,
 };
-use mfq_model::{MeanFieldModel, ModelFile, ModelSpec, Truncation};
+use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec, Truncation};
 use mfq_ode::{SolveOptions, Trajectory};
 use mfq_sim::{SimOptions, SimReport};
 use std::path::Path;
@@ -60,6 +60,15 @@ impl Model {
         Model::from_toml(&text, overrides)
     }
 
+    /// The model as model-file text (TOML): `Model::from_toml(&m.to_toml()?, &[])` is `m` again
+    /// (how the Python package pickles a model).
+    ///
+    /// # Errors
+    /// [`Error::Read`] if the model cannot be written as TOML (not expected for a parsed model).
+    pub fn to_toml(&self) -> Result<String, Error> {
+        toml::to_string(&self.file).map_err(|e| Error::Read { path: "(model)".into(), reason: e.to_string() })
+    }
+
     /// The model file: title, source, kind with parameters, truncation.
     pub fn file(&self) -> &ModelFile {
         &self.file
@@ -78,6 +87,47 @@ impl Model {
     pub fn build(&self, levels: Option<usize>) -> Result<Box<dyn MeanFieldModel>, Error> {
         let levels = levels.or(self.file.truncation.levels).unwrap_or_else(|| self.file.model.initial_levels());
         Ok(self.file.model.build(levels)?)
+    }
+
+    /// The model built for the state `x`: at truncation level `levels`, or, when `None`, at the
+    /// level `K = x.len()` (tail-form states, `x[k-1] = x_k`; other layouts pass `levels`).
+    ///
+    /// # Errors
+    /// [`Error::StateSize`] when `x` does not have the model's dimension at that level;
+    /// [`Error::Model`] as [`build`](Self::build).
+    fn build_for_state(&self, x: &[f64], levels: Option<usize>) -> Result<Box<dyn MeanFieldModel>, Error> {
+        let levels = levels.unwrap_or(x.len());
+        let model = self.build(Some(levels))?;
+        if model.dim() != x.len() {
+            return Err(Error::StateSize { entries: x.len(), dim: model.dim(), levels });
+        }
+        Ok(model)
+    }
+
+    /// The drift `f(x)` (the right-hand side of the mean-field ODE `dx/dt = f(x)`, same layout
+    /// and length as `x`) at truncation level `levels` (default: `K = x.len()`, see
+    /// [`build_for_state`](Self::build_for_state)).
+    ///
+    /// # Errors
+    /// [`Error::StateSize`] for a state of another size; [`Error::Model`] for the model.
+    pub fn drift(&self, x: &[f64], levels: Option<usize>) -> Result<Vec<f64>, Error> {
+        let model = self.build_for_state(x, levels)?;
+        let mut dx = vec![0.0; x.len()];
+        model.drift(x, &mut dx);
+        Ok(dx)
+    }
+
+    /// The Jacobian `J[i][j] = d f_i / d x_j` of the drift at `x`, dense and row-major
+    /// (`n x n`, `n = x.len()`): the model's analytic Jacobian, or forward differences for a
+    /// model without one. Truncation level as [`drift`](Self::drift).
+    ///
+    /// # Errors
+    /// As [`drift`](Self::drift).
+    pub fn jacobian(&self, x: &[f64], levels: Option<usize>) -> Result<Vec<f64>, Error> {
+        let model = self.build_for_state(x, levels)?;
+        let mut jac = Jacobian::new(x.len(), model.sparsity());
+        model.jacobian(x, &mut jac);
+        Ok(jac.to_dense())
     }
 
     /// The fixed point, with the truncation level grown automatically (or fixed by the file),
@@ -178,6 +228,35 @@ mod tests {
         let other = m.with(&["d=3".into(), "lambda=0.95".into()]).unwrap();
         let fp = other.fixed_point(&FixedPointOptions::default()).unwrap();
         assert!(matches!(m.refined(&fp), Err(Error::NotAFixedPoint { .. })));
+    }
+
+    /// The drift and Jacobian of JSQ(2) (Mitzenmacher 2001, eq. (2): `dx_k/dt = lambda
+    /// (x_{k-1}^2 - x_k^2) - (x_k - x_{k+1})`) at a state, computed by hand here; the closed-form
+    /// tail `x_k = lambda^(2^k - 1)` is a root up to the truncation; wrong sizes are refused.
+    #[test]
+    fn drift_and_jacobian_of_jsq2() {
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
+        let x = [0.6, 0.3, 0.1];
+        let f = m.drift(&x, None).unwrap();
+        let lam = 0.5;
+        let want = [lam * (1.0 - 0.36) - (0.6 - 0.3), lam * (0.36 - 0.09) - (0.3 - 0.1), lam * (0.09 - 0.01) - 0.1];
+        for (a, b) in f.iter().zip(want) {
+            assert!((a - b).abs() < 1e-15, "{f:?} vs {want:?}");
+        }
+        let j = m.jacobian(&x, None).unwrap();
+        // row 1 (k = 2): d/dx_1 = 2 lambda x_1, d/dx_2 = -2 lambda x_2 - 1, d/dx_3 = 1
+        assert!((j[3] - 2.0 * lam * 0.6).abs() < 1e-12 && (j[4] - (-2.0 * lam * 0.3 - 1.0)).abs() < 1e-12 && (j[5] - 1.0).abs() < 1e-12);
+        assert_eq!(j[2], 0.0);
+        let tail: Vec<f64> = (1..=30).map(|k| lam.powi(2_i32.pow(k) - 1)).collect();
+        assert!(m.drift(&tail[..5], None).unwrap().iter().all(|v| v.abs() < 1e-9));
+        assert!(matches!(m.drift(&x, Some(5)), Err(Error::StateSize { entries: 3, dim: 5, levels: 5 })));
+    }
+
+    /// A model written as TOML reads back as the same model.
+    #[test]
+    fn to_toml_round_trips() {
+        let m = Model::from_toml(JSQ2, &["lambda=0.95".into()]).unwrap();
+        assert_eq!(Model::from_toml(&m.to_toml().unwrap(), &[]).unwrap(), m);
     }
 
     /// The report of JSQ(2) at lambda = 0.9: T = 2.614057 (Mitzenmacher 2001, closed form), a

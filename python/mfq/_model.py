@@ -1,0 +1,329 @@
+"""``mfq.Model``: a model (a kind with its parameters and truncation) and one call per job.
+
+A thin layer over the compiled ``mfq._mfq.Core``, which calls the front door crate ``mfq``
+(``mfq::Model``, the calls the ``mfq`` command makes). This file only turns keyword arguments
+into model-file text and the compiled module's plain values into result objects.
+"""
+
+import json
+import math
+import os
+import re
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _mfq
+from ._errors import InvalidInput, NotConverged
+from ._results import CheckResult, Estimate, FixedPoint, Refined, Simulation, Trajectory
+
+__all__ = ["Model", "models", "toml_value"]
+
+# Python names of parameters that are keywords or clash: `lam` is `lambda`
+_ALIASES = {"lam": "lambda", "lambda_": "lambda"}
+_TOP_LEVEL = ("title", "source", "truncation")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_value(value: Any, name: str = "value") -> str:
+    """``value`` as a TOML value: numbers, booleans, strings, lists (arrays) and dicts (inline
+    tables). numpy scalars and arrays are accepted.
+
+    Raises:
+        InvalidInput: for a value of another type (``field`` = ``name``).
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: the same escapes
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v, name) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = []
+        for k, v in value.items():
+            key = k if _BARE_KEY.match(str(k)) else json.dumps(str(k))
+            items.append(f"{key} = {toml_value(v, f'{name}.{k}')}")
+        return "{" + ", ".join(items) + "}"
+    raise InvalidInput(
+        f"{name} = {value!r} is not allowed: a number, boolean, string, list or dict", name, repr(value),
+        "a number, boolean, string, list or dict",
+    )  # fmt: skip
+
+
+def _name(key: str) -> str:
+    return _ALIASES.get(key, key)
+
+
+def _model_text(spec: Mapping[str, Any]) -> str:
+    """Model-file text of a dict: either the file's structure (``{"model": {...}, "truncation":
+    {...}}``) or the ``[model]`` table itself with optional ``title``, ``source``, ``truncation``."""
+    if "model" in spec:
+        top = {k: v for k, v in spec.items() if k != "model"}
+        table = dict(spec["model"])
+    else:
+        top = {k: v for k, v in spec.items() if k in _TOP_LEVEL}
+        table = {k: v for k, v in spec.items() if k not in _TOP_LEVEL}
+    if "kind" not in table:
+        raise InvalidInput("model.kind is missing: name a kind (see mfq.models())", "model.kind", None, "a kind from mfq.models()")
+    lines = [f"{k} = {toml_value(v, k)}" for k, v in top.items() if k in ("title", "source")]
+    unknown = set(top) - set(_TOP_LEVEL)
+    if unknown:
+        key = sorted(unknown)[0]
+        raise InvalidInput(f"{key} is not a key of a model file (allowed: title, source, model, truncation)", key, None, "title, source, model, truncation")
+    lines.append("[model]")
+    lines += [f"{_name(k)} = {toml_value(v, 'model.' + _name(k))}" for k, v in table.items()]
+    if top.get("truncation"):
+        lines.append("[truncation]")
+        lines += [f"{k} = {toml_value(v, 'truncation.' + k)}" for k, v in dict(top["truncation"]).items()]
+    return "\n".join(lines) + "\n"
+
+
+def _overrides(params: Mapping[str, Any]) -> List[str]:
+    return [f"{_name(k)}={toml_value(v, _name(k))}" for k, v in params.items()]
+
+
+def _estimate(e: Mapping[str, Any]) -> Estimate:
+    return Estimate(float(e["mean"]), float(e["half_width"]), int(e["n"]))
+
+
+class Model:
+    """A mean-field model: a kind (``mfq.models()``) with its parameters and truncation.
+
+    Build it from keyword arguments (``lam`` stands for ``lambda``), a dict (the ``[model]``
+    table, or a whole model file's structure), a model file or its text::
+
+        m = mfq.Model(kind="jsq", lam=0.9, d=2)
+        m = mfq.Model({"kind": "pod-li", "lambda": 0.9, "d": 2, "delta": 0.1})
+        m = mfq.Model.from_file("models/jsq-d2.toml")
+        m2 = m.with_(lam=0.95)
+
+    Models are immutable, compare equal when their files are equal, and pickle (as their
+    model-file text).
+
+    Raises:
+        InvalidInput: an unknown kind or key, a value outside its range (``.field``,
+            ``.value``, ``.allowed``).
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, spec: Optional[Mapping[str, Any]] = None, /, **params: Any) -> None:
+        merged: Dict[str, Any] = dict(spec or {})
+        if "model" in merged and params:
+            merged["model"] = {**merged["model"], **{k: v for k, v in params.items() if k not in _TOP_LEVEL}}
+            merged.update({k: v for k, v in params.items() if k in _TOP_LEVEL})
+        else:
+            merged.update(params)
+        self._core = _mfq.Core.from_toml(_model_text(merged))
+
+    @classmethod
+    def _wrap(cls, core: "_mfq.Core") -> "Model":
+        m = cls.__new__(cls)
+        m._core = core
+        return m
+
+    @classmethod
+    def from_toml(cls, text: str, **overrides: Any) -> "Model":
+        """The model of a model file's text (docs/guide.md), with ``overrides`` as ``--set``."""
+        return cls._wrap(_mfq.Core.from_toml(text, _overrides(overrides)))
+
+    @classmethod
+    def from_file(cls, path: Union[str, "os.PathLike[str]"], **overrides: Any) -> "Model":
+        """The model of the model file at ``path`` (e.g. ``models/jsq-d2.toml``)."""
+        return cls._wrap(_mfq.Core.from_file(os.fspath(path), _overrides(overrides)))
+
+    def with_(self, **overrides: Any) -> "Model":
+        """The same model with parameters replaced: ``m.with_(lam=0.95, d=3)``; dotted names
+        reach other tables: ``m.with_(**{"truncation.levels": 40})``."""
+        return Model._wrap(self._core.with_overrides(_overrides(overrides)))
+
+    def to_toml(self) -> str:
+        """The model as model-file text (``Model.from_toml(m.to_toml()) == m``)."""
+        return self._core.to_toml()
+
+    @property
+    def kind(self) -> str:
+        """The ``kind`` key (``"jsq"``)."""
+        return self._core.kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Model) and self.to_toml() == other.to_toml()
+
+    def __hash__(self) -> int:
+        return hash(self.to_toml())
+
+    def __reduce__(self):  # type: ignore[override]
+        return (Model.from_toml, (self.to_toml(),))
+
+    def __repr__(self) -> str:
+        return f"mfq.Model.from_toml({self.to_toml()!r})"
+
+    # ---- jobs -------------------------------------------------------------------------------
+
+    def fixed_point(
+        self, *, tol: float = 1e-12, max_iter: int = 500, max_seconds: Optional[float] = None,
+        x0: Optional[Sequence[float]] = None, strict: bool = True,
+    ) -> FixedPoint:  # fmt: skip
+        """The fixed point ``x*`` (``f(x*) = 0``) with its tail and observables; the truncation
+        level ``K`` grows until ``x_K < truncation.tol`` unless the model fixes it.
+
+        Args:
+            tol: residual tolerance on ``max |f(x)|``. max_iter: linear solves per level.
+            max_seconds: wall-clock limit. x0: a start (default: the empty state).
+            strict: raise :class:`NotConverged` when the solve did not converge (else return
+                the result with its status).
+
+        Raises:
+            Unstable: parameters outside the stability region (``.reason``).
+            InvalidInput: bad options. NotConverged: see ``strict`` (``.result`` holds the
+                last iterate).
+        """
+        start = None if x0 is None else [float(v) for v in x0]
+        fp = FixedPoint(**self._core.fixed_point(tol, max_iter, max_seconds, start))
+        if strict and fp.status != "converged":
+            raise NotConverged(f"fixed point of {fp.model}: {fp.status_message} (residual {fp.residual:.2e})", fp.status, fp)
+        return fp
+
+    def drift(self, x: Sequence[float], *, levels: Optional[int] = None) -> np.ndarray:
+        """The drift ``f(x)`` (``dx/dt = f(x)``), float64 of ``x``'s shape ``(n,)``, at truncation
+        level ``levels`` (default ``K = len(x)``, the tail form; other layouts pass ``levels``).
+
+        Raises:
+            InvalidInput: ``x`` of the wrong size (``field == "x"``).
+        """
+        return self._core.drift(np.ascontiguousarray(x, dtype=np.float64), levels)
+
+    def jacobian(self, x: Sequence[float], *, levels: Optional[int] = None) -> np.ndarray:
+        """The Jacobian ``J[i, j] = d f_i / d x_j`` at ``x``: float64, shape ``(n, n)``, dense
+        (the model's analytic Jacobian, or forward differences). ``levels`` as :meth:`drift`."""
+        return self._core.jacobian(np.ascontiguousarray(x, dtype=np.float64), levels)
+
+    def solve(
+        self, t_end: float, *, x0: Optional[Sequence[float]] = None, t_eval: Optional[Sequence[float]] = None,
+        levels: Optional[int] = None, rtol: float = 1e-8, atol: float = 1e-12, method: str = "auto",
+        max_seconds: Optional[float] = None, strict: bool = True,
+    ) -> Trajectory:  # fmt: skip
+        """The transient ``x(t)`` of the mean-field ODE from ``x0`` (default: the empty state at
+        truncation level ``levels``, default the file's or the kind's first level; with ``x0``
+        the level defaults to ``len(x0)``).
+
+        Args:
+            t_end: final time (mean job sizes). t_eval: output times in ``[0, t_end]``,
+                increasing (default: 101 equally spaced). method: ``"auto"`` (Dopri5, switching to
+                Rosenbrock 2(3) when stiff), ``"dopri5"``, ``"dop853"``, ``"rosenbrock23"``.
+
+        Returns:
+            :class:`Trajectory` with ``t`` ``(m,)`` and ``x`` ``(m, n)``.
+
+        Raises:
+            InvalidInput: bad ``x0``, ``t_eval`` or options. NotConverged (``strict``): the run
+                stopped early (``.result`` holds the part computed).
+        """
+        if x0 is None:
+            start = self._core.empty_state(levels)
+        else:
+            start = np.ascontiguousarray(x0, dtype=np.float64)
+        if not (isinstance(t_end, (int, float)) and math.isfinite(t_end) and t_end > 0):
+            raise InvalidInput(f"t_end = {t_end} is not allowed: a finite number > 0", "t_end", str(t_end), "a finite number > 0")
+        times = np.linspace(0.0, float(t_end), 101) if t_eval is None else np.asarray(t_eval, dtype=np.float64)
+        if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) <= 0) or times[-1] > t_end:
+            raise InvalidInput(
+                f"t_eval is not allowed: increasing finite times in [0, t_end = {t_end}]", "t_eval", None,
+                f"increasing finite times in [0, {t_end}]",
+            )  # fmt: skip
+        t, x, status, message = self._core.transient(start.tolist(), times.tolist(), levels if x0 is None else levels, rtol, atol, method, max_seconds)
+        traj = Trajectory(t=t, x=x, status=status, status_message=message)
+        if strict and status != "success":
+            raise NotConverged(f"transient stopped at t = {t[-1]}: {message}", status, traj)
+        return traj
+
+    def refined(self, order: int = 1, *, max_seconds: Optional[float] = None) -> Refined:
+        """The refined mean field at the fixed point: ``E[X^N] = x* + V/N + O(1/N^2)`` (Gast and
+        Van Houdt, SIGMETRICS 2017). Only ``order=1`` (the ``1/N`` term) exists today.
+
+        Raises:
+            InvalidInput: ``order`` other than 1; a kind without transitions or with a
+                non-smooth drift (``field == "kind"``). Unstable, NotConverged: as :meth:`fixed_point`.
+        """
+        if order != 1:
+            raise InvalidInput(
+                f"order = {order} is not allowed: 1 (the 1/N term; the 1/N^2 term is not implemented)", "order", str(order),
+                "1 (the 1/N term; the 1/N^2 term is not implemented)",
+            )  # fmt: skip
+        fp_dict, text = self._core.refined(max_seconds)
+        fp = FixedPoint(**fp_dict)
+        if text is None:
+            raise NotConverged(f"fixed point of {fp.model}: {fp.status_message}", fp.status, fp)
+        r = json.loads(text)
+        n = len(r["x"])
+        return Refined(
+            fixed_point=fp, order=1, x=np.asarray(r["x"], dtype=np.float64), V=np.asarray(r["v"], dtype=np.float64), A=None,
+            W=np.asarray(r["covariance"], dtype=np.float64).reshape(n, n), sum_v=float(r["sum_v"]),
+            lyapunov_residual=float(r["lyapunov_residual"]),
+            mean_queue_length_correction=r["mean_queue_length_correction"],
+            mean_response_time_correction=r["mean_response_time_correction"],
+        )  # fmt: skip
+
+    def simulate(
+        self, servers: int = 1000, *, time: float = 5000.0, warmup: float = 500.0, replications: int = 4,
+        batches: int = 25, seed: int = 1, buffer: Optional[int] = None, max_seconds: Optional[float] = None,
+        strict: bool = True,
+    ) -> Simulation:  # fmt: skip
+        """A finite-N simulation of the system the kind declares (docs/simulation.md): ``servers``
+        servers, ``replications`` independent runs of ``warmup + time`` mean job sizes from empty.
+
+        Raises:
+            InvalidInput: options out of range, or a kind without a finite-N system
+                (``field == "kind"``). NotConverged (``strict``): ``max_seconds`` ran out.
+        """
+        r = json.loads(self._core.simulate(servers, time, warmup, replications, batches, seed, buffer, max_seconds))
+        status = r["status"]["status"]
+        sim = Simulation(
+            servers=int(servers), status=status,
+            tail=np.asarray([e["mean"] for e in r["tail"]], dtype=np.float64),
+            tail_half_width=np.asarray([e["half_width"] for e in r["tail"]], dtype=np.float64),
+            mean_queue_length=_estimate(r["mean_queue_length"]), mean_response_time=_estimate(r["mean_response_time"]),
+            throughput=_estimate(r["throughput"]), loss_probability=_estimate(r["loss_probability"]),
+            prob_wait=_estimate(r["prob_wait"]), extras={k: _estimate(v) for k, v in r["extras"].items()},
+            events=int(r["events"]), wall_seconds=float(r["wall_seconds"]),
+        )  # fmt: skip
+        if strict and status != "completed":
+            raise NotConverged(f"simulation stopped by the wall-clock limit of {max_seconds} s", status, sim)
+        return sim
+
+    def check(self, *, starts: int = 32, seed: int = 1, max_seconds: Optional[float] = None, strict: bool = True) -> CheckResult:
+        """Is the fixed point unique and globally attracting? The checker's verdict with the
+        numbers behind it (docs/checker.md): ``"certified"``, ``"evidence"``, ``"not-unique"``
+        or ``"unsettled"``.
+
+        Raises:
+            Unstable, InvalidInput: as :meth:`fixed_point`. NotConverged (``strict``): the
+                wall-clock limit stopped the check (``.result`` holds what it found).
+        """
+        fp_dict, text, summary = self._core.check(starts, seed, max_seconds)
+        r = json.loads(text)
+        result = CheckResult(
+            verdict=r["verdict"]["verdict"], equilibria=len(r["equilibria"]), unsettled=int(r["unsettled"]),
+            summary=summary, fixed_point=FixedPoint(**fp_dict), report=r,
+        )  # fmt: skip
+        if strict and result.verdict == "time-limit":
+            raise NotConverged(f"attraction check stopped by the wall-clock limit of {max_seconds} s", result.verdict, result)
+        return result
+
+
+def models() -> List[Dict[str, Any]]:
+    """The built-in model kinds (as ``mfq models --json``): dicts with ``kind``, ``name``,
+    ``parameters`` (name, meaning, unit, allowed, default), ``source``, ``example``, ``docs``."""
+    return json.loads(_mfq.catalog())

@@ -1,0 +1,263 @@
+"""Result classes of mfq: plain Python objects holding numbers and float64 numpy arrays.
+
+Every result compares equal field by field (arrays with ``numpy.array_equal``), pickles (its
+fields), converts to a dict (:meth:`Result.to_dict`) and prints its fields. Units: time in mean
+job sizes, queue lengths in jobs per server. Tail form: ``x[k-1] = x_k``, the fraction of
+servers with at least ``k`` jobs (``x_0 = 1`` implicit), see docs/architecture.md.
+"""
+
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "Result",
+    "FixedPoint",
+    "Trajectory",
+    "Refined",
+    "Estimate",
+    "Simulation",
+    "CheckResult",
+]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # NaN == NaN for results
+    return bool(a == b)
+
+
+class Result:
+    """Base of the result classes: fields in ``_fields``, set once by the constructor."""
+
+    _fields: Tuple[str, ...] = ()
+    __slots__ = ()
+
+    def __init__(self, **fields: Any) -> None:
+        missing = set(self._fields) - fields.keys()
+        extra = fields.keys() - set(self._fields)
+        if missing or extra:
+            raise TypeError(f"{type(self).__name__}: missing fields {sorted(missing)}, unknown fields {sorted(extra)}")
+        for name in self._fields:
+            object.__setattr__(self, name, fields[name])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(_equal(getattr(self, f), getattr(other, f)) for f in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):  # type: ignore[override]
+        return (_rebuild, (type(self), self.to_dict()))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields as a dict (arrays stay numpy arrays)."""
+        return {f: getattr(self, f) for f in self._fields}
+
+    def __repr__(self) -> str:
+        def short(v: Any) -> str:
+            if isinstance(v, np.ndarray):
+                return f"array(shape={v.shape}, dtype={v.dtype})"
+            text = repr(v)
+            return text if len(text) < 80 else text[:77] + "..."
+
+        body = ", ".join(f"{f}={short(getattr(self, f))}" for f in self._fields)
+        return f"{type(self).__name__}({body})"
+
+
+def _rebuild(cls: type, fields: Dict[str, Any]) -> Result:
+    return cls(**fields)
+
+
+class FixedPoint(Result):
+    """A fixed point ``x*`` of the mean-field ODE (``f(x*) = 0``) and how it was found.
+
+    Attributes:
+        model: the model's name (``"JSQ(2)"``).
+        status: ``"converged"``, ``"max-iterations"``, ``"time-limit"``, ``"singular"``,
+            ``"non-finite"`` or ``"truncation-not-reached"``; ``status_message`` says it in words.
+        x: float64, shape ``(n,)``: the state, in the model's layout (tail form for the queue
+            models: ``n = truncation``, ``x[k-1] = x_k``).
+        tail: float64, shape ``(K,)``: ``P(Q >= k)`` for ``k = 1..K`` (empty for models without queues).
+        residual: ``max |f(x*)|``.
+        truncation: the truncation level ``K`` used; ``mass_at_truncation`` is ``x_K``;
+            ``levels_tried`` the levels of the automatic search.
+        iterations, total_iterations: linear solves at the final level / over all levels.
+        spectral_abscissa: largest real part of the Jacobian's eigenvalues at ``x*`` (negative:
+            locally stable), or ``None`` when not computed (large models).
+        jacobian: ``"analytic"`` or how it was approximated.
+        mean_queue_length: ``L = sum_k x_k`` jobs per server; mean_response_time: ``T = L /
+            throughput`` (Little); prob_wait: probability that an arrival waits; throughput,
+            loss_probability (at the truncation); ``None`` where the model does not define them.
+        extras: model-specific observables, name -> value.
+    """
+
+    _fields = (
+        "model", "status", "status_message", "x", "tail", "residual", "truncation", "mass_at_truncation",
+        "levels_tried", "iterations", "total_iterations", "spectral_abscissa", "jacobian", "mean_queue_length",
+        "mean_response_time", "prob_wait", "throughput", "loss_probability", "extras",
+    )  # fmt: skip
+    __slots__ = _fields
+    model: str
+    status: str
+    status_message: str
+    x: np.ndarray
+    tail: np.ndarray
+    residual: float
+    truncation: int
+    mass_at_truncation: float
+    levels_tried: List[int]
+    iterations: int
+    total_iterations: int
+    spectral_abscissa: Optional[float]
+    jacobian: str
+    mean_queue_length: Optional[float]
+    mean_response_time: Optional[float]
+    prob_wait: Optional[float]
+    throughput: Optional[float]
+    loss_probability: float
+    extras: Dict[str, float]
+
+    @property
+    def converged(self) -> bool:
+        """Whether ``max |f(x*)|`` reached the tolerance."""
+        return self.status == "converged"
+
+
+class Trajectory(Result):
+    """A transient ``x(t)`` of the mean-field ODE.
+
+    Attributes:
+        t: float64, shape ``(m,)``: the times asked for (``t_eval``), increasing; shorter when
+            the run stopped early (then the last entry is where it stopped).
+        x: float64, shape ``(m, n)``: ``x[i]`` is the state at ``t[i]``.
+        status: ``"success"`` or why the run stopped (``"max-steps"``, ``"time-limit"``, ...);
+            ``status_message`` in words.
+    """
+
+    _fields = ("t", "x", "status", "status_message")
+    __slots__ = _fields
+    t: np.ndarray
+    x: np.ndarray
+    status: str
+    status_message: str
+
+
+class Refined(Result):
+    """The refined mean field at the fixed point (Gast and Van Houdt, "A refined mean field
+    approximation", SIGMETRICS 2017, Theorem 3.1): ``E[X^N] = x* + V / N + O(1/N^2)``.
+
+    Attributes:
+        fixed_point: the :class:`FixedPoint` ``x*``.
+        order: 1 (the ``1/N`` term; the ``1/N^2`` term ``A`` is not computed yet, so ``A`` is ``None``).
+        x: float64 ``(n,)``: ``x*``. V: float64 ``(n,)``: the ``1/N`` term. W: float64 ``(n, n)``:
+            the limit of ``N Cov(X^N)`` (Lyapunov equation). sum_v: ``sum_i V_i``.
+        lyapunov_residual: ``max |J W + W J^T + Q|``.
+        mean_queue_length_correction, mean_response_time_correction: ``c`` in
+            ``L_N ~ L + c / N`` and ``T_N ~ T + c / N`` (tail layouts), else ``None``.
+    """
+
+    _fields = (
+        "fixed_point", "order", "x", "V", "A", "W", "sum_v", "lyapunov_residual",
+        "mean_queue_length_correction", "mean_response_time_correction",
+    )  # fmt: skip
+    __slots__ = _fields
+    fixed_point: FixedPoint
+    order: int
+    x: np.ndarray
+    V: np.ndarray
+    A: Optional[np.ndarray]
+    W: np.ndarray
+    sum_v: float
+    lyapunov_residual: float
+    mean_queue_length_correction: Optional[float]
+    mean_response_time_correction: Optional[float]
+
+    def estimate(self, servers: float) -> Dict[str, Any]:
+        """The refined estimates for ``N = servers``: ``x`` (``x* + V/N``, float64 ``(n,)``), and
+        ``mean_queue_length`` / ``mean_response_time`` (``L + c/N``, ``T + c/N``; ``None``
+        where the model has no such correction)."""
+        n = float(servers)
+        if not n > 0:
+            raise ValueError(f"servers = {servers} is not allowed: a number > 0")
+        fp = self.fixed_point
+
+        def corrected(base: Optional[float], c: Optional[float]) -> Optional[float]:
+            return None if base is None or c is None else base + c / n
+
+        return {
+            "x": self.x + self.V / n,
+            "mean_queue_length": corrected(fp.mean_queue_length, self.mean_queue_length_correction),
+            "mean_response_time": corrected(fp.mean_response_time, self.mean_response_time_correction),
+        }
+
+
+class Estimate(NamedTuple):
+    """A simulation estimate: the point estimate and the half width of its 95% confidence
+    interval (batch means over replications; ``n`` batch means)."""
+
+    mean: float
+    half_width: float
+    n: int
+
+
+class Simulation(Result):
+    """A finite-N simulation (event-driven, from the system's rules; docs/simulation.md).
+
+    Attributes:
+        servers: N. status: ``"completed"`` or ``"time-limit"``.
+        tail: float64 ``(m,)``: estimates of ``x_k = P(Q >= k)``, ``k = 1..m`` (``m``: the largest
+            queue length seen); tail_half_width: float64 ``(m,)``: their 95% half widths.
+        mean_queue_length, mean_response_time, throughput, loss_probability, prob_wait:
+            :class:`Estimate` (mean, half_width, n).
+        extras: family-specific estimates, name -> :class:`Estimate`.
+        events: events simulated; wall_seconds: wall-clock time of the call.
+    """
+
+    _fields = (
+        "servers", "status", "tail", "tail_half_width", "mean_queue_length", "mean_response_time", "throughput",
+        "loss_probability", "prob_wait", "extras", "events", "wall_seconds",
+    )  # fmt: skip
+    __slots__ = _fields
+    servers: int
+    status: str
+    tail: np.ndarray
+    tail_half_width: np.ndarray
+    mean_queue_length: Estimate
+    mean_response_time: Estimate
+    throughput: Estimate
+    loss_probability: Estimate
+    prob_wait: Estimate
+    extras: Dict[str, Estimate]
+    events: int
+    wall_seconds: float
+
+
+class CheckResult(Result):
+    """The uniqueness / global-attraction check (docs/checker.md).
+
+    Attributes:
+        verdict: ``"certified"``, ``"evidence"``, ``"not-unique"``, ``"unsettled"`` or ``"time-limit"``.
+        equilibria: how many distinct equilibria the runs found.
+        unsettled: runs that did not settle.
+        summary: the checker's text summary (as ``mfq check`` prints it).
+        fixed_point: the :class:`FixedPoint` the check started from.
+        report: the whole report as plain data (the JSON of ``mfq check --json``).
+    """
+
+    _fields = ("verdict", "equilibria", "unsettled", "summary", "fixed_point", "report")
+    __slots__ = _fields
+    verdict: str
+    equilibria: int
+    unsettled: int
+    summary: str
+    fixed_point: FixedPoint
+    report: Dict[str, Any]

@@ -1,0 +1,324 @@
+//! The Python package `mfq`: its compiled module `mfq._mfq`, a thin PyO3 binding of the front
+//! door crate `mfq` (the same `mfq::Model` calls the `mfq` command makes; no numerics here).
+//!
+//! The Pythonic layer (keyword arguments, result classes, exceptions, pickling) is the pure
+//! Python package in `python/mfq/`; this module hands it plain values: dicts of numbers and
+//! numpy arrays (float64) for the fast fixed point, JSON text of the result structs for the
+//! rest. Every call that can take long runs on a worker thread with the GIL released and
+//! returns on Ctrl-C ([`run::interruptible`]). Errors become `mfq.InvalidInput` /
+//! `mfq.Unstable` with their fields ([`errors::to_py`]); a panic becomes a `RuntimeError`, never
+//! an abort. See docs/python.md.
+
+mod errors;
+mod run;
+
+use mfq::{CheckOptions, FixedPoint, FixedPointOptions, Method, SimOptions, SolveOptions};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A transient for Python: times `(m,)`, states `(m, n)`, status tag, status in words.
+type TrajectoryParts<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>, String, String);
+
+/// A model (the front door's `mfq::Model`): a model file's kind, parameters and truncation.
+#[pyclass(module = "mfq._mfq", name = "Core", frozen)]
+struct Core {
+    model: mfq::Model,
+}
+
+/// `Ok` or the Python exception of a front-door error.
+fn py_result<T>(py: Python<'_>, r: Result<T, mfq::Error>) -> PyResult<T> {
+    r.map_err(|e| errors::to_py(py, &e))
+}
+
+/// A result struct as JSON text (the Python layer reads it with `json.loads`).
+fn json<T: Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("internal error in mfq: {e}")))
+}
+
+/// The `status` tag of a status enum (`converged`, `time-limit`, ...).
+fn status_tag<T: Serialize>(status: &T) -> String {
+    serde_json::to_value(status).ok().and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_string)).unwrap_or_default()
+}
+
+/// A deadline `seconds` from now (`None`: no limit).
+fn deadline(seconds: Option<f64>) -> Option<Instant> {
+    seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()).and_then(|d| Instant::now().checked_add(d))
+}
+
+/// The fixed point as a dict of plain values and float64 arrays (keys: the fields of
+/// `mfq.FixedPoint`).
+fn fixed_point_dict<'py>(py: Python<'py>, fp: FixedPoint) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let o = fp.observables;
+    d.set_item("model", fp.model)?;
+    d.set_item("status", status_tag(&fp.status))?;
+    d.set_item("status_message", fp.status.to_string())?;
+    d.set_item("x", PyArray1::from_vec(py, fp.x))?;
+    d.set_item("tail", PyArray1::from_vec(py, o.tail))?;
+    d.set_item("residual", fp.residual)?;
+    d.set_item("truncation", fp.truncation.levels)?;
+    d.set_item("mass_at_truncation", fp.truncation.mass_at_truncation)?;
+    d.set_item("levels_tried", fp.truncation.tried)?;
+    d.set_item("iterations", fp.iterations)?;
+    d.set_item("total_iterations", fp.total_iterations)?;
+    d.set_item("spectral_abscissa", fp.spectral_abscissa)?;
+    d.set_item("jacobian", fp.jacobian)?;
+    d.set_item("mean_queue_length", o.mean_queue_length)?;
+    d.set_item("mean_response_time", o.mean_response_time)?;
+    d.set_item("prob_wait", o.prob_wait)?;
+    d.set_item("throughput", o.throughput)?;
+    d.set_item("loss_probability", o.loss_probability)?;
+    let extras = PyDict::new(py);
+    for (name, value) in o.extras {
+        extras.set_item(name, value)?;
+    }
+    d.set_item("extras", extras)?;
+    Ok(d)
+}
+
+fn method(name: &str) -> Result<Method, mfq::Error> {
+    Ok(match name {
+        "auto" => Method::Auto,
+        "dopri5" => Method::Dopri5,
+        "dop853" => Method::Dop853,
+        "rosenbrock23" => Method::Rosenbrock23,
+        other => {
+            return Err(mfq::errors::ModelError::OutOfRange {
+                field: "method".into(),
+                value: other.into(),
+                allowed: "one of auto, dopri5, dop853, rosenbrock23".into(),
+            }
+            .into())
+        }
+    })
+}
+
+#[pymethods]
+impl Core {
+    /// The model of a model file's text with `overrides` (`NAME=VALUE`, as `--set`).
+    #[staticmethod]
+    #[pyo3(signature = (text, overrides = Vec::new()))]
+    fn from_toml(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<Core> {
+        Ok(Core { model: py_result(py, mfq::Model::from_toml(text, &overrides))? })
+    }
+
+    /// The model of the model file at `path` with `overrides`.
+    #[staticmethod]
+    #[pyo3(signature = (path, overrides = Vec::new()))]
+    fn from_file(py: Python<'_>, path: PathBuf, overrides: Vec<String>) -> PyResult<Core> {
+        Ok(Core { model: py_result(py, mfq::Model::from_file(&path, &overrides))? })
+    }
+
+    /// The same model with `overrides` applied.
+    fn with_overrides(&self, py: Python<'_>, overrides: Vec<String>) -> PyResult<Core> {
+        Ok(Core { model: py_result(py, self.model.with(&overrides))? })
+    }
+
+    /// The model as model-file text (TOML).
+    fn to_toml(&self, py: Python<'_>) -> PyResult<String> {
+        py_result(py, self.model.to_toml())
+    }
+
+    /// The `kind` key.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.model.spec().kind()
+    }
+
+    /// The file's title, if any.
+    #[getter]
+    fn title(&self) -> Option<String> {
+        self.model.file().title.clone()
+    }
+
+    /// The fixed point as a dict (see `mfq.FixedPoint`).
+    #[pyo3(signature = (tol = 1e-12, max_iter = 500, max_seconds = None, x0 = None))]
+    fn fixed_point<'py>(
+        &self,
+        py: Python<'py>,
+        tol: f64,
+        max_iter: usize,
+        max_seconds: Option<f64>,
+        x0: Option<Vec<f64>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let model = self.model.clone();
+        let opts = FixedPointOptions { tol, max_iter, max_seconds, x0, ..Default::default() };
+        let fp = run::interruptible(py, move || model.fixed_point(&opts))?;
+        fixed_point_dict(py, py_result(py, fp)?)
+    }
+
+    /// The drift `f(x)` at truncation level `levels` (default `len(x)`).
+    #[pyo3(signature = (x, levels = None))]
+    fn drift<'py>(&self, py: Python<'py>, x: PyReadonlyArray1<'py, f64>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let f = py_result(py, self.model.drift(x.as_slice()?, levels))?;
+        Ok(PyArray1::from_vec(py, f))
+    }
+
+    /// The Jacobian of the drift at `x`, dense `(n, n)`.
+    #[pyo3(signature = (x, levels = None))]
+    fn jacobian<'py>(&self, py: Python<'py>, x: PyReadonlyArray1<'py, f64>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let n = x.len()?;
+        let j = py_result(py, self.model.jacobian(x.as_slice()?, levels))?;
+        PyArray1::from_vec(py, j).reshape([n, n])
+    }
+
+    /// The number of states at truncation level `levels` (default: the file's or the kind's first level).
+    #[pyo3(signature = (levels = None))]
+    fn dim(&self, py: Python<'_>, levels: Option<usize>) -> PyResult<usize> {
+        Ok(py_result(py, self.model.build(levels))?.dim())
+    }
+
+    /// The empty state at truncation level `levels` (the model's `empty` extremal state, else zeros).
+    #[pyo3(signature = (levels = None))]
+    fn empty_state<'py>(&self, py: Python<'py>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let m = py_result(py, self.model.build(levels))?;
+        let x = m.extremal_states().into_iter().find(|s| s.name == "empty").map_or_else(|| vec![0.0; m.dim()], |s| s.x);
+        Ok(PyArray1::from_vec(py, x))
+    }
+
+    /// The transient from `x0` at the times `t_eval` (increasing, `>= 0`; the ODE is
+    /// autonomous, so each interval is one call of the front door from the previous state).
+    /// Returns `(t, x (len(t), n), status, message)`; `t` stops early where a run did not end
+    /// with success.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (x0, t_eval, levels = None, rtol = 1e-8, atol = 1e-12, method_name = "auto", max_seconds = None))]
+    fn transient<'py>(
+        &self,
+        py: Python<'py>,
+        x0: Vec<f64>,
+        t_eval: Vec<f64>,
+        levels: Option<usize>,
+        rtol: f64,
+        atol: f64,
+        method_name: &str,
+        max_seconds: Option<f64>,
+    ) -> PyResult<TrajectoryParts<'py>> {
+        let method = py_result(py, method(method_name))?;
+        let model = self.model.clone();
+        let levels = levels.or(Some(x0.len()));
+        let end = deadline(max_seconds);
+        let out = run::interruptible(py, move || -> Result<_, mfq::Error> {
+            let (mut t, mut xs) = (Vec::with_capacity(t_eval.len()), Vec::with_capacity(t_eval.len()));
+            let (mut now, mut x) = (0.0, x0);
+            let (mut tag, mut message) = ("success".to_string(), "reached the last time".to_string());
+            for &target in &t_eval {
+                if target > now {
+                    let opts =
+                        SolveOptions { t_end: target - now, rtol, atol, method, record_steps: false, deadline: end, ..Default::default() };
+                    let traj = model.transient(levels, &x, &opts)?;
+                    x = traj.last().to_vec();
+                    if status_tag(&traj.status) != "success" {
+                        tag = status_tag(&traj.status);
+                        message = traj.status.to_string();
+                        t.push(now + traj.t_last());
+                        xs.push(x);
+                        return Ok((t, xs, tag, message));
+                    }
+                    now = target;
+                }
+                t.push(target);
+                xs.push(x.clone());
+            }
+            Ok((t, xs, tag, message))
+        })?;
+        let (t, xs, tag, message) = py_result(py, out)?;
+        let n = xs.first().map_or(0, Vec::len);
+        let rows = t.len();
+        let flat: Vec<f64> = xs.into_iter().flatten().collect();
+        Ok((PyArray1::from_vec(py, t), PyArray1::from_vec(py, flat).reshape([rows, n])?, tag, message))
+    }
+
+    /// The fixed point (dict) and the refined mean field at it (JSON).
+    #[pyo3(signature = (max_seconds = None))]
+    fn refined<'py>(&self, py: Python<'py>, max_seconds: Option<f64>) -> PyResult<(Bound<'py, PyDict>, Option<String>)> {
+        let model = self.model.clone();
+        let out = run::interruptible(py, move || -> Result<_, mfq::Error> {
+            let fp = model.fixed_point(&FixedPointOptions { max_seconds, ..Default::default() })?;
+            if !fp.converged() {
+                return Ok((fp, None));
+            }
+            let r = model.refined(&fp)?;
+            Ok((fp, Some(r)))
+        })?;
+        let (fp, r) = py_result(py, out)?;
+        let r = r.map(|r| json(&r)).transpose()?;
+        Ok((fixed_point_dict(py, fp)?, r))
+    }
+
+    /// The attraction checker's report: `(fixed point dict, report JSON, summary text)`.
+    #[pyo3(signature = (starts = 32, seed = 1, max_seconds = None))]
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        starts: usize,
+        seed: u64,
+        max_seconds: Option<f64>,
+    ) -> PyResult<(Bound<'py, PyDict>, String, String)> {
+        let model = self.model.clone();
+        let opts = CheckOptions { starts, seed, max_seconds, ..Default::default() };
+        let r = run::interruptible(py, move || model.check(&opts))?;
+        let r = py_result(py, r)?;
+        let text = json(&r)?;
+        Ok((fixed_point_dict(py, r.fixed_point.clone())?, text, r.summary()))
+    }
+
+    /// The finite-N simulation report (JSON).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (servers, time, warmup, replications, batches, seed, buffer = None, max_seconds = None))]
+    fn simulate(
+        &self,
+        py: Python<'_>,
+        servers: usize,
+        time: f64,
+        warmup: f64,
+        replications: usize,
+        batches: usize,
+        seed: u64,
+        buffer: Option<u32>,
+        max_seconds: Option<f64>,
+    ) -> PyResult<String> {
+        let model = self.model.clone();
+        let opts = SimOptions { servers, time, warmup, replications, batches, seed, buffer, max_seconds, progress: false };
+        let r = run::interruptible(py, move || model.simulate(&opts))?;
+        json(&py_result(py, r)?)
+    }
+}
+
+/// A sweep of the model file `text` (JSON of `mfq::sweep::SweepReport`).
+#[pyfunction]
+#[pyo3(signature = (text, x_name, x_values, curve_name = None, curve_values = None, max_seconds = None))]
+fn sweep(
+    py: Python<'_>,
+    text: String,
+    x_name: String,
+    x_values: Vec<f64>,
+    curve_name: Option<String>,
+    curve_values: Option<Vec<f64>>,
+    max_seconds: Option<f64>,
+) -> PyResult<String> {
+    let x_axis = mfq::sweep::Axis { name: x_name, values: x_values };
+    let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis { name, values });
+    let opts = FixedPointOptions { max_seconds, ..Default::default() };
+    let r = run::interruptible(py, move || mfq::sweep::sweep(&text, &[], &x_axis, curve.as_ref(), &opts, &|| {}))?;
+    json(&py_result(py, r.map_err(mfq::Error::from))?)
+}
+
+/// The catalogue of built-in kinds (JSON, as `mfq models --json`).
+#[pyfunction]
+fn catalog() -> PyResult<String> {
+    json(&mfq::catalog())
+}
+
+/// The compiled part of the Python package `mfq`.
+#[pymodule]
+fn _mfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Core>()?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,143 @@
+"""The API's contract: exceptions carry their fields, arrays have the documented shapes and
+dtypes, results and models pickle and unpickle equal."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import mfq
+
+JSQ2 = '[model]\nkind = "jsq"\nlambda = 0.9\nd = 2\n'
+
+
+def test_invalid_parameter_carries_field_value_allowed():
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model(kind="jsq", lam=-0.5, d=2)
+    assert e.value.field == "model.lambda"
+    assert e.value.value == "-0.5"
+    assert e.value.allowed  # in words, e.g. "a number in (0, 1)"
+    assert isinstance(e.value, ValueError)
+    assert "model.lambda" in str(e.value)
+
+
+def test_bad_override_unknown_key_and_unknown_kind():
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.with_(mu=3)
+    assert e.value.field == "mu" and "its parameters" in e.value.allowed
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model(kind="no-such-kind", lam=0.5)
+    assert e.value.field == "model.kind"
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model.from_file("/nonexistent/model.toml")
+    assert e.value.field == "path" and e.value.value == "/nonexistent/model.toml"
+
+
+def test_unstable_carries_reason():
+    """Pod-LI with eps > 1/d beyond lambda >= 1/(eps d) is unstable (tests/reference_values.rs)."""
+    m = mfq.Model(kind="pod-li", lam=0.7, d=3, eps=0.5)
+    with pytest.raises(mfq.Unstable) as e:
+        m.fixed_point()
+    assert "1/(eps d)" in e.value.reason
+
+
+def test_not_converged_carries_the_partial_result():
+    m = mfq.Model(kind="jsq", lam=0.99, d=2)
+    with pytest.raises(mfq.NotConverged) as e:
+        m.fixed_point(max_iter=1)
+    assert e.value.status == "max-iterations"
+    fp = e.value.result
+    assert isinstance(fp, mfq.FixedPoint) and fp.status == "max-iterations" and fp.residual > 1e-12
+    # strict=False returns it instead
+    assert m.fixed_point(max_iter=1, strict=False) == fp
+
+
+def test_option_and_state_errors_carry_fields():
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.fixed_point(tol=-1.0)
+    assert (e.value.field, e.value.value) == ("tol", "-1")
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.simulate(0)
+    assert e.value.field == "servers"
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.drift(np.zeros(3), levels=5)
+    assert e.value.field == "x" and e.value.value == "3 entries"
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.refined(order=2)
+    assert e.value.field == "order"
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model(kind="jiq", lam=0.5).refined()
+    assert e.value.field == "kind"
+
+
+def test_exceptions_pickle_with_their_fields():
+    for err in (mfq.InvalidInput("m", "model.d", "0", "an integer >= 1"), mfq.Unstable("u", "lambda >= 1"),
+                mfq.NotConverged("n", "time-limit", None)):  # fmt: skip
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and back.args == err.args and str(back) == str(err)
+    assert pickle.loads(pickle.dumps(mfq.InvalidInput("m", "model.d", "0", "x"))).field == "model.d"
+
+
+def test_fixed_point_shapes_and_dtypes():
+    fp = mfq.Model.from_toml(JSQ2).fixed_point()
+    k = fp.truncation
+    assert fp.x.dtype == np.float64 and fp.x.shape == (k,)
+    assert fp.tail.dtype == np.float64 and fp.tail.shape == (k,)
+    assert isinstance(fp.residual, float) and isinstance(fp.truncation, int)
+    assert fp.status == "converged" and fp.converged
+    m = mfq.Model.from_toml(JSQ2)
+    assert m.drift(fp.x).shape == (k,) and m.drift(fp.x).dtype == np.float64
+    j = m.jacobian(fp.x)
+    assert j.shape == (k, k) and j.dtype == np.float64
+
+
+def test_trajectory_shapes():
+    m = mfq.Model.from_toml(JSQ2 + "[truncation]\nlevels = 10\n")
+    traj = m.solve(5.0)
+    assert traj.t.shape == (101,) and traj.x.shape == (101, 10)
+    assert traj.t.dtype == np.float64 and traj.x.dtype == np.float64
+    traj = m.solve(5.0, x0=np.full(10, 0.5) ** np.arange(1, 11), t_eval=[0.0, 2.5, 5.0])
+    assert traj.x.shape == (3, 10) and traj.status == "success"
+
+
+def test_results_and_models_pickle_equal():
+    m = mfq.Model(kind="jsq", lam=0.9, d=2, title="t")
+    assert pickle.loads(pickle.dumps(m)) == m
+    assert mfq.Model.from_toml(m.to_toml()) == m
+    fp = m.fixed_point()
+    back = pickle.loads(pickle.dumps(fp))
+    assert back == fp and back.x.dtype == np.float64
+    assert back != m.with_(lam=0.8).fixed_point()
+    r = m.refined()
+    assert pickle.loads(pickle.dumps(r)) == r and r.W.shape == (r.x.size, r.x.size)
+    sim = m.simulate(20, time=200.0, warmup=20.0, replications=2)
+    assert pickle.loads(pickle.dumps(sim)) == sim
+    assert sim.tail.shape == sim.tail_half_width.shape and sim.tail.dtype == np.float64
+    s = mfq.sweep(m, lam=[0.5, 0.9])
+    assert all(np.array_equal(a, b) for a, b in zip(pickle.loads(pickle.dumps(s)).values(), s.values()) if not isinstance(a, list))
+    traj = m.solve(1.0, t_eval=[0.0, 1.0])
+    assert pickle.loads(pickle.dumps(traj)) == traj
+
+
+def test_constructors_agree():
+    a = mfq.Model(kind="jsq", lam=0.9, d=2)
+    b = mfq.Model({"kind": "jsq", "lambda": 0.9, "d": 2})
+    c = mfq.Model({"model": {"kind": "jsq", "lambda": 0.9, "d": 2}})
+    d = mfq.Model.from_toml(JSQ2)
+    e = mfq.Model(kind="jsq", lam=0.5, d=2).with_(lam=0.9)
+    assert a == b == c == d == e
+    assert a.with_(**{"truncation.levels": 40}).fixed_point().truncation == 40
+
+
+def test_models_catalogue():
+    kinds = {k["kind"]: k for k in mfq.models()}
+    assert {"jsq", "pod-li", "pod-ld", "jiq", "redundancy"} <= kinds.keys()
+    assert any(p["name"] == "lambda" for p in kinds["jsq"]["parameters"])
+
+
+def test_check_verdict():
+    c = mfq.Model(kind="jsq", lam=0.9, d=2).check(starts=4)
+    assert c.verdict == "certified" and c.equilibria == 1
+    assert c.fixed_point.converged and "all 4 random starts agree" in c.summary

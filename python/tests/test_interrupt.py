@@ -1,0 +1,46 @@
+"""Long calls return to Python on Ctrl-C (SIGINT) within a second, with the GIL released
+meanwhile (docs/python.md, "Long calls and Ctrl-C")."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import mfq
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals go to the main thread")
+def test_ctrl_c_interrupts_a_long_simulation_within_a_second():
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    sent = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    ticks = []
+    stop = threading.Event()
+
+    def other_thread():  # runs while the call holds no GIL
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.01)
+
+    t = threading.Thread(target=other_thread)
+    t.start()
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # minutes of work without the interrupt; the worker itself stops at max_seconds
+            m.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=3.0)
+        returned = time.perf_counter()
+    finally:
+        stop.set()
+        t.join()
+        timer.cancel()
+    assert sent, "the timer did not fire"
+    assert returned - sent[0] < 1.0
+    assert len(ticks) >= 10  # the other thread ran during the call
