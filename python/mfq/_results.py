@@ -37,15 +37,17 @@ class Result:
     """Base of the result classes: fields in ``_fields``, set once by the constructor."""
 
     _fields: Tuple[str, ...] = ()
-    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._field_set = frozenset(cls._fields)
 
     def __init__(self, **fields: Any) -> None:
-        missing = set(self._fields) - fields.keys()
-        extra = fields.keys() - set(self._fields)
-        if missing or extra:
-            raise TypeError(f"{type(self).__name__}: missing fields {sorted(missing)}, unknown fields {sorted(extra)}")
-        for name in self._fields:
-            object.__setattr__(self, name, fields[name])
+        if fields.keys() != self._field_set:
+            missing = sorted(self._field_set - fields.keys())
+            extra = sorted(fields.keys() - self._field_set)
+            raise TypeError(f"{type(self).__name__}: missing fields {missing}, unknown fields {extra}")
+        self.__dict__.update(fields)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is read-only")
@@ -105,7 +107,6 @@ class FixedPoint(Result):
         "levels_tried", "iterations", "total_iterations", "spectral_abscissa", "jacobian", "mean_queue_length",
         "mean_response_time", "prob_wait", "throughput", "loss_probability", "extras",
     )  # fmt: skip
-    __slots__ = _fields
     model: str
     status: str
     status_message: str
@@ -144,7 +145,6 @@ class Trajectory(Result):
     """
 
     _fields = ("t", "x", "status", "status_message")
-    __slots__ = _fields
     t: np.ndarray
     x: np.ndarray
     status: str
@@ -169,7 +169,6 @@ class Refined(Result):
         "fixed_point", "order", "x", "V", "A", "W", "sum_v", "lyapunov_residual",
         "mean_queue_length_correction", "mean_response_time_correction",
     )  # fmt: skip
-    __slots__ = _fields
     fixed_point: FixedPoint
     order: int
     x: np.ndarray
@@ -226,7 +225,6 @@ class Simulation(Result):
         "servers", "status", "tail", "tail_half_width", "mean_queue_length", "mean_response_time", "throughput",
         "loss_probability", "prob_wait", "extras", "events", "wall_seconds",
     )  # fmt: skip
-    __slots__ = _fields
     servers: int
     status: str
     tail: np.ndarray
@@ -254,7 +252,6 @@ class CheckResult(Result):
     """
 
     _fields = ("verdict", "equilibria", "unsettled", "summary", "fixed_point", "report")
-    __slots__ = _fields
     verdict: str
     equilibria: int
     unsettled: int

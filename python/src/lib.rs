@@ -27,6 +27,25 @@ type TrajectoryParts<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>
 #[pyclass(module = "mfq._mfq", name = "Core", frozen)]
 struct Core {
     model: mfq::Model,
+    /// Whether a fixed point is first tried on the calling thread (see [`INLINE_SECONDS`]).
+    inline: bool,
+}
+
+/// A fixed point of a small model (at most [`INLINE_MAX_STATES`] states at its first truncation
+/// level) is first solved on the calling thread (GIL released) with a wall-clock limit of this
+/// many seconds: a JSQ(2) solve takes ~20 us, and handing it to a worker thread costs more than
+/// that. A solve not finished by then is run again, whole, on a worker ([`run::interruptible`]),
+/// so Ctrl-C is answered at most this much later and the result is the one a single call gives.
+const INLINE_SECONDS: f64 = 0.02;
+
+/// See [`INLINE_SECONDS`]: models small enough that one solver step stays well below it.
+const INLINE_MAX_STATES: usize = 200;
+
+impl Core {
+    fn new(model: mfq::Model) -> Core {
+        let inline = model.build(None).is_ok_and(|m| m.dim() <= INLINE_MAX_STATES);
+        Core { model, inline }
+    }
 }
 
 /// `Ok` or the Python exception of a front-door error.
@@ -103,19 +122,19 @@ impl Core {
     #[staticmethod]
     #[pyo3(signature = (text, overrides = Vec::new()))]
     fn from_toml(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<Core> {
-        Ok(Core { model: py_result(py, mfq::Model::from_toml(text, &overrides))? })
+        Ok(Core::new(py_result(py, mfq::Model::from_toml(text, &overrides))?))
     }
 
     /// The model of the model file at `path` with `overrides`.
     #[staticmethod]
     #[pyo3(signature = (path, overrides = Vec::new()))]
     fn from_file(py: Python<'_>, path: PathBuf, overrides: Vec<String>) -> PyResult<Core> {
-        Ok(Core { model: py_result(py, mfq::Model::from_file(&path, &overrides))? })
+        Ok(Core::new(py_result(py, mfq::Model::from_file(&path, &overrides))?))
     }
 
     /// The same model with `overrides` applied.
     fn with_overrides(&self, py: Python<'_>, overrides: Vec<String>) -> PyResult<Core> {
-        Ok(Core { model: py_result(py, self.model.with(&overrides))? })
+        Ok(Core::new(py_result(py, self.model.with(&overrides))?))
     }
 
     /// The model as model-file text (TOML).
@@ -145,10 +164,40 @@ impl Core {
         max_seconds: Option<f64>,
         x0: Option<Vec<f64>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let mut opts = FixedPointOptions { tol, max_iter, max_seconds, x0, ..Default::default() };
+        let start = Instant::now();
+        if self.inline {
+            let limit = max_seconds.map_or(INLINE_SECONDS, |s| s.min(INLINE_SECONDS));
+            let quick = FixedPointOptions { max_seconds: Some(limit), ..opts.clone() };
+            let model = &self.model;
+            let fp = py_result(py, py.detach(|| model.fixed_point(&quick)))?;
+            // done, or stopped by the caller's own limit: that is the answer
+            if status_tag(&fp.status) != "time-limit" || max_seconds.is_some_and(|s| s <= INLINE_SECONDS) {
+                return fixed_point_dict(py, fp);
+            }
+            py.check_signals()?;
+            opts.max_seconds = max_seconds.map(|s| (s - start.elapsed().as_secs_f64()).max(1e-9));
+        }
         let model = self.model.clone();
-        let opts = FixedPointOptions { tol, max_iter, max_seconds, x0, ..Default::default() };
         let fp = run::interruptible(py, move || model.fixed_point(&opts))?;
         fixed_point_dict(py, py_result(py, fp)?)
+    }
+
+    /// The mean wall-clock seconds of `repeats` fixed-point solves run in Rust, in this thread,
+    /// with no Python in between: the in-process time the benchmark
+    /// (python/bench/bench_fixed_point.py) compares a call from Python with.
+    #[pyo3(signature = (repeats, tol = 1e-12))]
+    fn time_fixed_point(&self, py: Python<'_>, repeats: usize, tol: f64) -> PyResult<f64> {
+        let opts = FixedPointOptions { tol, ..Default::default() };
+        let model = &self.model;
+        let out = py.detach(|| -> Result<f64, mfq::Error> {
+            let start = Instant::now();
+            for _ in 0..repeats.max(1) {
+                std::hint::black_box(model.fixed_point(&opts)?);
+            }
+            Ok(start.elapsed().as_secs_f64() / repeats.max(1) as f64)
+        });
+        py_result(py, out)
     }
 
     /// The drift `f(x)` at truncation level `levels` (default `len(x)`).
