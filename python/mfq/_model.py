@@ -94,8 +94,13 @@ def _overrides(params: Mapping[str, Any]) -> List[str]:
     return [f"{_name(k)}={toml_value(v, _name(k))}" for k, v in params.items()]
 
 
+def _number(v: Any) -> float:
+    """A float of the JSON text (serde_json writes NaN, e.g. an estimate without data, as null)."""
+    return math.nan if v is None else float(v)
+
+
 def _estimate(e: Mapping[str, Any]) -> Estimate:
-    return Estimate(float(e["mean"]), float(e["half_width"]), int(e["n"]))
+    return Estimate(_number(e["mean"]), _number(e["half_width"]), int(e["n"]))
 
 
 class Model:
@@ -243,7 +248,7 @@ class Model:
                 f"t_eval is not allowed: increasing finite times in [0, t_end = {t_end}]", "t_eval", None,
                 f"increasing finite times in [0, {t_end}]",
             )  # fmt: skip
-        t, x, status, message = self._core.transient(start.tolist(), times.tolist(), levels if x0 is None else levels, rtol, atol, method, max_seconds)
+        t, x, status, message = self._core.transient(start.tolist(), times.tolist(), levels, rtol, atol, method, max_seconds)
         traj = Trajectory(t=t, x=x, status=status, status_message=message)
         if strict and status != "success":
             raise NotConverged(f"transient stopped at t = {t[-1]}: {message}", status, traj)

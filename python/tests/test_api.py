@@ -141,3 +141,15 @@ def test_check_verdict():
     c = mfq.Model(kind="jsq", lam=0.9, d=2).check(starts=4)
     assert c.verdict == "certified" and c.equilibria == 1
     assert c.fixed_point.converged and "all 4 random starts agree" in c.summary
+
+
+def test_sweep_columns_and_pandas():
+    s = mfq.sweep(mfq.Model(kind="jsq", lam=0.5, d=2), lam=np.linspace(0.5, 0.9, 3))
+    assert s["lambda"].dtype == np.float64 and s["lambda"].shape == (3,)
+    assert s["truncation"].dtype == np.int64 and len(s["tails"]) == 3
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.sweep(mfq.Model(kind="jsq", lam=0.5, d=2), mu=[1.0, 2.0])
+    assert e.value.field == "mu"
+    pd = pytest.importorskip("pandas")
+    df = s.to_pandas()
+    assert isinstance(df, pd.DataFrame) and len(df) == 3

@@ -28,6 +28,8 @@ def test_ctrl_c_interrupts_a_long_simulation_within_a_second():
             ticks.append(1)
             time.sleep(0.01)
 
+    # Python's own Ctrl-C handler (a shell may start a background job with SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     t = threading.Thread(target=other_thread)
     t.start()
     timer = threading.Timer(0.5, interrupt)
@@ -41,6 +43,18 @@ def test_ctrl_c_interrupts_a_long_simulation_within_a_second():
         stop.set()
         t.join()
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert sent, "the timer did not fire"
     assert returned - sent[0] < 1.0
     assert len(ticks) >= 10  # the other thread ran during the call
+
+
+def test_a_simulation_stopped_before_any_batch_reports_nan_estimates():
+    """max_seconds that runs out before the first batch: estimates are NaN (n = 0), not an error."""
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    sim = m.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=0.05, strict=False)
+    assert sim.status == "time-limit"
+    assert sim.mean_queue_length.n == 0 and sim.mean_queue_length.mean != sim.mean_queue_length.mean
+    with pytest.raises(mfq.NotConverged) as e:
+        m.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=0.05)
+    assert e.value.status == "time-limit" and e.value.result.status == "time-limit"
