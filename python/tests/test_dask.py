@@ -1,10 +1,8 @@
-"""A small grid on a 2-worker Dask LocalCluster (examples/dask_grid.py): every point equals the
-in-process result (same model, same seed: the same fixed point and the same simulation).
+"""A small grid on a 2-worker Dask LocalCluster of worker processes (examples/dask_grid.py):
+every point equals the in-process result (same model, same seed: the same fixed point and the
+same simulation), so models and results crossed the process boundary intact (pickled)."""
 
-The workers are threads (fast to start on the 2-core CI machine); what a process cluster adds is
-pickling, which is checked here on the results themselves (and in test_api.py)."""
-
-import importlib.util
+import os
 import pickle
 import sys
 
@@ -14,23 +12,17 @@ from conftest import ROOT
 
 pytest.importorskip("dask.distributed")
 
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("dask_grid", ROOT / "examples" / "dask_grid.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["dask_grid"] = module  # pickled functions refer to their module by name
-    spec.loader.exec_module(module)
-    return module
+EXAMPLES = str(ROOT / "examples")
 
 
-def test_grid_on_local_cluster_matches_in_process():
-    ex = load_example()
+def test_grid_on_local_cluster_matches_in_process(monkeypatch):
+    # the workers import the example's functions by name, as they would any module of a project
+    monkeypatch.syspath_prepend(EXAMPLES)
+    monkeypatch.setenv("PYTHONPATH", EXAMPLES + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    import dask_grid as ex
+
     points = ex.grid([0.6, 0.9], [2, 3])
-    # worker processes import the example by path too: ship the function by value
-    import cloudpickle
-
-    cloudpickle.register_pickle_by_value(ex)
-    remote = ex.run_on_dask(points, servers=20, time=100.0, n_workers=2, processes=False)
+    remote = ex.run_on_dask(points, servers=20, time=100.0, n_workers=2, processes=True)
     assert len(remote) == len(points)
     assert pickle.loads(pickle.dumps(remote)) == remote
     for (lam, d), r in zip(points, remote):
@@ -45,3 +37,4 @@ def test_grid_on_local_cluster_matches_in_process():
     # and the mean field is the closed form (Mitzenmacher 2001)
     fp = remote[1]["fixed_point"]
     assert abs(fp.mean_response_time - sum(0.9 ** (2**k - 2) for k in range(1, 40))) < 1e-9
+    sys.modules.pop("dask_grid", None)
