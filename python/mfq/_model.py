@@ -196,7 +196,7 @@ class Model:
                 last iterate).
         """
         start = None if x0 is None else [float(v) for v in x0]
-        fp = FixedPoint(**self._core.fixed_point(tol, max_iter, max_seconds, start))
+        fp = FixedPoint._trusted(self._core.fixed_point(tol, max_iter, max_seconds, start))
         if strict and fp.status != "converged":
             raise NotConverged(f"fixed point of {fp.model}: {fp.status_message} (residual {fp.residual:.2e})", fp.status, fp)
         return fp

@@ -49,6 +49,14 @@ class Result:
             raise TypeError(f"{type(self).__name__}: missing fields {missing}, unknown fields {extra}")
         self.__dict__.update(fields)
 
+    @classmethod
+    def _trusted(cls, fields: Dict[str, Any]) -> Any:
+        """The result of ``fields`` as the compiled module builds them (every field, checked by
+        the tests): no key check, for the fast path of ``Model.fixed_point``."""
+        obj = object.__new__(cls)
+        obj.__dict__.update(fields)
+        return obj
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is read-only")
 

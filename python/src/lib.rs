@@ -14,6 +14,7 @@ mod run;
 
 use mfq::{CheckOptions, FixedPoint, FixedPointOptions, Method, SimOptions, SolveOptions};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Serialize;
@@ -73,29 +74,29 @@ fn deadline(seconds: Option<f64>) -> Option<Instant> {
 fn fixed_point_dict<'py>(py: Python<'py>, fp: FixedPoint) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let o = fp.observables;
-    d.set_item("model", fp.model)?;
-    d.set_item("status", status_tag(&fp.status))?;
-    d.set_item("status_message", fp.status.to_string())?;
-    d.set_item("x", PyArray1::from_vec(py, fp.x))?;
-    d.set_item("tail", PyArray1::from_vec(py, o.tail))?;
-    d.set_item("residual", fp.residual)?;
-    d.set_item("truncation", fp.truncation.levels)?;
-    d.set_item("mass_at_truncation", fp.truncation.mass_at_truncation)?;
-    d.set_item("levels_tried", fp.truncation.tried)?;
-    d.set_item("iterations", fp.iterations)?;
-    d.set_item("total_iterations", fp.total_iterations)?;
-    d.set_item("spectral_abscissa", fp.spectral_abscissa)?;
-    d.set_item("jacobian", fp.jacobian)?;
-    d.set_item("mean_queue_length", o.mean_queue_length)?;
-    d.set_item("mean_response_time", o.mean_response_time)?;
-    d.set_item("prob_wait", o.prob_wait)?;
-    d.set_item("throughput", o.throughput)?;
-    d.set_item("loss_probability", o.loss_probability)?;
+    d.set_item(intern!(py, "model"), fp.model)?;
+    d.set_item(intern!(py, "status"), status_tag(&fp.status))?;
+    d.set_item(intern!(py, "status_message"), fp.status.to_string())?;
+    d.set_item(intern!(py, "x"), PyArray1::from_vec(py, fp.x))?;
+    d.set_item(intern!(py, "tail"), PyArray1::from_vec(py, o.tail))?;
+    d.set_item(intern!(py, "residual"), fp.residual)?;
+    d.set_item(intern!(py, "truncation"), fp.truncation.levels)?;
+    d.set_item(intern!(py, "mass_at_truncation"), fp.truncation.mass_at_truncation)?;
+    d.set_item(intern!(py, "levels_tried"), fp.truncation.tried)?;
+    d.set_item(intern!(py, "iterations"), fp.iterations)?;
+    d.set_item(intern!(py, "total_iterations"), fp.total_iterations)?;
+    d.set_item(intern!(py, "spectral_abscissa"), fp.spectral_abscissa)?;
+    d.set_item(intern!(py, "jacobian"), fp.jacobian)?;
+    d.set_item(intern!(py, "mean_queue_length"), o.mean_queue_length)?;
+    d.set_item(intern!(py, "mean_response_time"), o.mean_response_time)?;
+    d.set_item(intern!(py, "prob_wait"), o.prob_wait)?;
+    d.set_item(intern!(py, "throughput"), o.throughput)?;
+    d.set_item(intern!(py, "loss_probability"), o.loss_probability)?;
     let extras = PyDict::new(py);
     for (name, value) in o.extras {
         extras.set_item(name, value)?;
     }
-    d.set_item("extras", extras)?;
+    d.set_item(intern!(py, "extras"), extras)?;
     Ok(d)
 }
 
@@ -186,9 +187,9 @@ impl Core {
     /// The mean wall-clock seconds of `repeats` fixed-point solves run in Rust, in this thread,
     /// with no Python in between: the in-process time the benchmark
     /// (python/bench/bench_fixed_point.py) compares a call from Python with.
-    #[pyo3(signature = (repeats, tol = 1e-12))]
-    fn time_fixed_point(&self, py: Python<'_>, repeats: usize, tol: f64) -> PyResult<f64> {
-        let opts = FixedPointOptions { tol, ..Default::default() };
+    #[pyo3(signature = (repeats, tol = 1e-12, max_seconds = None))]
+    fn time_fixed_point(&self, py: Python<'_>, repeats: usize, tol: f64, max_seconds: Option<f64>) -> PyResult<f64> {
+        let opts = FixedPointOptions { tol, max_seconds, ..Default::default() };
         let model = &self.model;
         let out = py.detach(|| -> Result<f64, mfq::Error> {
             let start = Instant::now();

@@ -87,6 +87,7 @@ def test_fixed_point_shapes_and_dtypes():
     assert fp.tail.dtype == np.float64 and fp.tail.shape == (k,)
     assert isinstance(fp.residual, float) and isinstance(fp.truncation, int)
     assert fp.status == "converged" and fp.converged
+    assert set(fp.to_dict()) == set(mfq.FixedPoint._fields)  # the fast path builds every field
     m = mfq.Model.from_toml(JSQ2)
     assert m.drift(fp.x).shape == (k,) and m.drift(fp.x).dtype == np.float64
     j = m.jacobian(fp.x)
