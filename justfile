@@ -18,6 +18,12 @@ bench:
     cargo bench -p mfq-fixpoint --bench fixed_point
     cargo bench -p mfq-sim
 
+# the Python package into the active virtual environment (pip install maturin './python[test]'
+# first), then its tests with the Dask grid and the notebook (docs/python.md)
+python:
+    maturin develop --release -m python/Cargo.toml
+    python -m pytest -q python/tests
+
 # every named figure (models/figures/*.toml) into docs/figures/ (gallery: docs/figures.md)
 figures:
     cargo run --release -- figure --all
