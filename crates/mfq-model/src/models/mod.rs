@@ -7,6 +7,7 @@ pub mod hetero;
 mod jiq;
 mod jsq;
 pub mod lld;
+pub mod moldable;
 mod opinion;
 pub mod phase_type;
 mod pod;
