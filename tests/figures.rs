@@ -242,4 +242,37 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     let sim: Vec<f64> = rows.iter().map(|r| num(r, "simulated")).collect();
     assert!((sim[sim.len() - 1] - 3.38752).abs() < 0.01 * 3.38752, "N = 1000: {}", sim[sim.len() - 1]);
     assert!(sim.windows(2).all(|w| w[0] > w[1]), "simulated means not decreasing in N: {sim:?}");
+
+    // batch network, mean field: X(b) = min{alpha / (10 + h(b)), b / h(b)}, h(b) = 1 + 0.2 (b - 1),
+    // by hand; the peaks (optimal b) at 1, 1, 3, 8 for alpha = 5, 10, 20, 40 (docs/models/batch.md)
+    let rows = csv(&out.join("batch-throughput.csv"));
+    for (alpha, want_b) in [(5.0, 1.0), (10.0, 1.0), (20.0, 3.0), (40.0, 8.0)] {
+        let curve: Vec<_> = rows.iter().filter(|r| num(r, "alpha") == alpha).collect();
+        for r in &curve {
+            let b = num(r, "b");
+            let h = 1.0 + 0.2 * (b - 1.0);
+            let x = (alpha / (10.0 + h)).min(b / h);
+            assert!((num(r, "throughput") - x).abs() < 1e-12, "alpha {alpha} b {b}");
+        }
+        let best = curve.iter().max_by(|a, b| num(a, "throughput").total_cmp(&num(b, "throughput"))).unwrap();
+        assert_eq!(num(best, "b"), want_b, "alpha {alpha}");
+    }
+
+    // batch network, exact against the mean field (alpha = 10, think rate 0.5, s = sqrt(b)): every
+    // exact throughput is below the mean field's and rises with m; the exact optimal b is 4, 5, 6
+    // for m = 1, 2, 10, the mean field's 6 (docs/models/batch.md, table of the limit)
+    let rows = csv(&out.join("batch-exact.csv"));
+    let value = |model: &str, b: f64| num(rows.iter().find(|r| r["model"].starts_with(model) && num(r, "b") == b).unwrap(), "throughput");
+    for b in 1..=10 {
+        let b = b as f64;
+        let mf = 10.0 / (2.0 + b.sqrt());
+        assert!((value("mean field", b) - mf.min(b.sqrt())).abs() < 1e-12, "b {b}");
+        let (m1, m2, m10) = (value("exact: m = 1 ", b), value("exact: m = 2 ", b), value("exact: m = 10 ", b));
+        assert!(m1 <= m2 && m2 <= m10 && m10 <= value("mean field", b) + 1e-12, "b {b}: {m1} {m2} {m10}");
+    }
+    for (model, want_b) in [("mean field", 6.0), ("exact: m = 1 ", 4.0), ("exact: m = 2 ", 5.0), ("exact: m = 10 ", 6.0)] {
+        let best = (1..=10).map(|b| b as f64).max_by(|a, b| value(model, *a).total_cmp(&value(model, *b))).unwrap();
+        assert_eq!(best, want_b, "{model}");
+    }
+    assert!((value("exact: m = 1 ", 6.0) - 1.647993).abs() < 1e-6);
 }

@@ -35,6 +35,8 @@ pub enum YArg {
     MeanQueueLength,
     /// Probability of waiting
     ProbWait,
+    /// Throughput per server (jobs completed per server per unit time)
+    Throughput,
 }
 
 impl From<YArg> for SweepQuantity {
@@ -43,6 +45,7 @@ impl From<YArg> for SweepQuantity {
             YArg::MeanResponseTime => SweepQuantity::MeanResponseTime,
             YArg::MeanQueueLength => SweepQuantity::MeanQueueLength,
             YArg::ProbWait => SweepQuantity::ProbWait,
+            YArg::Throughput => SweepQuantity::Throughput,
         }
     }
 }
@@ -93,23 +96,26 @@ fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<Sw
 fn sweep_csv(report: &SweepReport) -> String {
     let curve_name = report.curve_axis.as_ref().map_or("curve".to_string(), |c| c.name.clone());
     let mut s = format!(
-        "{},{},status,mean_response_time,mean_queue_length,prob_wait,residual,levels,iterations,reason\n",
+        "{},{},status,mean_response_time,mean_queue_length,prob_wait,throughput,residual,levels,iterations,reason\n",
         report.x_axis.name, curve_name
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
     for p in &report.points {
         let curve = p.curve.map_or(String::new(), |v| v.to_string());
         let _ = match &p.status {
-            PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, residual, levels, iterations, .. } => writeln!(
-                s,
-                "{},{curve},solved,{},{},{},{residual:e},{levels},{iterations},",
-                p.x,
-                opt(*mean_response_time),
-                opt(*mean_queue_length),
-                opt(*prob_wait)
-            ),
-            PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
-            PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, throughput, residual, levels, iterations, .. } => {
+                writeln!(
+                    s,
+                    "{},{curve},solved,{},{},{},{},{residual:e},{levels},{iterations},",
+                    p.x,
+                    opt(*mean_response_time),
+                    opt(*mean_queue_length),
+                    opt(*prob_wait),
+                    opt(*throughput)
+                )
+            }
+            PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
         };
     }
     s

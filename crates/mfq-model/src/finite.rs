@@ -133,4 +133,17 @@ pub enum FiniteSystem {
         /// Probability that an update adopts opinion 1 outright.
         alpha: f64,
     },
+    /// Batch processing in a closed network (no Poisson arrivals): `N` servers, `round(alpha N)`
+    /// clients thinking Exp(`think_rate`) times, one central FIFO queue; a free server takes
+    /// exactly `b` waiting jobs and serves them in an exponential time of mean `batch_time`.
+    Batch {
+        /// Clients per server.
+        alpha: f64,
+        /// Rate at which a thinking client submits its job.
+        think_rate: f64,
+        /// Batch size.
+        b: usize,
+        /// Mean service time of a batch, `h(b) = b / s(b)`.
+        batch_time: f64,
+    },
 }

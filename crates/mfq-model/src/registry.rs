@@ -90,6 +90,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::PULL,
     &crate::models::PS_SQ2,
     &crate::models::STATIC_ROUTING,
+    &crate::models::BATCH,
     &crate::models::GENERIC,
 ];
 

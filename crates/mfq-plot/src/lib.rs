@@ -354,16 +354,19 @@ pub enum SweepQuantity {
     MeanQueueLength,
     /// Probability of waiting.
     ProbWait,
+    /// Throughput per server.
+    Throughput,
 }
 
 impl SweepQuantity {
     /// The value at a sweep point, if solved and defined.
     pub fn of(self, p: &mfq::sweep::SweepPoint) -> Option<f64> {
         match &p.status {
-            mfq::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, .. } => match self {
+            mfq::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, throughput, .. } => match self {
                 SweepQuantity::MeanResponseTime => *mean_response_time,
                 SweepQuantity::MeanQueueLength => *mean_queue_length,
                 SweepQuantity::ProbWait => *prob_wait,
+                SweepQuantity::Throughput => *throughput,
             },
             _ => None,
         }
@@ -375,6 +378,7 @@ impl SweepQuantity {
             SweepQuantity::MeanResponseTime => "mean response time E[T]",
             SweepQuantity::MeanQueueLength => "mean queue length per server",
             SweepQuantity::ProbWait => "probability of waiting",
+            SweepQuantity::Throughput => "throughput per server",
         }
     }
 }

@@ -61,7 +61,7 @@ mod stats;
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
-use families::{hetero, opinion, phase, redundancy};
+use families::{batch, hetero, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
@@ -284,6 +284,7 @@ enum Policy {
     Lld { law: phase::Law, d: u32 },
     Redundancy { d: u32, discipline: redundancy::Discipline },
     Opinion { gamma0: f64, gamma1: f64, alpha: f64, x0: f64 },
+    Batch { clients: u32, b: usize, think_rate: f64, batch_time: f64 },
 }
 
 /// How the batch values of a family become the report's estimates.
@@ -297,6 +298,8 @@ enum Shape {
     Workload,
     /// Opinion dynamics: no queues.
     Opinion,
+    /// Batch network: `b` jobs per busy server, a central queue, response times per job.
+    Batch(usize),
 }
 
 fn check_lambda(lambda: f64) -> Result<(), SimError> {
@@ -377,6 +380,11 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
             }
             Ok((Policy::Opinion { gamma0, gamma1, alpha, x0 }, 0.0, Shape::Opinion))
         }
+        Simulation::System(FiniteSystem::Batch { alpha, think_rate, b, batch_time }) => {
+            spec.validate(2).map_err(model_error)?;
+            check_no_buffer(opts, spec.kind())?;
+            Ok((batch_policy(alpha, think_rate, b, batch_time, opts)?, 0.0, Shape::Batch(b)))
+        }
         Simulation::Population => Err(unsupported(
             "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
         )),
@@ -385,6 +393,27 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
         #[allow(unreachable_patterns)]
         _ => Err(unsupported("this release of the simulator does not know the finite-N system it declares".into())),
     }
+}
+
+/// The batch network of `servers` servers: `alpha servers` clients (an integer, at least `b`).
+fn batch_policy(alpha: f64, think_rate: f64, b: usize, batch_time: f64, opts: &SimOptions) -> Result<Policy, SimError> {
+    let n = alpha * opts.servers as f64;
+    if (n - n.round()).abs() > 1e-9 * n.max(1.0) || n.round() > u32::MAX as f64 {
+        return Err(out_of_range(
+            "servers",
+            opts.servers,
+            &format!("a number m of servers with alpha m an integer number of clients (alpha = {alpha})"),
+        ));
+    }
+    let clients = n.round() as u32;
+    if (clients as usize) < b {
+        return Err(out_of_range(
+            "servers",
+            opts.servers,
+            &format!("enough servers for alpha m = {clients} clients to fill a batch of model.b = {b}"),
+        ));
+    }
+    Ok(Policy::Batch { clients, b, think_rate, batch_time })
 }
 
 /// JSQ(d), Pod and JIQ on unit-rate FCFS servers with exponential(1) jobs.
@@ -529,6 +558,10 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
             let mut f = opinion::Opinion::new(p.n, opinion_stubborn_counts(p.n, gamma0, gamma1), alpha, x0);
             families::drive(&mut f, p, rng)
         }
+        Policy::Batch { clients, b, think_rate, batch_time } => {
+            let mut f = batch::BatchNetwork::new(clients, p.n, b, think_rate, batch_time);
+            families::drive(&mut f, p, rng)
+        }
     }
 }
 
@@ -654,6 +687,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
         Shape::Queues | Shape::Copies(_) => b.level_integral.iter().skip(1).sum::<f64>() / per_server_time(b),
         Shape::Workload => b.extras[5],
         Shape::Opinion => b.extras[0],
+        Shape::Batch(size) => size as f64 * b.extras[1] + b.extras[2],
     };
     let copies_per_job = if let Shape::Copies(d) = shape { d as f64 } else { 1.0 };
     let l: Vec<f64> = col(&primary);
@@ -720,6 +754,14 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             loss_probability = undefined(nb);
             prob_wait = undefined(nb);
             departure_rate = undefined(nb);
+        }
+        (Shape::Batch(_), Policy::Batch { clients, .. }) => {
+            mean_response_time = stats::ratio_estimate(&extra(4), &extra(5));
+            put("busy_fraction".into(), stats::mean_estimate(&extra(1)));
+            put("queued_per_server".into(), stats::mean_estimate(&extra(2)));
+            put("thinking_per_server".into(), stats::mean_estimate(&extra(3)));
+            put("clients".into(), Estimate { mean: *clients as f64, half_width: 0.0, n: nb });
+            prob_wait = undefined(nb);
         }
         _ => {}
     }

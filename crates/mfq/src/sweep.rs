@@ -66,6 +66,8 @@ pub enum PointStatus {
         mean_queue_length: Option<f64>,
         /// Probability of waiting, when defined.
         prob_wait: Option<f64>,
+        /// Throughput per server (jobs completed per server per unit time), when defined.
+        throughput: Option<f64>,
         /// `max |f(x*)|`.
         residual: f64,
         /// Truncation level used.
@@ -167,6 +169,7 @@ pub fn sweep(
                                     mean_response_time: fp.observables.mean_response_time,
                                     mean_queue_length: fp.observables.mean_queue_length,
                                     prob_wait: fp.observables.prob_wait,
+                                    throughput: fp.observables.throughput,
                                     residual: fp.residual,
                                     levels: fp.truncation.levels,
                                     iterations: fp.total_iterations,

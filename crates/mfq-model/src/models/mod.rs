@@ -1,11 +1,13 @@
 //! Built-in models. Each file documents its ODE, state, parameters and source.
 
+pub mod batch;
 pub mod coxian;
 pub mod generic;
 pub mod hetero;
 mod jiq;
 mod jsq;
 pub mod lld;
+pub mod moldable;
 mod opinion;
 pub mod phase_type;
 mod pod;
@@ -13,6 +15,7 @@ pub mod redundancy;
 
 pub(crate) mod params;
 
+pub use batch::{BatchExact, BatchNetwork, BatchSpec, Speedup, BATCH};
 pub use coxian::{JiqPhSpec, JsqPhSpec, PhaseTypeQueue, PodLiPhSpec, Routing, JIQ_PH, JSQ_PH, POD_LI_PH};
 pub use generic::{GenericModel, GenericSpec, GENERIC};
 pub use hetero::{

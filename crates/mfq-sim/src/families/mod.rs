@@ -1,11 +1,12 @@
 //! Event-driven simulators of the model families beyond JSQ(d)/Pod/JIQ: heterogeneous server
-//! classes, phase-type job sizes and LL(d), redundancy-d, opinion dynamics.
+//! classes, phase-type job sizes and LL(d), redundancy-d, opinion dynamics, the closed batch network.
 //!
 //! Like [`crate::engine`], nothing here knows about mean-field drifts: each family applies its
 //! system's rules (sampling, routing, service) to `N` individual servers or agents. The shared
 //! pieces are the segment loop ([`drive`]), sets with O(1) moves ([`Groups`]), lazily
 //! integrated level counts ([`Levels`]) and lazily integrated scalars ([`Tracked`]).
 
+pub(crate) mod batch;
 pub(crate) mod hetero;
 pub(crate) mod opinion;
 pub(crate) mod phase;
