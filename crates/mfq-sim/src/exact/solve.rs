@@ -133,46 +133,36 @@ fn aggregates(chain: &Chain) -> (Vec<u32>, usize) {
 /// with iterative aggregation-disaggregation (Takahashi; Koury, McAllister and Stewart, SIAM
 /// J. Algebraic Discrete Methods 5(2), 1984) over the aggregates of [`aggregates`]: each
 /// iteration solves the coarse chain of the aggregates exactly (dense LU) and rescales `pi`
-/// within each aggregate to its coarse probability, then smooths with Gauss-Seidel. Stops when
-/// `||pi Q||_1 / max |q_ii| < tol`.
+/// within each aggregate to its coarse probability, then smooths with Gauss-Seidel. The
+/// iteration `pi -> G(pi)` is accelerated by Anderson mixing of depth [`DEPTH`] (Walker and Ni,
+/// "Anderson acceleration for fixed-point iterations", SIAM J. Numer. Anal. 49(4), 2011), reset
+/// when the residual grows. Stops when `||pi Q||_1 / max |q_ii| < tol`.
 pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_iterations: usize, deadline: Option<Instant>) -> Iterated {
     let n = chain.len();
     let (group, g) = aggregates(chain);
     let lambda = uniformisation_rate(chain);
     let mut pi = vec![1.0 / n as f64; n];
+    let mut next = vec![0.0; n];
     let mut coarse = vec![0.0; g * g];
     let mut mass = vec![0.0; g];
-    let mut residual = f64::INFINITY;
+    let mut anderson = Anderson::new(n);
+    let (mut residual, mut best) = (f64::INFINITY, f64::INFINITY);
     for it in 0..=max_iterations {
-        // one pass: the residual of pi, the coarse generator and the aggregate masses
-        coarse.iter_mut().for_each(|v| *v = 0.0);
-        mass.iter_mut().for_each(|v| *v = 0.0);
-        let mut r = 0.0;
-        for j in 0..n {
-            let h = group[j] as usize;
-            let mut s = 0.0;
-            for e in inc.ptr[j]..inc.ptr[j + 1] {
-                let i = inc.from[e] as usize;
-                let f = pi[i] * inc.rate[e];
-                s += f;
-                let gi = group[i] as usize;
-                if gi != h {
-                    coarse[gi * g + h] += f;
-                }
-            }
-            r += (s - pi[j] * chain.diag[j]).abs();
-            mass[h] += pi[j];
-        }
-        residual = r / lambda;
+        residual = aggregate_pass(chain, inc, &pi, &group, g, &mut coarse, &mut mass) / lambda;
         if residual < tol {
             return Iterated { pi, iterations: it, residual, converged: true, timed_out: false };
         }
         if it == max_iterations || crate::past(deadline) {
             return Iterated { pi, iterations: it, residual, converged: false, timed_out: it < max_iterations };
         }
+        if residual > 10.0 * best {
+            anderson.reset();
+        }
+        best = best.min(residual);
+        next.copy_from_slice(&pi);
         if g > 1 {
             if let Some(z) = coarse_solution(&mut coarse, &mass, g) {
-                for (p, &h) in pi.iter_mut().zip(&group) {
+                for (p, &h) in next.iter_mut().zip(&group) {
                     let h = h as usize;
                     if mass[h] > 0.0 {
                         *p *= z[h] / mass[h];
@@ -183,13 +173,123 @@ pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_itera
         for j in (0..n).chain((0..n).rev()) {
             let d = chain.diag[j];
             if d > 0.0 {
-                pi[j] = inc.inflow(j, &pi) / d;
+                next[j] = inc.inflow(j, &next) / d;
             }
         }
-        let s: f64 = pi.iter().sum();
-        pi.iter_mut().for_each(|v| *v /= s);
+        normalise(&mut next);
+        anderson.step(&mut pi, &next);
+        normalise(&mut pi);
     }
     Iterated { pi, iterations: max_iterations, residual, converged: false, timed_out: false }
+}
+
+/// Scales `v` to sum 1 after clamping negative entries (an extrapolation can make some) to 0.
+fn normalise(v: &mut [f64]) {
+    v.iter_mut().for_each(|x| *x = x.max(0.0));
+    let s: f64 = v.iter().sum();
+    v.iter_mut().for_each(|x| *x /= s);
+}
+
+/// One pass over the columns of `Q`: returns `||pi Q||_1` and fills the flows between
+/// aggregates (`coarse[G][H] = sum_{i in G, j in H} pi_i q_ij`, `G != H`) and their masses.
+fn aggregate_pass(chain: &Chain, inc: &Incoming, pi: &[f64], group: &[u32], g: usize, coarse: &mut [f64], mass: &mut [f64]) -> f64 {
+    coarse.iter_mut().for_each(|v| *v = 0.0);
+    mass.iter_mut().for_each(|v| *v = 0.0);
+    let mut r = 0.0;
+    for j in 0..chain.len() {
+        let h = group[j] as usize;
+        let mut s = 0.0;
+        for e in inc.ptr[j]..inc.ptr[j + 1] {
+            let i = inc.from[e] as usize;
+            let f = pi[i] * inc.rate[e];
+            s += f;
+            let gi = group[i] as usize;
+            if gi != h {
+                coarse[gi * g + h] += f;
+            }
+        }
+        r += (s - pi[j] * chain.diag[j]).abs();
+        mass[h] += pi[j];
+    }
+    r
+}
+
+/// Depth of the Anderson mixing (vectors kept: `2 DEPTH + 2` of the chain's size).
+const DEPTH: usize = 5;
+
+/// Anderson mixing (type II) of the iteration `x -> G(x)`: the next iterate is
+/// `G(x_k) - sum_j gamma_j (G(x_{j+1}) - G(x_j))` with `gamma` minimising
+/// `|f_k - sum_j gamma_j (f_{j+1} - f_j)|_2`, `f = G(x) - x`, over the last [`DEPTH`] steps.
+struct Anderson {
+    df: Vec<Vec<f64>>,
+    dg: Vec<Vec<f64>>,
+    gram: [[f64; DEPTH]; DEPTH],
+    count: usize,
+    slot: usize,
+    f: Vec<f64>,
+    f_prev: Vec<f64>,
+    g_prev: Vec<f64>,
+    started: bool,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl Anderson {
+    fn new(n: usize) -> Self {
+        Anderson {
+            df: vec![vec![0.0; n]; DEPTH],
+            dg: vec![vec![0.0; n]; DEPTH],
+            gram: [[0.0; DEPTH]; DEPTH],
+            count: 0,
+            slot: 0,
+            f: vec![0.0; n],
+            f_prev: vec![0.0; n],
+            g_prev: vec![0.0; n],
+            started: false,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.count = 0;
+        self.started = false;
+    }
+
+    /// Replaces `x` (the iterate `x_k`) by the next one, given `g = G(x_k)`.
+    fn step(&mut self, x: &mut [f64], g: &[f64]) {
+        self.f.iter_mut().zip(g.iter().zip(x.iter())).for_each(|(f, (g, x))| *f = g - x);
+        if self.started {
+            let s = self.slot;
+            self.df[s].iter_mut().zip(self.f.iter().zip(&self.f_prev)).for_each(|(d, (f, p))| *d = f - p);
+            self.dg[s].iter_mut().zip(g.iter().zip(&self.g_prev)).for_each(|(d, (g, p))| *d = g - p);
+            self.count = (self.count + 1).min(DEPTH);
+            for j in 0..self.count {
+                let v = dot(&self.df[s], &self.df[j]);
+                self.gram[s][j] = v;
+                self.gram[j][s] = v;
+            }
+            self.slot = (s + 1) % DEPTH;
+        }
+        self.started = true;
+        self.f_prev.copy_from_slice(&self.f);
+        self.g_prev.copy_from_slice(g);
+        x.copy_from_slice(g);
+        let m = self.count;
+        if m == 0 {
+            return;
+        }
+        let b: Vec<f64> = (0..m).map(|j| dot(&self.df[j], &self.f)).collect();
+        let trace: f64 = (0..m).map(|j| self.gram[j][j]).sum();
+        let a = Mat::<f64>::from_fn(m, m, |r, c| self.gram[r][c] + if r == c { 1e-12 * trace } else { 0.0 });
+        let mut gamma = b;
+        a.partial_piv_lu().solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut gamma, m, 1));
+        if gamma.iter().all(|v| v.is_finite()) {
+            for (j, gj) in gamma.iter().enumerate() {
+                x.iter_mut().zip(&self.dg[j]).for_each(|(x, d)| *x -= gj * d);
+            }
+        }
+    }
 }
 
 /// The stationary distribution `z` of the coarse chain whose flows `coarse[G][H] = sum_{i in
