@@ -100,3 +100,46 @@ fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
     assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(started.elapsed().as_secs_f64() < 5.0);
 }
+
+/// `mfq compare` runs generic models (the population process of their transitions) and, with a
+/// fixed truncation level, simulates the same finite buffer as the mean field: JSQ(2) with
+/// buffer 3 at N = 10 against the exact chain (1.6 jobs per server, far from the
+/// infinite-buffer value 2.39).
+#[test]
+fn compare_runs_generic_models_and_keeps_the_finite_buffer() {
+    let dir = std::env::temp_dir().join(format!("mfq-exact-compare-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let m = mfq::Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n[truncation]\nlevels = 3\n", &[]).unwrap();
+    let exact = m.exact(&mfq::ExactOptions { servers: 10, ..Default::default() }).unwrap().observables.mean_queue_length.unwrap();
+    for file in ["models/jsq-d2.toml", "models/generic/jsq2.toml"] {
+        let o = mfq(&[
+            "compare",
+            file,
+            "--set",
+            "truncation.levels=3",
+            "--servers",
+            "10",
+            "--time",
+            "2000",
+            "--warmup",
+            "50",
+            "--json",
+            "--out",
+            &out,
+        ]);
+        assert!(o.status.success(), "{file}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = &v["rows"][0];
+        assert_eq!(row["buffer"], 3, "{file}");
+        let (mean, hw) = (row["simulated"]["mean"].as_f64().unwrap(), row["simulated"]["half_width"].as_f64().unwrap());
+        assert!((mean - exact).abs() < 2.0 * hw + 0.01, "{file}: simulated {mean} +- {hw}, exact {exact}");
+    }
+    // a generic model without queues: its state entry, against the exact SIS mean
+    let o = mfq(&["compare", "models/generic/sis-gbt.toml", "--servers", "10", "--time", "2000", "--json", "--out", &out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["quantity"], "E[x]");
+    let (mean, hw) = (v["rows"][0]["simulated"]["mean"].as_f64().unwrap(), v["rows"][0]["simulated"]["half_width"].as_f64().unwrap());
+    assert!((mean - 0.6055449).abs() < 2.0 * hw + 0.002, "{mean} +- {hw}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

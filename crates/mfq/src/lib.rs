@@ -11,14 +11,14 @@
 
 mod catalog;
 mod error;
-mod exact;
+mod finite;
 mod model;
 pub mod report;
 pub mod sweep;
 
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
-pub use exact::ExactComparison;
+pub use finite::{ExactComparison, FiniteMeanField};
 pub use model::Model;
 pub use report::{Dynamics, Report, ReportOptions};
 

@@ -152,7 +152,7 @@ pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_itera
         if residual < tol {
             return Iterated { pi, iterations: it, residual, converged: true, timed_out: false };
         }
-        if it == max_iterations || crate::past(deadline) {
+        if it == max_iterations || crate::past(deadline) || residual.is_nan() {
             return Iterated { pi, iterations: it, residual, converged: false, timed_out: it < max_iterations };
         }
         if residual > 10.0 * best {
@@ -161,12 +161,15 @@ pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_itera
         best = best.min(residual);
         next.copy_from_slice(&pi);
         if g > 1 {
-            if let Some(z) = coarse_solution(&mut coarse, &mass, g) {
+            if let Some(mut z) = coarse_solution(&mut coarse, &mass, g) {
+                // the dense solve is accurate to round-off of the largest z only: aggregates of
+                // negligible probability keep their values (the sweeps fix them)
+                let top = z.iter().fold(0.0f64, |a, &b| a.max(b));
+                for (zh, m) in z.iter_mut().zip(&mass) {
+                    *zh = if *m > 0.0 && *zh > 1e-10 * top && (*zh / *m).is_finite() { *zh / *m } else { 1.0 };
+                }
                 for (p, &h) in next.iter_mut().zip(&group) {
-                    let h = h as usize;
-                    if mass[h] > 0.0 {
-                        *p *= z[h] / mass[h];
-                    }
+                    *p *= z[h as usize];
                 }
             }
         }
@@ -288,6 +291,12 @@ impl Anderson {
             for (j, gj) in gamma.iter().enumerate() {
                 x.iter_mut().zip(&self.dg[j]).for_each(|(x, d)| *x -= gj * d);
             }
+        }
+        // an extrapolation that overflows, or leaves no positive mass, is dropped
+        let mass: f64 = x.iter().map(|v| v.max(0.0)).sum();
+        if !(mass.is_finite() && mass > 0.0) {
+            x.copy_from_slice(g);
+            self.reset();
         }
     }
 }

@@ -1,10 +1,12 @@
-//! Exact finite-N answers of a [`Model`] beside its mean field `x*` and refined mean field
-//! `x* + V/N` (the chain and its solvers: `mfq_sim::exact`).
+//! Finite-N systems of a [`Model`]: the mean field of the system with the file's buffer, exact
+//! finite-N answers beside `x*` and `x* + V/N` (the chain and its solvers: `mfq_sim::exact`),
+//! and the population simulation of generic models.
 
 use crate::{Error, Model};
 use mfq_fixpoint::{refined_mean_field, solve_model, FixedPoint, FixedPointOptions, RefinedMeanField};
-use mfq_model::MeanFieldModel;
+use mfq_model::{MeanFieldModel, Simulation};
 use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
+use mfq_sim::{SimOptions, SimReport};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -26,7 +28,60 @@ pub struct ExactComparison {
     pub exact: Vec<ExactReport>,
 }
 
+/// The mean field of the finite-N system a model file describes.
+pub struct FiniteMeanField {
+    /// The model at the truncation level used.
+    pub model: Box<dyn MeanFieldModel>,
+    /// Its fixed point.
+    pub fixed_point: FixedPoint,
+    /// The buffer `K` of every server when the file fixes `truncation.levels` of a model with
+    /// levels (then the truncated model is the finite-buffer system's mean field, mass at `K`
+    /// and losses included); `None` for an automatic truncation (an unlimited buffer: `x_K <
+    /// truncation.tol`) or a model without levels.
+    pub buffer: Option<usize>,
+}
+
 impl Model {
+    /// The mean field of the finite-N system: with a fixed `truncation.levels` (and a model
+    /// with levels), the fixed point of the model truncated there, whatever its mass at `K`
+    /// (the finite-buffer system); otherwise [`fixed_point`](Self::fixed_point).
+    ///
+    /// # Errors
+    /// As [`fixed_point`](Self::fixed_point) and [`build`](Self::build).
+    pub fn finite_mean_field(&self, opts: &FixedPointOptions) -> Result<FiniteMeanField, Error> {
+        match self.file().truncation.levels.filter(|_| self.has_levels()) {
+            Some(k) => {
+                let model = self.build(Some(k))?;
+                let fixed_point = solve_model(model.as_ref(), opts)?;
+                Ok(FiniteMeanField { model, fixed_point, buffer: Some(k) })
+            }
+            None => {
+                let fixed_point = self.fixed_point(opts)?;
+                let model = self.build(Some(fixed_point.truncation.levels))?;
+                Ok(FiniteMeanField { model, fixed_point, buffer: None })
+            }
+        }
+    }
+
+    /// The population process of a generic model's transitions (its finite-N system) as a
+    /// [`SimReport`], started at the fixed point of [`finite_mean_field`](Self::finite_mean_field)
+    /// (`mfq_sim::population::simulate_as_report`). [`simulate`](Self::simulate) calls this
+    /// for kinds whose finite-N system is their population process.
+    ///
+    /// # Errors
+    /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::Simulation`] for the options.
+    pub fn simulate_population(&self, opts: &SimOptions) -> Result<SimReport, Error> {
+        let fp_opts = FixedPointOptions { max_seconds: opts.max_seconds, ..Default::default() };
+        let f = self.finite_mean_field(&fp_opts)?;
+        let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
+        Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &f.fixed_point.x, &opts)?)
+    }
+
+    /// Whether the finite-N system of this kind is the population process of its transitions.
+    pub(crate) fn is_population(&self) -> bool {
+        matches!(self.spec().simulation(), Ok(Simulation::Population))
+    }
+
     /// Whether the model's size depends on its truncation level (a buffer `K`).
     fn has_levels(&self) -> bool {
         let dim = |k| self.spec().build_probe(k).map(|m| m.dim()).ok();
