@@ -25,6 +25,7 @@ macro_rules! out {
 
 mod checkcmd;
 mod commands;
+mod exactcmd;
 mod output;
 mod simcmd;
 mod sweepcmd;
@@ -80,6 +81,8 @@ enum Command {
     Simulate(simcmd::SimulateArgs),
     /// Mean field, refined mean field and simulation side by side for several N (table + SVG)
     Compare(simcmd::CompareArgs),
+    /// The exact N-server chain (finite buffer) beside the mean field x* and x* + V/N
+    Exact(exactcmd::ExactArgs),
     /// Sweep one or two parameters: --set lambda=0.5:0.99:50 [--set d=2,3,5]; CSV and SVG
     Sweep(sweepcmd::SweepArgs),
     /// Regenerate a named paper figure (models/figures/NAME.toml) into docs/figures/NAME.svg
@@ -151,6 +154,7 @@ where
         Command::Check(a) => a.model.json,
         Command::Simulate(a) => a.model.json,
         Command::Compare(a) => a.model.json,
+        Command::Exact(a) => a.model.json,
         Command::Sweep(a) => a.model.json,
         Command::Figure(_) => false,
         Command::Models { json, .. } => *json,
@@ -163,6 +167,7 @@ where
         Command::Check(a) => checkcmd::check(&a),
         Command::Simulate(a) => simcmd::simulate(&a),
         Command::Compare(a) => simcmd::compare(&a),
+        Command::Exact(a) => exactcmd::exact(&a),
         Command::Sweep(a) => sweepcmd::sweep_cmd(&a),
         Command::Figure(a) => sweepcmd::figure_cmd(&a),
         Command::Models { json, markdown } => commands::models(json, markdown),

@@ -198,19 +198,32 @@ pub(crate) fn comparison(
     if servers.is_empty() || servers.contains(&0) {
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
-    let fp = fixed_point_of(model_args, file, deadline)?;
-    require_converged(&fp)?;
-    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
-    let refined = refined_mean_field(model.as_ref(), &fp.x).ok();
-    let mean_field = fp.observables.mean_queue_length.ok_or_else(|| Failure::input("the model has no queue lengths to compare"))?;
+    // with a fixed truncation level K the system simulated has buffer K, as its mean field
+    let m = mfq::Model::new(file.model.clone(), file.truncation);
+    let fp_opts = mfq_fixpoint::FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() };
+    let finite = m.finite_mean_field(&fp_opts).map_err(|e| match e {
+        mfq::Error::FixedPoint(mfq_fixpoint::FixedPointError::Unstable { .. }) => {
+            Failure::unstable(format!("{}: {e}", model_args.model.display()))
+        }
+        _ => Failure::input(format!("{}: {e}", model_args.model.display())),
+    })?;
+    let fp = &finite.fixed_point;
+    require_converged(fp)?;
+    let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok();
+    // models without queues (generic ones such as SIS): the first state entry
+    let (quantity, mean_field, correction) = match fp.observables.mean_queue_length {
+        Some(l) => ("mean queue length per server".to_string(), l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
+        None if !fp.x.is_empty() => (format!("E[{}]", finite.model.layout().name(0)), fp.x[0], refined.as_ref().map(|r| r.v[0])),
+        None => return Err(Failure::input("the model has no queue lengths to compare")),
+    };
     let mut rows = Vec::new();
     let mut cmp = SizeComparison {
-        quantity: "mean queue length per server".into(),
+        quantity: quantity.clone(),
         servers: Vec::new(),
         simulated: Vec::new(),
         half_width: Vec::new(),
         mean_field,
-        refined_c: refined.as_ref().and_then(|r| r.mean_queue_length_correction),
+        refined_c: correction,
         mean_field_label: "mean field".into(),
         lines: Vec::new(),
     };
@@ -218,21 +231,33 @@ pub(crate) fn comparison(
         // equal work per size: small systems run longer (time x 1000/N for N < 1000)
         let mut opts = sim.options(n, quiet, deadline);
         opts.time *= (1000.0 / n as f64).max(1.0);
-        let rep = run_sim(&file.model, &opts).map_err(|e| sim_failure(&model_args.model, e))?;
+        opts.buffer = finite.buffer.map(|k| k as u32);
+        let rep = match m.simulate(&opts) {
+            Ok(rep) => rep,
+            Err(mfq::Error::Simulation(e)) => return Err(sim_failure(&model_args.model, e)),
+            Err(e) => return Err(Failure::input(format!("{}: {e}", model_args.model.display()))),
+        };
+        // the quantity compared: the mean queue length, or the first state entry by name
+        let simulated = if rep.mean_queue_length.mean.is_finite() {
+            rep.mean_queue_length
+        } else {
+            rep.extras.get(quantity.trim_start_matches("E[").trim_end_matches(']')).copied().unwrap_or(rep.mean_queue_length)
+        };
         if rep.status != SimStatus::Completed {
             return Err(time_limit_failure(model_args, &format!("the simulation at N = {n} stopped")));
         }
         let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
         rows.push(json!({
             "servers": n,
-            "simulated": rep.mean_queue_length,
+            "simulated": simulated,
+            "buffer": finite.buffer,
             "mean_field": mean_field,
             "refined_mean_field": refined_value,
             "events_per_second": rep.events_per_second,
         }));
         cmp.servers.push(n as f64);
-        cmp.simulated.push(rep.mean_queue_length.mean);
-        cmp.half_width.push(rep.mean_queue_length.half_width);
+        cmp.simulated.push(simulated.mean);
+        cmp.half_width.push(simulated.half_width);
     }
     Ok((cmp, rows))
 }
@@ -252,7 +277,13 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         outln!("{value}");
         return Ok(());
     }
-    outln!("{}: mean queue length per server", title(&file));
+    let buffer = match file.truncation.levels {
+        Some(k) if rows.first().is_some_and(|r| !r["buffer"].is_null()) => {
+            format!(" (finite buffer K = {k} in the mean field and the simulation)")
+        }
+        _ => String::new(),
+    };
+    outln!("{}: {}{buffer}", title(&file), cmp.quantity);
     match cmp.refined_c {
         Some(c) => {
             outln!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} + {c:.6}/N")

@@ -53,6 +53,7 @@
 //! ```
 
 mod engine;
+pub mod exact;
 mod families;
 pub mod population;
 pub mod saturated;

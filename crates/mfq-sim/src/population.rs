@@ -74,6 +74,9 @@ impl Default for PopulationOptions {
 pub struct PopulationReport {
     /// Time average of every state entry after the warm-up (the model's layout).
     pub mean: Vec<Estimate>,
+    /// Time average of the sum of all state entries (for a tail-form state: the mean number of
+    /// jobs per server, `L = sum_k x_k`), from the batch sums.
+    pub total: Estimate,
     /// Events simulated over all replications.
     pub events: u64,
     /// Whether a replication stopped at `max_events` (its averages then cover less time
@@ -139,6 +142,8 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
             mean_estimate(&values)
         })
         .collect();
+    let totals: Vec<f64> = runs.iter().flat_map(|run| run.batch_means.iter().map(|b| b.iter().sum::<f64>())).collect();
+    let total = mean_estimate(&totals);
     let events = runs.iter().map(|r| r.events).sum();
     let stopped_early = runs.iter().any(|r| r.stopped_early);
     let status = match opts.max_seconds {
@@ -146,7 +151,80 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
         _ => crate::SimStatus::Completed,
     };
     let trajectory = runs.into_iter().next().map(|r| r.trajectory).unwrap_or_default();
-    Ok(PopulationReport { mean, events, stopped_early, trajectory, status })
+    Ok(PopulationReport { mean, total, events, stopped_early, trajectory, status })
+}
+
+/// The population process of `model` (the finite-N system of a generic model: its rules are
+/// its transitions) as a [`crate::SimReport`], with `opts` as for [`crate::simulate`], started
+/// at `x0` (e.g. the fixed point). A finite buffer is the model's own truncation level `K`
+/// (arrivals that would create level `K + 1` have no transition: they are lost), so
+/// `opts.buffer` must be `None` or `K`. Reported: the tail (tail-form states: each entry's
+/// time average) and the mean queue length (their sum), or every entry by name in `extras`
+/// (other layouts); throughput, loss, waiting and response times are not observed here and
+/// are `NaN` (see `docs/simulation.md`).
+///
+/// # Errors
+/// As [`simulate_population`]; [`SimError::OutOfRange`] for `opts` ([`crate::SimOptions::validate`])
+/// or a `buffer` other than the model's `K`.
+pub fn simulate_as_report(
+    spec: &mfq_model::ModelSpec,
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    opts: &crate::SimOptions,
+) -> Result<crate::SimReport, SimError> {
+    opts.validate()?;
+    let tail_levels = match model.layout() {
+        mfq_model::StateLayout::Tail { levels } => Some(levels),
+        _ => None,
+    };
+    if let Some(b) = opts.buffer.filter(|&b| Some(b as usize) != tail_levels) {
+        return Err(SimError::OutOfRange {
+            field: "buffer".into(),
+            value: b.to_string(),
+            allowed: format!("none, or the model's truncation level K ({tail_levels:?}): its population process has that buffer"),
+        });
+    }
+    let started = std::time::Instant::now();
+    let popts = PopulationOptions {
+        objects: opts.servers,
+        time: opts.time,
+        warmup: opts.warmup,
+        batches: opts.batches,
+        replications: opts.replications,
+        seed: opts.seed,
+        max_seconds: opts.max_seconds,
+        ..Default::default()
+    };
+    let rep = simulate_population(model, x0, &popts)?;
+    let wall_seconds = started.elapsed().as_secs_f64();
+    let nb = opts.batches * opts.replications;
+    let undefined = Estimate { mean: f64::NAN, half_width: f64::NAN, n: nb };
+    let layout = model.layout();
+    let (tail, mean_queue_length, extras) = match tail_levels {
+        Some(_) => (rep.mean.clone(), rep.total, Default::default()),
+        None => (Vec::new(), undefined, rep.mean.iter().enumerate().map(|(i, e)| (layout.name(i), *e)).collect()),
+    };
+    Ok(crate::SimReport {
+        model: spec.clone(),
+        options: opts.clone(),
+        status: rep.status,
+        tail,
+        mean_queue_length,
+        mean_response_time: undefined,
+        throughput: undefined,
+        loss_probability: undefined,
+        prob_wait: undefined,
+        events: rep.events,
+        wall_seconds,
+        events_per_second: rep.events as f64 / wall_seconds.max(1e-12),
+        diagnostics: crate::Diagnostics {
+            batch_lag1_autocorrelation: f64::NAN,
+            replication_half_width: f64::NAN,
+            max_queue_length: tail_levels.unwrap_or(0),
+            departure_rate: undefined,
+        },
+        extras,
+    })
 }
 
 struct Run {

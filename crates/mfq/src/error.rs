@@ -23,6 +23,10 @@ pub enum Error {
     /// The simulator's options or parameters, or a kind without a finite-N system.
     #[error(transparent)]
     Simulation(#[from] mfq_sim::SimError),
+    /// The exact finite-N chain: options, a chain over the state limit, no transitions, no
+    /// fixed buffer, the time limit.
+    #[error(transparent)]
+    Exact(#[from] mfq_sim::exact::ExactError),
     /// The state given as a fixed point is not one of this model.
     #[error("not a fixed point of this model: {entries} entries for {dim} states, max |f(x)| = {residual:.2e} (allowed: 1e-8)")]
     NotAFixedPoint {

@@ -4,25 +4,28 @@
 //! kinds; `mfq-ode`: transients; `mfq-fixpoint`: fixed points, checker, refined mean field,
 //! sweeps; `mfq-sim`: finite-N simulation). This crate puts them behind one door, in the
 //! problem -> solve -> solution shape of SciML and argmin: a [`Model`] value and one call per job
-//! (fixed point, transient, refined terms, check, simulate, report), each returning a result
+//! (fixed point, transient, refined terms, check, simulate, exact finite-N chain, report), each returning a result
 //! struct with a status; a run that did not converge is a result, misuse is an [`Error`].
 //! The report that `mfq report` prints is assembled by [`report::report`]; the catalogue that
 //! `mfq models` prints by [`catalog`].
 
 mod catalog;
 mod error;
+mod finite;
 mod model;
 pub mod report;
 pub mod sweep;
 
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
+pub use finite::{ExactComparison, FiniteMeanField};
 pub use model::Model;
 pub use report::{Dynamics, Report, ReportOptions};
 
 pub use mfq_fixpoint::{AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField};
 pub use mfq_model::{Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{Method, SolveOptions, Trajectory};
+pub use mfq_sim::exact::{ExactMethod, ExactOptions, ExactReport, ExactStatus};
 pub use mfq_sim::{SimOptions, SimReport};
 
 /// The errors of the crates below the front door, which [`Error`] wraps: for callers that tell

@@ -186,12 +186,16 @@ impl Model {
         Ok(check_with_fixed_point(model.as_ref(), fp, opts)?)
     }
 
-    /// The finite-N simulation of the system the kind declares.
+    /// The finite-N simulation of the system the kind declares (generic models: the
+    /// population process of their transitions, [`simulate_population`](Self::simulate_population)).
     ///
     /// # Errors
     /// [`Error::Simulation`]: options or parameters out of range, or a kind without a finite-N
-    /// system (with the declared reason).
+    /// system (with the declared reason); for generic models as `simulate_population`.
     pub fn simulate(&self, opts: &SimOptions) -> Result<SimReport, Error> {
+        if self.is_population() {
+            return self.simulate_population(opts);
+        }
         Ok(mfq_sim::simulate(&self.file.model, opts)?)
     }
 

@@ -1,0 +1,132 @@
+//! `mfq exact`: the exact N-server (N-object) chain beside the mean field and the refined mean
+//! field, through the front door ([`mfq::Model::exact_comparison`]).
+
+use crate::commands::{deadline_of, seconds_left, time_limit_failure, title, with_error};
+use crate::output::write_atomic;
+use crate::{Failure, ModelArgs};
+use clap::Args;
+use mfq::{Error, ExactComparison, ExactMethod, ExactOptions, ExactStatus};
+use mfq_sim::exact::ExactError;
+
+/// Options of `mfq exact`.
+#[derive(Args, Debug)]
+pub struct ExactArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// System sizes N, comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "10")]
+    pub servers: Vec<usize>,
+    /// Buffer K of every server (sets truncation.levels; queueing models need one)
+    #[arg(long, value_name = "K")]
+    pub buffer: Option<usize>,
+    /// Solver: auto (sparse LU up to 20000 states, iterative above), lu, iterative
+    #[arg(long, default_value = "auto", value_parser = ["auto", "lu", "iterative"])]
+    pub method: String,
+    /// Refuse chains with more states than this (memory: ~300 bytes per state)
+    #[arg(long, default_value_t = 4_000_000)]
+    pub max_states: usize,
+}
+
+fn failure(args: &ExactArgs, e: Error) -> Failure {
+    match e {
+        Error::Exact(ExactError::TimeLimit { phase, .. }) => {
+            time_limit_failure(&args.model, &format!("the exact chain stopped while {phase}"))
+        }
+        e => Failure::input(format!("{}: {e}", args.model.model.display())),
+    }
+}
+
+/// `mfq exact`.
+pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
+    let deadline = deadline_of(&args.model)?;
+    if args.servers.is_empty() || args.servers.contains(&0) {
+        return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
+    }
+    let mut model_args = args.model.clone();
+    if let Some(k) = args.buffer {
+        model_args.set.push(format!("truncation.levels={k}"));
+    }
+    let file = crate::commands::load(&model_args)?;
+    let model = mfq::Model::new(file.model.clone(), file.truncation);
+    let method = match args.method.as_str() {
+        "lu" => ExactMethod::SparseLu,
+        "iterative" => ExactMethod::Iterative,
+        _ => ExactMethod::Auto,
+    };
+    let opts = ExactOptions { method, max_states: args.max_states, max_seconds: seconds_left(deadline), ..Default::default() };
+    let cmp = model.exact_comparison(&args.servers, &opts).map_err(|e| failure(args, e))?;
+    let value = serde_json::to_value(&cmp).unwrap_or_default();
+    let stopped = cmp.exact.iter().find(|r| r.status != ExactStatus::Converged);
+    if let Some(r) = stopped {
+        let f = match r.status {
+            ExactStatus::TimeLimit { .. } => time_limit_failure(&args.model, &format!("the iterative solver at N = {} stopped", r.servers)),
+            _ => Failure::no_convergence(format!(
+                "{}: the iterative solver at N = {} used {} iterations, residual {:.2e}",
+                args.model.model.display(),
+                r.servers,
+                r.iterations,
+                r.residual
+            )),
+        };
+        if args.model.json {
+            outln!("{}", with_error(value, &f));
+        }
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
+    if let Some(dir) = &args.model.out {
+        write_atomic(&dir.join("exact.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    }
+    if args.model.json {
+        outln!("{value}");
+    } else {
+        print_text(&title(&file), &cmp);
+    }
+    Ok(())
+}
+
+/// One row: the mean field, the refined estimate at `n` and the exact value, with the errors.
+fn row(name: &str, mf: f64, v: Option<f64>, exact: f64, n: f64) {
+    let refined = v.map(|v| mf + v / n);
+    let show = |x: Option<f64>| x.map_or(format!("{:>13}", "-"), |x| format!("{x:>13.7}"));
+    let err = |x: Option<f64>| x.map_or(format!("{:>10}", "-"), |x| format!("{:>10.2e}", x - exact));
+    outln!("    {name:<22} {mf:>13.7} {} {exact:>13.7} {} {}", show(refined), err(Some(mf)), err(refined));
+}
+
+fn print_text(title: &str, cmp: &ExactComparison) {
+    let buffer = cmp.buffer.map_or(String::new(), |k| format!(", buffer K = {k} (arrivals to a full server are lost)"));
+    outln!("{title}: exact N-object chain{buffer}");
+    if let Some(why) = &cmp.refined_unavailable {
+        outln!("  refined mean field not available: {why}");
+    }
+    let x = &cmp.fixed_point.x;
+    let v = cmp.refined.as_ref().map(|r| &r.v);
+    let obs = &cmp.fixed_point.observables;
+    for r in &cmp.exact {
+        let n = r.servers as f64;
+        outln!(
+            "  N = {}: {} states, {} transitions, {}, residual {:.1e}, {:.2} s",
+            r.servers,
+            r.states,
+            r.transitions,
+            match r.method {
+                ExactMethod::SparseLu => "sparse LU".to_string(),
+                _ => format!("Gauss-Seidel with aggregation, {} iterations", r.iterations),
+            },
+            r.residual,
+            r.build_seconds + r.solve_seconds
+        );
+        outln!("    {:<22} {:>13} {:>13} {:>13} {:>10} {:>10}", "", "x*", "x* + V/N", "exact", "err x*", "err +V/N");
+        for (i, e) in r.mean.iter().enumerate().take(30) {
+            row(&format!("E[{}]", cmp.names[i]), x[i], v.map(|v| v[i]), *e, n);
+        }
+        if let (Some(l), Some(le)) = (obs.mean_queue_length, r.observables.mean_queue_length) {
+            row("mean queue length", l, cmp.refined.as_ref().and_then(|r| r.mean_queue_length_correction), le, n);
+        }
+        if let (Some(t), Some(te)) = (obs.mean_response_time, r.observables.mean_response_time) {
+            row("mean response time", t, cmp.refined.as_ref().and_then(|r| r.mean_response_time_correction), te, n);
+        }
+        if obs.loss_probability > 0.0 || r.observables.loss_probability > 0.0 {
+            row("loss probability", obs.loss_probability, None, r.observables.loss_probability, n);
+        }
+    }
+}

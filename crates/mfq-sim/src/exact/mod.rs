@@ -1,0 +1,399 @@
+//! Exact finite-N answers: the stationary distribution of the continuous-time Markov chain of
+//! `N` objects behind a model's transitions, solved numerically, as an independent check of the
+//! mean field and of its refinements.
+//!
+//! # The chain
+//!
+//! A model whose [`transitions`](MeanFieldModel::transitions) are known is a density-dependent
+//! population process (Kurtz 1970; Gast and Van Houdt, "A refined mean field approximation",
+//! SIGMETRICS 2017, eq. (1)): with `N` objects, the state `x` (fractions, a point of the
+//! lattice `{x : N x integer}`) jumps to `x + l/N` at rate `N beta_l(x)` for each transition
+//! `l`. The chain here is that process restricted to the states reachable from a start state
+//! (by default the empty state, all zeros, mapped to the feasible set), found by a
+//! breadth-first search and indexed by a hash map of the packed counts `N x` built once.
+//! [`exact`] returns `E[X^N]` per state entry and the expectations of the model's observables.
+//!
+//! For the tail-form queueing models (`x_k` = fraction of servers with at least `k` jobs,
+//! truncated at `K` levels) this chain **is** the `N`-server system with buffer `K`:
+//! `N x_k` counts the servers holding at least `k` jobs; an arrival (rate `N lambda`) samples
+//! servers uniformly with replacement and joins a server with exactly `k - 1` jobs with
+//! probability `x_{k-1}^d - x_k^d` (JSQ(d), Mitzenmacher 2001, eq. (1)), a departure from a
+//! server with exactly `k` jobs happens at rate `N (x_k - x_{k+1})`; the model has no
+//! transition that creates level `K + 1`, so an arrival whose chosen server already holds `K`
+//! jobs (probability `x_K^d`) is **lost**, exactly as [`crate::SimOptions::buffer`] = `K` in the
+//! event-driven simulator and as the truncated mean field (`x_1 = lambda (1 - loss)`). JSQ(2)
+//! with `N` servers and buffer `K` has `C(N + K, K)` states (occupancy vectors
+//! `N >= n_1 >= ... >= n_K >= 0`), all reachable from the empty state.
+//!
+//! Observables are expectations over the stationary distribution of the model's observables
+//! at each state (tail, mean queue length, loss and waiting probabilities: by PASTA, what an
+//! arrival sees), except the mean response time, `E[L] / E[throughput]` (Little's law).
+//!
+//! # Solvers
+//!
+//! - Up to [`DIRECT_LIMIT`] states ([`ExactMethod::Auto`]) or on request: faer's sparse LU of
+//!   `Q^T` with one row replaced by `sum pi = 1`.
+//! - Above: Gauss-Seidel (a forward and a backward sweep) with iterative aggregation-
+//!   disaggregation over the states grouped by the sum of their counts (total jobs; Koury,
+//!   McAllister and Stewart, SIAM J. Algebraic Discrete Methods 5(2), 1984): the coarse chain
+//!   of the aggregates, solved exactly, fixes the slow mode (the total number of jobs), the
+//!   sweeps the rest. It stops at `||pi Q||_1 / max_i |q_ii| <` [`ExactOptions::tol`].
+//!
+//! [`ExactReport::residual`] is `||pi Q||_1 / max_i |q_ii|` of the solution, whichever solver
+//! produced it. Memory: about 100 bytes per state plus 24 bytes per transition (a JSQ(2)
+//! chain with `K` levels has up to `2 K` transitions per state); see [`ExactOptions::max_states`].
+
+mod chain;
+mod solve;
+
+use mfq_model::{MeanFieldModel, Observables, StateLayout};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// Largest chain that [`ExactMethod::Auto`] solves by sparse LU.
+pub const DIRECT_LIMIT: usize = 20_000;
+
+/// Which solver [`exact`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExactMethod {
+    /// Sparse LU up to [`DIRECT_LIMIT`] states, the iterative solver above.
+    Auto,
+    /// faer's sparse LU (exact up to round-off; fill-in makes it slow beyond ~10^5 states).
+    SparseLu,
+    /// Gauss-Seidel with aggregation-disaggregation.
+    Iterative,
+}
+
+/// Options of [`exact`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExactOptions {
+    /// Number of objects (servers) `N`, `1 ..= 100000`. Default 10.
+    pub servers: usize,
+    /// Start state of the search (fractions, rounded to multiples of `1/N`); `None` (default):
+    /// the empty state (all zeros), mapped to the feasible set.
+    pub start: Option<Vec<f64>>,
+    /// Refuse chains with more states than this (a memory limit: ~300 bytes per state for
+    /// JSQ(2) with 8 levels). Default 4,000,000.
+    pub max_states: usize,
+    /// The solver.
+    pub method: ExactMethod,
+    /// Stop the iterative solver at `||pi Q||_1 / max_i |q_ii| < tol` (`(0, 1e-3]`). Default 1e-13.
+    pub tol: f64,
+    /// Iterations of the iterative solver (`>= 1`). Default 20000.
+    pub max_iterations: usize,
+    /// Wall-clock limit in seconds (finite, `> 0`); default none.
+    pub max_seconds: Option<f64>,
+}
+
+impl Default for ExactOptions {
+    fn default() -> Self {
+        ExactOptions {
+            servers: 10,
+            start: None,
+            max_states: 4_000_000,
+            method: ExactMethod::Auto,
+            tol: 1e-13,
+            max_iterations: 20_000,
+            max_seconds: None,
+        }
+    }
+}
+
+/// Why [`exact`] could not produce an answer.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExactError {
+    /// An option outside its range.
+    #[error("{field} = {value} is not allowed: {allowed}")]
+    OutOfRange {
+        /// The option.
+        field: String,
+        /// The value given.
+        value: String,
+        /// What is allowed.
+        allowed: String,
+    },
+    /// The model does not provide its transitions.
+    #[error("model {model} does not provide its transitions (jumps and rates): it has no exact finite-N chain")]
+    NoTransitions {
+        /// The model's name.
+        model: String,
+    },
+    /// The chain is larger than [`ExactOptions::max_states`].
+    #[error("the exact chain has {} states, more than the limit of {limit} (max_states, a memory limit of ~300 bytes per state): use fewer servers or a smaller buffer, or raise the limit", estimate.map_or_else(|| format!("more than {limit}"), |e| format!("{e:.3e}")))]
+    TooManyStates {
+        /// The state count, when it is known before the search (tail-form models).
+        estimate: Option<f64>,
+        /// The limit.
+        limit: usize,
+    },
+    /// A rate is negative or not finite at a state of the chain.
+    #[error("a rate is {rate} at the state x = {state:?}: rates must be finite and >= 0")]
+    BadRate {
+        /// The state (fractions).
+        state: Vec<f64>,
+        /// The rate.
+        rate: f64,
+    },
+    /// A transition at positive rate leads off the lattice or out of the feasible set.
+    #[error("at the state x = {state:?}: {reason}; the exact chain needs jumps of whole objects that keep the state feasible")]
+    BadJump {
+        /// The state (fractions).
+        state: Vec<f64>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A state without transitions out was reached, and the chain has other states.
+    #[error("the chain reaches the absorbing state x = {state:?} from the start state: its stationary distribution sits there (choose another start state)")]
+    Absorbing {
+        /// The state (fractions).
+        state: Vec<f64>,
+    },
+    /// The wall-clock limit ran out.
+    #[error("the wall-clock limit ran out while {phase} ({states} states)")]
+    TimeLimit {
+        /// What was being done.
+        phase: &'static str,
+        /// States found so far.
+        states: usize,
+    },
+    /// The sparse LU failed.
+    #[error("{0}")]
+    Solver(String),
+}
+
+fn out_of_range(field: &str, value: impl std::fmt::Display, allowed: &str) -> ExactError {
+    ExactError::OutOfRange { field: field.into(), value: value.to_string(), allowed: allowed.into() }
+}
+
+/// How the solve ended.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum ExactStatus {
+    /// Solved: by LU, or the iteration met its tolerance.
+    Converged,
+    /// The iterative solver used all its iterations; the answer is the last iterate.
+    MaxIterations,
+    /// The wall-clock limit stopped the iterative solver; the answer is the last iterate.
+    TimeLimit {
+        /// The limit, in seconds.
+        seconds: f64,
+    },
+}
+
+/// The exact stationary answers of the `N`-object chain.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExactReport {
+    /// `N`.
+    pub servers: usize,
+    /// States of the chain.
+    pub states: usize,
+    /// Non-zero off-diagonal entries of its generator.
+    pub transitions: usize,
+    /// `E[X^N]`, per state entry (the model's layout).
+    pub mean: Vec<f64>,
+    /// Expectations of the model's observables (mean response time by Little's law).
+    pub observables: Observables,
+    /// `||pi Q||_1 / max_i |q_ii|` of the stationary distribution found.
+    pub residual: f64,
+    /// The solver used (never `Auto`).
+    pub method: ExactMethod,
+    /// Iterations of the iterative solver (0 for LU).
+    pub iterations: usize,
+    /// How the solve ended.
+    pub status: ExactStatus,
+    /// Time to build the chain, seconds.
+    pub build_seconds: f64,
+    /// Time to solve it, seconds.
+    pub solve_seconds: f64,
+}
+
+/// The number of states of the chain before building it, when the layout tells it: `C(N + K,
+/// K)` for a tail-form state of `K` levels (occupancy vectors `N >= n_1 >= ... >= n_K >= 0`),
+/// `None` otherwise (the search counts them).
+pub fn state_count_estimate(model: &dyn MeanFieldModel, servers: usize) -> Option<f64> {
+    match model.layout() {
+        StateLayout::Tail { levels } => {
+            let (n, k) = (servers as f64, levels as f64);
+            // C(N + K, K) = prod_{i=1..min} (N + K + 1 - i) / i, in floating point
+            let m = servers.min(levels);
+            let big = n.max(k);
+            Some((1..=m).fold(1.0, |c, i| c * (big + i as f64) / i as f64))
+        }
+        _ => None,
+    }
+}
+
+impl ExactOptions {
+    /// Checks the options' ranges.
+    ///
+    /// # Errors
+    /// [`ExactError::OutOfRange`] naming the option.
+    pub fn validate(&self) -> Result<(), ExactError> {
+        if !(1..=100_000).contains(&self.servers) {
+            return Err(out_of_range("servers", self.servers, "an integer in [1, 100000]"));
+        }
+        if self.max_states == 0 {
+            return Err(out_of_range("max_states", 0, "an integer >= 1"));
+        }
+        if !(self.tol > 0.0 && self.tol <= 1e-3) {
+            return Err(out_of_range("tol", self.tol, "a number in (0, 1e-3]"));
+        }
+        if self.max_iterations == 0 {
+            return Err(out_of_range("max_iterations", 0, "an integer >= 1"));
+        }
+        if let Some(s) = self.max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(out_of_range("max_seconds", s, "a finite number of seconds > 0"));
+        }
+        Ok(())
+    }
+}
+
+/// The start state's counts `round(N x)`.
+fn start_counts(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<Vec<u32>, ExactError> {
+    let n = opts.servers as f64;
+    let mut x = match &opts.start {
+        Some(x) if x.len() != model.dim() => {
+            return Err(out_of_range("start", format!("{} entries", x.len()), &format!("{} entries (the model's dimension)", model.dim())))
+        }
+        Some(x) => {
+            if let Some(v) = x.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+                return Err(out_of_range("start", v, "fractions in [0, 1]"));
+            }
+            x.clone()
+        }
+        None => vec![0.0; model.dim()],
+    };
+    model.project(&mut x);
+    Ok(x.iter().map(|v| (v * n).round() as u32).collect())
+}
+
+/// The exact stationary expectations of the `N`-object chain of `model` (see the module docs).
+///
+/// # Errors
+/// [`ExactError`]: bad options, a model without transitions, a chain over the state limit
+/// (refused from the state count before building when the layout gives it), a transition off
+/// the lattice, an absorbing state, the wall-clock limit while building, a failed LU.
+pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactReport, ExactError> {
+    opts.validate()?;
+    let started = Instant::now();
+    let deadline = opts.max_seconds.and_then(crate::deadline_after);
+    if model.transitions().is_none() {
+        return Err(ExactError::NoTransitions { model: model.name() });
+    }
+    if let Some(count) = state_count_estimate(model, opts.servers).filter(|&c| c > opts.max_states as f64) {
+        return Err(ExactError::TooManyStates { estimate: Some(count), limit: opts.max_states });
+    }
+    let bits = chain::bits_for(opts.servers);
+    if model.dim() * bits as usize > 128 {
+        return Err(out_of_range(
+            "servers",
+            opts.servers,
+            &format!("at most {} bits per state: {} entries x {bits} bits per count does not fit", 128, model.dim()),
+        ));
+    }
+    let start = start_counts(model, opts)?;
+    let search = chain::Search { n: opts.servers, start: &start, max_states: opts.max_states, deadline };
+    let mut chain = chain::build(model, &search)?;
+    let build_seconds = started.elapsed().as_secs_f64();
+    if chain.len() > 1 {
+        if let Some(i) = chain.diag.iter().position(|&d| d <= 0.0) {
+            return Err(ExactError::Absorbing { state: fractions(&chain, i) });
+        }
+    }
+    let mut method = match opts.method {
+        ExactMethod::Auto if chain.len() <= DIRECT_LIMIT => ExactMethod::SparseLu,
+        ExactMethod::Auto => ExactMethod::Iterative,
+        m => m,
+    };
+    let transitions = chain.out_to.len();
+    let direct = match method {
+        _ if chain.len() == 1 => Some(vec![1.0]),
+        ExactMethod::SparseLu => match solve::solve_lu(&chain) {
+            Ok(pi) => Some(pi),
+            // Auto: a start state outside the closed class makes the LU singular; iterate
+            Err(e) if opts.method == ExactMethod::SparseLu => return Err(ExactError::Solver(e)),
+            Err(_) => None,
+        },
+        _ => None,
+    };
+    let (pi, residual, iterations, status) = if let Some(pi) = direct {
+        let r = if chain.len() == 1 { 0.0 } else { solve::residual_by_rows(&chain, &pi) };
+        (pi, r, 0, ExactStatus::Converged)
+    } else {
+        method = ExactMethod::Iterative;
+        let inc = solve::Incoming::take(&mut chain);
+        let it = solve::solve_iterative(&chain, &inc, opts.tol, opts.max_iterations, deadline);
+        let status = match (it.converged, it.timed_out, opts.max_seconds) {
+            (true, _, _) => ExactStatus::Converged,
+            (false, true, Some(seconds)) => ExactStatus::TimeLimit { seconds },
+            _ => ExactStatus::MaxIterations,
+        };
+        (it.pi, it.residual, it.iterations, status)
+    };
+    let (mean, observables) = expectations(model, &chain, &pi);
+    let solve_seconds = started.elapsed().as_secs_f64() - build_seconds;
+    Ok(ExactReport {
+        servers: opts.servers,
+        states: chain.len(),
+        transitions,
+        mean,
+        observables,
+        residual,
+        method,
+        iterations,
+        status,
+        build_seconds,
+        solve_seconds,
+    })
+}
+
+fn fractions(chain: &chain::Chain, i: usize) -> Vec<f64> {
+    let mut c = vec![0u32; chain.dim];
+    chain.counts(i, &mut c);
+    c.iter().map(|&v| v as f64 / chain.n as f64).collect()
+}
+
+/// `E[X]` and the expectations of the observables under `pi`.
+fn expectations(model: &dyn MeanFieldModel, chain: &chain::Chain, pi: &[f64]) -> (Vec<f64>, Observables) {
+    let dim = chain.dim;
+    let big_n = chain.n as f64;
+    let mut mean = vec![0.0; dim];
+    let (mut counts, mut x) = (vec![0u32; dim], vec![0.0; dim]);
+    let mut acc: Option<Observables> = None;
+    let add = |a: Option<f64>, b: Option<f64>, p: f64| a.zip(b).map(|(a, b)| a + p * b);
+    for (i, &p) in pi.iter().enumerate() {
+        chain.counts(i, &mut counts);
+        x.iter_mut().zip(&counts).for_each(|(v, &c)| *v = c as f64 / big_n);
+        mean.iter_mut().zip(&x).for_each(|(m, v)| *m += p * v);
+        let o = model.observables(&x);
+        acc = Some(match acc {
+            None => {
+                let mut z = o.clone();
+                z.tail.iter_mut().zip(&o.tail).for_each(|(a, b)| *a = p * b);
+                z.mean_queue_length = o.mean_queue_length.map(|v| p * v);
+                z.throughput = o.throughput.map(|v| p * v);
+                z.prob_wait = o.prob_wait.map(|v| p * v);
+                z.loss_probability = p * o.loss_probability;
+                z.mass_at_truncation = p * o.mass_at_truncation;
+                z.extras.iter_mut().zip(&o.extras).for_each(|(a, b)| a.1 = p * b.1);
+                z
+            }
+            Some(mut a) => {
+                a.tail.iter_mut().zip(&o.tail).for_each(|(a, b)| *a += p * b);
+                a.mean_queue_length = add(a.mean_queue_length, o.mean_queue_length, p);
+                a.throughput = add(a.throughput, o.throughput, p);
+                a.prob_wait = add(a.prob_wait, o.prob_wait, p);
+                a.loss_probability += p * o.loss_probability;
+                a.mass_at_truncation += p * o.mass_at_truncation;
+                a.extras.iter_mut().zip(&o.extras).for_each(|(a, b)| a.1 += p * b.1);
+                a
+            }
+        });
+    }
+    let mut obs = acc.unwrap_or_else(|| Observables::extras_only(Vec::new()));
+    obs.mean_response_time = obs.mean_queue_length.zip(obs.throughput).and_then(|(l, t)| (t > 0.0).then(|| l / t));
+    (mean, obs)
+}

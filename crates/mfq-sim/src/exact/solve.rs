@@ -1,0 +1,328 @@
+//! Stationary distributions of the chain: sparse LU (faer) for moderate sizes, Gauss-Seidel
+//! with iterative aggregation-disaggregation for large ones.
+
+use super::chain::Chain;
+use faer::linalg::solvers::SolveCore;
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Conj, Mat, MatMut};
+use std::time::Instant;
+
+/// Largest number of aggregates of the coarse chain (its generator is solved densely).
+const MAX_COARSE: usize = 1500;
+
+/// `||pi Q||_1 / max_i |q_ii|` of a probability vector `pi`, from the rows of `Q`.
+pub(crate) fn residual_by_rows(chain: &Chain, pi: &[f64]) -> f64 {
+    let mut r = vec![0.0; chain.len()];
+    for (i, &p) in pi.iter().enumerate() {
+        r[i] -= p * chain.diag[i];
+        for e in chain.out_ptr[i]..chain.out_ptr[i + 1] {
+            r[chain.out_to[e] as usize] += p * chain.out_rate[e];
+        }
+    }
+    r.iter().map(|v| v.abs()).sum::<f64>() / uniformisation_rate(chain)
+}
+
+/// The largest total rate out of a state (`> 0` when the chain has a transition).
+pub(crate) fn uniformisation_rate(chain: &Chain) -> f64 {
+    chain.diag.iter().fold(0.0f64, |m, &d| m.max(d)).max(f64::MIN_POSITIVE)
+}
+
+/// The stationary distribution by a sparse LU of `Q^T` with the equation of the start state
+/// (state 0) replaced by `pi_0 = 1`, then normalised: non-singular iff the chain has one
+/// closed class and the start state is in it (else an error, and the caller iterates).
+pub(crate) fn solve_lu(chain: &Chain) -> Result<Vec<f64>, String> {
+    let n = chain.len();
+    let mut entries = Vec::with_capacity(chain.out_to.len() + n);
+    entries.push(Triplet::new(0, 0, 1.0));
+    // column j of Q^T is row j of Q
+    for j in 0..n {
+        if j > 0 {
+            entries.push(Triplet::new(j, j, -chain.diag[j]));
+        }
+        for e in chain.out_ptr[j]..chain.out_ptr[j + 1] {
+            let t = chain.out_to[e] as usize;
+            if t > 0 {
+                entries.push(Triplet::new(t, j, chain.out_rate[e]));
+            }
+        }
+    }
+    let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &entries).map_err(|e| format!("{e:?}"))?;
+    let lu = a.sp_lu().map_err(|e| format!("sparse LU failed: {e:?}"))?;
+    let mut rhs = vec![0.0; n];
+    rhs[0] = 1.0;
+    lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut rhs, n, 1));
+    if rhs.iter().any(|v| !v.is_finite()) {
+        return Err(
+            "the sparse LU gave a non-finite solution (the start state is transient, or the chain has several closed classes)".into()
+        );
+    }
+    // round-off can leave tiny negative probabilities
+    rhs.iter_mut().for_each(|v| *v = v.max(0.0));
+    let s: f64 = rhs.iter().sum();
+    rhs.iter_mut().for_each(|v| *v /= s);
+    Ok(rhs)
+}
+
+/// The transitions into each state (the columns of `Q`), for Gauss-Seidel.
+pub(crate) struct Incoming {
+    ptr: Vec<usize>,
+    from: Vec<u32>,
+    rate: Vec<f64>,
+}
+
+impl Incoming {
+    /// Transposes the rows of `chain` (and frees them).
+    pub(crate) fn take(chain: &mut Chain) -> Incoming {
+        let n = chain.len();
+        let mut ptr = vec![0usize; n + 1];
+        for &t in &chain.out_to {
+            ptr[t as usize + 1] += 1;
+        }
+        for j in 0..n {
+            ptr[j + 1] += ptr[j];
+        }
+        let mut fill = ptr.clone();
+        let mut from = vec![0u32; chain.out_to.len()];
+        let mut rate = vec![0.0; chain.out_to.len()];
+        for i in 0..n {
+            for e in chain.out_ptr[i]..chain.out_ptr[i + 1] {
+                let t = chain.out_to[e] as usize;
+                from[fill[t]] = i as u32;
+                rate[fill[t]] = chain.out_rate[e];
+                fill[t] += 1;
+            }
+        }
+        chain.out_ptr = Vec::new();
+        chain.out_to = Vec::new();
+        chain.out_rate = Vec::new();
+        Incoming { ptr, from, rate }
+    }
+
+    /// `sum_i pi_i q_ij` over the transitions into `j`.
+    #[inline]
+    fn inflow(&self, j: usize, pi: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for e in self.ptr[j]..self.ptr[j + 1] {
+            s += pi[self.from[e] as usize] * self.rate[e];
+        }
+        s
+    }
+}
+
+/// How the iteration ended.
+pub(crate) struct Iterated {
+    pub pi: Vec<f64>,
+    pub iterations: usize,
+    pub residual: f64,
+    pub converged: bool,
+    pub timed_out: bool,
+}
+
+/// Aggregates: states grouped by the sum of their counts (total jobs for tail-form states),
+/// consecutive sums merged when there are more than [`MAX_COARSE`].
+fn aggregates(chain: &Chain) -> (Vec<u32>, usize) {
+    let levels: Vec<usize> = (0..chain.len()).map(|i| chain.level(i)).collect();
+    let (lo, hi) = levels.iter().fold((usize::MAX, 0), |(a, b), &l| (a.min(l), b.max(l)));
+    let span = hi - lo + 1;
+    let width = span.div_ceil(MAX_COARSE);
+    let groups = span.div_ceil(width);
+    (levels.iter().map(|&l| ((l - lo) / width) as u32).collect(), groups)
+}
+
+/// The stationary distribution by Gauss-Seidel (a forward and a backward sweep per iteration)
+/// with iterative aggregation-disaggregation (Takahashi; Koury, McAllister and Stewart, SIAM
+/// J. Algebraic Discrete Methods 5(2), 1984) over the aggregates of [`aggregates`]: each
+/// iteration solves the coarse chain of the aggregates exactly (dense LU) and rescales `pi`
+/// within each aggregate to its coarse probability, then smooths with Gauss-Seidel. The
+/// iteration `pi -> G(pi)` is accelerated by Anderson mixing of depth [`DEPTH`] (Walker and Ni,
+/// "Anderson acceleration for fixed-point iterations", SIAM J. Numer. Anal. 49(4), 2011), reset
+/// when the residual grows. Stops when `||pi Q||_1 / max |q_ii| < tol`.
+pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_iterations: usize, deadline: Option<Instant>) -> Iterated {
+    let n = chain.len();
+    let (group, g) = aggregates(chain);
+    let lambda = uniformisation_rate(chain);
+    let mut pi = vec![1.0 / n as f64; n];
+    let mut next = vec![0.0; n];
+    let mut coarse = vec![0.0; g * g];
+    let mut mass = vec![0.0; g];
+    let mut anderson = Anderson::new(n);
+    let (mut residual, mut best) = (f64::INFINITY, f64::INFINITY);
+    for it in 0..=max_iterations {
+        residual = aggregate_pass(chain, inc, &pi, &group, g, &mut coarse, &mut mass) / lambda;
+        if residual < tol {
+            return Iterated { pi, iterations: it, residual, converged: true, timed_out: false };
+        }
+        if it == max_iterations || crate::past(deadline) || residual.is_nan() {
+            return Iterated { pi, iterations: it, residual, converged: false, timed_out: it < max_iterations };
+        }
+        if residual > 10.0 * best {
+            anderson.reset();
+        }
+        best = best.min(residual);
+        next.copy_from_slice(&pi);
+        if g > 1 {
+            if let Some(mut z) = coarse_solution(&mut coarse, &mass, g) {
+                // the dense solve is accurate to round-off of the largest z only: aggregates of
+                // negligible probability keep their values (the sweeps fix them)
+                let top = z.iter().fold(0.0f64, |a, &b| a.max(b));
+                for (zh, m) in z.iter_mut().zip(&mass) {
+                    *zh = if *m > 0.0 && *zh > 1e-10 * top && (*zh / *m).is_finite() { *zh / *m } else { 1.0 };
+                }
+                for (p, &h) in next.iter_mut().zip(&group) {
+                    *p *= z[h as usize];
+                }
+            }
+        }
+        for j in (0..n).chain((0..n).rev()) {
+            let d = chain.diag[j];
+            if d > 0.0 {
+                next[j] = inc.inflow(j, &next) / d;
+            }
+        }
+        normalise(&mut next);
+        anderson.step(&mut pi, &next);
+        normalise(&mut pi);
+    }
+    Iterated { pi, iterations: max_iterations, residual, converged: false, timed_out: false }
+}
+
+/// Scales `v` to sum 1 after clamping negative entries (an extrapolation can make some) to 0.
+fn normalise(v: &mut [f64]) {
+    v.iter_mut().for_each(|x| *x = x.max(0.0));
+    let s: f64 = v.iter().sum();
+    v.iter_mut().for_each(|x| *x /= s);
+}
+
+/// One pass over the columns of `Q`: returns `||pi Q||_1` and fills the flows between
+/// aggregates (`coarse[G][H] = sum_{i in G, j in H} pi_i q_ij`, `G != H`) and their masses.
+fn aggregate_pass(chain: &Chain, inc: &Incoming, pi: &[f64], group: &[u32], g: usize, coarse: &mut [f64], mass: &mut [f64]) -> f64 {
+    coarse.iter_mut().for_each(|v| *v = 0.0);
+    mass.iter_mut().for_each(|v| *v = 0.0);
+    let mut r = 0.0;
+    for j in 0..chain.len() {
+        let h = group[j] as usize;
+        let mut s = 0.0;
+        for e in inc.ptr[j]..inc.ptr[j + 1] {
+            let i = inc.from[e] as usize;
+            let f = pi[i] * inc.rate[e];
+            s += f;
+            let gi = group[i] as usize;
+            if gi != h {
+                coarse[gi * g + h] += f;
+            }
+        }
+        r += (s - pi[j] * chain.diag[j]).abs();
+        mass[h] += pi[j];
+    }
+    r
+}
+
+/// Depth of the Anderson mixing (vectors kept: `2 DEPTH + 2` of the chain's size).
+const DEPTH: usize = 5;
+
+/// Anderson mixing (type II) of the iteration `x -> G(x)`: the next iterate is
+/// `G(x_k) - sum_j gamma_j (G(x_{j+1}) - G(x_j))` with `gamma` minimising
+/// `|f_k - sum_j gamma_j (f_{j+1} - f_j)|_2`, `f = G(x) - x`, over the last [`DEPTH`] steps.
+struct Anderson {
+    df: Vec<Vec<f64>>,
+    dg: Vec<Vec<f64>>,
+    gram: [[f64; DEPTH]; DEPTH],
+    count: usize,
+    slot: usize,
+    f: Vec<f64>,
+    f_prev: Vec<f64>,
+    g_prev: Vec<f64>,
+    started: bool,
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl Anderson {
+    fn new(n: usize) -> Self {
+        Anderson {
+            df: vec![vec![0.0; n]; DEPTH],
+            dg: vec![vec![0.0; n]; DEPTH],
+            gram: [[0.0; DEPTH]; DEPTH],
+            count: 0,
+            slot: 0,
+            f: vec![0.0; n],
+            f_prev: vec![0.0; n],
+            g_prev: vec![0.0; n],
+            started: false,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.count = 0;
+        self.started = false;
+    }
+
+    /// Replaces `x` (the iterate `x_k`) by the next one, given `g = G(x_k)`.
+    fn step(&mut self, x: &mut [f64], g: &[f64]) {
+        self.f.iter_mut().zip(g.iter().zip(x.iter())).for_each(|(f, (g, x))| *f = g - x);
+        if self.started {
+            let s = self.slot;
+            self.df[s].iter_mut().zip(self.f.iter().zip(&self.f_prev)).for_each(|(d, (f, p))| *d = f - p);
+            self.dg[s].iter_mut().zip(g.iter().zip(&self.g_prev)).for_each(|(d, (g, p))| *d = g - p);
+            self.count = (self.count + 1).min(DEPTH);
+            for j in 0..self.count {
+                let v = dot(&self.df[s], &self.df[j]);
+                self.gram[s][j] = v;
+                self.gram[j][s] = v;
+            }
+            self.slot = (s + 1) % DEPTH;
+        }
+        self.started = true;
+        self.f_prev.copy_from_slice(&self.f);
+        self.g_prev.copy_from_slice(g);
+        x.copy_from_slice(g);
+        let m = self.count;
+        if m == 0 {
+            return;
+        }
+        let b: Vec<f64> = (0..m).map(|j| dot(&self.df[j], &self.f)).collect();
+        let trace: f64 = (0..m).map(|j| self.gram[j][j]).sum();
+        let a = Mat::<f64>::from_fn(m, m, |r, c| self.gram[r][c] + if r == c { 1e-12 * trace } else { 0.0 });
+        let mut gamma = b;
+        a.partial_piv_lu().solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut gamma, m, 1));
+        if gamma.iter().all(|v| v.is_finite()) {
+            for (j, gj) in gamma.iter().enumerate() {
+                x.iter_mut().zip(&self.dg[j]).for_each(|(x, d)| *x -= gj * d);
+            }
+        }
+        // an extrapolation that overflows, or leaves no positive mass, is dropped
+        let mass: f64 = x.iter().map(|v| v.max(0.0)).sum();
+        if !(mass.is_finite() && mass > 0.0) {
+            x.copy_from_slice(g);
+            self.reset();
+        }
+    }
+}
+
+/// The stationary distribution `z` of the coarse chain whose flows `coarse[G][H] = sum_{i in
+/// G, j in H} pi_i q_ij` (`G != H`) and masses `mass[G]` are given; `None` if it is singular.
+fn coarse_solution(coarse: &mut [f64], mass: &[f64], g: usize) -> Option<Vec<f64>> {
+    for a in 0..g {
+        let m = mass[a].max(f64::MIN_POSITIVE);
+        let mut out = 0.0;
+        for b in 0..g {
+            coarse[a * g + b] /= m;
+            out += coarse[a * g + b];
+        }
+        coarse[a * g + a] = -out;
+    }
+    // z C = 0 with sum z = 1: C^T z = e_last with the last equation replaced by the sum
+    let a = Mat::<f64>::from_fn(g, g, |r, c| if r == g - 1 { 1.0 } else { coarse[c * g + r] });
+    let lu = a.partial_piv_lu();
+    let mut z = vec![0.0; g];
+    z[g - 1] = 1.0;
+    lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut z, g, 1));
+    if z.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    z.iter_mut().for_each(|v| *v = v.max(0.0));
+    let s: f64 = z.iter().sum();
+    (s > 0.0).then(|| z.into_iter().map(|v| v / s).collect())
+}

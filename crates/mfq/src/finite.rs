@@ -1,0 +1,155 @@
+//! Finite-N systems of a [`Model`]: the mean field of the system with the file's buffer, exact
+//! finite-N answers beside `x*` and `x* + V/N` (the chain and its solvers: `mfq_sim::exact`),
+//! and the population simulation of generic models.
+
+use crate::{Error, Model};
+use mfq_fixpoint::{refined_mean_field, solve_model, FixedPoint, FixedPointOptions, RefinedMeanField};
+use mfq_model::{MeanFieldModel, Simulation};
+use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
+use mfq_sim::{SimOptions, SimReport};
+use serde::Serialize;
+use std::time::Instant;
+
+/// The exact chain at several `N` beside the mean field of the same (finite-buffer) model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExactComparison {
+    /// The buffer `K` (truncation level) of the finite-N system, for models with levels.
+    pub buffer: Option<usize>,
+    /// The names of the state entries (`x_1`, `x`, ...), from the model's layout.
+    pub names: Vec<String>,
+    /// The fixed point `x*` of the model at that truncation (the mean field of the
+    /// finite-buffer system).
+    pub fixed_point: FixedPoint,
+    /// The refined terms (`V`, Gast and Van Houdt, SIGMETRICS 2017) at `x*`, when defined.
+    pub refined: Option<RefinedMeanField>,
+    /// Why there are no refined terms (a non-smooth model, no transitions), when there are none.
+    pub refined_unavailable: Option<String>,
+    /// The exact answer at each `N`, in the order asked.
+    pub exact: Vec<ExactReport>,
+}
+
+/// The mean field of the finite-N system a model file describes.
+pub struct FiniteMeanField {
+    /// The model at the truncation level used.
+    pub model: Box<dyn MeanFieldModel>,
+    /// Its fixed point.
+    pub fixed_point: FixedPoint,
+    /// The buffer `K` of every server when the file fixes `truncation.levels` of a model with
+    /// levels (then the truncated model is the finite-buffer system's mean field, mass at `K`
+    /// and losses included); `None` for an automatic truncation (an unlimited buffer: `x_K <
+    /// truncation.tol`) or a model without levels.
+    pub buffer: Option<usize>,
+}
+
+impl Model {
+    /// The mean field of the finite-N system: with a fixed `truncation.levels` (and a model
+    /// with levels), the fixed point of the model truncated there, whatever its mass at `K`
+    /// (the finite-buffer system); otherwise [`fixed_point`](Self::fixed_point).
+    ///
+    /// # Errors
+    /// As [`fixed_point`](Self::fixed_point) and [`build`](Self::build).
+    pub fn finite_mean_field(&self, opts: &FixedPointOptions) -> Result<FiniteMeanField, Error> {
+        match self.file().truncation.levels.filter(|_| self.has_levels()) {
+            Some(k) => {
+                let model = self.build(Some(k))?;
+                let fixed_point = solve_model(model.as_ref(), opts)?;
+                Ok(FiniteMeanField { model, fixed_point, buffer: Some(k) })
+            }
+            None => {
+                let fixed_point = self.fixed_point(opts)?;
+                let model = self.build(Some(fixed_point.truncation.levels))?;
+                Ok(FiniteMeanField { model, fixed_point, buffer: None })
+            }
+        }
+    }
+
+    /// The population process of a generic model's transitions (its finite-N system) as a
+    /// [`SimReport`], started at the fixed point of [`finite_mean_field`](Self::finite_mean_field)
+    /// (`mfq_sim::population::simulate_as_report`). [`simulate`](Self::simulate) calls this
+    /// for kinds whose finite-N system is their population process.
+    ///
+    /// # Errors
+    /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::Simulation`] for the options.
+    pub fn simulate_population(&self, opts: &SimOptions) -> Result<SimReport, Error> {
+        let fp_opts = FixedPointOptions { max_seconds: opts.max_seconds, ..Default::default() };
+        let f = self.finite_mean_field(&fp_opts)?;
+        let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
+        Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &f.fixed_point.x, &opts)?)
+    }
+
+    /// Whether the finite-N system of this kind is the population process of its transitions.
+    pub(crate) fn is_population(&self) -> bool {
+        matches!(self.spec().simulation(), Ok(Simulation::Population))
+    }
+
+    /// Whether the model's size depends on its truncation level (a buffer `K`).
+    fn has_levels(&self) -> bool {
+        let dim = |k| self.spec().build_probe(k).map(|m| m.dim()).ok();
+        dim(2) != dim(3)
+    }
+
+    /// The model as the finite-N system has it: built at the file's fixed truncation level
+    /// `K` (the buffer: an arrival to a server holding `K` jobs is lost), or at any level for
+    /// models whose size has none.
+    ///
+    /// # Errors
+    /// [`Error::Exact`] naming `truncation.levels` when the model has levels and the file does
+    /// not fix them; [`Error::Model`] for the model.
+    pub fn finite_buffer_model(&self) -> Result<Box<dyn MeanFieldModel>, Error> {
+        match self.file().truncation.levels {
+            Some(k) => self.build(Some(k)),
+            None if self.has_levels() => Err(Error::Exact(ExactError::OutOfRange {
+                field: "truncation.levels".into(),
+                value: "automatic".into(),
+                allowed: "a fixed truncation level K, the buffer of the finite-N system (e.g. --set truncation.levels=5)".into(),
+            })),
+            None => self.build(None),
+        }
+    }
+
+    /// The exact stationary expectations of the `N = opts.servers` chain of the finite-buffer
+    /// model ([`finite_buffer_model`](Self::finite_buffer_model); see `mfq_sim::exact`).
+    ///
+    /// ```
+    /// // M/M/1 with buffer 4 (random routing): E[x_1] = (rho - rho^5) / (1 - rho^5)
+    /// let m = mfq::Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 1\n[truncation]\nlevels = 4\n", &[]).unwrap();
+    /// let r = m.exact(&mfq::ExactOptions { servers: 3, ..Default::default() }).unwrap();
+    /// assert!((r.mean[0] - (0.5 - 0.5f64.powi(5)) / (1.0 - 0.5f64.powi(5))).abs() < 1e-12);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`finite_buffer_model`](Self::finite_buffer_model); [`Error::Exact`] from the chain
+    /// (options, a chain over the state limit, a model without transitions, time limit).
+    pub fn exact(&self, opts: &ExactOptions) -> Result<ExactReport, Error> {
+        let model = self.finite_buffer_model()?;
+        Ok(exact(model.as_ref(), opts)?)
+    }
+
+    /// The exact chain at each of `servers` beside the fixed point `x*` and the refined terms
+    /// of the same finite-buffer model; `opts.max_seconds` bounds the whole call.
+    ///
+    /// # Errors
+    /// As [`exact`](Self::exact); [`Error::FixedPoint`] for the fixed-point options.
+    pub fn exact_comparison(&self, servers: &[usize], opts: &ExactOptions) -> Result<ExactComparison, Error> {
+        let started = Instant::now();
+        let model = self.finite_buffer_model()?;
+        let left = || opts.max_seconds.map(|s| (s - started.elapsed().as_secs_f64()).max(1e-9));
+        let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { max_seconds: left(), ..Default::default() })?;
+        let (refined, refined_unavailable) = if fixed_point.converged() {
+            match refined_mean_field(model.as_ref(), &fixed_point.x) {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(e.to_string())),
+            }
+        } else {
+            (None, Some(format!("the fixed point did not converge ({})", fixed_point.status)))
+        };
+        let exact = servers
+            .iter()
+            .map(|&n| exact(model.as_ref(), &ExactOptions { servers: n, max_seconds: left(), ..opts.clone() }))
+            .collect::<Result<Vec<_>, _>>()?;
+        let buffer = if self.has_levels() { self.file().truncation.levels } else { None };
+        let layout = model.layout();
+        let names = (0..model.dim()).map(|i| layout.name(i)).collect();
+        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_unavailable, exact })
+    }
+}

@@ -1,0 +1,145 @@
+//! The exact finite-N chain through the front door and `mfq exact`: the errors of the mean
+//! field `x*` and of the refined mean field `x* + V/N` (Gast and Van Houdt, SIGMETRICS 2017)
+//! against the exact JSQ(2) chain fall like `1/N` and `1/N^2`; the SIS model of Gast,
+//! Bortolussi and Tribastone (Performance 2018) gives its published exact means.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mfq(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
+}
+
+/// Least-squares slope of `log |e|` against `log n`.
+fn slope(n: &[f64], e: &[f64]) -> f64 {
+    let (x, y): (Vec<f64>, Vec<f64>) = n.iter().zip(e).map(|(n, e)| (n.ln(), e.abs().ln())).unzip();
+    let (mx, my) = (x.iter().sum::<f64>() / x.len() as f64, y.iter().sum::<f64>() / y.len() as f64);
+    let sxy: f64 = x.iter().zip(&y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+/// JSQ(2), lambda = 0.9, buffer K = 3 (the truncated mean field is the finite-buffer system's),
+/// N = 5..40: fitted slopes of the errors of x* and x* + V/N per level and for the mean queue
+/// length, over all N and locally between N = 20 and 40.
+#[test]
+fn jsq2_errors_of_the_mean_field_and_its_refinement_fall_like_1_over_n_and_1_over_n2() {
+    let m = mfq::Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n[truncation]\nlevels = 3\n", &[]).unwrap();
+    let sizes = [5usize, 10, 15, 20, 30, 40];
+    let cmp = m.exact_comparison(&sizes, &mfq::ExactOptions::default()).unwrap();
+    assert_eq!(cmp.buffer, Some(3));
+    let r = cmp.refined.as_ref().unwrap();
+    let n: Vec<f64> = sizes.iter().map(|&n| n as f64).collect();
+    let mut quantities: Vec<(String, Vec<f64>, Vec<f64>)> = Vec::new();
+    for k in 0..3 {
+        let mf: Vec<f64> = cmp.exact.iter().map(|e| cmp.fixed_point.x[k] - e.mean[k]).collect();
+        let rmf: Vec<f64> = cmp.exact.iter().map(|e| cmp.fixed_point.x[k] + r.v[k] / e.servers as f64 - e.mean[k]).collect();
+        quantities.push((format!("x_{}", k + 1), mf, rmf));
+    }
+    let l = cmp.fixed_point.observables.mean_queue_length.unwrap();
+    let c = r.mean_queue_length_correction.unwrap();
+    let mf: Vec<f64> = cmp.exact.iter().map(|e| l - e.observables.mean_queue_length.unwrap()).collect();
+    let rmf: Vec<f64> = cmp.exact.iter().map(|e| l + c / e.servers as f64 - e.observables.mean_queue_length.unwrap()).collect();
+    quantities.push(("mean queue length".into(), mf, rmf));
+    let v_of = [r.v[0], r.v[1], r.v[2], c];
+    for ((name, mf, rmf), v) in quantities.iter().zip(v_of) {
+        let (s1, s2) = (slope(&n, mf), slope(&n, rmf));
+        let (l1, l2) = (slope(&n[3..], &mf[3..]), slope(&n[3..], &rmf[3..]));
+        // N (exact - x*) = V + O(1/N): Richardson's extrapolation from N = 20 and 40 is V
+        let richardson = -(2.0 * 40.0 * mf[5] - 20.0 * mf[3]);
+        println!(
+            "{name}: slope of |x* - exact| {s1:.3} (N = 20..40: {l1:.3}), of |x* + V/N - exact| {s2:.3} (N = 20..40: {l2:.3}); \
+             1/N coefficient of the exact error {richardson:.4}, V = {v:.4}"
+        );
+        // the 1/N^2 terms are still visible at N = 5 (x_3 most): wider bands over 5..40
+        assert!((s1 + 1.0).abs() < 0.35 && (l1 + 1.0).abs() < 0.2, "{name}: {mf:?}");
+        assert!((s2 + 2.0).abs() < 0.25 && (l2 + 2.0).abs() < 0.15, "{name}: {rmf:?}");
+        assert!((richardson - v).abs() < 0.03 * v.abs(), "{name}: {richardson} vs V = {v}");
+        // the refinement helps from N = 10 on (at N = 5, x_3's 1/N^2 term is as large as its 1/N term)
+        assert!(mf.iter().zip(rmf).skip(1).all(|(a, b)| b.abs() < a.abs()), "{name}");
+    }
+    for e in &cmp.exact {
+        assert!(e.residual < 1e-12, "N = {}: {}", e.servers, e.residual);
+    }
+}
+
+#[test]
+fn mfq_exact_prints_the_published_sis_means() {
+    let o = mfq(&["exact", "models/generic/sis-gbt.toml", "--servers", "5,10,20,50", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (row, want) in v["exact"].as_array().unwrap().iter().zip([0.5929041, 0.6055449, 0.6118184, 0.6155559]) {
+        let got = row["mean"][0].as_f64().unwrap();
+        assert!((got - want).abs() < 5e-8, "{got} vs {want}");
+    }
+    // V = -(sqrt(5) - 1)/10 (Gast, Bortolussi and Tribastone 2018)
+    let v0 = v["refined"]["v"][0].as_f64().unwrap();
+    assert!((v0 + (5f64.sqrt() - 1.0) / 10.0).abs() < 1e-6, "{v0}");
+    let o = mfq(&["exact", "models/generic/sis-gbt.toml", "--servers", "10"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("E[x]") && text.contains("0.6055449"), "{text}");
+}
+
+#[test]
+fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
+    // no fixed buffer
+    let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("truncation.levels = automatic is not allowed"));
+    // over the state limit, from the state count before building
+    let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "10", "--buffer", "5", "--max-states", "1000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("3.003e3 states, more than the limit of 1000"));
+    // a wall-clock limit far below the solve time (230,230 states): exit code 4, quickly
+    let started = std::time::Instant::now();
+    let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "20", "--buffer", "6", "--max-seconds", "0.3"]);
+    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(started.elapsed().as_secs_f64() < 5.0);
+}
+
+/// `mfq compare` runs generic models (the population process of their transitions) and, with a
+/// fixed truncation level, simulates the same finite buffer as the mean field: JSQ(2) with
+/// buffer 3 at N = 10 against the exact chain (1.6 jobs per server, far from the
+/// infinite-buffer value 2.39).
+#[test]
+fn compare_runs_generic_models_and_keeps_the_finite_buffer() {
+    let dir = std::env::temp_dir().join(format!("mfq-exact-compare-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let m = mfq::Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n[truncation]\nlevels = 3\n", &[]).unwrap();
+    let exact = m.exact(&mfq::ExactOptions { servers: 10, ..Default::default() }).unwrap().observables.mean_queue_length.unwrap();
+    for file in ["models/jsq-d2.toml", "models/generic/jsq2.toml"] {
+        let o = mfq(&[
+            "compare",
+            file,
+            "--set",
+            "truncation.levels=3",
+            "--servers",
+            "10",
+            "--time",
+            "2000",
+            "--warmup",
+            "50",
+            "--json",
+            "--out",
+            &out,
+        ]);
+        assert!(o.status.success(), "{file}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = &v["rows"][0];
+        assert_eq!(row["buffer"], 3, "{file}");
+        let (mean, hw) = (row["simulated"]["mean"].as_f64().unwrap(), row["simulated"]["half_width"].as_f64().unwrap());
+        assert!((mean - exact).abs() < 2.0 * hw + 0.01, "{file}: simulated {mean} +- {hw}, exact {exact}");
+    }
+    // a generic model without queues: its state entry, against the exact SIS mean
+    let o = mfq(&["compare", "models/generic/sis-gbt.toml", "--servers", "10", "--time", "2000", "--json", "--out", &out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["quantity"], "E[x]");
+    let (mean, hw) = (v["rows"][0]["simulated"]["mean"].as_f64().unwrap(), v["rows"][0]["simulated"]["half_width"].as_f64().unwrap());
+    assert!((mean - 0.6055449).abs() < 2.0 * hw + 0.002, "{mean} +- {hw}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
