@@ -49,3 +49,41 @@ fn jiq_has_no_refined_terms() {
     let e = refined_mean_field(&m, &fp.x).unwrap_err();
     assert!(matches!(e, mfq_fixpoint::RefinedError::NotSmooth { .. }), "{e}");
 }
+
+/// Independent M/M/1 queues (JSQ(1)) to order 2: A = 0 too (E[x_k^N] = x_k for every N).
+#[test]
+fn independent_queues_have_no_second_order_term() {
+    let m = Jsq::new(0.8, 1, 40).unwrap();
+    let fp = solve_model(&m, &FixedPointOptions::default()).unwrap();
+    let r = mfq_fixpoint::refined_mean_field_order(&m, &fp.x, 2).unwrap();
+    assert!(r.a.unwrap().iter().all(|a| a.abs() < 1e-7));
+}
+
+fn mfq(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mfq"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+/// `mfq refined` on the SIS model (closed forms V = -(sqrt 5 - 1)/10, A = (sqrt 5 - 3)/50, docs/refined.md)
+/// with --json; JIQ and --order 3 are refused with the reason (exit code 2).
+#[test]
+fn refined_command() {
+    let (code, out) = mfq(&["refined", "models/generic/sis.toml", "--order", "2", "--servers", "10,20", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let s5 = 5f64.sqrt();
+    assert!((v["v"][0].as_f64().unwrap() + (s5 - 1.0) / 10.0).abs() < 1e-9);
+    assert!((v["a"][0].as_f64().unwrap() - (s5 - 3.0) / 50.0).abs() < 1e-7);
+    let e10 = v["estimates"][0]["state"][0].as_f64().unwrap();
+    assert!((e10 - 0.6055449).abs() < 3e-4, "{e10}");
+    let (code, out) = mfq(&["refined", "models/jiq.toml"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("non-smooth"), "{out}");
+    let (code, out) = mfq(&["refined", "models/jsq-d2.toml", "--order", "3"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("--order 3"), "{out}");
+}
