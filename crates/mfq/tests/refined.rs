@@ -25,7 +25,7 @@ fn exact_sis_mean(n: usize) -> f64 {
     w.iter().enumerate().map(|(k, p)| p * k as f64 / nf).sum::<f64>() / z
 }
 
-/// The exact means quoted in issue 17 (from the paper's example) are those of the product form.
+/// The exact means of the paper's example (N = 5, 10, 20, 50) are those of the product form.
 #[test]
 fn sis_exact_chain_matches_the_published_means() {
     for (n, published) in [(5, 0.5929041), (10, 0.6055449), (20, 0.6118184), (50, 0.6155559)] {
