@@ -85,11 +85,12 @@ fn text(args: &RefinedArgs, name: &str, names: &[String], r: &RefinedReport) -> 
     let _ = writeln!(s, "{name}  ({})", args.model.model.display());
     let _ = writeln!(
         s,
-        "  refined mean field of order {} at K = {} ({} state entries), Lyapunov residual {:.1e}, {:.3} ms",
+        "  refined mean field of order {} at K = {} ({} state entries), Lyapunov residual {:.1e}, terms {:.3} ms, job {:.3} ms",
         t.order,
         r.fixed_point.truncation.levels,
         t.x.len(),
         t.lyapunov_residual,
+        r.terms_seconds * 1e3,
         r.wall_seconds * 1e3
     );
     let _ = write!(s, "  sum V = {:.8}", t.sum_v);
@@ -189,6 +190,7 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
         "lyapunov_residual": r.terms.lyapunov_residual,
         "mean_field": r.mean_field,
         "estimates": r.estimates,
+        "terms_seconds": r.terms_seconds,
         "wall_seconds": r.wall_seconds,
     });
     if let Some(dir) = &args.model.out {

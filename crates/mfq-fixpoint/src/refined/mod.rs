@@ -240,6 +240,47 @@ fn solve_small(a: &mut [f64; 16], b: &mut [f64; 4], m: usize) -> Option<[f64; 4]
     Some(x)
 }
 
+/// The smallest `m` such that the noise vanishes outside the leading `m x m` block
+/// (`Q_ij = 0` when `i >= m` or `j >= m`) and `J` does not feed the leading `m` entries into the
+/// others (`J_ij = 0` for `i >= m > j`). Then `W` is zero outside that block, which solves the
+/// Lyapunov equation of the block alone: `J W + W J^T + Q` has the block's equation in the leading
+/// block and `J_21 W_11 = 0` elsewhere. (A tail truncated beyond the levels that hold any mass,
+/// e.g. JSQ(2) at K = 100 where `x_k = 0` exactly from k ~ 13 on, has a small noisy block.)
+pub fn noisy_block(j: &[f64], q: &[f64], n: usize) -> usize {
+    let mut m = (0..n).rev().find(|&i| q[i * n..(i + 1) * n].iter().any(|v| *v != 0.0)).map_or(0, |i| i + 1);
+    loop {
+        let next = (m..n).rev().find(|&i| j[i * n..i * n + m].iter().any(|v| *v != 0.0)).map_or(m, |i| i + 1);
+        if next == m {
+            return m;
+        }
+        m = next;
+    }
+}
+
+/// `W` (row-major `n x n`) solving `J W + W J^T + Q = 0` on the noisy block ([`noisy_block`],
+/// zero elsewhere), the residual `max |J W + W J^T + Q|` over the block, and the block size.
+fn covariance(j: &[f64], q: &[f64], n: usize) -> Result<(Vec<f64>, f64, usize), RefinedError> {
+    let m = noisy_block(j, q, n);
+    let block = |a: &[f64]| -> Vec<f64> { (0..m * m).map(|e| a[(e / m) * n + e % m]).collect() };
+    let (jb, qb) = (block(j), block(q));
+    let wb = solve_lyapunov(&jb, &qb, m)?;
+    let mut residual = 0.0f64;
+    for i in 0..m {
+        for k in 0..m {
+            let mut s = qb[i * m + k];
+            for l in 0..m {
+                s += jb[i * m + l] * wb[l * m + k] + wb[i * m + l] * jb[k * m + l];
+            }
+            residual = residual.max(s.abs());
+        }
+    }
+    let mut w = vec![0.0; n * n];
+    for i in 0..m {
+        w[i * n..i * n + m].copy_from_slice(&wb[i * m..(i + 1) * m]);
+    }
+    Ok((w, residual, m))
+}
+
 /// The refined mean field of `model` at its fixed point `x_star`.
 ///
 /// # Errors
@@ -258,25 +299,15 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     let mut jac = Jacobian::new(n, model.sparsity());
     model.jacobian(x_star, &mut jac);
     let j_dense = jac.to_dense();
-    let w = solve_lyapunov(&j_dense, &q, n)?;
-    // residual of the Lyapunov equation
-    let mut lyapunov_residual = 0.0f64;
-    for i in 0..n {
-        for k in 0..n {
-            let mut s = q[i * n + k];
-            for m in 0..n {
-                s += j_dense[i * n + m] * w[m * n + k] + w[i * n + m] * j_dense[k * n + m];
-            }
-            lyapunov_residual = lyapunov_residual.max(s.abs());
-        }
-    }
+    let (w, lyapunov_residual, noisy) = covariance(&j_dense, &q, n)?;
     // b_i = 1/2 sum_k sum_j (dJ_ij/dx_k) W_jk, dJ/dx_k by differences of the Jacobian
     let mut b = vec![0.0; n];
     let mut xp = x_star.to_vec();
     let mut j1 = Jacobian::new(n, model.sparsity());
     let mut j2 = Jacobian::new(n, model.sparsity());
     let mut j3 = Jacobian::new(n, model.sparsity());
-    for k in 0..n {
+    // W_jk = 0 when j or k is outside the noisy block
+    for k in 0..noisy {
         let xk = x_star[k];
         let h = 1e-5 * xk.abs().max(1e-2);
         let (c1, c2, c3, o1, o2, o3);
@@ -448,6 +479,26 @@ pub fn refined_estimates(model: &dyn MeanFieldModel, r: &RefinedMeanField, serve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSQ(2) at lambda = 0.9, K = 60: x_k = 0 exactly from k = 13 on, so the noise lives on a
+    /// small leading block; W from that block equals the dense solve of the whole equation.
+    #[test]
+    fn noisy_block_gives_the_full_solution() {
+        let jsq = mfq_model::models::Jsq::new(0.9, 2, 60).unwrap();
+        let x = jsq.analytic_fixed_point().unwrap();
+        let m: &dyn MeanFieldModel = &jsq;
+        let n = 60;
+        let q = noise_matrix(m, &x).unwrap();
+        let mut jac = Jacobian::new(n, m.sparsity());
+        m.jacobian(&x, &mut jac);
+        let j = jac.to_dense();
+        let (w, res, block) = covariance(&j, &q, n).unwrap();
+        assert!(block < 20 && block > 8, "block {block}");
+        assert!(res < 1e-12);
+        let full = solve_lyapunov(&j, &q, n).unwrap();
+        let err = w.iter().zip(&full).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-12, "{err}");
+    }
 
     #[test]
     fn lyapunov_with_complex_eigenvalues() {
