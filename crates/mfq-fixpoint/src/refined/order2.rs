@@ -258,13 +258,9 @@ pub fn second_order(
     let (jumps, ld) = rate_derivatives(model, x, 4)?;
     let schur = ComplexSchur::new(j, n);
     let s3 = third_source(&jumps, &ld, w, v, q, n);
-    let mut y = schur.to_basis(&s3, 3);
-    schur.solve(&mut y, 3)?;
-    let c = schur.from_basis(y, 3);
+    let c = schur.solve_real(&s3, 3)?;
     let s2 = second_source(&jumps, &ld, w, v, &c, n);
-    let mut y = schur.to_basis(&s2, 2);
-    schur.solve(&mut y, 2)?;
-    let b = schur.from_basis(y, 2);
+    let b = schur.solve_real(&s2, 2)?;
     // J A = -(1/2 F : B + 1/6 F''' : C + 1/8 F'''' : (W, W))
     let mut rhs = vec![0.0; n];
     for (t, jump) in jumps.iter().enumerate() {
