@@ -111,7 +111,7 @@ impl<T: ComplexField<RealField = f64> + Copy> Schur<T> {
                     acc -= *tv * rhs[lin + (step + 1) * st];
                 }
             }
-            if diag.clone().modulus() < 1e-300 {
+            if diag.modulus() < 1e-300 {
                 return Err(RefinedError::Singular(format!("{r} eigenvalues of the Jacobian sum to zero")));
             }
             rhs[lin] = acc / diag;
