@@ -181,3 +181,36 @@ fn sirs_second_order_against_the_exact_chain() {
     assert!(slope(1) > 1.5, "order-1 slope {} ({errs:?})", slope(1));
     assert!(slope(2) > 2.8, "order-2 slope {} ({errs:?})", slope(2));
 }
+
+/// Majority rule with stubborn agents (kind `opinion-stubborn`, gamma0 = 0.3, gamma1 = 0.35: one
+/// equilibrium) to order 2 against its exact chain: with M non-stubborn agents, k of them with
+/// opinion 1, `k -> k + 1` at rate `(M - k) p^2`, `k -> k - 1` at rate `k (1 - p)^2`,
+/// `p = gamma1 + (1 - gamma0 - gamma1) k / M`: a birth-death chain (product form). The refined
+/// estimates (N = M) are closer at order 2, with errors falling like 1/N^2 and 1/N^3.
+#[test]
+fn stubborn_opinion_refined_terms_against_the_exact_chain() {
+    let (g0, g1) = (0.3, 0.35);
+    let m = Model::from_toml(&format!("[model]\nkind = \"opinion-stubborn\"\ngamma0 = {g0}\ngamma1 = {g1}\n"), &[]).unwrap();
+    let sizes = [50.0, 100.0, 200.0];
+    let r = m.refined_terms(&RefinedOptions { order: 2, servers: sizes.to_vec(), ..Default::default() }).unwrap();
+    let exact = |n: usize| {
+        let p = |k: usize| g1 + (1.0 - g0 - g1) * k as f64 / n as f64;
+        let mut w = vec![1.0f64; n + 1];
+        for k in 1..=n {
+            w[k] = w[k - 1] * ((n - k + 1) as f64 * p(k - 1).powi(2)) / (k as f64 * (1.0 - p(k)).powi(2));
+        }
+        let z: f64 = w.iter().sum();
+        w.iter().enumerate().map(|(k, q)| q * k as f64 / n as f64).sum::<f64>() / z
+    };
+    let mut errs = Vec::new();
+    for (e, &n) in r.estimates.iter().zip(&sizes) {
+        let ex = exact(n as usize);
+        let e1 = (r.terms.x[0] + r.terms.v[0] / n - ex).abs();
+        let e2 = (e.state[0] - ex).abs();
+        assert!(e2 < e1, "N = {n}: {e2:e} >= {e1:e}");
+        errs.push((e1, e2));
+    }
+    let s1 = (errs[1].0 / errs[2].0).ln() / 2f64.ln();
+    let s2 = (errs[1].1 / errs[2].1).ln() / 2f64.ln();
+    assert!((s1 - 2.0).abs() < 0.2 && s2 > 2.7, "slopes {s1} {s2} ({errs:?})");
+}
