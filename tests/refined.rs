@@ -87,3 +87,22 @@ fn refined_command() {
     assert_eq!(code, 2);
     assert!(out.contains("--order 3"), "{out}");
 }
+
+/// `mfq solve --refined 10 --order 2` on the SIS model: at t = 30 the transient refined value is
+/// the steady-state one, x* + V/10 + A/100 with the closed forms of docs/refined.md.
+#[test]
+fn solve_refined_command() {
+    let dir = std::env::temp_dir().join(format!("mfq-solve-refined-{}", std::process::id()));
+    let d = dir.to_string_lossy().into_owned();
+    let (code, out) = mfq(&["solve", "models/generic/sis.toml", "--refined", "10", "--order", "2", "--t-end", "30", "--json", "--out", &d]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let last = v["refined"].as_array().unwrap().last().unwrap()[0].as_f64().unwrap();
+    let s5 = 5f64.sqrt();
+    let want = (s5 - 1.0) / 2.0 - (s5 - 1.0) / 100.0 + (s5 - 3.0) / 5000.0;
+    assert!((last - want).abs() < 1e-7, "{last} vs {want}");
+    assert!(dir.join("refined-trajectory.csv").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, _) = mfq(&["solve", "models/generic/sis.toml", "--refined", "0.5"]);
+    assert_eq!(code, 2);
+}
