@@ -69,7 +69,7 @@ fn jsq2_errors_of_the_mean_field_and_its_refinement_fall_like_1_over_n_and_1_ove
 
 #[test]
 fn mfq_exact_prints_the_published_sis_means() {
-    let o = mfq(&["exact", "models/generic/sis-gbt.toml", "--servers", "5,10,20,50", "--json"]);
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "5,10,20,50", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for (row, want) in v["exact"].as_array().unwrap().iter().zip([0.5929041, 0.6055449, 0.6118184, 0.6155559]) {
@@ -79,7 +79,7 @@ fn mfq_exact_prints_the_published_sis_means() {
     // V = -(sqrt(5) - 1)/10 (Gast, Bortolussi and Tribastone 2018)
     let v0 = v["refined"]["v"][0].as_f64().unwrap();
     assert!((v0 + (5f64.sqrt() - 1.0) / 10.0).abs() < 1e-6, "{v0}");
-    let o = mfq(&["exact", "models/generic/sis-gbt.toml", "--servers", "10"]);
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "10"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("E[x]") && text.contains("0.6055449"), "{text}");
 }
@@ -135,10 +135,10 @@ fn compare_runs_generic_models_and_keeps_the_finite_buffer() {
         assert!((mean - exact).abs() < 2.0 * hw + 0.01, "{file}: simulated {mean} +- {hw}, exact {exact}");
     }
     // a generic model without queues: its state entry, against the exact SIS mean
-    let o = mfq(&["compare", "models/generic/sis-gbt.toml", "--servers", "10", "--time", "2000", "--json", "--out", &out]);
+    let o = mfq(&["compare", "models/generic/sis.toml", "--servers", "10", "--time", "2000", "--json", "--out", &out]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["quantity"], "E[x]");
+    assert_eq!(v["quantity"], "E[X]");
     let (mean, hw) = (v["rows"][0]["simulated"]["mean"].as_f64().unwrap(), v["rows"][0]["simulated"]["half_width"].as_f64().unwrap());
     assert!((mean - 0.6055449).abs() < 2.0 * hw + 0.002, "{mean} +- {hw}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -49,3 +49,60 @@ fn jiq_has_no_refined_terms() {
     let e = refined_mean_field(&m, &fp.x).unwrap_err();
     assert!(matches!(e, mfq_fixpoint::RefinedError::NotSmooth { .. }), "{e}");
 }
+
+/// Independent M/M/1 queues (JSQ(1)) to order 2: A = 0 too (E[x_k^N] = x_k for every N).
+#[test]
+fn independent_queues_have_no_second_order_term() {
+    let m = Jsq::new(0.8, 1, 40).unwrap();
+    let fp = solve_model(&m, &FixedPointOptions::default()).unwrap();
+    let r = mfq_fixpoint::refined_mean_field_order(&m, &fp.x, 2).unwrap();
+    assert!(r.a.unwrap().iter().all(|a| a.abs() < 1e-7));
+}
+
+fn mfq(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mfq"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+/// `mfq refined` on the SIS model (closed forms V = -(sqrt 5 - 1)/10, A = (sqrt 5 - 3)/50, docs/refined.md)
+/// with --json; JIQ and --order 3 are refused with the reason (exit code 2).
+#[test]
+fn refined_command() {
+    let (code, out) = mfq(&["refined", "models/generic/sis.toml", "--order", "2", "--servers", "10,20", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let s5 = 5f64.sqrt();
+    assert!((v["v"][0].as_f64().unwrap() + (s5 - 1.0) / 10.0).abs() < 1e-9);
+    assert!((v["a"][0].as_f64().unwrap() - (s5 - 3.0) / 50.0).abs() < 1e-7);
+    let e10 = v["estimates"][0]["state"][0].as_f64().unwrap();
+    assert!((e10 - 0.6055449).abs() < 3e-4, "{e10}");
+    let (code, out) = mfq(&["refined", "models/jiq.toml"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("non-smooth"), "{out}");
+    let (code, out) = mfq(&["refined", "models/jsq-d2.toml", "--order", "3"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("--order 3"), "{out}");
+}
+
+/// `mfq solve --refined 10 --order 2` on the SIS model: at t = 30 the transient refined value is
+/// the steady-state one, x* + V/10 + A/100 with the closed forms of docs/refined.md.
+#[test]
+fn solve_refined_command() {
+    let dir = std::env::temp_dir().join(format!("mfq-solve-refined-{}", std::process::id()));
+    let d = dir.to_string_lossy().into_owned();
+    let (code, out) = mfq(&["solve", "models/generic/sis.toml", "--refined", "10", "--order", "2", "--t-end", "30", "--json", "--out", &d]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let last = v["refined"].as_array().unwrap().last().unwrap()[0].as_f64().unwrap();
+    let s5 = 5f64.sqrt();
+    let want = (s5 - 1.0) / 2.0 - (s5 - 1.0) / 100.0 + (s5 - 3.0) / 5000.0;
+    assert!((last - want).abs() < 1e-7, "{last} vs {want}");
+    assert!(dir.join("refined-trajectory.csv").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, _) = mfq(&["solve", "models/generic/sis.toml", "--refined", "0.5"]);
+    assert_eq!(code, 2);
+}

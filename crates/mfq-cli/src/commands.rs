@@ -278,6 +278,13 @@ pub struct SolveArgs {
     /// Truncation level K for the transient (default: the fixed point's automatic K, at least 20)
     #[arg(long)]
     pub levels: Option<usize>,
+    /// Also the transient refined mean field x(t) + V(t)/N (+ A(t)/N^2) for N servers (objects),
+    /// written as refined-trajectory.csv (docs/refined.md)
+    #[arg(long, value_name = "N")]
+    pub refined: Option<f64>,
+    /// Order of the transient refined mean field with --refined: 1 or 2
+    #[arg(long, default_value_t = 1)]
+    pub order: u8,
 }
 
 /// Integration methods on the command line.
@@ -386,6 +393,9 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let x0 = initial_state(model.as_ref(), &args.x0)?;
     let opts =
         SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), deadline, ..Default::default() };
+    if let Some(n) = args.refined {
+        return solve_refined(args, &file, model.as_ref(), &x0, n);
+    }
     let tr = run_transient(model.as_ref(), &x0, &opts)?;
     let timed_out = matches!(tr.status, mfq_ode::Status::TimeLimit { .. });
     let dir = out_dir(&args.model.out, &args.model.model);
@@ -423,6 +433,45 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         f.json_printed = args.model.json;
         f
     })
+}
+
+/// `mfq solve --refined N`: the moment equations of the refined mean field along the trajectory,
+/// on a grid of 200 steps.
+fn solve_refined(args: &SolveArgs, file: &ModelFile, model: &dyn MeanFieldModel, x0: &[f64], n: f64) -> Result<(), Failure> {
+    if !(n.is_finite() && n >= 1.0) {
+        return Err(Failure::input(format!("--refined {n}: allowed: a number of servers (objects) N >= 1")));
+    }
+    let tr = mfq_fixpoint::refined_transient(model, x0, args.t_end, 200, args.order, (args.rtol.max(1e-12), args.atol.max(1e-14)))
+        .map_err(|e| Failure::input(format!("{}: {e}", args.model.model.display())))?;
+    let layout = model.layout();
+    let mut csv = String::from("t");
+    for i in 0..model.dim() {
+        let _ = write!(csv, ",{}", layout.name(i));
+    }
+    for i in 0..model.dim() {
+        let _ = write!(csv, ",refined_{}", layout.name(i));
+    }
+    csv.push('\n');
+    let rows: Vec<Vec<f64>> = (0..tr.t.len()).map(|i| tr.at(i, n)).collect();
+    for (i, t) in tr.t.iter().enumerate() {
+        let _ = write!(csv, "{t:e}");
+        for v in tr.x[i].iter().chain(&rows[i]) {
+            let _ = write!(csv, ",{v:e}");
+        }
+        csv.push('\n');
+    }
+    let dir = out_dir(&args.model.out, &args.model.model);
+    write_atomic(&dir.join("refined-trajectory.csv"), csv.as_bytes())?;
+    if args.model.json {
+        outln!("{}", json!({ "servers": n, "order": tr.order, "t": tr.t, "x": tr.x, "v": tr.v, "a": tr.a, "refined": rows }));
+    } else {
+        outln!("{}  transient refined mean field of order {} for N = {n}, from {} to t = {}", title(file), tr.order, args.x0, args.t_end);
+        let last = tr.t.len() - 1;
+        let shown: Vec<String> = tr.x[last].iter().zip(&rows[last]).take(6).map(|(x, r)| format!("{x:.6} -> {r:.6}")).collect();
+        outln!("  x(t) -> refined at t = {}: {} ...", tr.t[last], shown.join(", "));
+        outln!("wrote {}", dir.join("refined-trajectory.csv").display());
+    }
+    Ok(())
 }
 
 /// `report` for a large model or one without dynamics: the fixed point, its tail (CSV, SVG)

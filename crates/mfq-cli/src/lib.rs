@@ -27,6 +27,7 @@ mod checkcmd;
 mod commands;
 mod exactcmd;
 mod output;
+mod refinedcmd;
 mod simcmd;
 mod sweepcmd;
 
@@ -77,6 +78,9 @@ enum Command {
     Check(checkcmd::CheckArgs),
     /// Queue-length tail P(Q >= k) as a table, CSV and log-scale SVG
     Tail(ModelArgs),
+    /// Refined mean field: x*, V (and A with --order 2) and the refined estimates x* + V/N (+ A/N^2)
+    /// of the tail, mean queue length, response time and P(wait) for each N (no simulation)
+    Refined(refinedcmd::RefinedArgs),
     /// Finite-N simulation: estimates with 95% confidence intervals
     Simulate(simcmd::SimulateArgs),
     /// Mean field, refined mean field and simulation side by side for several N (table + SVG)
@@ -152,6 +156,7 @@ where
         Command::Report(a) | Command::FixedPoint(a) | Command::Tail(a) => a.json,
         Command::Solve(a) => a.model.json,
         Command::Check(a) => a.model.json,
+        Command::Refined(a) => a.model.json,
         Command::Simulate(a) => a.model.json,
         Command::Compare(a) => a.model.json,
         Command::Exact(a) => a.model.json,
@@ -165,6 +170,7 @@ where
         Command::FixedPoint(a) => commands::fixed_point(&a),
         Command::Tail(a) => commands::tail(&a),
         Command::Check(a) => checkcmd::check(&a),
+        Command::Refined(a) => refinedcmd::refined(&a),
         Command::Simulate(a) => simcmd::simulate(&a),
         Command::Compare(a) => simcmd::compare(&a),
         Command::Exact(a) => exactcmd::exact(&a),

@@ -70,7 +70,8 @@ mod stability;
 
 pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
 pub use newton::{solve_model, FixedPointOptions};
-pub use refined::{refined_mean_field, RefinedError, RefinedMeanField};
+pub use refined::transient::{refined_transient, RefinedTrajectory};
+pub use refined::{refined_estimates, refined_mean_field, refined_mean_field_order, RefinedError, RefinedEstimate, RefinedMeanField};
 pub use stability::{local_stability, LocalStability};
 
 use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, StateLayout, Truncation};

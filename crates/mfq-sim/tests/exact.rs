@@ -139,7 +139,7 @@ fn the_two_solvers_agree_on_jsq2_with_3003_states() {
 /// 2018, "Size expansions of mean field approximation").
 #[test]
 fn sis_exact_means_are_the_published_ones() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/generic/sis-gbt.toml");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/generic/sis.toml");
     let file = ModelFile::parse(&std::fs::read_to_string(path).unwrap(), &[]).unwrap();
     let m = file.model.build(1).unwrap();
     for (n, want) in [(5, 0.5929041), (10, 0.6055449), (20, 0.6118184), (50, 0.6155559)] {

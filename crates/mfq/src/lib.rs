@@ -19,10 +19,12 @@ pub mod sweep;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
 pub use finite::{ExactComparison, FiniteMeanField};
-pub use model::Model;
+pub use model::{Model, RefinedOptions, RefinedReport};
 pub use report::{Dynamics, Report, ReportOptions};
 
-pub use mfq_fixpoint::{AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField};
+pub use mfq_fixpoint::{
+    AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedEstimate, RefinedMeanField, RefinedTrajectory,
+};
 pub use mfq_model::{Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{Method, SolveOptions, Trajectory};
 pub use mfq_sim::exact::{ExactMethod, ExactOptions, ExactReport, ExactStatus};

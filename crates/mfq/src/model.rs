@@ -4,11 +4,13 @@
 use crate::report::{report, Report, ReportOptions};
 use crate::Error;
 use mfq_fixpoint::{
-    check_with_fixed_point, refined_mean_field, solve_spec, AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField,
+    check_with_fixed_point, refined_estimates, refined_mean_field_order, refined_transient, solve_spec, AttractionReport, CheckOptions,
+    FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate, RefinedMeanField, RefinedTrajectory,
 };
 use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec, Truncation};
 use mfq_ode::{SolveOptions, Trajectory};
 use mfq_sim::{SimOptions, SimReport};
+use serde::Serialize;
 use std::path::Path;
 
 /// A model to work on: a kind with its parameters (a [`ModelSpec`]), its truncation, and the
@@ -158,6 +160,16 @@ impl Model {
     /// `max |f(x)| > 1e-8`); [`Error::Model`] for the model; [`Error::Refined`] when the model has no transitions,
     /// is not smooth, or its Lyapunov equation is singular.
     pub fn refined(&self, fp: &FixedPoint) -> Result<RefinedMeanField, Error> {
+        self.refined_of_order(fp, 1)
+    }
+
+    /// The refined terms of `order` 1 (`V`) or 2 (`V` and `A`) at the fixed point `fp`
+    /// (docs/refined.md).
+    ///
+    /// # Errors
+    /// As [`refined`](Self::refined); [`Error::Refined`] with `BadOrder`, or `Unsupported` for
+    /// order 2 when a rate depends on more than four state entries.
+    pub fn refined_of_order(&self, fp: &FixedPoint, order: u8) -> Result<RefinedMeanField, Error> {
         let model = self.build(Some(fp.truncation.levels))?;
         // the fixed point must be this model's: right size, drift (near) zero
         let mut dx = vec![0.0; model.dim()];
@@ -170,7 +182,59 @@ impl Model {
         if residual.is_nan() || residual > 1e-8 {
             return Err(Error::NotAFixedPoint { entries: fp.x.len(), dim: model.dim(), residual });
         }
-        Ok(refined_mean_field(model.as_ref(), &fp.x)?)
+        Ok(refined_mean_field_order(model.as_ref(), &fp.x, order)?)
+    }
+
+    /// The refined mean field of the model: its fixed point, the terms of `opts.order`, and the
+    /// refined estimates of the observables at each size of `opts.servers` (no simulation).
+    ///
+    /// # Errors
+    /// [`Error::FixedPoint`] as [`fixed_point`](Self::fixed_point); [`Error::NotAFixedPoint`]
+    /// when the solve did not converge; [`Error::Refined`] as
+    /// [`refined_of_order`](Self::refined_of_order), or `BadOption` for a size that is not a
+    /// finite number >= 1.
+    pub fn refined_terms(&self, opts: &RefinedOptions) -> Result<RefinedReport, Error> {
+        let start = std::time::Instant::now();
+        if let Some(bad) = opts.servers.iter().find(|n| !(n.is_finite() && **n >= 1.0)) {
+            return Err(RefinedError::BadOption {
+                field: "servers".into(),
+                value: mfq_model::short_number(*bad),
+                allowed: "finite numbers of servers (objects) N >= 1".into(),
+            }
+            .into());
+        }
+        let fp = self.fixed_point(&opts.fixed_point)?;
+        let terms_start = std::time::Instant::now();
+        let terms = self.refined_of_order(&fp, opts.order)?;
+        let terms_seconds = terms_start.elapsed().as_secs_f64();
+        let model = self.build(Some(fp.truncation.levels))?;
+        let estimates = refined_estimates(model.as_ref(), &terms, &opts.servers);
+        let limit = refined_estimates(model.as_ref(), &terms, &[f64::INFINITY]).pop();
+        Ok(RefinedReport {
+            fixed_point: fp,
+            terms,
+            mean_field: limit,
+            estimates,
+            terms_seconds,
+            wall_seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The transient refined mean field `x(t) + V(t)/N (+ A(t)/N^2)` from `x0` (length: the
+    /// model's dimension at `levels`) over `[0, t_end]`, at `points + 1` times, to `order` 1 or 2.
+    ///
+    /// # Errors
+    /// [`Error::Model`]; [`Error::Refined`] (see `mfq_fixpoint::refined_transient`).
+    pub fn refined_transient(
+        &self,
+        levels: Option<usize>,
+        x0: &[f64],
+        t_end: f64,
+        points: usize,
+        order: u8,
+    ) -> Result<RefinedTrajectory, Error> {
+        let model = self.build(levels)?;
+        Ok(refined_transient(model.as_ref(), x0, t_end, points, order, (1e-9, 1e-12))?)
     }
 
     /// Is the fixed point unique and globally attracting? The checker's verdict with the
@@ -207,6 +271,41 @@ impl Model {
     pub fn report(&self, opts: &ReportOptions) -> Result<Report, Error> {
         report(&self.file.model, &self.file.truncation, opts)
     }
+}
+
+/// Options of [`Model::refined_terms`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefinedOptions {
+    /// 1: `x* + V/N`; 2: `x* + V/N + A/N^2`.
+    pub order: u8,
+    /// Sizes `N` (servers, objects) at which to give the refined estimates.
+    pub servers: Vec<f64>,
+    /// Options of the fixed-point solve.
+    pub fixed_point: FixedPointOptions,
+}
+
+impl Default for RefinedOptions {
+    /// Order 1 at N = 10, 20, 50.
+    fn default() -> Self {
+        RefinedOptions { order: 1, servers: vec![10.0, 20.0, 50.0], fixed_point: FixedPointOptions::default() }
+    }
+}
+
+/// What [`Model::refined_terms`] returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefinedReport {
+    /// The fixed point `x*`.
+    pub fixed_point: FixedPoint,
+    /// `V` (and `A`), `W`.
+    pub terms: RefinedMeanField,
+    /// The mean-field values of the same observables (`N` infinite).
+    pub mean_field: Option<RefinedEstimate>,
+    /// The refined estimates, one per size.
+    pub estimates: Vec<RefinedEstimate>,
+    /// Wall time of the refined terms alone (given the fixed point), seconds.
+    pub terms_seconds: f64,
+    /// Wall time of the whole job (fixed point, terms, estimates), seconds.
+    pub wall_seconds: f64,
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 
 use crate::finite::{FiniteSystem, Simulation};
 use crate::registry::{read_spec, Kind, KindSpec, Param};
-use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
+use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 
 /// Roots in `[0, 1]` of a function `f` whose critical points in `(0, 1)` are `crit`
 /// (so `f` is monotone between consecutive breakpoints): bisection on each monotone piece
@@ -222,6 +222,19 @@ impl MeanFieldModel for OpinionStubborn {
     fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
         Some(self)
     }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+/// The non-stubborn agents as a population process (the `N` of the refined mean field counts
+/// them): an opinion-0 agent switches at rate `p(x)^2`, an opinion-1 agent at rate `(1 - p(x))^2`.
+impl Transitions for OpinionStubborn {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
+        let (x, p) = (x[0], self.p(x[0]));
+        visit(&[(0, 1.0)], (1.0 - x) * p * p);
+        visit(&[(0, -1.0)], x * (1.0 - p) * (1.0 - p));
+    }
 }
 
 impl AnalyticJacobian for OpinionStubborn {
@@ -347,6 +360,19 @@ impl MeanFieldModel for OpinionBiased {
     fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
         Some(self)
     }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+/// The agents as a population process: an opinion-0 agent switches at rate
+/// `alpha + (1 - alpha) x^2`, an opinion-1 agent at rate `(1 - alpha)(1 - x)^2`.
+impl Transitions for OpinionBiased {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
+        let (x, a) = (x[0], self.alpha);
+        visit(&[(0, 1.0)], (1.0 - x) * (a + (1.0 - a) * x * x));
+        visit(&[(0, -1.0)], x * (1.0 - a) * (1.0 - x) * (1.0 - x));
+    }
 }
 
 impl AnalyticJacobian for OpinionBiased {
@@ -361,6 +387,16 @@ impl AnalyticJacobian for OpinionBiased {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The transitions reproduce the drift.
+    #[test]
+    fn transitions_reproduce_the_drift() {
+        use crate::models::testutil::transitions_drift_error;
+        for x in [0.0, 0.2, 0.5, 0.93, 1.0] {
+            assert!(transitions_drift_error(&OpinionStubborn::new(0.1, 0.3).unwrap(), &[x]) < 1e-15);
+            assert!(transitions_drift_error(&OpinionBiased::new(0.05).unwrap(), &[x]) < 1e-15);
+        }
+    }
 
     fn fd(f: impl Fn(f64) -> f64, x: f64) -> f64 {
         (f(x + 1e-7) - f(x - 1e-7)) / 2e-7

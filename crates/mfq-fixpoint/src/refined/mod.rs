@@ -16,6 +16,13 @@
 //! diagonal blocks), `O(n^3)`. The Hessian comes from central differences of the (analytic,
 //! where the model has it) Jacobian, one-sided at the boundary of `[0, 1]`.
 
+pub mod local;
+pub mod order2;
+pub mod tensor;
+pub mod transient;
+
+pub use order2::SecondOrder;
+
 use mfq_model::{Jacobian, MeanFieldModel};
 use mfq_ode::linalg::ShiftedLu;
 use nalgebra::DMatrix;
@@ -38,12 +45,33 @@ pub struct RefinedMeanField {
     pub mean_queue_length_correction: Option<f64>,
     /// Correction `c` of the mean response time, `T_N ~ T + c / N` (Little, tail layouts).
     pub mean_response_time_correction: Option<f64>,
+    /// The order of the expansion: 1 (`x* + V/N`) or 2 (`x* + V/N + A/N^2`).
+    pub order: u8,
+    /// The `1/N^2` term (order 2): `E[X^N] ~ x* + v / N + a / N^2`.
+    pub a: Option<Vec<f64>>,
+    /// `sum_i a_i` (order 2).
+    pub sum_a: Option<f64>,
+    /// `B` and `C` (order 2): `E[Y Y^T] = W/N + B/N^2`, `E[Y (x) Y (x) Y] = C/N^2` with
+    /// `Y = X^N - x*` (row-major `n x n` and `n^3`); not serialised.
+    #[serde(skip)]
+    pub second: Option<SecondOrder>,
+}
+
+impl PartialEq for SecondOrder {
+    fn eq(&self, other: &Self) -> bool {
+        self.a == other.a && self.b == other.b && self.c == other.c
+    }
 }
 
 impl RefinedMeanField {
-    /// `x* + v / N` for a system of `n` objects (servers).
+    /// `x* + v / N` (order 1) or `x* + v / N + a / N^2` (order 2) for a system of `n` objects
+    /// (servers).
     pub fn at(&self, n: f64) -> Vec<f64> {
-        self.x.iter().zip(&self.v).map(|(x, v)| x + v / n).collect()
+        let mut out: Vec<f64> = self.x.iter().zip(&self.v).map(|(x, v)| x + v / n).collect();
+        if let Some(a) = &self.a {
+            out.iter_mut().zip(a).for_each(|(o, a)| *o += a / (n * n));
+        }
+        out
     }
 }
 
@@ -77,6 +105,22 @@ pub enum RefinedError {
     /// The Lyapunov equation or `J v = -b` is singular (an eigenvalue pair sums to zero, or `J` is singular).
     #[error("singular system in the refined mean field: {0}")]
     Singular(String),
+    /// The model is outside what this computation handles (the reason says what).
+    #[error("refined mean field: {0}")]
+    Unsupported(String),
+    /// An option outside its range.
+    #[error("{field} = {value} is not allowed: {allowed}")]
+    BadOption {
+        /// The option (`servers`, `t_end`, ...).
+        field: String,
+        /// The value given.
+        value: String,
+        /// What is allowed.
+        allowed: String,
+    },
+    /// An order other than 1 or 2.
+    #[error("order = {0} is not allowed: 1 (x* + V/N) or 2 (x* + V/N + A/N^2)")]
+    BadOrder(u8),
 }
 
 /// The noise matrix `Q = sum_l l l^T beta_l(x)` (row-major `n x n`), or `None` without transitions.
@@ -196,6 +240,47 @@ fn solve_small(a: &mut [f64; 16], b: &mut [f64; 4], m: usize) -> Option<[f64; 4]
     Some(x)
 }
 
+/// The smallest `m` such that the noise vanishes outside the leading `m x m` block
+/// (`Q_ij = 0` when `i >= m` or `j >= m`) and `J` does not feed the leading `m` entries into the
+/// others (`J_ij = 0` for `i >= m > j`). Then `W` is zero outside that block, which solves the
+/// Lyapunov equation of the block alone: `J W + W J^T + Q` has the block's equation in the leading
+/// block and `J_21 W_11 = 0` elsewhere. (A tail truncated beyond the levels that hold any mass,
+/// e.g. JSQ(2) at K = 100 where `x_k = 0` exactly from k ~ 13 on, has a small noisy block.)
+pub fn noisy_block(j: &[f64], q: &[f64], n: usize) -> usize {
+    let mut m = (0..n).rev().find(|&i| q[i * n..(i + 1) * n].iter().any(|v| *v != 0.0)).map_or(0, |i| i + 1);
+    loop {
+        let next = (m..n).rev().find(|&i| j[i * n..i * n + m].iter().any(|v| *v != 0.0)).map_or(m, |i| i + 1);
+        if next == m {
+            return m;
+        }
+        m = next;
+    }
+}
+
+/// `W` (row-major `n x n`) solving `J W + W J^T + Q = 0` on the noisy block ([`noisy_block`],
+/// zero elsewhere), the residual `max |J W + W J^T + Q|` over the block, and the block size.
+fn covariance(j: &[f64], q: &[f64], n: usize) -> Result<(Vec<f64>, f64, usize), RefinedError> {
+    let m = noisy_block(j, q, n);
+    let block = |a: &[f64]| -> Vec<f64> { (0..m * m).map(|e| a[(e / m) * n + e % m]).collect() };
+    let (jb, qb) = (block(j), block(q));
+    let wb = solve_lyapunov(&jb, &qb, m)?;
+    let mut residual = 0.0f64;
+    for i in 0..m {
+        for k in 0..m {
+            let mut s = qb[i * m + k];
+            for l in 0..m {
+                s += jb[i * m + l] * wb[l * m + k] + wb[i * m + l] * jb[k * m + l];
+            }
+            residual = residual.max(s.abs());
+        }
+    }
+    let mut w = vec![0.0; n * n];
+    for i in 0..m {
+        w[i * n..i * n + m].copy_from_slice(&wb[i * m..(i + 1) * m]);
+    }
+    Ok((w, residual, m))
+}
+
 /// The refined mean field of `model` at its fixed point `x_star`.
 ///
 /// # Errors
@@ -214,25 +299,15 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     let mut jac = Jacobian::new(n, model.sparsity());
     model.jacobian(x_star, &mut jac);
     let j_dense = jac.to_dense();
-    let w = solve_lyapunov(&j_dense, &q, n)?;
-    // residual of the Lyapunov equation
-    let mut lyapunov_residual = 0.0f64;
-    for i in 0..n {
-        for k in 0..n {
-            let mut s = q[i * n + k];
-            for m in 0..n {
-                s += j_dense[i * n + m] * w[m * n + k] + w[i * n + m] * j_dense[k * n + m];
-            }
-            lyapunov_residual = lyapunov_residual.max(s.abs());
-        }
-    }
+    let (w, lyapunov_residual, noisy) = covariance(&j_dense, &q, n)?;
     // b_i = 1/2 sum_k sum_j (dJ_ij/dx_k) W_jk, dJ/dx_k by differences of the Jacobian
     let mut b = vec![0.0; n];
     let mut xp = x_star.to_vec();
     let mut j1 = Jacobian::new(n, model.sparsity());
     let mut j2 = Jacobian::new(n, model.sparsity());
     let mut j3 = Jacobian::new(n, model.sparsity());
-    for k in 0..n {
+    // W_jk = 0 when j or k is outside the noisy block
+    for k in 0..noisy {
         let xk = x_star[k];
         let h = 1e-5 * xk.abs().max(1e-2);
         let (c1, c2, c3, o1, o2, o3);
@@ -278,12 +353,152 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
         lyapunov_residual,
         mean_queue_length_correction,
         mean_response_time_correction,
+        order: 1,
+        a: None,
+        sum_a: None,
+        second: None,
     })
+}
+
+/// The refined mean field of `model` at its fixed point `x_star` to `order` 1 (`V`) or 2 (`V`
+/// and `A`, docs/refined.md).
+///
+/// # Errors
+/// As [`refined_mean_field`]; [`RefinedError::BadOrder`]; for order 2,
+/// [`RefinedError::Unsupported`] when a rate depends on more than four state entries.
+pub fn refined_mean_field_order(model: &dyn MeanFieldModel, x_star: &[f64], order: u8) -> Result<RefinedMeanField, RefinedError> {
+    if !(1..=2).contains(&order) {
+        return Err(RefinedError::BadOrder(order));
+    }
+    let mut r = refined_mean_field(model, x_star)?;
+    if order == 2 {
+        let n = model.dim();
+        let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
+        let mut jac = Jacobian::new(n, model.sparsity());
+        model.jacobian(x_star, &mut jac);
+        let s = order2::second_order(model, x_star, &jac.to_dense(), &q, &r.covariance, &r.v)?;
+        r.sum_a = Some(s.a.iter().sum());
+        r.a = Some(s.a.clone());
+        r.second = Some(s);
+        r.order = 2;
+    }
+    Ok(r)
+}
+
+/// Refined estimates of the observables for `N` servers (objects).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefinedEstimate {
+    /// `N`.
+    pub servers: f64,
+    /// `E[X^N]` to the order of the expansion (layout: the model's).
+    pub state: Vec<f64>,
+    /// `P(Q >= k)`, `k = 1..K` (empty for models without queues).
+    pub tail: Vec<f64>,
+    /// Mean number of jobs per server, the sum of the tail.
+    pub mean_queue_length: Option<f64>,
+    /// Mean response time: the mean queue length over the mean-field throughput (Little's law).
+    pub mean_response_time: Option<f64>,
+    /// Probability that an arrival waits, `E[h(X^N)]` of the model's `h` (a nonlinear function:
+    /// its expansion uses the covariance, see docs/refined.md).
+    pub prob_wait: Option<f64>,
+    /// The model's extras, `E[h(X^N)]` each.
+    pub extras: Vec<(String, f64)>,
+}
+
+/// The expansion `E[g(X^N)] ~ g(x*) + c1/N + c2/N^2` of functions with local derivatives `ld`:
+/// `c1 = g' V + 1/2 g'' : W`, `c2 = g' A + 1/2 g'' : B + 1/6 g''' : C + 1/8 g'''' : (W, W)`.
+fn expansion_terms(ld: &local::LocalDerivatives, r: &RefinedMeanField, n: usize) -> Vec<(f64, f64, f64)> {
+    (0..ld.value.len())
+        .map(|t| {
+            let s = &ld.support[t];
+            if s.is_empty() {
+                return (ld.value[t], 0.0, 0.0);
+            }
+            let d = &ld.d[t];
+            let c1 = s.iter().zip(&d[0]).map(|(&i, g)| g * r.v[i]).sum::<f64>() + 0.5 * order2::contract2(&d[1], s, &r.covariance, n);
+            let c2 = match (&r.second, d.len()) {
+                (Some(so), 4) => {
+                    s.iter().zip(&d[0]).map(|(&i, g)| g * so.a[i]).sum::<f64>()
+                        + 0.5 * order2::contract2(&d[1], s, &so.b, n)
+                        + order2::contract3(&d[2], s, &so.c, n) / 6.0
+                        + order2::contract4ww(&d[3], s, &r.covariance, n) / 8.0
+                }
+                _ => 0.0,
+            };
+            (ld.value[t], c1, c2)
+        })
+        .collect()
+}
+
+/// The refined estimates of the observables of `model` (tail, mean queue length, mean response
+/// time, `P(wait)`, extras) for each size in `servers`, from the terms `r` (of order 1 or 2).
+/// Observables that are nonlinear in the state are expanded with the moments (`W`, and `B`, `C`
+/// at order 2), not evaluated at `x* + V/N`. An observable whose function depends on more than
+/// four state entries (see `refined::local`) is left out (`None`, or missing from the extras).
+pub fn refined_estimates(model: &dyn MeanFieldModel, r: &RefinedMeanField, servers: &[f64]) -> Vec<RefinedEstimate> {
+    let n = r.x.len();
+    let order = if r.second.is_some() { 4 } else { 2 };
+    let obs = model.observables(&r.x);
+    let group = |f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<(f64, f64, f64)>> {
+        let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
+            out.clear();
+            out.extend(f(&model.observables(y)));
+        })
+        .ok()?;
+        Some(expansion_terms(&ld, r, n))
+    };
+    let tail = group(&|o| o.tail.clone()).unwrap_or_default();
+    let wait = group(&|o| o.prob_wait.into_iter().collect());
+    let extras = group(&|o| o.extras.iter().map(|e| e.1).collect());
+    let at = |(g, c1, c2): &(f64, f64, f64), m: f64| g + c1 / m + c2 / (m * m);
+    servers
+        .iter()
+        .map(|&m| {
+            let tail: Vec<f64> = tail.iter().map(|t| at(t, m)).collect();
+            let mean_queue_length = obs.mean_queue_length.map(|_| tail.iter().sum::<f64>());
+            let mean_response_time = match (mean_queue_length, obs.throughput) {
+                (Some(l), Some(t)) if t > 0.0 => Some(l / t),
+                _ => None,
+            };
+            RefinedEstimate {
+                servers: m,
+                state: r.at(m),
+                tail,
+                mean_queue_length,
+                mean_response_time,
+                prob_wait: wait.as_ref().and_then(|w| w.first()).map(|t| at(t, m)),
+                extras: extras
+                    .as_ref()
+                    .map(|e| obs.extras.iter().zip(e).map(|((name, _), t)| (name.clone(), at(t, m))).collect())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSQ(2) at lambda = 0.9, K = 60: x_k = 0 exactly from k = 13 on, so the noise lives on a
+    /// small leading block; W from that block equals the dense solve of the whole equation.
+    #[test]
+    fn noisy_block_gives_the_full_solution() {
+        let jsq = mfq_model::models::Jsq::new(0.9, 2, 60).unwrap();
+        let x = jsq.analytic_fixed_point().unwrap();
+        let m: &dyn MeanFieldModel = &jsq;
+        let n = 60;
+        let q = noise_matrix(m, &x).unwrap();
+        let mut jac = Jacobian::new(n, m.sparsity());
+        m.jacobian(&x, &mut jac);
+        let j = jac.to_dense();
+        let (w, res, block) = covariance(&j, &q, n).unwrap();
+        assert!(block < 20 && block > 8, "block {block}");
+        assert!(res < 1e-12);
+        let full = solve_lyapunov(&j, &q, n).unwrap();
+        let err = w.iter().zip(&full).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-12, "{err}");
+    }
 
     #[test]
     fn lyapunov_with_complex_eigenvalues() {

@@ -1,0 +1,283 @@
+//! The `1/N^2` term `A` of the refined mean field at a fixed point, from the moment equations
+//! derived in docs/refined.md (after Gast, Bortolussi and Tribastone, "Size expansions of mean
+//! field approximation: transient and steady-state analysis", Performance Evaluation 2018).
+//!
+//! With `Y = X^N - x*`: `E[Y] = V/N + A/N^2`, `E[Y Y^T] = W/N + B/N^2`, `E[Y (x) Y (x) Y] = C/N^2`,
+//! `E[Y^(x)4] = sym(W (x) W)/N^2 + O(1/N^3)`, and at a fixed point
+//!
+//! ```text
+//! sum_3 modes J C + S3 = 0,   S3_ijk = Z_jk,i + Z_ik,j + Z_ij,k + R_ijk
+//!   Z_pq,s = 1/2 W_pq (F_s : W) + (W F_s W)_pq + Q_pq V_s + sum_l dQ_pq/dx_l W_ls
+//! J B + B J^T + S2 = 0,       S2_ij = 1/2 (F_j : C_i.. + F_i : C_j..) + 1/2 (W E^T + E W^T)_ij
+//!                                     + sum_l dQ_ij/dx_l V_l + 1/2 d2Q_ij : W
+//! J A + 1/2 F : B + 1/6 F''' : C + 1/8 F'''' : (W, W) = 0
+//! ```
+//!
+//! (`F_s` the Hessian of `f_s`, `E_jk = sum_lm d3 f_j / dx_k dx_l dx_m W_lm`,
+//! `R_ijk = sum_l l_i l_j l_k beta_l`.) Every derivative comes from the rates `beta_l` (their
+//! local derivatives, `refined::local`), assembled transition by transition.
+
+use super::local::{local_derivatives, LocalDerivatives, LocalError};
+use super::tensor::ComplexSchur;
+use crate::RefinedError;
+use mfq_model::MeanFieldModel;
+
+/// The second-order moments at a fixed point.
+#[derive(Debug, Clone)]
+pub struct SecondOrder {
+    /// `A` (length `n`).
+    pub a: Vec<f64>,
+    /// `B` (row-major `n x n`).
+    pub b: Vec<f64>,
+    /// `C` (row-major `n^3`).
+    pub c: Vec<f64>,
+}
+
+/// The jumps of every transition: `(state index, change)` pairs.
+pub(crate) type Jumps = Vec<Vec<(usize, f64)>>;
+
+/// The jumps of every transition at `x` and the local derivatives (up to order 4) of the rates.
+pub(crate) fn rate_derivatives(model: &dyn MeanFieldModel, x: &[f64], order: usize) -> Result<(Jumps, LocalDerivatives), RefinedError> {
+    let tr = model.transitions().ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
+    let mut jumps = Vec::new();
+    tr.visit(x, &mut |j, _| jumps.push(j.to_vec()));
+    let ld = local_derivatives(x, order, &mut |y, out| {
+        out.clear();
+        tr.visit(y, &mut |_, r| out.push(r));
+    })
+    .map_err(|e| local_error(model, e))?;
+    Ok((jumps, ld))
+}
+
+pub(crate) fn local_error(model: &dyn MeanFieldModel, e: LocalError) -> RefinedError {
+    match e {
+        LocalError::SupportTooLarge { index, size } => RefinedError::Unsupported(format!(
+            "the rate of transition {index} of {} depends on {size} state entries; the 1/N^2 term differentiates rates of at most {} entries",
+            model.name(),
+            super::local::MAX_SUPPORT
+        )),
+        LocalError::Inconsistent(m) => RefinedError::Unsupported(format!("the rates of {}: {m}", model.name())),
+    }
+}
+
+/// `sum_{a,b} d2[a,b] M[S_a, S_b]` for a function with support `s`.
+#[inline]
+pub(crate) fn contract2(d2: &[f64], s: &[usize], m: &[f64], n: usize) -> f64 {
+    let k = s.len();
+    let mut acc = 0.0;
+    for (a, &i) in s.iter().enumerate() {
+        for (b, &j) in s.iter().enumerate() {
+            acc += d2[a * k + b] * m[i * n + j];
+        }
+    }
+    acc
+}
+
+/// `sum_{a,b,c} d3[a,b,c] C[S_a, S_b, S_c]`.
+#[inline]
+pub(crate) fn contract3(d3: &[f64], s: &[usize], c: &[f64], n: usize) -> f64 {
+    let k = s.len();
+    let mut acc = 0.0;
+    for (a, &i) in s.iter().enumerate() {
+        for (b, &j) in s.iter().enumerate() {
+            for (e, &l) in s.iter().enumerate() {
+                acc += d3[(a * k + b) * k + e] * c[(i * n + j) * n + l];
+            }
+        }
+    }
+    acc
+}
+
+/// `sum_{a,b,c,d} d4[a,b,c,d] W[S_a, S_b] W[S_c, S_d]`.
+#[inline]
+pub(crate) fn contract4ww(d4: &[f64], s: &[usize], w: &[f64], n: usize) -> f64 {
+    let k = s.len();
+    let mut acc = 0.0;
+    for (a, &i) in s.iter().enumerate() {
+        for (b, &j) in s.iter().enumerate() {
+            let wij = w[i * n + j];
+            for (c, &l) in s.iter().enumerate() {
+                for (d, &m) in s.iter().enumerate() {
+                    acc += d4[((a * k + b) * k + c) * k + d] * wij * w[l * n + m];
+                }
+            }
+        }
+    }
+    acc
+}
+
+/// The third-moment source `S3` (row-major `n^3`).
+pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w: &[f64], v: &[f64], q: &[f64], n: usize) -> Vec<f64> {
+    // Z[(p n + q) n + s]
+    let mut z = vec![0.0; n * n * n];
+    // F_s : W for every s
+    let mut hw = vec![0.0; n];
+    for (t, jump) in jumps.iter().enumerate() {
+        let s = &ld.support[t];
+        if s.is_empty() {
+            continue;
+        }
+        let d2 = &ld.d[t][1];
+        let val = contract2(d2, s, w, n);
+        for &(i, l) in jump {
+            hw[i] += l * val;
+        }
+        // (W F_s W)_pq += l_s * sum_ab W[p, S_a] d2[a,b] W[S_b, q]
+        let k = s.len();
+        let mut ws = vec![0.0; n * k]; // (W[:, S] d2)[p, b]
+        for p in 0..n {
+            for b in 0..k {
+                let mut acc = 0.0;
+                for (a, &sa) in s.iter().enumerate() {
+                    acc += w[p * n + sa] * d2[a * k + b];
+                }
+                ws[p * k + b] = acc;
+            }
+        }
+        // g_t,s = sum_r dbeta/dx_r W[r, s]
+        let d1 = &ld.d[t][0];
+        let g: Vec<f64> = (0..n).map(|col| s.iter().zip(d1).map(|(&r, d)| d * w[r * n + col]).sum()).collect();
+        for &(si, l) in jump {
+            for p in 0..n {
+                for qq in 0..n {
+                    let mut acc = 0.0;
+                    for (b, &sb) in s.iter().enumerate() {
+                        acc += ws[p * k + b] * w[sb * n + qq];
+                    }
+                    z[(p * n + qq) * n + si] += l * acc;
+                }
+            }
+        }
+        for &(p, lp) in jump {
+            for &(qq, lq) in jump {
+                for (col, gv) in g.iter().enumerate() {
+                    z[(p * n + qq) * n + col] += lp * lq * gv;
+                }
+            }
+        }
+    }
+    for p in 0..n {
+        for qq in 0..n {
+            for s in 0..n {
+                z[(p * n + qq) * n + s] += 0.5 * w[p * n + qq] * hw[s] + q[p * n + qq] * v[s];
+            }
+        }
+    }
+    let mut s3 = vec![0.0; n * n * n];
+    for i in 0..n {
+        for j in 0..n {
+            for k in 0..n {
+                s3[(i * n + j) * n + k] = z[(j * n + k) * n + i] + z[(i * n + k) * n + j] + z[(i * n + j) * n + k];
+            }
+        }
+    }
+    for (t, jump) in jumps.iter().enumerate() {
+        let beta = ld.value[t];
+        for &(i, a) in jump {
+            for &(j, b) in jump {
+                for &(k, c) in jump {
+                    s3[(i * n + j) * n + k] += a * b * c * beta;
+                }
+            }
+        }
+    }
+    s3
+}
+
+/// The second-moment source `S2` of order `1/N^2` (row-major `n x n`).
+pub(crate) fn second_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w: &[f64], v: &[f64], c: &[f64], n: usize) -> Vec<f64> {
+    let mut hc = vec![0.0; n * n]; // hc[i][j] = F_j : C_i..
+    let mut e = vec![0.0; n * n]; // e[j][k] = sum_lm d3 f_j/dx_k dx_l dx_m W_lm
+    let mut s2 = vec![0.0; n * n];
+    for (t, jump) in jumps.iter().enumerate() {
+        let s = &ld.support[t];
+        let k = s.len();
+        if k > 0 {
+            let d2 = &ld.d[t][1];
+            let d3 = &ld.d[t][2];
+            for i in 0..n {
+                let mut acc = 0.0;
+                for (a, &sa) in s.iter().enumerate() {
+                    for (b, &sb) in s.iter().enumerate() {
+                        acc += d2[a * k + b] * c[(i * n + sa) * n + sb];
+                    }
+                }
+                for &(j, l) in jump {
+                    hc[i * n + j] += l * acc;
+                }
+            }
+            for (a, &sa) in s.iter().enumerate() {
+                let mut acc = 0.0;
+                for (b, &sb) in s.iter().enumerate() {
+                    for (cc, &sc) in s.iter().enumerate() {
+                        acc += d3[(a * k + b) * k + cc] * w[sb * n + sc];
+                    }
+                }
+                for &(j, l) in jump {
+                    e[j * n + sa] += l * acc;
+                }
+            }
+        }
+        // dQ_ij/dx . V + 1/2 d2Q_ij : W
+        let dv: f64 = s.iter().zip(&ld.d[t][0]).map(|(&r, d)| d * v[r]).sum();
+        let val = dv + if k > 0 { 0.5 * contract2(&ld.d[t][1], s, w, n) } else { 0.0 };
+        for &(i, a) in jump {
+            for &(j, b) in jump {
+                s2[i * n + j] += a * b * val;
+            }
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            let mut we = 0.0;
+            for kk in 0..n {
+                we += w[i * n + kk] * e[j * n + kk] + w[j * n + kk] * e[i * n + kk];
+            }
+            s2[i * n + j] += 0.5 * (hc[i * n + j] + hc[j * n + i]) + 0.5 * we;
+        }
+    }
+    s2
+}
+
+/// The second-order moments `A`, `B`, `C` at the fixed point `x` of `model`, given the
+/// first-order terms (`j`: Jacobian, `q`: noise matrix, `w`: covariance, `v`: `1/N` term; all
+/// row-major).
+///
+/// # Errors
+/// [`RefinedError::NoTransitions`], [`RefinedError::Unsupported`] (a rate of more than four
+/// entries), [`RefinedError::Singular`].
+pub fn second_order(
+    model: &dyn MeanFieldModel,
+    x: &[f64],
+    j: &[f64],
+    q: &[f64],
+    w: &[f64],
+    v: &[f64],
+) -> Result<SecondOrder, RefinedError> {
+    let n = x.len();
+    let (jumps, ld) = rate_derivatives(model, x, 4)?;
+    let schur = ComplexSchur::new(j, n);
+    let s3 = third_source(&jumps, &ld, w, v, q, n);
+    let c = schur.solve_real(&s3, 3)?;
+    let s2 = second_source(&jumps, &ld, w, v, &c, n);
+    let b = schur.solve_real(&s2, 2)?;
+    // J A = -(1/2 F : B + 1/6 F''' : C + 1/8 F'''' : (W, W))
+    let mut rhs = vec![0.0; n];
+    for (t, jump) in jumps.iter().enumerate() {
+        let s = &ld.support[t];
+        if s.is_empty() {
+            continue;
+        }
+        let d = &ld.d[t];
+        let val = 0.5 * contract2(&d[1], s, &b, n) + contract3(&d[2], s, &c, n) / 6.0 + contract4ww(&d[3], s, w, n) / 8.0;
+        for &(i, l) in jump {
+            rhs[i] -= l * val;
+        }
+    }
+    let jm = nalgebra::DMatrix::from_row_slice(n, n, j);
+    let a = jm
+        .lu()
+        .solve(&nalgebra::DVector::from_vec(rhs))
+        .ok_or_else(|| RefinedError::Singular("the Jacobian at x* (the 1/N^2 term)".into()))?;
+    Ok(SecondOrder { a: a.iter().copied().collect(), b, c })
+}
