@@ -12,6 +12,7 @@ mod pod;
 pub mod redundancy;
 
 pub(crate) mod params;
+pub(crate) mod roots;
 
 pub use coxian::{JiqPhSpec, JsqPhSpec, PhaseTypeQueue, PodLiPhSpec, Routing, JIQ_PH, JSQ_PH, POD_LI_PH};
 pub use generic::{GenericModel, GenericSpec, GENERIC};
