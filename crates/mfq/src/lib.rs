@@ -21,6 +21,6 @@ pub use model::Model;
 pub use report::{Dynamics, Report, ReportOptions};
 
 pub use mfq_fixpoint::{AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedMeanField};
-pub use mfq_model::{Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
+pub use mfq_model::{Deadline, Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{SolveOptions, Trajectory};
 pub use mfq_sim::{SimOptions, SimReport};

@@ -213,7 +213,7 @@ impl Ctx<'_> {
                         max_steps: 200_000,
                         steady_tol: None,
                         record_steps: false,
-                        deadline: self.deadline,
+                        deadline: self.deadline.instant(),
                     };
                     match (mfq_ode::solve(self.model, &lo, &so), mfq_ode::solve(self.model, &hi, &so)) {
                         (Ok(a), Ok(b)) if a.status.is_success() && b.status.is_success() => {

@@ -13,7 +13,7 @@
 //! copied from a displayed equation; docs/models/opinion.md has the derivation.
 
 use crate::finite::{FiniteSystem, Simulation};
-use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
 use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
@@ -482,6 +482,7 @@ pub static OPINION_STUBBORN: Kind = Kind {
             unit: "",
             allowed: "[0, 1), gamma0 + gamma1 < 1",
             default: None,
+            range: Some(ParamRange::closed(0.0, 1.0, false)),
         },
         Param {
             name: "gamma1",
@@ -489,6 +490,7 @@ pub static OPINION_STUBBORN: Kind = Kind {
             unit: "",
             allowed: "[0, 1), gamma0 + gamma1 < 1",
             default: None,
+            range: Some(ParamRange::closed(0.0, 1.0, false)),
         },
     ],
     sources: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
@@ -507,6 +509,7 @@ pub static OPINION_BIASED: Kind = Kind {
         unit: "",
         allowed: "[0, 1]; several equilibria iff alpha < 1/9",
         default: None,
+        range: Some(ParamRange::closed(0.0, 1.0, true)),
     }],
     sources: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
     example: "models/opinion-biased.toml",
