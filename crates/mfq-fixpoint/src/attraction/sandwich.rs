@@ -122,6 +122,10 @@ impl Ctx<'_> {
         let per: Vec<Sample> = samples
             .par_iter()
             .map(|x| {
+                // past the deadline the verdict is TimeLimit whatever the samples say
+                if self.deadline.expired() {
+                    return (false, 0.0, None);
+                }
                 let mut jac = Jacobian::new(n, model.sparsity());
                 model.jacobian(x, &mut jac);
                 let (mut scale, mut worst, mut at) = (1.0f64, 0.0f64, None);
