@@ -88,8 +88,10 @@ fn report_json_on_a_stopped_fixed_point_has_the_result_and_the_error() {
         "models/redundancy-ps-triplet.toml",
         "--set",
         "truncation.levels=30",
+        // (1 s: building the model at K = 30 takes a few tenths of a second on a loaded machine;
+        // the solver's first factorisation takes seconds)
         "--max-seconds",
-        "0.3",
+        "1",
         "--json",
         "--out",
         out.to_str().unwrap(),
@@ -206,7 +208,8 @@ fn max_seconds_stops_solve_check_and_simulate() {
         (
             "fixed-point",
             &["fixed-point", "models/redundancy-ps-triplet.toml", "--set", "truncation.levels=30"],
-            "the fixed-point solver stopped at the wall-clock limit",
+            // (under load the limit may pass while the model is built: that message says so)
+            "stopped at the wall-clock limit --max-seconds 0.3",
         ),
         // Dopri5 without its stiffness switch on K = 2000 at lambda = 0.999 up to t = 1e9
         (
@@ -242,10 +245,12 @@ fn max_seconds_stops_solve_check_and_simulate() {
                 let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON document");
                 assert_eq!(v["error"]["kind"], "no-convergence", "{a:?}: {v}");
                 let status = if *name == "check" { &v["verdict"]["verdict"] } else { &v["status"]["status"] };
-                assert_eq!(status, "time-limit", "{a:?}: {v}");
+                let built = v["error"]["message"].as_str().is_some_and(|m| m.contains("before it finished"));
+                assert!(status == "time-limit" || (built && status.is_null()), "{a:?}: {v}");
             } else {
                 let said = ["wall-clock limit", "TIME LIMIT", "NOT converged: TimeLimit"];
-                assert!(said.iter().any(|s| stdout.contains(s)), "{a:?}: {stdout}");
+                let built = stderr.contains("before it finished");
+                assert!(built || said.iter().any(|s| stdout.contains(s)), "{a:?}: {stdout}");
             }
         }
     }
@@ -464,7 +469,7 @@ fn model_construction_honours_the_time_limit() {
         ),
         (&["report", "models/redundancy-lcfs-limit.toml", "--set", "lambda=0.9999", "--max-seconds", "0.5"], 4, "--max-seconds 0.5"),
         (
-            &["fixed-point", "models/redundancy-ps-triplet.toml", "--set", "truncation.levels=36", "--max-seconds", "0.5"],
+            &["fixed-point", "models/redundancy-ps-triplet.toml", "--set", "truncation.levels=32", "--max-seconds", "0.5"],
             4,
             "--max-seconds 0.5",
         ),
