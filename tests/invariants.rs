@@ -659,7 +659,7 @@ fn known_solver_stalls_converge() {
 /// solver that would loop.
 #[test]
 fn heavy_load_converges() {
-    let opts = FixedPointOptions { max_seconds: Some(10.0), ..FixedPointOptions::default() };
+    let opts = FixedPointOptions { deadline: mfq_model::Deadline::after(10.0), ..FixedPointOptions::default() };
     for lambda in [0.999, 0.9999] {
         let specs = [
             ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }),

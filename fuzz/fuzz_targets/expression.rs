@@ -36,8 +36,10 @@ fuzz_target!(|data: &[u8]| {
             let x = vec![v; n];
             let mut dx = vec![0.0; n];
             m.drift(&x, &mut dx);
-            let mut j = Jacobian::new(n, m.sparsity());
-            m.jacobian(&x, &mut j);
+            if let Some(aj) = m.analytic_jacobian() {
+                let mut j = Jacobian::new(n, aj.sparsity());
+                aj.jacobian(&x, &mut j);
+            }
             let _ = m.observables(&x);
             if let Some(t) = m.transitions() {
                 t.visit(&x, &mut |_, _| {});

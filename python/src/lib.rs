@@ -12,7 +12,7 @@
 mod errors;
 mod run;
 
-use mfq::{CheckOptions, FixedPoint, FixedPointOptions, Method, SimOptions, SolveOptions};
+use mfq::{CheckOptions, Deadline, FixedPoint, FixedPointOptions, Method, SimOptions, SolveOptions};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -165,11 +165,17 @@ impl Core {
         max_seconds: Option<f64>,
         x0: Option<Vec<f64>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut opts = FixedPointOptions { tol, max_iter, max_seconds, x0, ..Default::default() };
+        let mut opts = FixedPointOptions {
+            tol,
+            max_iter,
+            deadline: max_seconds.map_or_else(Deadline::none, Deadline::after),
+            x0,
+            ..Default::default()
+        };
         let start = Instant::now();
         if self.inline {
             let limit = max_seconds.map_or(INLINE_SECONDS, |s| s.min(INLINE_SECONDS));
-            let quick = FixedPointOptions { max_seconds: Some(limit), ..opts.clone() };
+            let quick = FixedPointOptions { deadline: Deadline::after(limit), ..opts.clone() };
             let model = &self.model;
             let fp = py_result(py, py.detach(|| model.fixed_point(&quick)))?;
             // done, or stopped by the caller's own limit: that is the answer
@@ -177,7 +183,7 @@ impl Core {
                 return fixed_point_dict(py, fp);
             }
             py.check_signals()?;
-            opts.max_seconds = max_seconds.map(|s| (s - start.elapsed().as_secs_f64()).max(1e-9));
+            opts.deadline = max_seconds.map_or_else(Deadline::none, |s| Deadline::after((s - start.elapsed().as_secs_f64()).max(1e-9)));
         }
         let model = self.model.clone();
         let fp = run::interruptible(py, move || model.fixed_point(&opts))?;
@@ -189,7 +195,7 @@ impl Core {
     /// (python/bench/bench_fixed_point.py) compares a call from Python with.
     #[pyo3(signature = (repeats, tol = 1e-12, max_seconds = None))]
     fn time_fixed_point(&self, py: Python<'_>, repeats: usize, tol: f64, max_seconds: Option<f64>) -> PyResult<f64> {
-        let opts = FixedPointOptions { tol, max_seconds, ..Default::default() };
+        let opts = FixedPointOptions { tol, deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
         let model = &self.model;
         let out = py.detach(|| -> Result<f64, mfq::Error> {
             let start = Instant::now();
@@ -287,7 +293,10 @@ impl Core {
     fn refined<'py>(&self, py: Python<'py>, max_seconds: Option<f64>) -> PyResult<(Bound<'py, PyDict>, Option<String>)> {
         let model = self.model.clone();
         let out = run::interruptible(py, move || -> Result<_, mfq::Error> {
-            let fp = model.fixed_point(&FixedPointOptions { max_seconds, ..Default::default() })?;
+            let fp = model.fixed_point(&FixedPointOptions {
+                deadline: max_seconds.map_or_else(Deadline::none, Deadline::after),
+                ..Default::default()
+            })?;
             if !fp.converged() {
                 return Ok((fp, None));
             }
@@ -309,7 +318,7 @@ impl Core {
         max_seconds: Option<f64>,
     ) -> PyResult<(Bound<'py, PyDict>, String, String)> {
         let model = self.model.clone();
-        let opts = CheckOptions { starts, seed, max_seconds, ..Default::default() };
+        let opts = CheckOptions { starts, seed, deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
         let r = run::interruptible(py, move || model.check(&opts))?;
         let r = py_result(py, r)?;
         let text = json(&r)?;
@@ -352,7 +361,7 @@ fn sweep(
 ) -> PyResult<String> {
     let x_axis = mfq::sweep::Axis { name: x_name, values: x_values };
     let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis { name, values });
-    let opts = FixedPointOptions { max_seconds, ..Default::default() };
+    let opts = FixedPointOptions { deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
     let r = run::interruptible(py, move || mfq::sweep::sweep(&text, &[], &x_axis, curve.as_ref(), &opts, &|| {}))?;
     json(&py_result(py, r.map_err(mfq::Error::from))?)
 }

@@ -1,12 +1,12 @@
 //! `mfq check`: uniqueness and global attraction of the fixed point.
 
-use crate::commands::{deadline_of, fixed_point_of, load, seconds_left, time_limit_failure, title, with_error};
+use crate::commands::{deadline_of, fixed_point_of, load, time_limit_failure, title, with_error};
 use crate::output::{check_plots, out_dir, write_all_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::{check_with_fixed_point, AttractionReport, CheckOptions, FixedPointStatus, Verdict};
+use mfq_model::Deadline;
 use std::io::IsTerminal;
-use std::time::Instant;
 
 /// Options of `mfq check`.
 #[derive(Args, Debug)]
@@ -29,7 +29,7 @@ pub struct CheckArgs {
 
 /// Runs the checker on a model file's fixed point (shared with `figure`), both within the
 /// wall-clock `deadline` (the checker gets the time the fixed point left).
-pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<Instant>) -> Result<AttractionReport, Failure> {
+pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: &Deadline) -> Result<AttractionReport, Failure> {
     let file = load(args)?;
     if let Some(note) = file.model.dynamics_note() {
         return Err(Failure::input(format!("{}: nothing to check: {note}", args.model.display())));
@@ -42,8 +42,9 @@ pub(crate) fn run_check(args: &ModelArgs, opts: &CheckOptions, deadline: Option<
             fp.status
         )));
     }
-    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
-    let opts = CheckOptions { max_seconds: seconds_left(deadline), ..opts.clone() };
+    let model =
+        file.model.build_within(fp.truncation.levels, deadline).map_err(|e| crate::commands::fixed_point_failure(args, &e.into()))?;
+    let opts = CheckOptions { deadline: deadline.clone(), ..opts.clone() };
     check_with_fixed_point(model.as_ref(), fp, &opts).map_err(|e| Failure::input(format!("{}: {e}", args.model.display())))
 }
 
@@ -60,7 +61,8 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         ..Default::default()
     };
     opts.validate().map_err(|e| Failure::input(format!("--{}", e.to_string().replace('_', "-"))))?;
-    let report = run_check(&args.model, &opts, deadline)?;
+    crate::commands::check_out(&args.model, true)?;
+    let report = run_check(&args.model, &opts, &deadline)?;
     if let Verdict::TimeLimit { unsettled, runs, .. } = report.verdict {
         let f = time_limit_failure(&args.model, &format!("the check stopped with {unsettled} of {runs} runs unsettled"));
         if args.model.json {

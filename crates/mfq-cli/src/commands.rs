@@ -1,37 +1,36 @@
 //! One function per command; each reads a model file, calls the library, writes output.
 
-use crate::output::{num, out_dir, write_atomic};
+use crate::output::{ensure_writable, num, out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointError, FixedPointOptions, FixedPointStatus};
-use mfq_model::{MeanFieldModel, ModelFile, Stability};
+use mfq_model::{Deadline, MeanFieldModel, ModelError, ModelFile, Stability};
 use mfq_ode::{Method, SolveOptions};
 use mfq_plot::{distance_svg, tail_svg, trajectory_svg, DistanceSeries};
 use serde_json::json;
 use std::fmt::Write as _;
-use std::time::Instant;
 
-/// The command's wall-clock deadline, `--max-seconds` from now (`None` without the option, or
-/// for a limit too far away to represent). Taken when the command starts: one limit for all
-/// its solver calls.
+/// The command's wall-clock deadline, `--max-seconds` from now ([`Deadline::none`] without
+/// the option). Taken when the command starts: one limit for every phase (building the model,
+/// the solvers, the simulation), whose messages state the limit as given.
 ///
 /// # Errors
 /// Invalid input when the limit is not a finite number of seconds `> 0`.
-pub(crate) fn deadline_of(args: &ModelArgs) -> Result<Option<Instant>, Failure> {
-    match args.max_seconds {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(mfq_ode::deadline_after(s)),
-        Some(s) => Err(Failure::input(format!(
-            "{}: max_seconds = {s} is not allowed: a finite number of seconds > 0 (--max-seconds)",
-            args.model.display()
-        ))),
-    }
+pub(crate) fn deadline_of(args: &ModelArgs) -> Result<Deadline, Failure> {
+    Deadline::checked_after("max_seconds", args.max_seconds)
+        .map_err(|e| Failure::input(format!("{}: {e} (--max-seconds)", args.model.display())))
 }
 
-/// The seconds left until `deadline` (at least a nanosecond: a solver given them stops at
-/// once), for the solvers whose limit is a number of seconds.
-pub(crate) fn seconds_left(deadline: Option<Instant>) -> Option<f64> {
-    deadline.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().max(1e-9))
+/// The failure of a fixed-point solve that did not start or finish: unstable parameters (exit
+/// code 3), a model whose construction the deadline stopped (4), bad input (2).
+pub(crate) fn fixed_point_failure(args: &ModelArgs, e: &FixedPointError) -> Failure {
+    match e {
+        FixedPointError::Unstable { .. } => Failure::unstable(format!("{}: {e}", args.model.display())),
+        FixedPointError::Model(ModelError::Interrupted { .. }) => {
+            Failure::no_convergence(format!("{}: {e}; no files written", args.model.display()))
+        }
+        _ => Failure::input(format!("{}: {e}", args.model.display())),
+    }
 }
 
 /// The failure of a command stopped by `--max-seconds` (exit code 4): `what` stopped, where.
@@ -41,6 +40,19 @@ pub(crate) fn time_limit_failure(args: &ModelArgs, what: &str) -> Failure {
         args.model.display(),
         args.max_seconds.unwrap_or(0.0)
     ))
+}
+
+/// Checks before the work that the command's output directory can be written
+/// ([`ensure_writable`]): always for commands that write files, with `--out` only for those
+/// whose files are optional (`fixed-point`, `simulate`).
+///
+/// # Errors
+/// An I/O failure (exit code 5) naming the directory.
+pub(crate) fn check_out(args: &ModelArgs, always: bool) -> Result<(), Failure> {
+    if always || args.out.is_some() {
+        ensure_writable(&out_dir(&args.out, &args.model))?;
+    }
+    Ok(())
 }
 
 /// `value` with the JSON error object of `failure` as its `error` key (one JSON document for a
@@ -83,13 +95,9 @@ pub(crate) fn title(file: &ModelFile) -> String {
 
 /// The fixed point of a model file within the command's `deadline` ([`deadline_of`]), with
 /// the solver's outcomes mapped to failures.
-pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile, deadline: Option<Instant>) -> Result<FixedPoint, Failure> {
-    let opts = FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() };
-    let fp = solve_spec(&file.model, &file.truncation, &opts).map_err(|e| match e {
-        FixedPointError::Unstable { .. } => Failure::unstable(format!("{}: {e}", args.model.display())),
-        _ => Failure::input(format!("{}: {e}", args.model.display())),
-    })?;
-    Ok(fp)
+pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile, deadline: &Deadline) -> Result<FixedPoint, Failure> {
+    let opts = FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
+    solve_spec(&file.model, &file.truncation, &opts).map_err(|e| fixed_point_failure(args, &e))
 }
 
 /// Fails with exit code 4 when the fixed point did not converge (after output was written).
@@ -101,8 +109,8 @@ pub(crate) fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
              unstable, or raise truncation.max_levels",
             fp.truncation.levels
         ))),
-        FixedPointStatus::TimeLimit { .. } => Err(Failure::no_convergence(format!(
-            "the fixed-point solver stopped at the wall-clock limit (TimeLimit, --max-seconds) after {} iterations, residual {:.3e}",
+        FixedPointStatus::TimeLimit { seconds } => Err(Failure::no_convergence(format!(
+            "the fixed-point solver stopped at the wall-clock limit --max-seconds {seconds} after {} iterations, residual {:.3e}",
             fp.iterations, fp.residual
         ))),
         s => Err(Failure::no_convergence(format!(
@@ -207,23 +215,27 @@ fn tail_csv(fp: &FixedPoint) -> String {
 pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file, deadline)?;
-    let stability = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
+    check_out(args, false)?;
+    let fp = fixed_point_of(args, &file, &deadline)?;
+    // the probe: the same stability verdict without a second costly construction
+    let stability = file.model.build_probe(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
     let value = fixed_point_json(&file, &fp);
-    // (a solve stopped by --max-seconds writes no file, as every command)
-    if let Some(dir) = args.out.as_ref().filter(|_| !matches!(fp.status, FixedPointStatus::TimeLimit { .. })) {
-        write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
-    }
     let outcome = require_converged(&fp);
     if args.json {
         // one JSON document: the result, plus the error object when the solve did not converge
-        let mut value = value;
+        let mut value = value.clone();
         if let Err(f) = &outcome {
             value["error"] = json!({ "kind": f.kind, "code": f.code, "message": f.message });
         }
         outln!("{value}");
     } else {
         out!("{}", fixed_point_text(args, &file, &fp, &stability));
+    }
+    // written after the result is printed, so a failing write loses nothing; a solve stopped by
+    // --max-seconds writes no file, as every command
+    if let Some(dir) = args.out.as_ref().filter(|_| !matches!(fp.status, FixedPointStatus::TimeLimit { .. })) {
+        write_atomic(&dir.join("fixed-point.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())
+            .map_err(|f| Failure { json_printed: args.json, ..f })?;
     }
     outcome.map_err(|mut f| {
         f.json_printed = args.json;
@@ -235,7 +247,8 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
 pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
-    let fp = fixed_point_of(args, &file, deadline)?;
+    check_out(args, true)?;
+    let fp = fixed_point_of(args, &file, &deadline)?;
     require_converged(&fp)?;
     let dir = out_dir(&args.out, &args.model);
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
@@ -344,16 +357,16 @@ fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) ->
     mfq_ode::solve(model, x0, opts).map_err(|e| Failure::input(e.to_string()))
 }
 
-fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>, deadline: Option<Instant>) -> Result<usize, Failure> {
+fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>, deadline: &Deadline) -> Result<usize, Failure> {
     if let Some(k) = fixed.or(file.truncation.levels) {
         return Ok(k);
     }
     // the fixed point's automatic K, so the transient and the fixed point share one truncation
-    let opts = FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() };
+    let opts = FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
     match solve_spec(&file.model, &file.truncation, &opts) {
         Ok(fp) => Ok(fp.truncation.levels.max(20)),
         Err(FixedPointError::Unstable { .. }) => Ok(50),
-        Err(e) => Err(Failure::input(format!("{}: {e}", args.model.display()))),
+        Err(e) => Err(fixed_point_failure(args, &e)),
     }
 }
 
@@ -379,6 +392,7 @@ fn trajectory_csv(model: &dyn MeanFieldModel, tr: &mfq_ode::Trajectory) -> Strin
 pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
+    check_out(&args.model, true)?;
     if !(args.t_end.is_finite() && args.t_end > 0.0) {
         return Err(Failure::input(format!("--t-end {}: allowed: a finite time > 0", args.t_end)));
     }
@@ -388,11 +402,17 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     if let Some(note) = file.model.dynamics_note() {
         return Err(Failure::input(format!("{}: no transient: {note}", args.model.model.display())));
     }
-    let k = levels_for(&args.model, &file, args.levels, deadline)?;
-    let model = file.model.build(k).map_err(|e| Failure::input(e.to_string()))?;
+    let k = levels_for(&args.model, &file, args.levels, &deadline)?;
+    let model = file.model.build_within(k, &deadline).map_err(|e| fixed_point_failure(&args.model, &e.into()))?;
     let x0 = initial_state(model.as_ref(), &args.x0)?;
-    let opts =
-        SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), deadline, ..Default::default() };
+    let opts = SolveOptions {
+        t_end: args.t_end,
+        rtol: args.rtol,
+        atol: args.atol,
+        method: args.method.into(),
+        deadline: deadline.instant(),
+        ..Default::default()
+    };
     if let Some(n) = args.refined {
         return solve_refined(args, &file, model.as_ref(), &x0, n);
     }
@@ -516,10 +536,12 @@ fn report_without_dynamics(
 pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
+    check_out(args, true)?;
     // the report is assembled by the library (the Python package calls the same function)
     let opts = mfq::ReportOptions { deadline, ..Default::default() };
     let report = mfq::report::report(&file.model, &file.truncation, &opts).map_err(|e| match e {
-        mfq::Error::FixedPoint(FixedPointError::Unstable { .. }) => Failure::unstable(format!("{}: {e}", args.model.display())),
+        mfq::Error::FixedPoint(e) => fixed_point_failure(args, &e),
+        mfq::Error::Model(e) => fixed_point_failure(args, &e.into()),
         _ => Failure::input(format!("{}: {e}", args.model.display())),
     })?;
     let (fp, stability) = (&report.fixed_point, &report.stability);

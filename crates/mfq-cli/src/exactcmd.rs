@@ -1,7 +1,7 @@
 //! `mfq exact`: the exact N-server (N-object) chain beside the mean field and the refined mean
 //! field, through the front door ([`mfq::Model::exact_comparison`]).
 
-use crate::commands::{deadline_of, seconds_left, time_limit_failure, title, with_error};
+use crate::commands::{deadline_of, time_limit_failure, title, with_error};
 use crate::output::write_atomic;
 use crate::{Failure, ModelArgs};
 use clap::Args;
@@ -53,7 +53,7 @@ pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
         "iterative" => ExactMethod::Iterative,
         _ => ExactMethod::Auto,
     };
-    let opts = ExactOptions { method, max_states: args.max_states, max_seconds: seconds_left(deadline), ..Default::default() };
+    let opts = ExactOptions { method, max_states: args.max_states, max_seconds: deadline.remaining(), ..Default::default() };
     let cmp = model.exact_comparison(&args.servers, &opts).map_err(|e| failure(args, e))?;
     let value = serde_json::to_value(&cmp).unwrap_or_default();
     let stopped = cmp.exact.iter().find(|r| r.status != ExactStatus::Converged);

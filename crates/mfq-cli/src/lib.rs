@@ -58,9 +58,10 @@ pub struct ModelArgs {
     /// Directory for output files (CSV, JSON, SVG)
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Wall-clock limit of the command, in seconds: the fixed point and the transient (solve,
-    /// report), the checker (check, report), the simulation (simulate, compare). When it runs
-    /// out: exit code 4, status time-limit, no output files. Not used by sweep
+    /// Wall-clock limit of the command, in seconds, over every phase: building the model, the
+    /// fixed point and the transient (solve, report), the checker (check, report), the
+    /// simulation (simulate, compare), the points of a sweep. When it runs out: exit code 4,
+    /// status time-limit, no output files (sweep: the finished points in sweep-partial.csv)
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub max_seconds: Option<f64>,
 }

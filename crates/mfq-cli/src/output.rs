@@ -23,6 +23,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     })
 }
 
+/// Checks, before any work, that files can be written in `dir`: creates it, writes and removes
+/// a small probe file there, and removes again the directories it created (a run that ends
+/// without output leaves nothing behind).
+///
+/// # Errors
+/// An I/O failure (exit code 5) naming the directory, so that a long job is not lost at its end.
+pub fn ensure_writable(dir: &Path) -> Result<(), Failure> {
+    let created: Vec<PathBuf> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf).collect();
+    let result = std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {e}", dir.display())).and_then(|()| {
+        let probe = dir.join(format!(".mfq-write-probe.{}.tmp", std::process::id()));
+        let r = std::fs::File::create(&probe).and_then(|mut f| f.write_all(b"probe"));
+        let _ = std::fs::remove_file(&probe);
+        r.map_err(|e| format!("cannot write in {}: {e}", dir.display()))
+    });
+    // innermost first; `remove_dir` leaves a directory that is not empty
+    for d in &created {
+        let _ = std::fs::remove_dir(d);
+    }
+    result.map_err(|e| Failure::io(format!("{e} (checked before the work started; nothing was computed)")))
+}
+
 /// Writes several files as a set: each is first written whole to a temporary file beside its
 /// target, and only when all are complete are they renamed into place. A failure while
 /// writing leaves none of the set behind (renames within a directory do not fail in practice).

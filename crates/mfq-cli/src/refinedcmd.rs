@@ -1,6 +1,6 @@
 //! `mfq refined`: the refined mean field (x*, V, A and the refined estimates per N), no simulation.
 
-use crate::commands::{deadline_of, load, seconds_left, title};
+use crate::commands::{deadline_of, load, title};
 use crate::output::write_all_atomic;
 use crate::{Failure, ModelArgs};
 use clap::Args;
@@ -163,7 +163,7 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
     let opts = RefinedOptions {
         order: args.order,
         servers: args.servers.clone(),
-        fixed_point: FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() },
+        fixed_point: FixedPointOptions { deadline: deadline.clone(), ..Default::default() },
     };
     let r = model.refined_terms(&opts).map_err(|e| match e {
         mfq::Error::FixedPoint(FixedPointError::Unstable { .. }) => Failure::unstable(format!("{path}: {e}")),

@@ -1,15 +1,15 @@
 //! `mfq simulate` and `mfq compare`: finite-N simulation against the (refined) mean field.
 
-use crate::commands::{deadline_of, fixed_point_of, load, require_converged, seconds_left, time_limit_failure, title, with_error};
+use crate::commands::{deadline_of, fixed_point_of, load, require_converged, time_limit_failure, title, with_error};
 use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::refined_mean_field;
+use mfq_model::Deadline;
 use mfq_plot::{size_comparison_svg, SizeComparison};
 use mfq_sim::{simulate as run_sim, SimError, SimOptions, SimStatus};
 use serde_json::json;
 use std::io::IsTerminal;
-use std::time::Instant;
 
 /// Simulation options shared by `simulate` and `compare`.
 #[derive(Args, Debug, Clone)]
@@ -33,7 +33,7 @@ pub struct SimArgs {
 
 impl SimArgs {
     /// The simulator's options, with the time left until `deadline` as its limit.
-    fn options(&self, servers: usize, quiet: bool, deadline: Option<Instant>) -> SimOptions {
+    fn options(&self, servers: usize, quiet: bool, deadline: &Deadline) -> SimOptions {
         SimOptions {
             servers,
             time: self.time,
@@ -43,7 +43,7 @@ impl SimArgs {
             seed: self.seed,
             buffer: None,
             progress: !quiet && std::io::stderr().is_terminal(),
-            max_seconds: seconds_left(deadline),
+            max_seconds: deadline.remaining(),
         }
     }
 }
@@ -81,7 +81,7 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
 /// stability verdict from the saturated system (`lambda < lbar/K`; Anton, Ayesta, Jonckheere and
 /// Verloop 2021), exact for small `N`, simulated otherwise. There is no queue-length simulation
 /// of this model; an unstable verdict exits with code 3.
-fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: Option<Instant>) -> Result<(), Failure> {
+fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: &Deadline) -> Result<(), Failure> {
     let opts = args.sim.options(args.servers, true, deadline);
     let v = mfq_sim::saturated::identical_fcfs_stability(lambda, d, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
     let threshold = match &v.threshold {
@@ -117,8 +117,9 @@ fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: Op
 pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
+    crate::commands::check_out(&args.model, false)?;
     if let Some(r) = file.model.downcast_ref::<mfq_model::models::RedundancySpec>().filter(|r| r.is_identical_fcfs()) {
-        return identical_fcfs_verdict(args, r.lambda, r.d, deadline);
+        return identical_fcfs_verdict(args, r.lambda, r.d, &deadline);
     }
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build_probe(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
@@ -127,10 +128,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         }
     }
     if matches!(file.model.simulation(), Ok(mfq_model::Simulation::Population)) {
-        return simulate_generic(args, &file, deadline);
+        return simulate_generic(args, &file, &deadline);
     }
     let report =
-        run_sim(&file.model, &args.sim.options(args.servers, args.model.json, deadline)).map_err(|e| sim_failure(&args.model.model, e))?;
+        run_sim(&file.model, &args.sim.options(args.servers, args.model.json, &deadline)).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
     if report.status != SimStatus::Completed {
         let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", report.events));
@@ -193,14 +194,14 @@ pub(crate) fn comparison(
     servers: &[usize],
     sim: &SimArgs,
     quiet: bool,
-    deadline: Option<Instant>,
+    deadline: &Deadline,
 ) -> Result<(SizeComparison, Vec<serde_json::Value>), Failure> {
     if servers.is_empty() || servers.contains(&0) {
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
     // with a fixed truncation level K the system simulated has buffer K, as its mean field
     let m = mfq::Model::new(file.model.clone(), file.truncation);
-    let fp_opts = mfq_fixpoint::FixedPointOptions { max_seconds: seconds_left(deadline), ..Default::default() };
+    let fp_opts = mfq_fixpoint::FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
     let finite = m.finite_mean_field(&fp_opts).map_err(|e| match e {
         mfq::Error::FixedPoint(mfq_fixpoint::FixedPointError::Unstable { .. }) => {
             Failure::unstable(format!("{}: {e}", model_args.model.display()))
@@ -266,7 +267,8 @@ pub(crate) fn comparison(
 pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
-    let (cmp, rows) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json, deadline)?;
+    crate::commands::check_out(&args.model, true)?;
+    let (cmp, rows) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json, &deadline)?;
     let mean_field = cmp.mean_field;
     let dir = out_dir(&args.model.out, &args.model.model);
     let svg = size_comparison_svg(&cmp, &format!("Simulation vs mean field: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
@@ -301,10 +303,13 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 
 /// `mfq simulate` for a generic model: the N-object population process of its transitions,
 /// started at the mean-field fixed point (rounded to multiples of 1/N).
-fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: Option<Instant>) -> Result<(), Failure> {
+fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
     let fp = fixed_point_of(&args.model, file, deadline)?;
     require_converged(&fp)?;
-    let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
+    let model = file
+        .model
+        .build_within(fp.truncation.levels, deadline)
+        .map_err(|e| crate::commands::fixed_point_failure(&args.model, &e.into()))?;
     let opts = mfq_sim::population::PopulationOptions {
         objects: args.servers,
         time: args.sim.time,
@@ -312,7 +317,7 @@ fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: 
         batches: args.sim.batches,
         replications: args.sim.replications,
         seed: args.sim.seed,
-        max_seconds: seconds_left(deadline),
+        max_seconds: deadline.remaining(),
         ..Default::default()
     };
     let rep = mfq_sim::population::simulate_population(model.as_ref(), &fp.x, &opts).map_err(|e| sim_failure(&args.model.model, e))?;

@@ -1,17 +1,20 @@
 //! `mfq sweep` and `mfq figure`.
 
-use crate::output::{out_dir, write_atomic};
+use crate::commands::deadline_of;
+use crate::output::{ensure_writable, out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use mfq::sweep::{sweep, Axis, PointStatus, SweepReport};
+use mfq::sweep::{sweep, Axis, PointStatus, SweepPoint, SweepReport};
 use mfq_fixpoint::{solve_spec, FixedPointOptions};
-use mfq_model::ModelFile;
+use mfq_model::{Deadline, ModelFile};
 use mfq_plot::{sweep_svg, tail_svg, SweepPlotStyle, SweepQuantity};
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Options of `mfq sweep`.
 #[derive(Args, Debug)]
@@ -61,8 +64,29 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
     pb
 }
 
-/// Runs a sweep of `text` with `sets` (`NAME=VALUE`; ranges/lists are axes, the rest overrides).
-fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<SweepReport, Failure> {
+/// The process's Ctrl-C flag: set by the first Ctrl-C (a sweep then stops and keeps its
+/// finished points); a second Ctrl-C exits at once (code 130). The handler is installed once,
+/// on the first sweep.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        // (fails only when another handler is installed: then Ctrl-C ends the process as before)
+        let _ = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!("\nmfq: interrupted: finishing the points in progress is skipped; writing the finished points");
+        });
+        flag
+    })
+    .clone()
+}
+
+/// Runs a sweep of `text` with `sets` (`NAME=VALUE`; ranges/lists are axes, the rest
+/// overrides) within `deadline`.
+fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool, deadline: &Deadline) -> Result<SweepReport, Failure> {
     let mut overrides = Vec::new();
     let mut axes = Vec::new();
     for s in sets {
@@ -87,7 +111,8 @@ fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool) -> Result<Sw
     let curve_axis = axes.pop();
     let total = x_axis.values.len() * curve_axis.as_ref().map_or(1, |c| c.values.len());
     let pb = progress_bar(total, quiet);
-    let report = sweep(text, &overrides, &x_axis, curve_axis.as_ref(), &FixedPointOptions::default(), &|| pb.inc(1))
+    let opts = FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
+    let report = sweep(text, &overrides, &x_axis, curve_axis.as_ref(), &opts, &|| pb.inc(1))
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     pb.finish_and_clear();
     Ok(report)
@@ -116,18 +141,34 @@ fn sweep_csv(report: &SweepReport) -> String {
             }
             PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
             PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Invalid { reason } => writeln!(s, "{},{curve},invalid,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
         };
     }
     s
 }
 
-/// `mfq sweep`.
+/// `mfq sweep`. The output directory is checked before the sweep starts. Within
+/// `--max-seconds`, or at a Ctrl-C, the sweep stops and writes the finished points to
+/// `sweep-partial.csv` (exit code 4); a point with invalid parameters gives exit code 2 after
+/// the other points are written (an unstable point is data, not an error).
 pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let path = &args.model.model;
+    let deadline = deadline_of(&args.model)?.with_cancel(interrupt_flag());
     let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("cannot read model file {}: {e}", path.display())))?;
-    let report = run_sweep(path, &text, &args.model.set, args.model.json)?;
     let dir = out_dir(&args.model.out, path);
-    write_atomic(&dir.join("sweep.csv"), sweep_csv(&report).as_bytes())?;
+    ensure_writable(&dir)?;
+    let report = run_sweep(path, &text, &args.model.set, args.model.json, &deadline)?;
+    let outcome = sweep_outcome(path, &report);
+    if let Some(why) = &report.partial {
+        return partial_sweep(args, &dir, &report, why, outcome);
+    }
+    let csv = sweep_csv(&report);
+    if let Err(f) = write_atomic(&dir.join("sweep.csv"), csv.as_bytes()) {
+        // what was computed is printed before the failure
+        out!("{csv}");
+        return Err(f);
+    }
+    let _ = std::fs::remove_file(dir.join("sweep-partial.csv"));
     let title = ModelFile::parse(&text, &[]).ok().and_then(|f| f.title).unwrap_or_else(|| path.display().to_string());
     let style = SweepPlotStyle {
         title: format!("Sweep of {}: {title}", report.x_axis.name),
@@ -150,19 +191,87 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         }
     };
     if args.model.json {
-        outln!("{}", serde_json::to_string(&report).unwrap_or_default());
-        return Ok(());
+        print_json(&report, &outcome);
+        return outcome.map_err(|f| Failure { json_printed: true, ..f });
     }
-    let solved = report.points.iter().filter(|p| matches!(p.status, PointStatus::Solved { .. })).count();
-    let unstable = report.points.iter().filter(|p| matches!(p.status, PointStatus::Unstable { .. })).count();
-    outln!("{} points: {solved} solved, {unstable} unstable, {} failed", report.points.len(), report.points.len() - solved - unstable);
-    out!("{}", sweep_csv(&report));
+    outln!("{}", counts(&report));
+    out!("{csv}");
     if plotted {
         outln!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
     } else {
         outln!("wrote {} (no sweep.svg: nothing to plot)", dir.join("sweep.csv").display());
     }
-    Ok(())
+    outcome
+}
+
+/// `N points: S solved, U unstable, F failed, I invalid`.
+fn counts(report: &SweepReport) -> String {
+    let count = |f: fn(&PointStatus) -> bool| report.points.iter().filter(|p| f(&p.status)).count();
+    format!(
+        "{} points: {} solved, {} unstable, {} failed, {} invalid",
+        report.points.len(),
+        count(|s| matches!(s, PointStatus::Solved { .. })),
+        count(|s| matches!(s, PointStatus::Unstable { .. })),
+        count(|s| matches!(s, PointStatus::Failed { .. })),
+        count(|s| matches!(s, PointStatus::Invalid { .. }))
+    )
+}
+
+/// Exit code 2 when a point has invalid parameters (named in the message), else success.
+fn sweep_outcome(path: &Path, report: &SweepReport) -> Result<(), Failure> {
+    let invalid: Vec<&SweepPoint> = report.points.iter().filter(|p| matches!(p.status, PointStatus::Invalid { .. })).collect();
+    match invalid.first() {
+        None => Ok(()),
+        Some(p) => {
+            let reason = match &p.status {
+                PointStatus::Invalid { reason } => reason.as_str(),
+                _ => "",
+            };
+            Err(Failure::input(format!(
+                "{}: {} of {} sweep points have invalid parameters (status invalid in the CSV), the first at {} = {}: {reason}",
+                path.display(),
+                invalid.len(),
+                report.points.len(),
+                report.x_axis.name,
+                p.x
+            )))
+        }
+    }
+}
+
+/// The sweep report as one JSON document, with the error object when `outcome` failed.
+fn print_json(report: &SweepReport, outcome: &Result<(), Failure>) {
+    let mut value = serde_json::to_value(report).unwrap_or_default();
+    if let Err(f) = outcome {
+        value = crate::commands::with_error(value, f);
+    }
+    outln!("{value}");
+}
+
+/// A sweep stopped by `--max-seconds` or Ctrl-C: the finished points go to `sweep-partial.csv`
+/// (a first line `# partial: ...` says so), a complete `sweep.csv`/`sweep.svg` of an earlier
+/// run is removed (it would pass for this one's), exit code 4.
+fn partial_sweep(args: &SweepArgs, dir: &Path, report: &SweepReport, why: &str, outcome: Result<(), Failure>) -> Result<(), Failure> {
+    let csv = format!("# partial: {why}\n{}", sweep_csv(report));
+    let file = dir.join("sweep-partial.csv");
+    let written = write_atomic(&file, csv.as_bytes());
+    let _ = std::fs::remove_file(dir.join("sweep.csv"));
+    let _ = std::fs::remove_file(dir.join("sweep.svg"));
+    let mut f =
+        Failure::no_convergence(format!("{}: the sweep {why}; the finished points are in {}", args.model.model.display(), file.display()));
+    if let Err(w) = &written {
+        f.message = format!("{}: the sweep {why}; {}", args.model.model.display(), w.message);
+    }
+    if let Err(invalid) = outcome {
+        f.message.push_str(&format!("; also: {}", invalid.message));
+    }
+    if args.model.json {
+        print_json(report, &Err(Failure::no_convergence(f.message.clone())));
+    } else {
+        outln!("{} (partial)", counts(report));
+        out!("{csv}");
+    }
+    Err(Failure { json_printed: args.model.json, ..f })
 }
 
 /// A named figure: `models/figures/NAME.toml`, tagged by `kind`. Every kind has `title`,
@@ -299,7 +408,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
     match &fig {
         FigureFile::Sweep { title, model, set, y, log_y, x_label, y_label, curve_label, .. } => {
             let text = read(model)?;
-            let report = run_sweep(Path::new(model), &text, set, false)?;
+            let report = complete(run_sweep(Path::new(model), &text, set, false, &Deadline::none())?)?;
             let style = SweepPlotStyle {
                 title: title.clone(),
                 x_label: x_label.clone(),
@@ -317,7 +426,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             let mut csv = String::new();
             for (i, (label, model)) in models.iter().enumerate() {
                 let text = read(model)?;
-                let mut report = run_sweep(Path::new(model), &text, set, false)?;
+                let mut report = complete(run_sweep(Path::new(model), &text, set, false, &Deadline::none())?)?;
                 let body = sweep_csv(&report);
                 let mut lines = body.lines();
                 if let Some(head) = lines.next() {
@@ -352,7 +461,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
         FigureFile::Check { model, starts, .. } => {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
-            let report = crate::checkcmd::run_check(&args, &opts, None)?;
+            let report = crate::checkcmd::run_check(&args, &opts, &Deadline::none())?;
             let svg = mfq_plot::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
             if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
@@ -378,7 +487,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
-            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, None)?;
+            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, &Deadline::none())?;
             if let Some(label) = label {
                 cmp.mean_field_label = label.clone();
             }
@@ -430,6 +539,19 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A figure's sweep must be complete and without invalid points.
+fn complete(report: SweepReport) -> Result<SweepReport, Failure> {
+    if let Some(why) = &report.partial {
+        return Err(Failure::no_convergence(format!("the figure's sweep {why}")));
+    }
+    for p in &report.points {
+        if let PointStatus::Invalid { reason } = &p.status {
+            return Err(Failure::input(format!("the figure's sweep has invalid parameters at {} = {}: {reason}", report.x_axis.name, p.x)));
+        }
+    }
+    Ok(report)
+}
+
 /// The converged fixed point of the model file `model` (its text) with `NAME=VALUE` overrides.
 fn solve_file(text: &str, model: &str, set: &[String]) -> Result<mfq_fixpoint::FixedPoint, Failure> {
     let file = ModelFile::parse(text, set).map_err(|e| Failure::input(format!("{model}: {e}")))?;
@@ -458,6 +580,7 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
             None => return Err(Failure::input("mfq figure: give a NAME (a file models/figures/NAME.toml) or --all")),
         }
     };
+    ensure_writable(&args.out)?;
     for n in names {
         figure(&args.figures, &args.out, &n)?;
     }

@@ -86,9 +86,10 @@ pub enum FixedPointStatus {
     Converged,
     /// The iteration budget ran out before the residual reached the tolerance.
     MaxIterations,
-    /// The wall-clock limit (`FixedPointOptions::max_seconds`) ran out first.
+    /// The wall-clock limit (`FixedPointOptions::deadline`) ran out first, or the job was
+    /// cancelled.
     TimeLimit {
-        /// The limit, in seconds.
+        /// The limit as given, in seconds (0 for a cancellation without a limit).
         seconds: f64,
     },
     /// A linear solve met a singular matrix.
@@ -244,12 +245,10 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
             _ => (probe_layout, x),
         }
     });
-    // (a limit too far away to represent is no limit: `Instant + Duration` would panic)
-    let deadline = opts.max_seconds.and_then(mfq_ode::deadline_after);
-    let mut search = TruncationSearch { spec, trunc, opts, deadline, tried: Vec::new(), total: 0 };
+    let mut search = TruncationSearch { spec, trunc, opts, tried: Vec::new(), total: 0 };
     let automatic = trunc.levels.is_none();
     loop {
-        let model = spec.build(k)?;
+        let model = spec.build_within(k, &opts.deadline)?;
         let x0 = warm.take().and_then(|(layout, w)| layout.resize(&w, &model.layout())).or_else(|| model.start_state());
         let mut fp = search.solve(model.as_ref(), k, x0.as_deref());
         let mass = mass_at_truncation(model.as_ref(), &fp.x);
@@ -282,7 +281,6 @@ struct TruncationSearch<'a> {
     spec: &'a ModelSpec,
     trunc: &'a Truncation,
     opts: &'a FixedPointOptions,
-    deadline: Option<std::time::Instant>,
     tried: Vec<usize>,
     total: usize,
 }
@@ -291,7 +289,7 @@ impl TruncationSearch<'_> {
     /// Solves `model` (built at truncation level `k`) from `x0`; records the level and its
     /// linear solves.
     fn solve(&mut self, model: &dyn MeanFieldModel, k: usize, x0: Option<&[f64]>) -> FixedPoint {
-        let fp = newton::solve_until(model, x0, self.opts, self.deadline);
+        let fp = newton::solve_until(model, x0, self.opts, &self.opts.deadline);
         self.tried.push(k);
         self.total += fp.iterations;
         fp
@@ -310,7 +308,7 @@ impl TruncationSearch<'_> {
         if k_min >= k {
             return Ok(None);
         }
-        let small = self.spec.build(k_min)?;
+        let small = self.spec.build_within(k_min, &self.opts.deadline)?;
         let x0 = model.layout().resize(&fp.x, &small.layout());
         let fp2 = self.solve(small.as_ref(), k_min, x0.as_deref());
         if fp2.converged() && mass_at_truncation(small.as_ref(), &fp2.x) < tol {

@@ -2,7 +2,7 @@
 //! section "Method").
 
 use crate::{local_stability, FixedPoint, FixedPointError, FixedPointStatus, TruncationReport};
-use mfq_model::{Jacobian, MeanFieldModel, Sparsity};
+use mfq_model::{Deadline, Jacobian, MeanFieldModel, Sparsity};
 use mfq_ode::linalg::ShiftedLu;
 use serde::Serialize;
 
@@ -21,14 +21,15 @@ pub struct FixedPointOptions {
     pub x0: Option<Vec<f64>>,
     /// Eigenvalues (spectral abscissa) are computed up to this dimension (default 600; dense, `O(n^3)`).
     pub max_dim_for_eigenvalues: usize,
-    /// Wall-clock limit in seconds over the whole solve (every truncation level); `None`: no
-    /// limit. When it runs out the solve stops with [`FixedPointStatus::TimeLimit`].
-    pub max_seconds: Option<f64>,
+    /// Wall-clock limit (and cancel flag) over the whole solve: building the model at every
+    /// truncation level and solving it; [`Deadline::none`] (default): no limit. When it runs
+    /// out the solve stops with [`FixedPointStatus::TimeLimit`] (the limit as given).
+    pub deadline: Deadline,
 }
 
 impl Default for FixedPointOptions {
     fn default() -> Self {
-        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 10.0, x0: None, max_dim_for_eigenvalues: 600, max_seconds: None }
+        FixedPointOptions { tol: 1e-12, max_iter: 500, dt0: 10.0, x0: None, max_dim_for_eigenvalues: 600, deadline: Deadline::none() }
     }
 }
 
@@ -47,9 +48,6 @@ impl FixedPointOptions {
         }
         if !(self.dt0.is_finite() && self.dt0 > 0.0) {
             return bad("dt0", self.dt0.to_string(), "a number > 0");
-        }
-        if let Some(t) = self.max_seconds.filter(|t| !(t.is_finite() && *t > 0.0)) {
-            return bad("max_seconds", t.to_string(), "a finite number of seconds > 0");
         }
         if let Some(v) = self.x0.iter().flatten().find(|v| !v.is_finite()) {
             return bad("x0", v.to_string(), "finite entries");
@@ -135,7 +133,7 @@ fn max_abs(v: &[f64]) -> f64 {
 
 /// The PTC + Newton iteration; options are assumed valid. Allocates its buffers once.
 pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: &FixedPointOptions) -> FixedPoint {
-    solve_until(model, x0, opts, opts.max_seconds.map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s)))
+    solve_until(model, x0, opts, &opts.deadline)
 }
 
 /// State and buffers of one solve.
@@ -157,6 +155,9 @@ struct Iterate<'m> {
     iters: usize,
     /// LU factorisations so far.
     factorisations: usize,
+    /// The solve's deadline: a factorisation that outlasts it is abandoned (see
+    /// `ShiftedLu::factor_within`).
+    deadline: Deadline,
 }
 
 impl Iterate<'_> {
@@ -167,9 +168,14 @@ impl Iterate<'_> {
         self.model.jacobian(&self.x, &mut self.jac);
         self.factored = None;
         self.factorisations += 1;
-        if let Err(e) = self.lu.factor(alpha, -1.0, &self.jac) {
-            self.iters += 1;
-            return Err(e.index);
+        match self.lu.factor_within(alpha, -1.0, &self.jac, &self.deadline) {
+            Err(e) => {
+                self.iters += 1;
+                return Err(e.index);
+            }
+            // the deadline passed during the factorisation: no step (the caller sees the deadline)
+            Ok(false) => return Err(usize::MAX),
+            Ok(true) => {}
         }
         self.factored = Some(alpha);
         Ok(self.chord())
@@ -227,20 +233,16 @@ impl Iterate<'_> {
 }
 
 /// [`solve_inner`] with an absolute deadline (shared by every truncation level of one solve).
-pub(crate) fn solve_until(
-    model: &dyn MeanFieldModel,
-    x0: Option<&[f64]>,
-    opts: &FixedPointOptions,
-    deadline: Option<std::time::Instant>,
-) -> FixedPoint {
+pub(crate) fn solve_until(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: &FixedPointOptions, deadline: &Deadline) -> FixedPoint {
     let mut it = Iterate::new(model, x0);
+    it.deadline = deadline.clone();
     let status = it.iterate(opts, deadline);
     it.report(status)
 }
 
-/// Whether the wall-clock `deadline` has passed.
-fn timed_out(deadline: Option<std::time::Instant>) -> bool {
-    deadline.is_some_and(|d| std::time::Instant::now() >= d)
+/// Whether the wall-clock `deadline` has passed (or the job was cancelled).
+fn timed_out(deadline: &Deadline) -> bool {
+    deadline.expired()
 }
 
 /// The pseudo-transient step control between steps.
@@ -277,6 +279,7 @@ impl<'m> Iterate<'m> {
             jac: Jacobian::new(n, model.sparsity()),
             lu: ShiftedLu::new(n, model.sparsity()),
             factored: None,
+            deadline: Deadline::none(),
             iters: 0,
             factorisations: 0,
         }
@@ -285,7 +288,7 @@ impl<'m> Iterate<'m> {
     /// The main loop (crate docs, "Method"): polish and stop at the tolerance, stop at the
     /// iteration budget or the deadline, probe with Newton steps after a stall, else one
     /// pseudo-transient step. Every pass costs one linear solve or stops.
-    fn iterate(&mut self, opts: &FixedPointOptions, deadline: Option<std::time::Instant>) -> FixedPointStatus {
+    fn iterate(&mut self, opts: &FixedPointOptions, deadline: &Deadline) -> FixedPointStatus {
         let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
         let reuse_factors = factor_cost_in_solves(self.model.dim(), &self.model.sparsity()) >= CHORD_MIN_COST;
         let mut ctl = StepControl { dt: opts.dt0, rejected: false, r_ref: self.r, since: 0, window: STALL_WINDOW };
@@ -301,7 +304,7 @@ impl<'m> Iterate<'m> {
                 return FixedPointStatus::MaxIterations;
             }
             if timed_out(deadline) {
-                return FixedPointStatus::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0) };
+                return FixedPointStatus::TimeLimit { seconds: deadline.limit().unwrap_or(0.0) };
             }
             if ctl.since >= ctl.window {
                 if !self.watchdog(opts, deadline, &mut saved_x, &mut saved_f) {
@@ -341,13 +344,7 @@ impl<'m> Iterate<'m> {
     /// climb on the way), undone otherwise (`saved_x`, `saved_f`: buffers for the undo). Only
     /// a root is kept: a step that merely lowers the residual may lead back into the
     /// bottleneck of a near-root (a "ghost"). Returns whether the probe was kept.
-    fn watchdog(
-        &mut self,
-        opts: &FixedPointOptions,
-        deadline: Option<std::time::Instant>,
-        saved_x: &mut Vec<f64>,
-        saved_f: &mut Vec<f64>,
-    ) -> bool {
+    fn watchdog(&mut self, opts: &FixedPointOptions, deadline: &Deadline, saved_x: &mut Vec<f64>, saved_f: &mut Vec<f64>) -> bool {
         saved_x.clone_from(&self.x);
         saved_f.clone_from(&self.f);
         let r0 = self.r;
@@ -382,7 +379,7 @@ impl<'m> Iterate<'m> {
     fn pseudo_transient_step(
         &mut self,
         opts: &FixedPointOptions,
-        deadline: Option<std::time::Instant>,
+        deadline: &Deadline,
         ctl: &mut StepControl,
         reuse_factors: bool,
     ) -> Option<FixedPointStatus> {
@@ -433,6 +430,9 @@ impl<'m> Iterate<'m> {
                 ctl.rejected = true;
                 ctl.dt *= 0.1;
             }
+            Err(_) if self.deadline.expired() => {
+                return Some(FixedPointStatus::TimeLimit { seconds: self.deadline.limit().unwrap_or(0.0) })
+            }
             Err(index) => return Some(FixedPointStatus::Singular { index }),
         }
         None
@@ -440,7 +440,7 @@ impl<'m> Iterate<'m> {
 
     /// After a fast contraction with a costly factorisation: reuse it (chord steps) while each
     /// step still contracts the residual CHORD_RATE-fold and follows the same acceptance rules.
-    fn chord_steps(&mut self, opts: &FixedPointOptions, deadline: Option<std::time::Instant>) {
+    fn chord_steps(&mut self, opts: &FixedPointOptions, deadline: &Deadline) {
         while self.r > opts.tol && self.iters < opts.max_iter && !timed_out(deadline) {
             let r = self.r;
             match self.chord() {

@@ -26,6 +26,7 @@
 //! assert!((m.observables(&x).mean_response_time.unwrap() - 2.614057).abs() < 1e-6);
 //! ```
 
+pub mod deadline;
 pub mod finite;
 pub mod jacobian;
 mod layout;
@@ -33,10 +34,11 @@ pub mod models;
 pub mod registry;
 pub mod spec;
 
+pub use deadline::Deadline;
 pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
 pub use layout::StateLayout;
-pub use registry::{Kind, KindSpec, ModelSpec, Param, KINDS};
+pub use registry::{Kind, KindSpec, ModelSpec, Param, ParamRange, KINDS};
 pub use spec::{ModelFile, Truncation};
 
 use serde::Serialize;
@@ -75,6 +77,15 @@ pub enum ModelError {
         at: String,
         /// What is wrong, and what is allowed.
         message: String,
+    },
+    /// Building the model stopped at the job's [`Deadline`] (a time limit or a cancellation):
+    /// not a bad input, the model was not finished (`mfq` exits with code 4).
+    #[error("{during} stopped at {reason} before it finished")]
+    Interrupted {
+        /// What was being computed (`the LL(d) workload grid`).
+        during: String,
+        /// The limit as given (`the wall-clock limit --max-seconds 5`), or a cancellation.
+        reason: String,
     },
     /// A `--set NAME=VALUE` override names a key that does not exist or is not a value.
     #[error("--set {name}: {reason}")]

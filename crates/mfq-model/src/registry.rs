@@ -21,7 +21,7 @@
 //!    refuses with the declared reason.
 
 use crate::finite::Simulation;
-use crate::{MeanFieldModel, ModelError};
+use crate::{Deadline, MeanFieldModel, ModelError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
@@ -41,6 +41,55 @@ pub struct Param {
     pub allowed: &'static str,
     /// The default when the key is absent, as written in a model file; `None` = required.
     pub default: Option<&'static str>,
+    /// The allowed range of a numeric parameter, machine-readable (`None` for tables, names and
+    /// texts); [`allowed`](Self::allowed) states it, with conditions between parameters.
+    pub range: Option<ParamRange>,
+}
+
+/// The allowed values of a numeric parameter: an interval of numbers or integers (the model
+/// may still refuse combinations, e.g. `gamma0 + gamma1 < 1`, or a stability condition).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ParamRange {
+    /// Lower end.
+    pub min: f64,
+    /// Whether `min` itself is allowed.
+    pub min_inclusive: bool,
+    /// Upper end; `None`: unbounded.
+    pub max: Option<f64>,
+    /// Whether `max` itself is allowed.
+    pub max_inclusive: bool,
+    /// Integers only.
+    pub integer: bool,
+}
+
+impl ParamRange {
+    /// Numbers `> min`.
+    pub const fn above(min: f64) -> Self {
+        ParamRange { min, min_inclusive: false, max: None, max_inclusive: false, integer: false }
+    }
+    /// Numbers in `[min, max]` (`max_inclusive = false`: `[min, max)`).
+    pub const fn closed(min: f64, max: f64, max_inclusive: bool) -> Self {
+        ParamRange { min, min_inclusive: true, max: Some(max), max_inclusive, integer: false }
+    }
+    /// Integers in `[min, max]` (`max = None`: `>= min`).
+    pub const fn integers(min: f64, max: Option<f64>) -> Self {
+        ParamRange { min, min_inclusive: true, max, max_inclusive: true, integer: true }
+    }
+    /// Whether `v` is in the range.
+    pub fn contains(&self, v: f64) -> bool {
+        let low = if self.min_inclusive { v >= self.min } else { v > self.min };
+        let high = match self.max {
+            None => v.is_finite(),
+            Some(m) => {
+                if self.max_inclusive {
+                    v <= m
+                } else {
+                    v < m
+                }
+            }
+        };
+        low && high && (!self.integer || v.fract() == 0.0)
+    }
 }
 
 /// A built-in model kind: everything the catalogue, the parser and the docs know of it.
@@ -115,6 +164,17 @@ pub trait KindSpec: Serialize + DeserializeOwned + Clone + Debug + PartialEq + S
     /// [`ModelError::OutOfRange`] naming the parameter outside its range.
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
 
+    /// [`build`](Self::build) within the job's `deadline`: kinds whose construction is costly
+    /// (a grid, renewal equations) check it as they go and stop with
+    /// [`ModelError::Interrupted`]. Default: [`build`](Self::build) (cheap constructions).
+    ///
+    /// # Errors
+    /// As [`build`](Self::build), and [`ModelError::Interrupted`].
+    fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        let _ = deadline;
+        self.build(levels)
+    }
+
     /// Checks the parameters as [`build`](Self::build) does, without what a model computes
     /// when it is built (default: builds it). Kinds whose build is costly override it.
     ///
@@ -164,6 +224,7 @@ trait DynSpec: Debug + Send + Sync {
     fn kind(&self) -> &'static Kind;
     fn lambda(&self) -> Option<f64>;
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
+    fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError>;
     fn validate(&self, levels: usize) -> Result<(), ModelError>;
     fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
     fn dynamics_note(&self) -> Option<String>;
@@ -185,6 +246,9 @@ impl<T: KindSpec> DynSpec for T {
     }
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         KindSpec::build(self, levels)
+    }
+    fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        KindSpec::build_within(self, levels, deadline)
     }
     fn validate(&self, levels: usize) -> Result<(), ModelError> {
         KindSpec::validate(self, levels)
@@ -254,6 +318,19 @@ impl ModelSpec {
     /// [`ModelError::OutOfRange`] when a parameter is outside its range (the field is named).
     pub fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         let model = self.0.build(levels)?;
+        crate::spec::check_dense_size(model.as_ref(), levels)?;
+        Ok(model)
+    }
+
+    /// [`build`](Self::build) within `deadline` (see [`KindSpec::build_within`]).
+    ///
+    /// # Errors
+    /// As [`build`](Self::build), and [`ModelError::Interrupted`] when the deadline passes (or
+    /// the job is cancelled) during a costly construction.
+    pub fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        // (only costly constructions check the deadline: a cheap model is built even past it,
+        // so that the phase after it can report what it reached)
+        let model = self.0.build_within(levels, deadline)?;
         crate::spec::check_dense_size(model.as_ref(), levels)?;
         Ok(model)
     }

@@ -7,9 +7,9 @@
 //! flops and `O(n (2p + q + 1))` memory. A dense `J` uses nalgebra's LU with partial pivoting.
 //!
 //! A general sparse `J` ([`Sparsity::Sparse`]) uses faer's sparse LU (COLAMD ordering,
-//! supernodal/simplicial with partial pivoting); the symbolic analysis is done once in
-//! [`ShiftedLu::new`] and reused by every factorisation. When the pattern carries a coupling
-//! `J = A + B D^{-1} C` (auxiliary quantities of pair/triplet approximations), the solve goes
+//! supernodal/simplicial with partial pivoting); the symbolic analysis is done once, at the
+//! first factorisation (where [`ShiftedLu::factor_within`] can give up on it), and reused.
+//! When the pattern carries a coupling `J = A + B D^{-1} C` (auxiliary quantities of pair/triplet approximations), the solve goes
 //! through the bordered matrix of size `n + r`
 //!
 //! ```text
@@ -29,7 +29,11 @@
 use faer::linalg::solvers::SolveCore;
 use faer::sparse::linalg::solvers::{Lu as SparseLu, SymbolicLu};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
-use mfq_model::{Jacobian, Sparsity, SparsityPattern};
+use mfq_model::{Deadline, Jacobian, Sparsity, SparsityPattern};
+
+/// Sparse systems from this size on are factorised on a helper thread by
+/// [`ShiftedLu::factor_within`] (below it a factorisation takes milliseconds).
+const THREADED_MIN_SIZE: usize = 2000;
 use nalgebra::{DMatrix, DVector};
 
 /// A zero pivot met during factorisation: the matrix is singular to working precision.
@@ -72,8 +76,10 @@ struct SparseKind {
     /// Size of the bordered system, `n + r`.
     size: usize,
     pattern: SymbolicSparseColMat<usize>,
-    /// `None` when the symbolic analysis failed (structurally singular pattern).
+    /// `None` before the analysis, or when it failed (structurally singular pattern).
     symbolic: Option<SymbolicLu<usize>>,
+    /// Whether the symbolic analysis (COLAMD ordering, elimination tree) has run.
+    analysed: bool,
     values: Vec<f64>,
     /// Position in `values` of: the diagonal `(i, i)`, `i < n`; each entry of `A`, `B`, `C`, `D`.
     at_diag: Vec<usize>,
@@ -111,6 +117,7 @@ impl Clone for SparseKind {
             size: self.size,
             pattern: self.pattern.clone(),
             symbolic: self.symbolic.clone(),
+            analysed: self.analysed,
             values: self.values.clone(),
             at_diag: self.at_diag.clone(),
             at_a: self.at_a.clone(),
@@ -128,7 +135,8 @@ impl Clone for SparseKind {
 }
 
 impl SparseKind {
-    /// Builds the column-compressed pattern of the bordered matrix and its symbolic LU.
+    /// Builds the column-compressed pattern of the bordered matrix (its symbolic LU comes at the
+    /// first factorisation).
     fn new(n: usize, p: &SparsityPattern) -> Self {
         let r = p.coupling().map_or(0, |c| c.d.nrows());
         if r > 0 && n * r <= 4_000_000 {
@@ -188,12 +196,14 @@ impl SparseKind {
         }
         let nnz = row_idx.len();
         let pattern = SymbolicSparseColMat::new_checked(size, size, col_ptr, None, row_idx);
-        let symbolic = SymbolicLu::try_new(pattern.as_ref()).ok();
         let [at_diag, at_a, at_b, at_c, at_d] = at;
         SparseKind {
             size,
             pattern,
-            symbolic,
+            // analysed at the first factorisation (COLAMD alone takes seconds at 27 000 states:
+            // there it runs where `factor_within` can give up on it)
+            symbolic: None,
+            analysed: false,
             values: vec![0.0; nnz],
             at_diag,
             at_a,
@@ -227,6 +237,10 @@ impl SparseKind {
         }
         if let Some(index) = self.values.iter().position(|v| !v.is_finite()) {
             return Err(SingularMatrix { index: self.pattern.row_idx()[index].min(self.size - 1) });
+        }
+        if !self.analysed {
+            self.symbolic = SymbolicLu::try_new(self.pattern.as_ref()).ok();
+            self.analysed = true;
         }
         let symbolic = self.symbolic.clone().ok_or(SingularMatrix { index: 0 })?;
         let m = SparseColMatRef::new(self.pattern.as_ref(), &self.values);
@@ -329,6 +343,48 @@ impl ShiftedLu {
             _ => Kind::Dense { lu: None, rhs: DVector::zeros(n) },
         };
         ShiftedLu { n, kind }
+    }
+
+    /// [`factor`](Self::factor) that stops waiting at `deadline` (its time limit or cancel
+    /// flag): `Ok(false)` when it passed first, with no factorisation held. A large sparse
+    /// factorisation (faer's LU, which cannot be interrupted: seconds for the redundancy
+    /// triplet approximation at K = 30) runs on a helper thread, on a copy, while this thread
+    /// watches the deadline; when it gives up, the helper finishes on its own and its result is
+    /// dropped. Other factorisations are quick and run here.
+    ///
+    /// # Errors
+    /// As [`factor`](Self::factor).
+    pub fn factor_within(&mut self, alpha: f64, beta: f64, jac: &Jacobian, deadline: &Deadline) -> Result<bool, SingularMatrix> {
+        use std::sync::mpsc::{channel, RecvTimeoutError};
+        if deadline.expired() {
+            return Ok(false);
+        }
+        let Kind::Sparse(sp) = &mut self.kind else { return self.factor(alpha, beta, jac).map(|()| true) };
+        if sp.size < THREADED_MIN_SIZE || deadline.limit().is_none() {
+            return sp.factor(alpha, beta, jac).map(|()| true);
+        }
+        let mut work = sp.as_ref().clone();
+        let jac = jac.clone();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let r = work.factor(alpha, beta, &jac);
+            let _ = tx.send((work, r));
+        });
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok((work, r)) => {
+                    **sp = work;
+                    return r.map(|()| true);
+                }
+                Err(RecvTimeoutError::Timeout) if deadline.expired() => {
+                    sp.lu = None;
+                    return Ok(false);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                // the helper panicked
+                Err(RecvTimeoutError::Disconnected) => return Err(SingularMatrix { index: 0 }),
+            }
+        }
     }
 
     /// Factorises `alpha I + beta J`.

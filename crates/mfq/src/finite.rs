@@ -4,7 +4,7 @@
 
 use crate::{Error, Model};
 use mfq_fixpoint::{refined_mean_field, solve_model, FixedPoint, FixedPointOptions, RefinedMeanField};
-use mfq_model::{MeanFieldModel, Simulation};
+use mfq_model::{Deadline, MeanFieldModel, Simulation};
 use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
 use mfq_sim::{SimOptions, SimReport};
 use serde::Serialize;
@@ -71,7 +71,7 @@ impl Model {
     /// # Errors
     /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::Simulation`] for the options.
     pub fn simulate_population(&self, opts: &SimOptions) -> Result<SimReport, Error> {
-        let fp_opts = FixedPointOptions { max_seconds: opts.max_seconds, ..Default::default() };
+        let fp_opts = FixedPointOptions { deadline: opts.max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
         let f = self.finite_mean_field(&fp_opts)?;
         let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
         Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &f.fixed_point.x, &opts)?)
@@ -134,7 +134,8 @@ impl Model {
         let started = Instant::now();
         let model = self.finite_buffer_model()?;
         let left = || opts.max_seconds.map(|s| (s - started.elapsed().as_secs_f64()).max(1e-9));
-        let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { max_seconds: left(), ..Default::default() })?;
+        let deadline = opts.max_seconds.map_or_else(Deadline::none, Deadline::after);
+        let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { deadline, ..Default::default() })?;
         let (refined, refined_unavailable) = if fixed_point.converged() {
             match refined_mean_field(model.as_ref(), &fixed_point.x) {
                 Ok(r) => (Some(r), None),

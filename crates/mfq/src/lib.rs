@@ -25,7 +25,7 @@ pub use report::{Dynamics, Report, ReportOptions};
 pub use mfq_fixpoint::{
     AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedEstimate, RefinedMeanField, RefinedTrajectory,
 };
-pub use mfq_model::{Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
+pub use mfq_model::{Deadline, Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{Method, SolveOptions, Trajectory};
 pub use mfq_sim::exact::{ExactMethod, ExactOptions, ExactReport, ExactStatus};
 pub use mfq_sim::{SimOptions, SimReport};

@@ -244,7 +244,7 @@ impl Model {
     /// [`Error::FixedPoint`], [`Error::Model`] as [`fixed_point`](Self::fixed_point);
     /// [`Error::Check`] for bad options.
     pub fn check(&self, opts: &CheckOptions) -> Result<AttractionReport, Error> {
-        let fp = self.fixed_point(&FixedPointOptions { max_seconds: opts.max_seconds, ..Default::default() })?;
+        let fp = self.fixed_point(&FixedPointOptions { deadline: opts.deadline.clone(), ..Default::default() })?;
         let model = self.build(Some(fp.truncation.levels))?;
         // the checker starts from this fixed point instead of solving it again
         Ok(check_with_fixed_point(model.as_ref(), fp, opts)?)

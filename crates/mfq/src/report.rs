@@ -4,9 +4,9 @@
 
 use crate::Error;
 use mfq_fixpoint::{check_with_fixed_point, solve_spec, AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, Verdict};
+use mfq_model::Deadline;
 use mfq_model::{ModelSpec, Stability, Truncation};
 use mfq_ode::{SolveOptions, Status, Trajectory};
-use std::time::Instant;
 
 /// Largest number of states for which [`report`] runs the transient and the attraction check:
 /// beyond it their cost is minutes (the PS pair approximation's report took 11.5 min), and
@@ -16,15 +16,15 @@ pub const DYNAMICS_MAX_STATES: usize = 2000;
 /// Options of [`report`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportOptions {
-    /// Wall-clock deadline of the whole report (`None`: no limit).
-    pub deadline: Option<Instant>,
+    /// Wall-clock limit (and cancel flag) of the whole report (default: none).
+    pub deadline: Deadline,
     /// Random starts of the attraction check (fewer than `mfq check`'s default). Default 8.
     pub starts: usize,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions { deadline: None, starts: 8 }
+        ReportOptions { deadline: Deadline::none(), starts: 8 }
     }
 }
 
@@ -75,12 +75,6 @@ impl Report {
     }
 }
 
-/// The seconds left until `deadline` (at least a nanosecond: a solver given them stops at
-/// once); `None` without a deadline.
-pub fn seconds_left(deadline: Option<Instant>) -> Option<f64> {
-    deadline.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().max(1e-9))
-}
-
 /// The report of a model: its fixed point (truncation grown automatically or fixed), then, when
 /// it converged and the model has dynamics and at most [`DYNAMICS_MAX_STATES`] states, the
 /// transient from the empty state (tolerances `1e-11`/`1e-15` so that the integrator's own
@@ -92,7 +86,7 @@ pub fn seconds_left(deadline: Option<Instant>) -> Option<f64> {
 /// [`Error::Model`] (the model cannot be built at the solved truncation), [`Error::Transient`]
 /// and [`Error::Check`] for misuse reported by those solvers.
 pub fn report(spec: &ModelSpec, truncation: &Truncation, opts: &ReportOptions) -> Result<Report, Error> {
-    let fp_opts = FixedPointOptions { max_seconds: seconds_left(opts.deadline), ..Default::default() };
+    let fp_opts = FixedPointOptions { deadline: opts.deadline.clone(), ..Default::default() };
     let fixed_point = solve_spec(spec, truncation, &fp_opts)?;
     let model = spec.build(fixed_point.truncation.levels)?;
     let stability = model.stability();
@@ -110,12 +104,18 @@ pub fn report(spec: &ModelSpec, truncation: &Truncation, opts: &ReportOptions) -
     if let Some(reason) = skip {
         return Ok(Report { fixed_point, stability, dynamics: Dynamics::Skipped { reason } });
     }
-    let solve =
-        SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), deadline: opts.deadline, ..Default::default() };
+    let solve = SolveOptions {
+        t_end: 1e5,
+        rtol: 1e-11,
+        atol: 1e-15,
+        steady_tol: Some(1e-10),
+        deadline: opts.deadline.instant(),
+        ..Default::default()
+    };
     let x0 = model.extremal_states().into_iter().find(|s| s.name == "empty").map_or_else(|| vec![0.0; model.dim()], |s| s.x);
     let transient = mfq_ode::solve(model.as_ref(), &x0, &solve)?;
     let distance = transient.x.iter().map(|xi| xi.iter().zip(&fixed_point.x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)).collect();
-    let check_opts = CheckOptions { starts: opts.starts, max_seconds: seconds_left(opts.deadline), ..Default::default() };
+    let check_opts = CheckOptions { starts: opts.starts, deadline: opts.deadline.clone(), ..Default::default() };
     let check = check_with_fixed_point(model.as_ref(), fixed_point.clone(), &check_opts)?;
     let dynamics = Dynamics::Done { transient: Box::new(transient), distance, check: Box::new(check), starts: opts.starts };
     Ok(Report { fixed_point, stability, dynamics })

@@ -4,7 +4,12 @@
 //! value. Curves run in parallel (rayon); along a curve each point starts from the previous
 //! point's fixed point (continuation), which keeps the Newton iterations few near `lambda -> 1`.
 //! Points outside the model's stability region are marked [`PointStatus::Unstable`] and carry
-//! no numbers.
+//! no numbers; points whose parameters are invalid are marked [`PointStatus::Invalid`] (the
+//! CLI then exits with code 2, after writing the other points).
+//!
+//! One [`Deadline`](mfq_model::Deadline) bounds the whole sweep (a time limit, or a cancel flag a Ctrl-C handler
+//! sets): a curve stops at it, the point in flight is dropped, and the report keeps the
+//! finished points with [`SweepReport::partial`] saying why the rest is missing.
 
 use mfq_fixpoint::{solve_spec, FixedPointError, FixedPointOptions, FixedPointStatus};
 use mfq_model::{ModelError, ModelFile};
@@ -82,7 +87,12 @@ pub enum PointStatus {
         /// Why.
         reason: String,
     },
-    /// The solver did not converge or the parameters are invalid at this point.
+    /// The parameters are invalid at this point (e.g. `d = 0` in a list): bad input.
+    Invalid {
+        /// The error, naming the field.
+        reason: String,
+    },
+    /// The solver did not converge at this point.
     Failed {
         /// Why.
         reason: String,
@@ -107,8 +117,12 @@ pub struct SweepReport {
     pub x_axis: Axis,
     /// The curve axis, if any.
     pub curve_axis: Option<Axis>,
-    /// Points, curve by curve, in x order.
+    /// Points, curve by curve, in x order: every point, or the finished ones of a sweep
+    /// stopped early.
     pub points: Vec<SweepPoint>,
+    /// `Some(why)` when the sweep stopped before every point was computed (its deadline or a
+    /// cancellation): `points` holds the finished ones.
+    pub partial: Option<String>,
 }
 
 impl SweepReport {
@@ -127,7 +141,9 @@ fn format_value(v: f64) -> String {
 }
 
 /// Sweeps the fixed point of the model file `text` over `x_axis` (and `curve_axis`), after the
-/// scalar `overrides`. `progress` is called once per finished point (from any thread).
+/// scalar `overrides`. `progress` is called once per finished point (from any thread). Each
+/// point is solved within `opts.deadline`; past it (or after a cancellation) the sweep stops
+/// and returns the finished points, marked [`partial`](SweepReport::partial).
 ///
 /// # Errors
 /// [`ModelError`] when the base file with the overrides is invalid, or a swept name is not a
@@ -151,18 +167,23 @@ pub fn sweep(
             let mut warm: Option<Vec<f64>> = None;
             let mut out = Vec::with_capacity(x_axis.values.len());
             for &x in &x_axis.values {
+                if opts.deadline.expired() {
+                    break;
+                }
                 let mut ov = overrides.to_vec();
                 ov.push(format!("{}={}", x_axis.name, format_value(x)));
                 if let (Some(c), Some(v)) = (curve_axis, curve) {
                     ov.push(format!("{}={}", c.name, format_value(*v)));
                 }
                 let status = match ModelFile::parse(text, &ov) {
-                    Err(e) => PointStatus::Failed { reason: e.to_string() },
+                    Err(e) => PointStatus::Invalid { reason: e.to_string() },
                     Ok(file) => {
                         let o = FixedPointOptions { x0: warm.clone(), ..opts.clone() };
                         match solve_spec(&file.model, &file.truncation, &o) {
                             Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
-                            Err(e) => PointStatus::Failed { reason: e.to_string() },
+                            // stopped by the deadline while building the model: not finished
+                            Err(FixedPointError::Model(ModelError::Interrupted { .. })) => break,
+                            Err(e) => PointStatus::Invalid { reason: e.to_string() },
                             Ok(fp) if fp.status == FixedPointStatus::Converged => {
                                 warm = Some(fp.x.clone());
                                 PointStatus::Solved {
@@ -176,6 +197,7 @@ pub fn sweep(
                                     tail: fp.observables.tail,
                                 }
                             }
+                            Ok(fp) if matches!(fp.status, FixedPointStatus::TimeLimit { .. }) => break,
                             Ok(fp) => {
                                 warm = None;
                                 PointStatus::Failed { reason: format!("{} (residual {:.2e})", fp.status, fp.residual) }
@@ -189,7 +211,11 @@ pub fn sweep(
             out
         })
         .collect();
-    Ok(SweepReport { x_axis: x_axis.clone(), curve_axis: curve_axis.cloned(), points: per_curve.into_iter().flatten().collect() })
+    let points: Vec<SweepPoint> = per_curve.into_iter().flatten().collect();
+    let total = x_axis.values.len() * curve_axis.map_or(1, |c| c.values.len());
+    let partial =
+        (points.len() < total).then(|| format!("stopped at {}: {} of {total} points finished", opts.deadline.reason(), points.len()));
+    Ok(SweepReport { x_axis: x_axis.clone(), curve_axis: curve_axis.cloned(), points, partial })
 }
 
 /// Checks that the file parses with the overrides and that the swept names are keys of it

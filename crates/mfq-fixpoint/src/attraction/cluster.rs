@@ -6,7 +6,7 @@ use super::report::FoundBy;
 use super::runs::{Limit, RunOut, RUN_RTOL};
 use super::{inf_dist, Ctx};
 use crate::FixedPoint;
-use mfq_ode::{past, Method, SolveOptions};
+use mfq_ode::{Method, SolveOptions};
 
 /// Pairs of basins whose boundary is searched for a saddle.
 const MAX_SEPARATRIX_PAIRS: usize = 10;
@@ -123,7 +123,7 @@ impl Ctx<'_> {
             max_steps: 200_000,
             steady_tol: Some(self.opts.tol),
             record_steps: false,
-            deadline: self.deadline,
+            deadline: self.deadline.instant(),
         };
         let mut f = vec![0.0; x.len()];
         match mfq_ode::solve(self.model, x, &so) {
@@ -147,7 +147,7 @@ impl Ctx<'_> {
             max_steps: 100_000,
             steady_tol: Some(self.opts.tol),
             record_steps: true,
-            deadline: self.deadline,
+            deadline: self.deadline.instant(),
         };
         let mut f = vec![0.0; x.len()];
         match mfq_ode::solve(self.model, x, &so) {
@@ -164,7 +164,7 @@ impl Ctx<'_> {
     /// Bisects the segment from `a` (in the basin of `ca`) to `b` (basin of `cb`) by basin;
     /// returns a new equilibrium on the boundary, if one is found.
     fn separatrix(&self, eqs: &[EqBuild], a: &[f64], b: &[f64], ca: usize, cb: usize) -> Option<Limit> {
-        if past(self.deadline) {
+        if self.deadline.expired() {
             return None;
         }
         let n = a.len();

@@ -75,8 +75,7 @@ pub use runs::{LOG10_FLOOR, SERIES_POINTS};
 pub use sandwich::{ORDER_CHECKPOINTS, ORDER_TOL};
 
 use crate::{solve_model, FixedPoint, FixedPointOptions};
-use mfq_model::{MeanFieldModel, StateLayout};
-use mfq_ode::{deadline_after, past};
+use mfq_model::{Deadline, MeanFieldModel, StateLayout};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::Instant;
@@ -90,20 +89,10 @@ use std::time::Instant;
 pub fn check(model: &dyn MeanFieldModel, opts: &CheckOptions) -> Result<AttractionReport, CheckError> {
     opts.validate()?;
     // one limit for the fixed point and the check
-    let deadline = opts.max_seconds.and_then(deadline_after);
-    let fp_opts = FixedPointOptions {
-        max_dim_for_eigenvalues: opts.max_dim_for_eigenvalues,
-        max_seconds: remaining_seconds(deadline),
-        ..Default::default()
-    };
+    let fp_opts =
+        FixedPointOptions { max_dim_for_eigenvalues: opts.max_dim_for_eigenvalues, deadline: opts.deadline.clone(), ..Default::default() };
     let fp = solve_model(model, &fp_opts)?;
-    check_until(model, fp, opts, deadline)
-}
-
-/// The seconds left until `deadline` (at least a nanosecond, so that a solver given them
-/// stops at once), or `None` without a deadline.
-fn remaining_seconds(deadline: Option<Instant>) -> Option<f64> {
-    deadline.map(|d| d.saturating_duration_since(Instant::now()).as_secs_f64().max(1e-9))
+    check_until(model, fp, opts, opts.deadline.clone())
 }
 
 /// Runs the checker on `model` with a given reference fixed point (e.g. from
@@ -114,17 +103,17 @@ fn remaining_seconds(deadline: Option<Instant>) -> Option<f64> {
 /// `fixed_point.x`); [`CheckError::Integration`] when an extremal state has the wrong length.
 pub fn check_with_fixed_point(model: &dyn MeanFieldModel, fp: FixedPoint, opts: &CheckOptions) -> Result<AttractionReport, CheckError> {
     opts.validate()?;
-    check_until(model, fp, opts, opts.max_seconds.and_then(deadline_after))
+    check_until(model, fp, opts, opts.deadline.clone())
 }
 
-/// [`check_with_fixed_point`] with the wall-clock `deadline` (from `opts.max_seconds`): the
+/// [`check_with_fixed_point`] with the wall-clock `deadline` (`opts.deadline`): the
 /// runs, the clustering of their limits, the local stability of the equilibria, the sandwich
 /// and the verdict, in this order (each in its module).
 fn check_until(
     model: &dyn MeanFieldModel,
     fp: FixedPoint,
     opts: &CheckOptions,
-    deadline: Option<Instant>,
+    deadline: Deadline,
 ) -> Result<AttractionReport, CheckError> {
     let started = Instant::now();
     let n = model.dim();
@@ -151,7 +140,7 @@ fn check_until(
     let (runs, ends) = ctx.report_runs(&starts, outs, &found.run_eq, &mut notes);
     let sandwich = ctx.sandwich(&fp.x, &runs, &ends, found.reference, &mut notes);
     let local = found.reference.and_then(|i| found.equilibria[i].local.clone());
-    let verdict = verdict::verdict(opts, past(deadline), &found.equilibria, sandwich.as_ref(), &runs, &ends, &mut notes);
+    let verdict = verdict::verdict(opts, ctx.deadline.expired(), &found.equilibria, sandwich.as_ref(), &runs, &ends, &mut notes);
     let unsettled = runs.iter().filter(|r| !r.settled).count();
     Ok(AttractionReport {
         model: model.name(),
@@ -182,8 +171,8 @@ struct Ctx<'a> {
     anchor: Vec<f64>,
     /// The model's extremal states.
     extremal: Vec<Vec<f64>>,
-    /// Wall-clock deadline of the check (`CheckOptions::max_seconds`).
-    deadline: Option<Instant>,
+    /// Wall-clock deadline of the check (`CheckOptions::deadline`).
+    deadline: Deadline,
 }
 
 impl Ctx<'_> {
@@ -232,5 +221,5 @@ fn inf_dist(p: &[f64], q: &[f64]) -> f64 {
 /// A context for unit tests: no extremal states, the anchor at the origin, no deadline.
 #[cfg(test)]
 fn test_ctx<'a>(model: &'a dyn MeanFieldModel, opts: &'a CheckOptions) -> Ctx<'a> {
-    Ctx { model, opts, layout: model.layout(), anchor: vec![0.0; model.dim()], extremal: Vec::new(), deadline: None }
+    Ctx { model, opts, layout: model.layout(), anchor: vec![0.0; model.dim()], extremal: Vec::new(), deadline: Deadline::none() }
 }

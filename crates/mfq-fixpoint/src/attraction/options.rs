@@ -1,6 +1,7 @@
 //! The checker's options and the errors for misuse.
 
 use crate::FixedPointError;
+use mfq_model::Deadline;
 use mfq_ode::OdeError;
 use serde::Serialize;
 
@@ -81,10 +82,10 @@ pub struct CheckOptions {
     /// Where the runs report their progress (default: nowhere). The library draws nothing:
     /// the caller (the CLI: a progress bar on stderr) does.
     pub progress: Progress,
-    /// Wall-clock limit of the whole check, in seconds (finite, `> 0`; default `None`, no
+    /// Wall-clock limit (and cancel flag) of the whole check (default [`Deadline::none`]: no
     /// limit). When it runs out, every integration stops at its next step and the verdict is
-    /// [`Verdict::TimeLimit`](super::Verdict::TimeLimit).
-    pub max_seconds: Option<f64>,
+    /// [`Verdict::TimeLimit`](super::Verdict::TimeLimit), with the limit as given.
+    pub deadline: Deadline,
 }
 
 impl Default for CheckOptions {
@@ -100,7 +101,7 @@ impl Default for CheckOptions {
             degeneracy_tol: 1e-5,
             max_dim_for_eigenvalues: 600,
             progress: Progress::none(),
-            max_seconds: None,
+            deadline: Deadline::none(),
         }
     }
 }
@@ -132,9 +133,6 @@ impl CheckOptions {
         }
         if !(self.degeneracy_tol.is_finite() && self.degeneracy_tol >= 0.0) {
             return bad("degeneracy_tol", self.degeneracy_tol.to_string(), "a finite number >= 0");
-        }
-        if let Some(t) = self.max_seconds.filter(|t| !(t.is_finite() && *t > 0.0)) {
-            return bad("max_seconds", t.to_string(), "a finite number of seconds > 0");
         }
         Ok(())
     }
@@ -178,8 +176,6 @@ mod tests {
             (CheckOptions { starts: 0, ..Default::default() }, "starts"),
             (CheckOptions { tol: 0.5, ..Default::default() }, "tol"),
             (CheckOptions { time_limit: 0.0, ..Default::default() }, "time_limit"),
-            (CheckOptions { max_seconds: Some(-1.0), ..Default::default() }, "max_seconds"),
-            (CheckOptions { max_seconds: Some(f64::NAN), ..Default::default() }, "max_seconds"),
             (CheckOptions { cooperativity_samples: 2_000_000, ..Default::default() }, "cooperativity_samples"),
             (CheckOptions { order_pairs: 20_000, ..Default::default() }, "order_pairs"),
             (CheckOptions { cluster_tol: 0.0, ..Default::default() }, "cluster_tol"),

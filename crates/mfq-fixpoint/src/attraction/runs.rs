@@ -3,9 +3,9 @@
 //! their end points, and the runs as the report shows them.
 
 use super::report::{failure_note, run_failed, StartRun};
-use super::{inf_dist, remaining_seconds, CheckError, Ctx};
+use super::{inf_dist, CheckError, Ctx};
 use crate::{solve_model, FixedPointOptions};
-use mfq_ode::{past, Method, OdeError, SolveOptions, Status};
+use mfq_ode::{Method, OdeError, SolveOptions, Status};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
@@ -163,7 +163,7 @@ impl Ctx<'_> {
         let (mut ts, mut xs) = (vec![0.0], vec![x.clone()]);
         let mut settled = self.drift_norm(&x, &mut f) < opts.tol;
         let mut status = if settled { Status::SteadyState { t: 0.0 } } else { Status::Success };
-        if !settled && past(self.deadline) {
+        if !settled && self.deadline.expired() {
             status = Status::TimeLimit { t: 0.0 };
         }
         let mut t = 0.0;
@@ -178,7 +178,7 @@ impl Ctx<'_> {
                     max_steps: 200_000,
                     steady_tol: Some(opts.tol),
                     record_steps: false,
-                    deadline: self.deadline,
+                    deadline: self.deadline.instant(),
                 };
                 let tr = mfq_ode::solve(model, &x, &so).map_err(|source| CheckError::Integration { start: label.to_string(), source })?;
                 x.copy_from_slice(tr.last());
@@ -232,7 +232,7 @@ impl Ctx<'_> {
     /// Newton (PTC with a huge first pseudo step) from `x0`; `Some` when the residual reaches
     /// `tol`; `None` past the deadline.
     pub(super) fn newton(&self, x0: &[f64]) -> Option<Limit> {
-        if past(self.deadline) {
+        if self.deadline.expired() {
             return None;
         }
         let o = FixedPointOptions {
@@ -241,7 +241,7 @@ impl Ctx<'_> {
             dt0: 1e9,
             x0: Some(x0.to_vec()),
             max_dim_for_eigenvalues: 0,
-            max_seconds: remaining_seconds(self.deadline),
+            deadline: self.deadline.clone(),
         };
         let fp = solve_model(self.model, &o).ok()?;
         (fp.residual.is_finite() && fp.residual <= self.opts.tol).then_some(Limit { x: fp.x, residual: fp.residual })

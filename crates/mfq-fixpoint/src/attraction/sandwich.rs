@@ -122,6 +122,10 @@ impl Ctx<'_> {
         let per: Vec<Sample> = samples
             .par_iter()
             .map(|x| {
+                // past the deadline the verdict is TimeLimit whatever the samples say
+                if self.deadline.expired() {
+                    return (false, 0.0, None);
+                }
                 let mut jac = Jacobian::new(n, model.sparsity());
                 model.jacobian(x, &mut jac);
                 let (mut scale, mut worst, mut at) = (1.0f64, 0.0f64, None);
@@ -213,7 +217,7 @@ impl Ctx<'_> {
                         max_steps: 200_000,
                         steady_tol: None,
                         record_steps: false,
-                        deadline: self.deadline,
+                        deadline: self.deadline.instant(),
                     };
                     match (mfq_ode::solve(self.model, &lo, &so), mfq_ode::solve(self.model, &hi, &so)) {
                         (Ok(a), Ok(b)) if a.status.is_success() && b.status.is_success() => {

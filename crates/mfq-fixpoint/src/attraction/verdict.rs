@@ -20,13 +20,10 @@ pub(super) fn verdict(
     let unsettled = runs.iter().filter(|r| !r.settled).count();
     let failed = runs.iter().filter(|r| !r.settled && run_failed(&r.status)).count();
     if timed_out {
-        notes.push(format!(
-            "the wall-clock limit max_seconds = {:.3} s ran out: runs, bisections and ordered pairs after it were cut short",
-            opts.max_seconds.unwrap_or(0.0)
-        ));
+        notes.push(format!("{} ran out: runs, bisections and ordered pairs after it were cut short", opts.deadline.reason()));
     }
     if timed_out {
-        Verdict::TimeLimit { seconds: opts.max_seconds.unwrap_or(0.0), unsettled, runs: runs.len() }
+        Verdict::TimeLimit { seconds: opts.deadline.limit().unwrap_or(0.0), unsettled, runs: runs.len() }
     } else if equilibria.len() >= 2 {
         Verdict::NotUnique {
             equilibria: equilibria.len(),
@@ -146,7 +143,7 @@ mod tests {
     #[test]
     fn a_wall_clock_limit_stops_the_check() {
         let m = Jsq::new(0.999, 2, 400).unwrap();
-        let opts = CheckOptions { starts: 2000, time_limit: 1e6, max_seconds: Some(0.05), ..Default::default() };
+        let opts = CheckOptions { starts: 2000, time_limit: 1e6, deadline: mfq_model::Deadline::after(0.05), ..Default::default() };
         let started = Instant::now();
         let r = check(&m, &opts).unwrap();
         let took = started.elapsed().as_secs_f64();

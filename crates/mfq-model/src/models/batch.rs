@@ -28,7 +28,7 @@
 //! `X(b) = min{ alpha / (1/think_rate + h(b)), s(b) }` ([`mean_field_throughput`]).
 
 use crate::finite::{FiniteSystem, Simulation};
-use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
 use crate::{
     out_of_range, AnalyticJacobian, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout,
 };
@@ -620,21 +620,23 @@ pub static BATCH: Kind = Kind {
     name: "batch",
     title: "Batch processing in a closed network: n = alpha m clients, m servers, batches of b jobs at speed-up s(b); throughput and optimal b",
     params: &[
-        Param { name: "alpha", meaning: "clients per server, n / m", unit: "", allowed: "(0, 1e6]", default: None },
+        Param { name: "alpha", meaning: "clients per server, n / m", unit: "", allowed: "(0, 1e6]", default: None, range: Some(ParamRange { min: 0.0, min_inclusive: false, max: Some(1e6), max_inclusive: true, integer: false }) },
         Param {
             name: "think_rate",
             meaning: "rate at which a thinking client submits its job (1 / mean think time)",
             unit: "per mean single-job service time",
             allowed: "> 0",
             default: None,
+            range: Some(ParamRange::above(0.0)),
         },
-        Param { name: "b", meaning: "batch size (a free server takes exactly b waiting jobs)", unit: "jobs", allowed: "integer >= 1", default: None },
+        Param { name: "b", meaning: "batch size (a free server takes exactly b waiting jobs)", unit: "jobs", allowed: "integer >= 1", default: None, range: Some(ParamRange::integers(1.0, None)) },
         Param {
             name: "speedup",
             meaning: "[model.speedup] table: form = overhead (c: h(b) = 1 + c (b - 1)) | power (gamma: s(b) = b^gamma) | table (values = [s(1), s(2), ...])",
             unit: "",
             allowed: "s(1) = 1, s increasing and sub-additive: c in [0, 1], gamma in [0, 1], a table checked entry by entry",
             default: None,
+            range: None,
         },
         Param {
             name: "servers",
@@ -642,6 +644,7 @@ pub static BATCH: Kind = Kind {
             unit: "servers",
             allowed: "integer >= 1 with alpha m an integer, b <= alpha m <= 1000000",
             default: Some("none (mean field)"),
+            range: Some(ParamRange::integers(1.0, Some(1e6))),
         },
     ],
     sources: "Kar, Rehrmann, Mukhopadhyay, Alt, Ciucu, Koeppl, Binnig, Rizk, Perf. Eval. 144 (2020), arXiv 2009.09433 (abstract; model, closed form and exact chain constructed here)",

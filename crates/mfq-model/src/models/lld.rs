@@ -10,7 +10,7 @@ use crate::models::phase_type::{JobSizeSpec, PhaseType, MAX_PHASES};
 use crate::models::{check_d, check_lambda, check_levels};
 use crate::registry::{read_spec, Kind, KindSpec};
 use crate::AnalyticJacobian;
-use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, Stability, StateLayout};
+use crate::{out_of_range, Deadline, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, Stability, StateLayout};
 
 /// Block size on the stack: `Fbar` plus up to [`MAX_PHASES`] entries of `xi`.
 const NB: usize = MAX_PHASES + 1;
@@ -90,10 +90,19 @@ impl Lld {
     /// [`ModelError::OutOfRange`] for `lambda` (`model.lambda`), `d = 0` (`model.d`),
     /// `points = 0` (`truncation.levels`).
     pub fn new(lambda: f64, d: u32, size: PhaseType, points: usize) -> Result<Self, ModelError> {
+        Self::new_within(lambda, d, size, points, &Deadline::none())
+    }
+
+    /// [`new`](Self::new) within `deadline`: the grid sweep checks it at every grid point.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new), and [`ModelError::Interrupted`] past the deadline.
+    pub fn new_within(lambda: f64, d: u32, size: PhaseType, points: usize, deadline: &Deadline) -> Result<Self, ModelError> {
         let h = 0.1 * size.mean();
         let r = (0..size.phases()).map(|j| -size.rate(j, j)).fold(lambda * d as f64, f64::max);
+        // (a float-to-usize cast saturates: a huge rate gives a huge count, refused by the deadline)
         let substeps = ((h * r / 0.02).ceil() as usize).max(2);
-        Self::with_grid(lambda, d, size, points, h, substeps)
+        Self::with_grid_within(lambda, d, size, points, h, substeps, deadline)
     }
 
     /// LL(d) on a grid of `points` points spaced `step` (workload units), with `substeps`
@@ -103,6 +112,22 @@ impl Lld {
     /// As [`new`](Self::new), and `model.grid_step` (not finite or `<= 0`),
     /// `model.substeps` (0).
     pub fn with_grid(lambda: f64, d: u32, size: PhaseType, points: usize, step: f64, substeps: usize) -> Result<Self, ModelError> {
+        Self::with_grid_within(lambda, d, size, points, step, substeps, &Deadline::none())
+    }
+
+    /// [`with_grid`](Self::with_grid) within `deadline`.
+    ///
+    /// # Errors
+    /// As [`with_grid`](Self::with_grid), and [`ModelError::Interrupted`] past the deadline.
+    pub fn with_grid_within(
+        lambda: f64,
+        d: u32,
+        size: PhaseType,
+        points: usize,
+        step: f64,
+        substeps: usize,
+        deadline: &Deadline,
+    ) -> Result<Self, ModelError> {
         check_lambda(lambda)?;
         check_d(d)?;
         check_levels(points)?;
@@ -115,22 +140,29 @@ impl Lld {
         let m = size.phases();
         let lam_alpha = size.alpha().iter().map(|a| lambda * a).collect();
         let mut model = Lld { lambda, d, rho: lambda * size.mean(), size, points, step, substeps, m, lam_alpha, target: Vec::new() };
-        model.target = model.sweep();
+        model.target = model.sweep(deadline)?;
         Ok(model)
     }
 
     /// The grid solution `y*`: the `xi` ODE integrated from `xi(0) = 0` across the grid, with
-    /// `Fbar = rho - lambda alpha xi` at each point (layout of [`StateLayout::Workload`]).
-    fn sweep(&self) -> Vec<f64> {
+    /// `Fbar = rho - lambda alpha xi` at each point (layout of [`StateLayout::Workload`]);
+    /// [`ModelError::Interrupted`] when `deadline` passes (checked at every grid point).
+    fn sweep(&self, deadline: &Deadline) -> Result<Vec<f64>, ModelError> {
         let (b, m) = (self.block(), self.m);
         let mut y = vec![0.0; self.points * b];
         let mut xi = [0.0; NB];
         for i in 0..self.points {
+            if deadline.expired() {
+                return Err(ModelError::Interrupted {
+                    during: format!("the LL(d) workload grid (point {i} of {}, {} RK4 substeps each)", self.points, self.substeps),
+                    reason: deadline.reason(),
+                });
+            }
             self.grid_step(&mut xi, None);
             y[i * b] = self.fbar(&xi[..m]);
             y[i * b + 1..(i + 1) * b].copy_from_slice(&xi[..m]);
         }
-        y
+        Ok(y)
     }
 
     /// Load `rho = lambda E[S]` (= `Fbar(0)`, the busy fraction).
@@ -485,8 +517,25 @@ impl KindSpec for LldSpec {
         Some(self.lambda)
     }
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        self.build_within(levels, &Deadline::none())
+    }
+    /// The grid sweep checks the deadline at every grid point.
+    fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         // `levels` = number of workload grid points
-        Ok(Box::new(Lld::new(self.lambda, self.d, self.job_size.to_phase_type()?, levels)?))
+        Ok(Box::new(Lld::new_within(self.lambda, self.d, self.job_size.to_phase_type()?, levels, deadline)?))
+    }
+    /// One grid point with one substep: the same parameters and stability verdict (`rho < 1`)
+    /// without the grid, whose cost grows with `lambda d` (`lambda = 1e6` would take minutes
+    /// before the stability check).
+    /// The parameter checks of [`build`](KindSpec::build) without the grid (see `build_probe`).
+    fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        check_levels(levels)?;
+        self.build_probe(levels).map(|_| ())
+    }
+    fn build_probe(&self, _levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        let size = self.job_size.to_phase_type()?;
+        let step = 0.1 * size.mean();
+        Ok(Box::new(Lld::with_grid(self.lambda, self.d, size, 1, step, 1)?))
     }
     /// Workload grid points (step 0.1 E[S]).
     fn initial_levels(&self) -> usize {

@@ -14,6 +14,7 @@ mod pod;
 pub mod redundancy;
 
 pub(crate) mod params;
+pub(crate) mod roots;
 
 pub use batch::{BatchExact, BatchNetwork, BatchSpec, Speedup, BATCH};
 pub use coxian::{JiqPhSpec, JsqPhSpec, PhaseTypeQueue, PodLiPhSpec, Routing, JIQ_PH, JSQ_PH, POD_LI_PH};

@@ -13,7 +13,7 @@
 //! copied from a displayed equation; docs/models/opinion.md has the derivation.
 
 use crate::finite::{FiniteSystem, Simulation};
-use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 
@@ -518,6 +518,7 @@ pub static OPINION_STUBBORN: Kind = Kind {
             unit: "",
             allowed: "[0, 1), gamma0 + gamma1 < 1",
             default: None,
+            range: Some(ParamRange::closed(0.0, 1.0, false)),
         },
         Param {
             name: "gamma1",
@@ -525,6 +526,7 @@ pub static OPINION_STUBBORN: Kind = Kind {
             unit: "",
             allowed: "[0, 1), gamma0 + gamma1 < 1",
             default: None,
+            range: Some(ParamRange::closed(0.0, 1.0, false)),
         },
     ],
     sources: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
@@ -543,6 +545,7 @@ pub static OPINION_BIASED: Kind = Kind {
         unit: "",
         allowed: "[0, 1]; several equilibria iff alpha < 1/9",
         default: None,
+        range: Some(ParamRange::closed(0.0, 1.0, true)),
     }],
     sources: "Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020, arXiv 2003.02885 (set-up; ODE derived)",
     example: "models/opinion-biased.toml",

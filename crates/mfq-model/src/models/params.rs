@@ -1,6 +1,6 @@
 //! Parameters shared by several model kinds, as the registry declares them (`mfq models`).
 
-use crate::registry::Param;
+use crate::registry::{Param, ParamRange};
 
 /// `lambda` of the homogeneous queueing kinds.
 pub(crate) const LAMBDA: Param = Param {
@@ -9,11 +9,18 @@ pub(crate) const LAMBDA: Param = Param {
     unit: "jobs per mean job size per server",
     allowed: "> 0; stable iff < 1",
     default: None,
+    range: Some(ParamRange::above(0.0)),
 };
 
 /// `d`, the number of servers sampled per arrival.
-pub(crate) const D: Param =
-    Param { name: "d", meaning: "number of servers sampled per arrival", unit: "", allowed: "integer in [1, 10000]", default: None };
+pub(crate) const D: Param = Param {
+    name: "d",
+    meaning: "number of servers sampled per arrival",
+    unit: "",
+    allowed: "integer in [1, 10000]",
+    default: None,
+    range: Some(ParamRange::integers(1.0, Some(10000.0))),
+};
 
 /// `job_size`, the `[model.job_size]` table of a phase-type law.
 pub(crate) const JOB_SIZE: Param = Param {
@@ -21,7 +28,7 @@ pub(crate) const JOB_SIZE: Param = Param {
     meaning: "[model.job_size] table: law = exponential (mean) | h2 (mean, scv, f or p, mu1, mu2) | erlang (k, mean) | coxian (rates, next) | phase-type (alpha, a)",
     unit: "mean in time units",
     allowed: "mean > 0; h2: scv >= 1, f in (0, 1); at most 16 phases; default exponential, mean 1",
-    default: Some("{ law = \"exponential\", mean = 1.0 }"),
+    default: Some("{ law = \"exponential\", mean = 1.0 }"), range: None,
 };
 
 /// `eps`, the probability that a comparison errs (Pod).
@@ -31,6 +38,7 @@ pub(crate) const EPS: Param = Param {
     unit: "",
     allowed: "[0, 1]",
     default: None,
+    range: Some(ParamRange::closed(0.0, 1.0, true)),
 };
 
 /// `lambda` of the heterogeneous kinds.
@@ -40,6 +48,7 @@ pub(crate) const HETERO_LAMBDA: Param = Param {
     unit: "jobs per mean job size per server",
     allowed: "> 0; stable iff < sum_j gamma_j mu_j (ps-sq2: below the subset threshold lambda_c)",
     default: None,
+    range: Some(ParamRange::above(0.0)),
 };
 
 /// `classes`, the `[[model.classes]]` tables of the heterogeneous kinds.
@@ -49,4 +58,5 @@ pub(crate) const CLASSES: Param = Param {
     unit: "speed in jobs per mean job size",
     allowed: "1..16 classes; fractions in (0, 1] summing to 1 within 1e-9; speed in [1e-6, 1e6]",
     default: None,
+    range: None,
 };

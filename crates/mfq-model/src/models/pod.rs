@@ -6,8 +6,8 @@ use crate::models::{
     check_d, check_lambda, check_levels, local_tail_drift, local_tail_fixed_point, local_tail_jacobian, stable_below_one, tail_at,
     tail_transitions,
 };
-use crate::registry::Param;
 use crate::registry::{read_spec, Kind, KindSpec};
+use crate::registry::{Param, ParamRange};
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 
@@ -450,6 +450,7 @@ pub static POD_LD: Kind = Kind {
             unit: "jobs",
             allowed: "integer >= 0",
             default: None,
+            range: Some(ParamRange::integers(0.0, None)),
         },
     ],
     sources: "Bhambay, Mukhopadhyay, Vasantam, arXiv 2303.00869 (MobiHoc 2023); Perf. Eval. 2024",

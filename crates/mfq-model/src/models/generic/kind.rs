@@ -34,13 +34,14 @@ pub static GENERIC: Kind = Kind {
     name: "generic",
     title: "Any density-dependent population process given by its transitions (jump and rate expression) in the file",
     params: &[
-        Param { name: "name", meaning: "name used in reports", unit: "", allowed: "text", default: Some("\"generic\"") },
+        Param { name: "name", meaning: "name used in reports", unit: "", allowed: "text", default: Some("\"generic\""), range: None },
         Param {
             name: "parameters",
             meaning: "[model.parameters] table of named numbers (--set NAME=VALUE changes them)",
             unit: "",
             allowed: "finite numbers",
             default: Some("{}"),
+            range: None,
         },
         Param {
             name: "levels",
@@ -48,14 +49,16 @@ pub static GENERIC: Kind = Kind {
             unit: "",
             allowed: "a parameter name, when the state is one tail family",
             default: Some("absent (fixed size)"),
+            range: None,
         },
-        Param { name: "variables", meaning: "scalar state variables", unit: "", allowed: "names", default: Some("[]") },
+        Param { name: "variables", meaning: "scalar state variables", unit: "", allowed: "names", default: Some("[]"), range: None },
         Param {
             name: "families",
             meaning: "[[model.families]]: indexed families x[k], k in a range, with boundary values",
             unit: "",
             allowed: "names; ranges a..b in the parameters",
             default: Some("[]"),
+            range: None,
         },
         Param {
             name: "transitions",
@@ -63,6 +66,7 @@ pub static GENERIC: Kind = Kind {
             unit: "rate per object",
             allowed: "rates >= 0 at feasible states",
             default: Some("[]"),
+            range: None,
         },
         Param {
             name: "conservation",
@@ -70,6 +74,7 @@ pub static GENERIC: Kind = Kind {
             unit: "",
             allowed: "see docs/models/generic.md",
             default: Some("[]"),
+            range: None,
         },
         Param {
             name: "initial",
@@ -77,6 +82,7 @@ pub static GENERIC: Kind = Kind {
             unit: "",
             allowed: "fractions",
             default: Some("{}"),
+            range: None,
         },
         Param {
             name: "observables",
@@ -84,6 +90,7 @@ pub static GENERIC: Kind = Kind {
             unit: "",
             allowed: "see docs/models/generic.md",
             default: Some("{}"),
+            range: None,
         },
         Param {
             name: "order",
@@ -91,6 +98,7 @@ pub static GENERIC: Kind = Kind {
             unit: "",
             allowed: "\"componentwise\"",
             default: Some("absent"),
+            range: None,
         },
     ],
     sources:

@@ -184,6 +184,7 @@ pub static PS_SQ2: Kind = Kind {
             unit: "capacity in jobs per mean job size",
             allowed: "1..16 classes; fractions in (0, 1] summing to 1; speed in [1e-6, 1e6]",
             default: None,
+            range: None,
         },
         Param {
             name: "sampling",
@@ -191,6 +192,7 @@ pub static PS_SQ2: Kind = Kind {
             unit: "",
             allowed: "\"uniform\" (default, p = gamma), \"capacity\" (p_j ~ gamma_j C_j) or [p_1, ..., p_M] summing to 1",
             default: Some("\"uniform\""),
+            range: None,
         },
         Param {
             name: "rule",
@@ -198,6 +200,7 @@ pub static PS_SQ2: Kind = Kind {
             unit: "",
             allowed: "sq2 | lsc | lsc-plus-one",
             default: Some("\"sq2\""),
+            range: None,
         },
     ],
     sources: "Mukhopadhyay, Mazumdar, IEEE TCNS 3(2), 2016; SIGMETRICS 2014 poster; arXiv 1311.5806 (ODE derived)",

@@ -55,7 +55,6 @@
 mod kinds;
 mod ps_sq2;
 mod pull;
-mod roots;
 mod speed_aware;
 mod static_routing;
 

@@ -1,8 +1,8 @@
 //! The optimal static (probabilistic) routing over heterogeneous server classes.
 
-use super::roots::increasing_root;
 use super::{capacity_stability, check_hetero_lambda, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
 use crate::models::check_levels;
+use crate::models::roots::increasing_root;
 use crate::AnalyticJacobian;
 use crate::{Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 

@@ -1,10 +1,10 @@
 //! The `redundancy` kind as the registry declares it (models in the sibling modules;
 //! docs/models/redundancy.md).
 
-use super::{build, initial_levels, validate, Approximation, Copies, Discipline, LIMIT_DYNAMICS_NOTE};
+use super::{build, build_within, initial_levels, validate, Approximation, Copies, Discipline, LIMIT_DYNAMICS_NOTE};
 use crate::finite::{FiniteSystem, Simulation};
-use crate::registry::{read_spec, Kind, KindSpec, Param};
-use crate::{MeanFieldModel, ModelError};
+use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
+use crate::{Deadline, MeanFieldModel, ModelError};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "redundancy"`: redundancy-d (copies to `d` servers, cancel on first completion,
@@ -71,6 +71,10 @@ impl KindSpec for RedundancySpec {
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         build(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels)
     }
+    /// The LCFS limit checks the deadline as it solves its renewal equations.
+    fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        build_within(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels, deadline)
+    }
     /// The LCFS limit is checked without solving its renewal equations (seconds).
     fn validate(&self, levels: usize) -> Result<(), ModelError> {
         validate(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels)
@@ -116,42 +120,42 @@ pub static REDUNDANCY: Kind = Kind {
             meaning: "job arrival rate per server (each job sends d copies)",
             unit: "jobs per mean job size per server",
             allowed: "> 0; i.i.d. copies stable iff < 1",
-            default: None,
+            default: None, range: Some(ParamRange::above(0.0)),
         },
         Param {
             name: "d",
             meaning: "copies per job, to distinct servers",
             unit: "",
             allowed: "integer in [1, 10000]; 2 for the pair and triplet approximations; [1, 64] for the LCFS limit",
-            default: None,
+            default: None, range: Some(ParamRange::integers(1.0, Some(10000.0))),
         },
         Param {
             name: "discipline",
             meaning: "per-server discipline of the copies",
             unit: "",
             allowed: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\"",
-            default: Some("\"ps\""),
+            default: Some("\"ps\""), range: None,
         },
         Param {
             name: "approximation",
             meaning: "mean field (any discipline), pair or triplet (PS) approximation, or the N -> inf limit from renewal equations (LCFS)",
             unit: "",
             allowed: "\"mean-field\" (default), \"pair\", \"triplet\", \"limit\"",
-            default: Some("\"mean-field\""),
+            default: Some("\"mean-field\""), range: None,
         },
         Param {
             name: "copies",
             meaning: "i.i.d. or identical copy sizes (identical: stability verdict only)",
             unit: "",
             allowed: "\"iid\" (default), \"identical\"",
-            default: Some("\"iid\""),
+            default: Some("\"iid\""), range: None,
         },
         Param {
             name: "lps_k",
             meaning: "LPS(k): the k oldest copies share the server",
             unit: "copies",
             allowed: "integer >= 1, only with discipline = \"lps\"",
-            default: Some("absent"),
+            default: Some("absent"), range: Some(ParamRange::integers(1.0, None)),
         },
     ],
     sources: "Gast and Van Houdt, POMACS 8(1), 2024 (arXiv 2401.07713; equations reconstructed); Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021 (stability); Gardner et al., Oper. Res. 65(4), 2017 (FCFS limit); LCFS limit derived in docs/models/redundancy.md",

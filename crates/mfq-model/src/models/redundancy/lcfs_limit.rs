@@ -45,7 +45,7 @@
 use super::mean_field::common_extras;
 use super::{iid_stability, Discipline};
 use crate::AnalyticJacobian;
-use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, Stability, StateLayout};
+use crate::{out_of_range, Deadline, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, Stability, StateLayout};
 use std::sync::{Arc, Mutex};
 
 /// Options of [`lcfs_limit`].
@@ -58,11 +58,14 @@ pub struct LcfsLimitOptions {
     /// Most grid points of the finest grid (memory `O(n)`, time `O(n^2)`): `n = 60 000`
     /// takes a few seconds.
     pub max_points: usize,
+    /// The job's deadline: the grids check it every 256 points and stop with
+    /// [`ModelError::Interrupted`] (default: none).
+    pub deadline: Deadline,
 }
 
 impl Default for LcfsLimitOptions {
     fn default() -> Self {
-        LcfsLimitOptions { levels: 0, max_points: 60_000 }
+        LcfsLimitOptions { levels: 0, max_points: 60_000, deadline: Deadline::none() }
     }
 }
 
@@ -131,8 +134,8 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
     // the two coarser grids also carry the queue-length distribution, when asked for
     // (independent: one thread each)
     let grids = std::thread::scope(|scope| {
-        let handles = [0, 1, 2]
-            .map(|k| scope.spawn(move || march(lambda, d, h / f64::powi(2.0, k), if k < 2 { opts.levels } else { 0 }, opts.max_points)));
+        let handles =
+            [0, 1, 2].map(|k| scope.spawn(move || march(lambda, d, h / f64::powi(2.0, k), if k < 2 { opts.levels } else { 0 }, opts)));
         handles.map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     let [coarse, fine, last] = grids;
@@ -231,7 +234,8 @@ impl Reversed {
 /// Marches one grid of step `h` until the integrands are negligible; `levels > 0` also
 /// computes `P(Q = k)`, `k < levels` (index `k - 1` holds `P(Q = k)` for `k >= 1`; the
 /// returned `pq[0]` is `P(Q = 0)`).
-fn march(lambda: f64, d: u32, h: f64, levels: usize, max_points: usize) -> Result<Grid, ModelError> {
+fn march(lambda: f64, d: u32, h: f64, levels: usize, opts: &LcfsLimitOptions) -> Result<Grid, ModelError> {
+    let max_points = opts.max_points;
     let a = lambda * d as f64;
     let e = d as i32 - 1;
     let n_max = max_points.max(16);
@@ -244,6 +248,12 @@ fn march(lambda: f64, d: u32, h: f64, levels: usize, max_points: usize) -> Resul
     let half = 0.5 * h;
     let mut i = 1;
     loop {
+        if i % 256 == 0 && opts.deadline.expired() {
+            return Err(ModelError::Interrupted {
+                during: format!("the LCFS limit's renewal equations (grid point {i} of at most {n_max})"),
+                reason: opts.deadline.reason(),
+            });
+        }
         if i >= n_max {
             return Err(out_of_range(
                 "model.lambda",
@@ -304,13 +314,24 @@ fn march(lambda: f64, d: u32, h: f64, levels: usize, max_points: usize) -> Resul
     if levels > 0 {
         // Phi_k <= G: the distribution needs the grid only while G matters
         let m = n_phi.unwrap_or(n);
-        pq = queue_length(lambda, d, h, &p[..m], &f[..m], &q[..m], levels);
+        pq = queue_length(lambda, d, h, &p[..m], &f[..m], &q[..m], levels, &opts.deadline)?;
     }
     Ok(Grid { et, eb, horizon: h * (n - 1) as f64, points: n, pq })
 }
 
-/// `P(Q = k)` for `k = 0..levels` from the recursion for `Phi_k` (module docs).
-fn queue_length(lambda: f64, d: u32, h: f64, p: &[f64], f: &[f64], q: &[f64], levels: usize) -> Vec<f64> {
+/// `P(Q = k)` for `k = 0..levels` from the recursion for `Phi_k` (module docs); `O(n^2)` per
+/// level, so `deadline` is checked every 1024 grid points.
+#[allow(clippy::too_many_arguments)]
+fn queue_length(
+    lambda: f64,
+    d: u32,
+    h: f64,
+    p: &[f64],
+    f: &[f64],
+    q: &[f64],
+    levels: usize,
+    deadline: &Deadline,
+) -> Result<Vec<f64>, ModelError> {
     let a = lambda * d as f64;
     let n = p.len();
     let half = 0.5 * h;
@@ -326,6 +347,12 @@ fn queue_length(lambda: f64, d: u32, h: f64, p: &[f64], f: &[f64], q: &[f64], le
         conv_cur[0] = 0.0;
         let mut integral = 0.5 * h * phi0;
         for i in 1..n {
+            if i % 1024 == 0 && deadline.expired() {
+                return Err(ModelError::Interrupted {
+                    during: format!("the LCFS limit's queue-length distribution (level {k} of {levels})"),
+                    reason: deadline.reason(),
+                });
+            }
             let (dp, dq) = dot2(&p[1..i], &q[1..i], phi.lagged(i));
             // the trapezoid end terms: s = 0 (unknown Phi_k(t_i)) and s = i (Phi_k(0))
             let known_p = h * dp + half * p[i] * phi0;
@@ -348,7 +375,7 @@ fn queue_length(lambda: f64, d: u32, h: f64, p: &[f64], f: &[f64], q: &[f64], le
         }
         std::mem::swap(&mut conv_prev, &mut conv_cur);
     }
-    pq
+    Ok(pq)
 }
 
 /// The LCFS limit as a model (`kind = "redundancy"`, `discipline = "lcfs"`, `approximation =
@@ -389,6 +416,14 @@ impl RedundancyLcfsLimit {
     /// # Errors
     /// As [`lcfs_limit`]; `truncation.levels` must be in `2..=400`.
     pub fn new(lambda: f64, d: u32, levels: usize) -> Result<Self, ModelError> {
+        Self::new_within(lambda, d, levels, &Deadline::none())
+    }
+
+    /// [`new`](Self::new) within `deadline` (checked as the renewal equations are solved).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new), and [`ModelError::Interrupted`] past the deadline.
+    pub fn new_within(lambda: f64, d: u32, levels: usize, deadline: &Deadline) -> Result<Self, ModelError> {
         if !(2..=MAX_LEVELS).contains(&levels) {
             return Err(out_of_range("truncation.levels", levels, &format!("an integer in [2, {MAX_LEVELS}] for the LCFS limit")));
         }
@@ -397,7 +432,11 @@ impl RedundancyLcfsLimit {
         let limit = match cached {
             Some(l) => l,
             None => {
-                let l = Arc::new(lcfs_limit(lambda, d, &LcfsLimitOptions { levels: MAX_LEVELS, ..Default::default() })?);
+                let l = Arc::new(lcfs_limit(
+                    lambda,
+                    d,
+                    &LcfsLimitOptions { levels: MAX_LEVELS, deadline: deadline.clone(), ..Default::default() },
+                )?);
                 if let Ok(mut c) = CACHE.lock() {
                     if c.len() >= 64 {
                         c.remove(0);

@@ -2,10 +2,9 @@
 
 use super::{gardner_fcfs_mean_copies, iid_stability, Discipline};
 use crate::models::check_levels;
+use crate::models::roots::bracketed_root;
 use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, SparsityPattern, Stability, StateLayout};
-use argmin::core::{CostFunction, Error, Executor, State};
-use argmin::solver::brent::BrentRoot;
 use std::sync::Arc;
 
 /// Floor of the mean queue length in `c = (d - 1) x_1 / max(m, M_FLOOR)` (the empty state has
@@ -231,8 +230,11 @@ impl MeanFieldFixedPoint {
                 return Err(out_of_range("model.lambda", lambda, "a load whose mean-field fixed point is representable"));
             }
         }
-        let t =
-            if g(hi) >= 0.0 { hi } else { brent(g, lo, hi).ok_or_else(|| out_of_range("model.lambda", lambda, "a number in (0, 1)"))? };
+        let t = if g(hi) >= 0.0 {
+            hi
+        } else {
+            bracketed_root(g, lo, hi, 1e-15).ok_or_else(|| out_of_range("model.lambda", lambda, "a number in (0, 1)"))?
+        };
         let c = t.exp();
         Ok(MeanFieldFixedPoint { lambda, d, c, mean_copies: (d as f64 - 1.0) * lambda / c })
     }
@@ -315,23 +317,6 @@ pub fn reg_lower_gamma(a: f64, x: f64) -> f64 {
         return 0.0;
     }
     statrs::function::gamma::checked_gamma_lr(a, x).unwrap_or(f64::NAN)
-}
-
-struct Scalar<G>(G);
-
-impl<G: Fn(f64) -> f64> CostFunction for Scalar<G> {
-    type Param = f64;
-    type Output = f64;
-    fn cost(&self, p: &f64) -> Result<f64, Error> {
-        Ok((self.0)(*p))
-    }
-}
-
-/// Root of `g` in `[lo, hi]` (a sign change is required) by argmin's `BrentRoot`.
-pub(crate) fn brent(g: impl Fn(f64) -> f64, lo: f64, hi: f64) -> Option<f64> {
-    let solver = BrentRoot::new(lo, hi, 1e-15);
-    let result = Executor::new(Scalar(g), solver).configure(|s| s.param(0.5 * (lo + hi)).max_iters(300)).run().ok()?;
-    result.state().get_best_param().copied()
 }
 
 /// Extras common to every redundancy model (mean copies and jobs, Gardner's FCFS limit).

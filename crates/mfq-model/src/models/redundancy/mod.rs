@@ -40,7 +40,7 @@ pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
 pub use pair::RedundancyPair;
 pub use triplet::RedundancyTriplet;
 
-use crate::{out_of_range, ModelError, Stability};
+use crate::{out_of_range, Deadline, ModelError, Stability};
 use serde::{Deserialize, Serialize};
 
 /// Per-server service discipline of the copies.
@@ -174,6 +174,24 @@ pub fn build(
     lps_k: Option<u32>,
     levels: usize,
 ) -> Result<Box<dyn crate::MeanFieldModel>, ModelError> {
+    build_within(lambda, d, discipline, approximation, copies, lps_k, levels, &Deadline::none())
+}
+
+/// [`build`] within `deadline` (the LCFS limit's renewal equations check it).
+///
+/// # Errors
+/// As [`build`], and [`ModelError::Interrupted`] past the deadline.
+#[allow(clippy::too_many_arguments)]
+pub fn build_within(
+    lambda: f64,
+    d: u32,
+    discipline: Discipline,
+    approximation: Approximation,
+    copies: Copies,
+    lps_k: Option<u32>,
+    levels: usize,
+    deadline: &Deadline,
+) -> Result<Box<dyn crate::MeanFieldModel>, ModelError> {
     check_common(lambda, d)?;
     let k = match (discipline, lps_k) {
         (Discipline::Lps, Some(k)) if k >= 1 => k,
@@ -219,7 +237,7 @@ pub fn build(
                 // nothing to compute: the model only carries the verdict (solvers check it first)
                 return Ok(Box::new(RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?));
             }
-            Box::new(RedundancyLcfsLimit::new(lambda, d, levels)?)
+            Box::new(RedundancyLcfsLimit::new_within(lambda, d, levels, deadline)?)
         }
     })
 }
