@@ -199,7 +199,7 @@ pub(crate) fn comparison(
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
     let fp = fixed_point_of(model_args, file, deadline)?;
-    require_converged(&fp)?;
+    require_converged(&fp, file)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let refined = refined_mean_field(model.as_ref(), &fp.x).ok();
     let mean_field = fp.observables.mean_queue_length.ok_or_else(|| Failure::input("the model has no queue lengths to compare"))?;
@@ -272,7 +272,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 /// started at the mean-field fixed point (rounded to multiples of 1/N).
 fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: Option<Instant>) -> Result<(), Failure> {
     let fp = fixed_point_of(&args.model, file, deadline)?;
-    require_converged(&fp)?;
+    require_converged(&fp, file)?;
     let model = file.model.build(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let opts = mfq_sim::population::PopulationOptions {
         objects: args.servers,
