@@ -11,6 +11,15 @@ pub(crate) const LAMBDA: Param = Param {
     default: None,
 };
 
+/// `lambda` of the kinds with phase-type job sizes: the load is `rho = lambda E[S]`.
+pub(crate) const LAMBDA_PT: Param = Param {
+    name: "lambda",
+    meaning: "arrival rate per server (load rho = lambda E[S], unit-rate servers)",
+    unit: "jobs per time unit per server",
+    allowed: "> 0; stable iff rho = lambda E[S] < 1 (E[S]: the job_size mean)",
+    default: None,
+};
+
 /// `d`, the number of servers sampled per arrival.
 pub(crate) const D: Param =
     Param { name: "d", meaning: "number of servers sampled per arrival", unit: "", allowed: "integer in [1, 10000]", default: None };
