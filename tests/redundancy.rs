@@ -320,8 +320,13 @@ fn unstable_parameters_are_reported_with_a_reason_and_no_number() {
             other => panic!("{text}: expected Unstable, got {other:?}"),
         }
     }
-    // stable identical copies have no queue-length model: an error that names the field
-    let e = ModelFile::parse("[model]\nkind = \"redundancy\"\nlambda = 0.4\nd = 2\ncopies = \"identical\"\n", &[]).unwrap_err();
+    // stable identical copies have no queue-length model: the file is valid, its answer is the
+    // stability region (data: lambda_max = 1/d under PS, Anton et al. 2021); building a model
+    // of it is an error that names the field
+    let f = ModelFile::parse("[model]\nkind = \"redundancy\"\nlambda = 0.4\nd = 2\ncopies = \"identical\"\n", &[]).unwrap();
+    let region = f.model.stability_only().expect("a stability region");
+    assert!(matches!(region.stability, Stability::Stable { .. }) && region.lambda_max == Some(0.5), "{region:?}");
+    let Err(e) = f.model.build(20) else { panic!("a model of identical copies was built") };
     assert!(e.to_string().contains("model.copies"), "{e}");
     // pair approximations need d = 2; LPS needs lps_k
     let e = ModelFile::parse("[model]\nkind = \"redundancy\"\nlambda = 0.4\nd = 3\napproximation = \"pair\"\n", &[]).unwrap_err();

@@ -3,7 +3,7 @@
 use crate::output::{ensure_writable, num, out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
-use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointError, FixedPointOptions, FixedPointStatus};
+use mfq_fixpoint::{solve_spec, EquilibriumKind, FixedPoint, FixedPointError, FixedPointOptions, FixedPointStatus, DEGENERACY_TOL};
 use mfq_model::{Deadline, MeanFieldModel, ModelError, ModelFile, Stability};
 use mfq_ode::{Method, SolveOptions};
 use mfq_plot::{distance_svg, tail_svg, trajectory_svg, DistanceSeries};
@@ -101,14 +101,29 @@ pub(crate) fn fixed_point_of(args: &ModelArgs, file: &ModelFile, deadline: &Dead
 }
 
 /// Fails with exit code 4 when the fixed point did not converge (after output was written).
-pub(crate) fn require_converged(fp: &FixedPoint) -> Result<(), Failure> {
+/// A truncation that ran out of room is never called instability when the model's declared
+/// condition says stable (then the solver could not finish), nor when it is unknown.
+pub(crate) fn require_converged(fp: &FixedPoint, file: &ModelFile) -> Result<(), Failure> {
     match &fp.status {
         FixedPointStatus::Converged => Ok(()),
-        FixedPointStatus::TruncationNotReached { mass } => Err(Failure::no_convergence(format!(
-            "the mass at the truncation level stays x_K = {mass:.3e} at K = {} (truncation.max_levels): the system looks \
-             unstable, or raise truncation.max_levels",
-            fp.truncation.levels
-        ))),
+        FixedPointStatus::TruncationNotReached { mass } => {
+            let levels = fp.truncation.levels;
+            let declared = file.model.build_probe(file.model.initial_levels().min(levels)).map(|m| m.stability());
+            let why = match declared {
+                Ok(Stability::Stable { condition }) => format!(
+                    "the model is stable ({condition}) but its tail decays too slowly for this truncation: the solver could \
+                     not finish; raise truncation.max_levels"
+                ),
+                _ => "the model's stability is not known in closed form: either it is unstable or its tail needs more levels; \
+                      raise truncation.max_levels to tell"
+                    .to_string(),
+            };
+            Err(Failure::no_convergence(format!(
+                "the mass at the truncation level stays x_K = {mass:.3e} > truncation.tol = {:e} at K = {levels} \
+                 (truncation.max_levels): {why}",
+                fp.truncation.tol
+            )))
+        }
         FixedPointStatus::TimeLimit { seconds } => Err(Failure::no_convergence(format!(
             "the fixed-point solver stopped at the wall-clock limit --max-seconds {seconds} after {} iterations, residual {:.3e}",
             fp.iterations, fp.residual
@@ -132,6 +147,8 @@ fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
         "total_iterations": fp.total_iterations,
         "jacobian": fp.jacobian,
         "spectral_abscissa": fp.spectral_abscissa,
+        "jacobian_norm": fp.jacobian_norm,
+        "local_stability": fp.local,
         "truncation": fp.truncation,
         "mean_queue_length": fp.observables.mean_queue_length,
         "mean_response_time": fp.observables.mean_response_time,
@@ -139,7 +156,37 @@ fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
         "prob_wait": fp.observables.prob_wait,
         "loss_probability": fp.observables.loss_probability,
         "extras": fp.observables.extras,
+        "notes": file.model.notes(),
     })
+}
+
+/// `Some(exit)` when the file's parameters have a stability region but no queue-length model
+/// (redundancy with identical copies): the region is printed as data (text or JSON, exit 0),
+/// or the command fails as unstable (exit 3) when the parameters are outside it.
+fn stability_region_only(args: &ModelArgs, file: &ModelFile) -> Option<Result<(), Failure>> {
+    let region = file.model.stability_only()?;
+    if let Stability::Unstable { reason } = &region.stability {
+        return Some(Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.display()))));
+    }
+    if args.json {
+        outln!("{}", json!({ "model": file.model, "title": file.title, "stability": region.stability, "stability_region": region }));
+        return Some(Ok(()));
+    }
+    let mut s = String::new();
+    let _ = writeln!(s, "{}  ({})", title(file), args.model.display());
+    let verdict = match &region.stability {
+        Stability::Stable { condition } => format!("stable: {condition}"),
+        Stability::Unstable { reason } => format!("unstable: {reason}"),
+        Stability::Unknown { note } => format!("unknown: {note}"),
+    };
+    let _ = writeln!(s, "  stability           {verdict}");
+    let _ = writeln!(s, "  stability region    {}", region.region);
+    if let Some(l) = region.lambda_max {
+        let _ = writeln!(s, "  lambda_max          {l:.10} ({})", region.lambda_max_source);
+    }
+    let _ = writeln!(s, "  note                {}", region.note);
+    out!("{s}");
+    Some(Ok(()))
 }
 
 fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stability: &Stability) -> String {
@@ -152,8 +199,11 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     };
     let _ = writeln!(
         s,
-        "  status              {status} (residual max|f(x*)| = {:.2e}, {} iterations over K = {:?}, {} Jacobian)",
-        fp.residual, fp.total_iterations, fp.truncation.tried, fp.jacobian
+        "  status              {status} (residual max|f(x*)| = {:.2e}, {} iterations over K = {}, {} Jacobian)",
+        fp.residual,
+        fp.total_iterations,
+        fp.truncation.tried.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+        fp.jacobian
     );
     let t = &fp.truncation;
     let _ = writeln!(
@@ -170,8 +220,8 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         Stability::Unknown { note } => note.clone(),
     };
     let _ = writeln!(s, "  stability condition {cond}");
-    if let Some(a) = fp.spectral_abscissa {
-        let _ = writeln!(s, "  spectral abscissa   {a:.6e} ({})", if a < 0.0 { "locally stable" } else { "NOT locally stable" });
+    if let (Some(a), Some(kind)) = (fp.spectral_abscissa, fp.local) {
+        let _ = writeln!(s, "  spectral abscissa   {a:.6e} ({})", local_words(kind, fp.jacobian_norm.unwrap_or(1.0)));
     }
     let o = &fp.observables;
     if let Some(v) = o.mean_queue_length {
@@ -189,7 +239,24 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     for (name, v) in &o.extras {
         let _ = writeln!(s, "  {name:<19} {}", num(*v));
     }
+    for note in file.model.notes() {
+        let _ = writeln!(s, "  note                {note}");
+    }
     s
+}
+
+/// The words for the local character of `x*` (the shared rule of `mfq check`,
+/// [`mfq_fixpoint::LocalStability::kind`]); `norm` is `||J(x*)||_inf`.
+fn local_words(kind: EquilibriumKind, norm: f64) -> String {
+    match kind {
+        EquilibriumKind::Stable => "locally stable".into(),
+        EquilibriumKind::Unstable => "NOT locally stable: an eigenvalue with positive real part".into(),
+        EquilibriumKind::Degenerate => format!(
+            "degenerate: within {:.1e} (= {DEGENERACY_TOL:e} x max(1, ||J||)) of zero, local stability inconclusive; see `mfq check`",
+            DEGENERACY_TOL * norm.max(1.0)
+        ),
+        EquilibriumKind::Unknown => "eigenvalues not computed".into(),
+    }
 }
 
 fn tail_table(fp: &FixedPoint) -> String {
@@ -216,11 +283,14 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
     check_out(args, false)?;
+    if let Some(done) = stability_region_only(args, &file) {
+        return done;
+    }
     let fp = fixed_point_of(args, &file, &deadline)?;
     // the probe: the same stability verdict without a second costly construction
     let stability = file.model.build_probe(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
     let value = fixed_point_json(&file, &fp);
-    let outcome = require_converged(&fp);
+    let outcome = require_converged(&fp, &file);
     if args.json {
         // one JSON document: the result, plus the error object when the solve did not converge
         let mut value = value.clone();
@@ -249,7 +319,7 @@ pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
     let file = load(args)?;
     check_out(args, true)?;
     let fp = fixed_point_of(args, &file, &deadline)?;
-    require_converged(&fp)?;
+    require_converged(&fp, &file)?;
     let dir = out_dir(&args.out, &args.model);
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
     let svg =
@@ -340,7 +410,12 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                     Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"))
                 })?;
                 if !(0.0..=1.0).contains(&v) {
-                    return Err(Failure::input(format!("--x0: {v} is outside [0, 1]")));
+                    let i = x.len();
+                    let name = if i < n { model.layout().name(i) } else { format!("entry {}", i + 1) };
+                    return Err(Failure::input(format!(
+                        "--x0 {list}: entry {} ({name}) = {v} breaks 0 <= {name} <= 1; allowed: numbers in [0, 1]",
+                        i + 1
+                    )));
                 }
                 x.push(v);
             }
@@ -348,8 +423,33 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                 return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
             }
             x.resize(n, 0.0);
+            // the state must mean something in the model's layout (monotone tails, phases
+            // summing to at most 1, ...): name the broken constraint and the entry
+            if let Some(v) = model.layout().largest_violation(&x).filter(|v| v.amount > mfq_ode::INVARIANT_TOL) {
+                return Err(Failure::input(format!(
+                    "--x0 {list}: the start state breaks the constraint {} of the model's layout by {:.3e} at entry {} \
+                     (values padded with zeros); allowed: a feasible state ({})",
+                    v.constraint,
+                    v.amount,
+                    v.index + 1,
+                    layout_rules(&model.layout())
+                )));
+            }
             Ok(x)
         }
+    }
+}
+
+/// The constraints of a layout in words, for messages.
+fn layout_rules(layout: &mfq_model::StateLayout) -> &'static str {
+    use mfq_model::StateLayout as L;
+    match layout {
+        L::Tail { .. } => "0 <= x_k <= 1 and x_{k+1} <= x_k",
+        L::ClassTail { .. } => "0 <= x_{j,k} <= 1 and x_{j,k+1} <= x_{j,k} in every class j",
+        L::PhaseTail { .. } => "x_{k,j} >= 0, x_{k+1,j} <= x_{k,j} and sum_j x_{1,j} <= 1",
+        L::Named { .. } => "every entry in [0, 1]",
+        L::Workload { .. } => "0 <= Fbar <= 1 nonincreasing in w, xi >= 0",
+        _ => "every entry >= 0",
     }
 }
 
@@ -430,13 +530,16 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         mfq_ode::Status::TimeLimit { t } => Err(time_limit_failure(&args.model, &format!("the integration stopped at t = {t:.4}"))),
         s => Err(Failure::no_convergence(format!("the integration stopped early: {s}"))),
     };
-    let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "stats": tr.stats, "levels": k });
+    let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "invariants": tr.invariants, "stats": tr.stats, "levels": k });
     if args.model.json {
         // one JSON document: the result, with the error object when the run stopped early
         outln!("{}", outcome.as_ref().err().map_or(value.clone(), |f| with_error(value.clone(), f)));
     } else {
         outln!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
         outln!("  status: {}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
+        if let Some(b) = &tr.invariants {
+            outln!("  WARNING: {b}");
+        }
         if let Some(t) = tr.stats.switched_to_stiff_at {
             outln!("  switched to the stiff method (Rosenbrock23) at t = {t:.4}");
         }
@@ -537,6 +640,9 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
     check_out(args, true)?;
+    if let Some(done) = stability_region_only(args, &file) {
+        return done;
+    }
     // the report is assembled by the library (the Python package calls the same function)
     let opts = mfq::ReportOptions { deadline, ..Default::default() };
     let report = mfq::report::report(&file.model, &file.truncation, &opts).map_err(|e| match e {
@@ -545,7 +651,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         _ => Failure::input(format!("{}: {e}", args.model.display())),
     })?;
     let (fp, stability) = (&report.fixed_point, &report.stability);
-    if let Err(f) = require_converged(fp) {
+    if let Err(f) = require_converged(fp, &file) {
         // as `fixed-point`: what the solver reached (with the error object under --json), no file
         if args.json {
             outln!("{}", with_error(fixed_point_json(&file, fp), &f));
@@ -588,6 +694,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         "t_end": tr.t_last(),
         "steps": tr.stats.accepted_steps,
         "switched_to_stiff_at": tr.stats.switched_to_stiff_at,
+        "invariants": tr.invariants,
         "final_distance": series.distance.last(),
     });
     let mut files = vec![dir.join("report.json"), dir.join("tail.csv"), tail_file.clone(), conv_file.clone()];
@@ -611,7 +718,9 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
             other => format!("stopped early ({other}) at t = {:.2}", tr.t_last()),
         };
         outln!("  transient           from empty: {how}, distance to x* {:.2e}", series.distance.last().copied().unwrap_or(0.0));
-        outln!("  attraction          {} ({} random starts; `mfq check` for more)", check.verdict.name(), starts);
+        // the verdict with what it rests on (a sampled cooperativity test on the truncated
+        // system for `certified`), not only the number of starts
+        outln!("  attraction          {} (truncated at K = {}; `mfq check` for more starts)", check.verdict, fp.truncation.levels);
         outln!("tail:");
         out!("{}", tail_table(fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

@@ -209,7 +209,7 @@ pub(crate) fn comparison(
         _ => Failure::input(format!("{}: {e}", model_args.model.display())),
     })?;
     let fp = &finite.fixed_point;
-    require_converged(fp)?;
+    require_converged(fp, file)?;
     let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok();
     // models without queues (generic ones such as SIS): the first state entry
     let (quantity, mean_field, correction) = match fp.observables.mean_queue_length {
@@ -305,7 +305,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 /// started at the mean-field fixed point (rounded to multiples of 1/N).
 fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
     let fp = fixed_point_of(&args.model, file, deadline)?;
-    require_converged(&fp)?;
+    require_converged(&fp, file)?;
     let model = file
         .model
         .build_within(fp.truncation.levels, deadline)

@@ -72,7 +72,7 @@ pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError
 pub use newton::{solve_model, FixedPointOptions};
 pub use refined::transient::{refined_transient, RefinedTrajectory};
 pub use refined::{refined_estimates, refined_mean_field, refined_mean_field_order, RefinedError, RefinedEstimate, RefinedMeanField};
-pub use stability::{local_stability, LocalStability};
+pub use stability::{classify, local_stability, EquilibriumKind, LocalStability, DEGENERACY_TOL};
 
 use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, StateLayout, Truncation};
 use serde::Serialize;
@@ -148,6 +148,13 @@ pub struct FixedPoint {
     /// Largest real part of the Jacobian's eigenvalues at `x*` (negative: locally stable);
     /// `None` when not computed.
     pub spectral_abscissa: Option<f64>,
+    /// `||J(x*)||_inf`, the scale of the degeneracy test; `None` when not computed.
+    pub jacobian_norm: Option<f64>,
+    /// Local character of `x*` by the shared rule ([`LocalStability::kind`] with
+    /// [`DEGENERACY_TOL`]): stable, unstable, or degenerate (a spectral abscissa within
+    /// `DEGENERACY_TOL * max(1, ||J||_inf)` of zero: inconclusive, as the checker says);
+    /// `None` when not computed.
+    pub local: Option<EquilibriumKind>,
     /// Whether the Jacobian was analytic or finite differences.
     pub jacobian: &'static str,
     /// Observables at `x*`.
@@ -158,6 +165,16 @@ impl FixedPoint {
     /// Whether the solve converged.
     pub fn converged(&self) -> bool {
         self.status == FixedPointStatus::Converged
+    }
+
+    /// Records the spectral abscissa, the Jacobian norm and the local character of `local`
+    /// (nothing when the eigenvalues are unknown).
+    pub fn set_local(&mut self, local: &LocalStability) {
+        if local.spectral_abscissa.is_finite() {
+            self.spectral_abscissa = Some(local.spectral_abscissa);
+            self.jacobian_norm = Some(local.jacobian_norm);
+            self.local = Some(local.kind(DEGENERACY_TOL));
+        }
     }
 }
 
@@ -333,7 +350,7 @@ impl TruncationSearch<'_> {
             tried: std::mem::take(&mut self.tried),
         };
         if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
-            fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
+            fp.set_local(&local_stability(model, &fp.x));
         }
         fp
     }

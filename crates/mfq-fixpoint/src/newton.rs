@@ -79,7 +79,7 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
     fp.truncation.mass_at_truncation = crate::mass_at_truncation(model, &fp.x);
     fp.truncation.tried = vec![model.dim()];
     if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
-        fp.spectral_abscissa = Some(local_stability(model, &fp.x).spectral_abscissa).filter(|a| a.is_finite());
+        fp.set_local(&local_stability(model, &fp.x));
     }
     Ok(fp)
 }
@@ -465,6 +465,8 @@ impl<'m> Iterate<'m> {
             status,
             truncation: TruncationReport { levels: n, mass_at_truncation: 0.0, tol: 0.0, automatic: false, tried: vec![] },
             spectral_abscissa: None,
+            jacobian_norm: None,
+            local: None,
             jacobian: if model.has_analytic_jacobian() { "analytic" } else { "finite differences" },
             observables,
             x,

@@ -1,8 +1,45 @@
-//! Local stability: eigenvalues of the Jacobian at a state.
+//! Local stability: eigenvalues of the Jacobian at a state, and the one rule that turns the
+//! spectral abscissa into a word (stable, unstable, degenerate), shared by `fixed-point`,
+//! `report`, sweeps and the attraction checker.
 
 use mfq_model::{Jacobian, MeanFieldModel};
 use nalgebra::DMatrix;
 use serde::Serialize;
+use std::fmt;
+
+/// Default relative tolerance of the degeneracy test ([`LocalStability::kind`]): a spectral
+/// abscissa `alpha` with `|alpha| <= DEGENERACY_TOL * max(1, ||J||_inf)` is a zero eigenvalue
+/// to the precision of a computed fixed point (whose error near a fold or pitchfork is of the
+/// order of the square root of its residual, so that `alpha` there is `~1e-9`, not round-off
+/// `1e-16`). The checker's `degeneracy_tol` defaults to it.
+pub const DEGENERACY_TOL: f64 = 1e-5;
+
+/// Local character of an equilibrium, from the spectral abscissa `alpha` of the Jacobian and
+/// its scale `s = max(1, ||J||_inf)` ([`LocalStability::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EquilibriumKind {
+    /// `alpha < -tol s`: exponentially attracting.
+    Stable,
+    /// `alpha > tol s`: repelling in some direction (e.g. a saddle).
+    Unstable,
+    /// `|alpha| <= tol s`: a zero eigenvalue to the precision at hand; local stability is
+    /// inconclusive (convergence there is algebraic, not exponential).
+    Degenerate,
+    /// Eigenvalues not computed (dimension above the limit, or the Schur iteration failed).
+    Unknown,
+}
+
+impl fmt::Display for EquilibriumKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EquilibriumKind::Stable => "stable",
+            EquilibriumKind::Unstable => "unstable",
+            EquilibriumKind::Degenerate => "degenerate",
+            EquilibriumKind::Unknown => "stability not computed",
+        })
+    }
+}
 
 /// Eigenvalues of the Jacobian at a state and what they imply.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -13,8 +50,36 @@ pub struct LocalStability {
     pub spectral_abscissa: f64,
     /// `-alpha`: the predicted slowest exponential decay rate of `||x(t) - x*||` near `x*`.
     pub slowest_decay_rate: f64,
-    /// Whether every eigenvalue has a negative real part (`alpha < 0`).
+    /// `||J||_inf` (largest absolute row sum), the scale of the degeneracy test.
+    pub jacobian_norm: f64,
+    /// Whether `alpha < -DEGENERACY_TOL * max(1, ||J||_inf)` (the default rule of
+    /// [`kind`](Self::kind): stable and not degenerate).
     pub stable: bool,
+}
+
+impl LocalStability {
+    /// The local character by the shared rule: degenerate when `|alpha| <= tol * max(1,
+    /// ||J||_inf)`, stable below, unstable above; unknown when the eigenvalues are not known
+    /// (`alpha` not finite). `tol` is [`DEGENERACY_TOL`] unless the caller chose another
+    /// (the checker's `degeneracy_tol`).
+    pub fn kind(&self, tol: f64) -> EquilibriumKind {
+        classify(self.spectral_abscissa, self.jacobian_norm, tol)
+    }
+}
+
+/// The shared rule of [`LocalStability::kind`] on a spectral abscissa `alpha` and a Jacobian
+/// norm `norm`.
+pub fn classify(alpha: f64, norm: f64, tol: f64) -> EquilibriumKind {
+    let scale = if norm.is_finite() { norm.max(1.0) } else { 1.0 };
+    if !alpha.is_finite() {
+        EquilibriumKind::Unknown
+    } else if alpha < -tol * scale {
+        EquilibriumKind::Stable
+    } else if alpha > tol * scale {
+        EquilibriumKind::Unstable
+    } else {
+        EquilibriumKind::Degenerate
+    }
 }
 
 /// Eigenvalues of `J(x)` (dense Schur decomposition, nalgebra, at most `100 n` iterations;
@@ -24,7 +89,9 @@ pub fn local_stability(model: &dyn MeanFieldModel, x: &[f64]) -> LocalStability 
     let n = model.dim();
     let mut jac = Jacobian::new(n, model.sparsity());
     model.jacobian(x, &mut jac);
-    let m = DMatrix::from_row_slice(n, n, &jac.to_dense());
+    let dense = jac.to_dense();
+    let jacobian_norm = dense.chunks(n.max(1)).map(|row| row.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max);
+    let m = DMatrix::from_row_slice(n, n, &dense);
     // a capped Schur iteration: a pathological Jacobian must not hang the solver; when it does
     // not converge the eigenvalues are unknown (empty) and the spectral abscissa is NaN, which
     // the callers report as "not computed"
@@ -34,5 +101,23 @@ pub fn local_stability(model: &dyn MeanFieldModel, x: &[f64]) -> LocalStability 
     };
     eigenvalues.sort_by(|a, b| b.0.total_cmp(&a.0));
     let spectral_abscissa = eigenvalues.first().map_or(f64::NAN, |e| e.0);
-    LocalStability { eigenvalues, spectral_abscissa, slowest_decay_rate: -spectral_abscissa, stable: spectral_abscissa < 0.0 }
+    let stable = classify(spectral_abscissa, jacobian_norm, DEGENERACY_TOL) == EquilibriumKind::Stable;
+    LocalStability { eigenvalues, spectral_abscissa, slowest_decay_rate: -spectral_abscissa, jacobian_norm, stable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule is relative to `max(1, ||J||)`: the same spectral abscissa is degenerate for
+    /// a large Jacobian and stable for a small one; NaN is unknown.
+    #[test]
+    fn the_degeneracy_test_is_scaled_to_the_jacobian() {
+        assert_eq!(classify(-1e-6, 0.5, DEGENERACY_TOL), EquilibriumKind::Degenerate);
+        assert_eq!(classify(-2e-5, 0.5, DEGENERACY_TOL), EquilibriumKind::Stable);
+        assert_eq!(classify(-2e-5, 10.0, DEGENERACY_TOL), EquilibriumKind::Degenerate);
+        assert_eq!(classify(-2e-4, 10.0, DEGENERACY_TOL), EquilibriumKind::Stable);
+        assert_eq!(classify(2e-4, 10.0, DEGENERACY_TOL), EquilibriumKind::Unstable);
+        assert_eq!(classify(f64::NAN, 1.0, DEGENERACY_TOL), EquilibriumKind::Unknown);
+    }
 }

@@ -326,6 +326,92 @@ fn random_tail<R: Rng + ?Sized>(x: &mut [f64], rng: &mut R) {
     }
 }
 
+/// A broken constraint of a state's layout (see [`StateLayout::largest_violation`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Violation {
+    /// The constraint, with the entries' names (e.g. `x_4 <= x_3`, `0 <= x_1`).
+    pub constraint: String,
+    /// The (0-based) index of the entry that breaks it.
+    pub index: usize,
+    /// By how much (`> 0`).
+    pub amount: f64,
+}
+
+/// The largest violation seen so far: `(amount, index, rule, other index)`; a NaN entry
+/// counts as an infinite violation.
+struct Worst(Option<(f64, usize, u8, usize)>);
+
+impl Worst {
+    fn see(&mut self, amount: f64, i: usize, rule: u8, other: usize) {
+        let amount = if amount.is_nan() { f64::INFINITY } else { amount };
+        if amount > 0.0 && self.0.is_none_or(|w| amount > w.0) {
+            self.0 = Some((amount, i, rule, other));
+        }
+    }
+
+    /// A monotone tail in `block` at entries `0, stride, 2 stride, ...` (global index `offset + k`).
+    fn tail(&mut self, block: &[f64], offset: usize, stride: usize) {
+        let stride = stride.max(1);
+        for k in (0..block.len()).step_by(stride) {
+            let v = block[k];
+            self.see(-v, offset + k, 0, 0);
+            self.see(v - 1.0, offset + k, 1, 0);
+            if k >= stride {
+                self.see(v - block[k - stride], offset + k, 2, offset + k - stride);
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} broken by {:.3e} (entry {})", self.constraint, self.amount, self.index + 1)
+    }
+}
+
+impl StateLayout {
+    /// The largest broken constraint of `x` (`None` when every one holds), from what the
+    /// entries mean: tail forms `0 <= x_k <= 1` and `x_{k+1} <= x_k` (per class for class
+    /// tails); phase tails `x_{k,j} >= 0`, `x_{k+1,j} <= x_{k,j}` and `sum_j x_{1,j} <= 1`;
+    /// named fractions `0 <= x <= 1`; workload grids `0 <= Fbar <= 1`, nonincreasing in `w`,
+    /// `xi >= 0`; pair and triplet counts `>= 0`. `x` must have [`dim`](Self::dim) entries.
+    /// Not for drift loops (it formats names).
+    pub fn largest_violation(&self, x: &[f64]) -> Option<Violation> {
+        // rules: 0: 0 <= x_i; 1: x_i <= 1; 2: x_i <= x_other; 3: sum of the first phases <= 1
+        let mut w = Worst(None);
+        match *self {
+            StateLayout::Named { .. } => x.iter().enumerate().for_each(|(i, v)| {
+                w.see(-v, i, 0, 0);
+                w.see(v - 1.0, i, 1, 0);
+            }),
+            StateLayout::Tail { .. } => w.tail(x, 0, 1),
+            StateLayout::ClassTail { levels, .. } => x.chunks(levels.max(1)).enumerate().for_each(|(j, c)| w.tail(c, j * levels, 1)),
+            StateLayout::PhaseTail { phases, .. } => {
+                (0..phases.min(x.len())).for_each(|j| w.tail(&x[j..], j, phases));
+                w.see(x.iter().take(phases).sum::<f64>() - 1.0, 0, 3, 0);
+            }
+            StateLayout::Workload { phases, .. } => {
+                w.tail(x, 0, 1 + phases);
+                x.iter().enumerate().filter(|(i, _)| i % (1 + phases) != 0).for_each(|(i, v)| w.see(-v, i, 0, 0));
+            }
+            StateLayout::Pair { .. } | StateLayout::Triplet { .. } => x.iter().enumerate().for_each(|(i, v)| w.see(-v, i, 0, 0)),
+        }
+        let worst = w.0;
+        let (amount, index, rule, other) = worst?;
+        let name = self.name(index);
+        let constraint = match rule {
+            0 => format!("0 <= {name}"),
+            1 => format!("{name} <= 1"),
+            2 => format!("{name} <= {}", self.name(other)),
+            _ => match self {
+                StateLayout::PhaseTail { phases, .. } => format!("{} + ... + {} <= 1", self.name(0), self.name(phases - 1)),
+                _ => "the sum <= 1".into(),
+            },
+        };
+        Some(Violation { constraint, index, amount })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

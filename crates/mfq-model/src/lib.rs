@@ -37,7 +37,7 @@ pub mod spec;
 pub use deadline::Deadline;
 pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
-pub use layout::StateLayout;
+pub use layout::{StateLayout, Violation};
 pub use registry::{Kind, KindSpec, ModelSpec, Param, ParamRange, KINDS};
 pub use spec::{ModelFile, Truncation};
 
@@ -229,6 +229,23 @@ pub enum Stability {
         /// What is known.
         note: String,
     },
+}
+
+/// What a kind has instead of a queue-length model for some parameters: a stability verdict,
+/// the region it comes from and its boundary `lambda_max` (redundancy-d with identical copies,
+/// [`models::redundancy::identical_region`]). Data, not an error: `mfq fixed-point` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StabilityRegion {
+    /// The verdict at the parameters.
+    pub stability: Stability,
+    /// The stable region, e.g. `lambda < 1/d`.
+    pub region: String,
+    /// The largest stable arrival rate per server (`None` when not known), to full precision.
+    pub lambda_max: Option<f64>,
+    /// How `lambda_max` is known (closed form, or computed, with its accuracy).
+    pub lambda_max_source: String,
+    /// Why there is no queue-length model and where a verdict for finite `N` comes from.
+    pub note: String,
 }
 
 /// A partial order on states in which a model may be cooperative (monotone).

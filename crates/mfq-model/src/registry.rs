@@ -217,6 +217,20 @@ pub trait KindSpec: Serialize + DeserializeOwned + Clone + Debug + PartialEq + S
     /// [`ModelError::OutOfRange`] when a parameter the system needs is invalid (a job-size
     /// law that is not one).
     fn simulation(&self) -> Result<Simulation, ModelError>;
+
+    /// What the output must say about these parameters so that nothing is silently
+    /// substituted: a parameter the chosen approximation ignores, or which system the
+    /// headline numbers describe (default: nothing). Printed as `note` lines and the JSON key
+    /// `notes`.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// `Some` when these parameters have a stability region but no queue-length model (the
+    /// answer of `fixed-point` is that region, as data); default `None`.
+    fn stability_only(&self) -> Option<crate::StabilityRegion> {
+        None
+    }
 }
 
 /// [`KindSpec`] as a trait object (implemented for every `KindSpec`).
@@ -231,6 +245,8 @@ trait DynSpec: Debug + Send + Sync {
     fn initial_levels(&self) -> usize;
     fn has_model(&self) -> bool;
     fn simulation(&self) -> Result<Simulation, ModelError>;
+    fn notes(&self) -> Vec<String>;
+    fn stability_only(&self) -> Option<crate::StabilityRegion>;
     fn serialized(&self) -> &dyn erased_serde::Serialize;
     fn clone_box(&self) -> Box<dyn DynSpec>;
     fn as_any(&self) -> &dyn Any;
@@ -267,6 +283,12 @@ impl<T: KindSpec> DynSpec for T {
     }
     fn simulation(&self) -> Result<Simulation, ModelError> {
         KindSpec::simulation(self)
+    }
+    fn notes(&self) -> Vec<String> {
+        KindSpec::notes(self)
+    }
+    fn stability_only(&self) -> Option<crate::StabilityRegion> {
+        KindSpec::stability_only(self)
     }
     fn serialized(&self) -> &dyn erased_serde::Serialize {
         self
@@ -370,6 +392,17 @@ impl ModelSpec {
     /// Whether the file holds a model to solve (see [`KindSpec::has_model`]).
     pub fn has_model(&self) -> bool {
         self.0.has_model()
+    }
+
+    /// What the output must say about these parameters (see [`KindSpec::notes`]).
+    pub fn notes(&self) -> Vec<String> {
+        self.0.notes()
+    }
+
+    /// The stability region of parameters without a queue-length model (see
+    /// [`KindSpec::stability_only`]).
+    pub fn stability_only(&self) -> Option<crate::StabilityRegion> {
+        self.0.stability_only()
     }
 
     /// The finite-N system the simulator runs, or why there is none (see [`Simulation`]).

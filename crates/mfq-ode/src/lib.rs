@@ -217,6 +217,40 @@ pub struct Trajectory {
     pub status: Status,
     /// Counters.
     pub stats: Stats,
+    /// Where the recorded states break the constraints of the model's layout by more than
+    /// [`INVARIANT_TOL`] (`x_{k+1} <= x_k`, `0 <= x_k <= 1`, ...:
+    /// [`StateLayout::largest_violation`](mfq_model::StateLayout::largest_violation));
+    /// `None` when they all hold. An explicit method at a loose tolerance can break them
+    /// while its status says success: callers report this beside the status.
+    pub invariants: Option<InvariantBreaks>,
+}
+
+/// A recorded state may break its layout's constraints by this much (round-off) before it
+/// counts in [`Trajectory::invariants`].
+pub const INVARIANT_TOL: f64 = 1e-12;
+
+/// The recorded states of a [`Trajectory`] that break the layout's constraints.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct InvariantBreaks {
+    /// Recorded states (rows) with a violation above [`INVARIANT_TOL`].
+    pub rows: usize,
+    /// Recorded states in all.
+    pub of: usize,
+    /// The largest violation, with the constraint and the entry.
+    pub largest: mfq_model::Violation,
+    /// The time of the state with the largest violation.
+    pub at_t: f64,
+}
+
+impl std::fmt::Display for InvariantBreaks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the integrator broke the state's invariants in {} of {} recorded states (largest: {} at t = {:.4}); \
+             tighten --rtol/--atol or use the stiff method",
+            self.rows, self.of, self.largest, self.at_t
+        )
+    }
 }
 
 impl Trajectory {
@@ -272,14 +306,15 @@ pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Res
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(OdeError::OutOfRange { field, value: v.to_string(), allowed })
+            Err(OdeError::OutOfRange { field, value: number(v), allowed })
         }
     };
     positive("t_end", opts.t_end, "a finite time > 0")?;
     positive("atol", opts.atol, "a number > 0")?;
-    positive("rtol", opts.rtol, "a number in (0, 1)")?;
-    if opts.rtol >= 1.0 {
-        return Err(OdeError::OutOfRange { field: "rtol", value: opts.rtol.to_string(), allowed: "a number in (0, 1)" });
+    const RTOL_ALLOWED: &str = "a number in [1e-14, 1) (double precision cannot meet a smaller relative error)";
+    positive("rtol", opts.rtol, RTOL_ALLOWED)?;
+    if !(MIN_RTOL..1.0).contains(&opts.rtol) {
+        return Err(OdeError::OutOfRange { field: "rtol", value: number(opts.rtol), allowed: RTOL_ALLOWED });
     }
     if let Some(tol) = opts.steady_tol {
         positive("steady_tol", tol, "a number > 0")?;
@@ -302,8 +337,40 @@ pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Res
             other => other,
         },
     };
-    Ok(rec.finish(status, stats))
+    let mut tr = rec.finish(status, stats);
+    tr.invariants = invariant_breaks(&model.layout(), &tr);
+    Ok(tr)
 }
+
+/// The constraint breaks of the recorded states of `tr` (see [`Trajectory::invariants`]).
+fn invariant_breaks(layout: &mfq_model::StateLayout, tr: &Trajectory) -> Option<InvariantBreaks> {
+    let mut rows = 0;
+    let mut largest: Option<(mfq_model::Violation, f64)> = None;
+    for (t, x) in tr.t.iter().zip(&tr.x) {
+        if let Some(v) = layout.largest_violation(x).filter(|v| v.amount > INVARIANT_TOL) {
+            rows += 1;
+            if largest.as_ref().is_none_or(|(w, _)| v.amount > w.amount) {
+                largest = Some((v, *t));
+            }
+        }
+    }
+    largest.map(|(largest, at_t)| InvariantBreaks { rows, of: tr.t.len(), largest, at_t })
+}
+
+/// `v` for a message: plain, or in exponent form when that is shorter to read (`1e-30`, not
+/// thirty zeros).
+fn number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && (v.abs() < 1e-4 || v.abs() >= 1e15) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// Smallest relative tolerance [`solve`] accepts: a step cannot be controlled to a relative
+/// error below a few units of round-off (`2.2e-16`), and asking for less makes the step size
+/// collapse instead of failing clearly.
+pub const MIN_RTOL: f64 = 1e-14;
 
 /// Collects output points.
 struct Recorder {
@@ -334,7 +401,7 @@ impl Recorder {
             self.t.push(self.last_t);
             self.x.push(self.last_x);
         }
-        Trajectory { t: self.t, x: self.x, status, stats }
+        Trajectory { t: self.t, x: self.x, status, stats, invariants: None }
     }
 }
 

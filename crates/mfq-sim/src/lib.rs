@@ -312,10 +312,11 @@ fn check_lambda(lambda: f64) -> Result<(), SimError> {
 }
 
 fn check_d(d: u32) -> Result<(), SimError> {
-    if (1..=1_000_000).contains(&d) {
+    // the model's range (mfq_model::models::MAX_D): the simulator accepts what the model does
+    if (1..=mfq_model::models::MAX_D).contains(&d) {
         Ok(())
     } else {
-        Err(out_of_range("model.d", d, "an integer in [1, 1000000]"))
+        Err(out_of_range("model.d", d, "an integer in [1, 10000]"))
     }
 }
 

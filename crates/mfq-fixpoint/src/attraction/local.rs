@@ -56,12 +56,12 @@ impl Ctx<'_> {
         for (i, e) in equilibria.iter().enumerate() {
             if e.kind == EquilibriumKind::Degenerate {
                 notes.push(format!(
-                    "equilibrium #{i} ({} = {:.8}) is degenerate: spectral abscissa {:.3e} within degeneracy_tol = {:.0e} \
+                    "equilibrium #{i} ({} = {:.8}) is degenerate: spectral abscissa {:.3e} within degeneracy_tol x max(1, ||J||) = {:.0e} \
                      (a zero eigenvalue: convergence there is algebraic, not exponential, and no certificate rests on it)",
                     summary_name,
                     e.summary,
                     e.local.as_ref().map_or(f64::NAN, |l| l.spectral_abscissa),
-                    opts.degeneracy_tol
+                    opts.degeneracy_tol * e.local.as_ref().map_or(1.0, |l| l.jacobian_norm.max(1.0))
                 ));
             }
         }
@@ -73,12 +73,8 @@ impl Ctx<'_> {
     fn equilibrium(&self, e: &EqBuild, summary: f64) -> Equilibrium {
         let opts = self.opts;
         let local = (self.model.dim() <= opts.max_dim_for_eigenvalues).then(|| local_stability(self.model, &e.x));
-        let kind = match &local {
-            None => EquilibriumKind::Unknown,
-            Some(l) if l.spectral_abscissa < -opts.degeneracy_tol => EquilibriumKind::Stable,
-            Some(l) if l.spectral_abscissa > opts.degeneracy_tol => EquilibriumKind::Unstable,
-            Some(_) => EquilibriumKind::Degenerate,
-        };
+        // the shared rule of `fixed-point` and `report` (relative to max(1, ||J||_inf))
+        let kind = local.as_ref().map_or(EquilibriumKind::Unknown, |l| l.kind(opts.degeneracy_tol));
         Equilibrium {
             x: e.x.clone(),
             summary,

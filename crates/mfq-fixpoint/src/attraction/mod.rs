@@ -6,7 +6,7 @@
 //!
 //! 1. **Local stability** at `x*`: the eigenvalues of the Jacobian ([`local_stability`](crate::local_stability)), the
 //!    spectral abscissa `alpha` and the slowest decay rate `-alpha`. `|alpha| <=
-//!    degeneracy_tol` flags a **degenerate** equilibrium (a zero eigenvalue to the precision
+//!    degeneracy_tol * max(1, ||J||_inf)` flags a **degenerate** equilibrium (a zero eigenvalue to the precision
 //!    at hand: convergence there is algebraic, not exponential, and nothing is certified on it).
 //! 2. **Monotone sandwich**, when [`MeanFieldModel::order`] claims an order: cooperativity is
 //!    *tested*, never trusted. At `cooperativity_samples` random feasible states the

@@ -75,7 +75,9 @@ pub struct CheckOptions {
     pub order_pairs: usize,
     /// Two equilibria closer than this (max norm) are one (default 1e-6).
     pub cluster_tol: f64,
-    /// An equilibrium with `|spectral abscissa| <= degeneracy_tol` is degenerate (default 1e-5).
+    /// An equilibrium with `|spectral abscissa| <= degeneracy_tol * max(1, ||J||_inf)` is
+    /// degenerate (default [`DEGENERACY_TOL`](crate::DEGENERACY_TOL) = 1e-5; the same rule as
+    /// `fixed-point` and `report`, [`LocalStability::kind`](crate::LocalStability::kind)).
     pub degeneracy_tol: f64,
     /// Eigenvalues are computed for models up to this dimension (dense, `O(n^3)`; default 600).
     pub max_dim_for_eigenvalues: usize,
@@ -98,7 +100,7 @@ impl Default for CheckOptions {
             cooperativity_samples: 256,
             order_pairs: 8,
             cluster_tol: 1e-6,
-            degeneracy_tol: 1e-5,
+            degeneracy_tol: crate::DEGENERACY_TOL,
             max_dim_for_eigenvalues: 600,
             progress: Progress::none(),
             deadline: Deadline::none(),

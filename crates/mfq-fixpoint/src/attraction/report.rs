@@ -8,30 +8,7 @@ use mfq_ode::Status;
 use serde::Serialize;
 use std::fmt;
 
-/// Local character of an equilibrium, from the spectral abscissa `alpha` of the Jacobian.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EquilibriumKind {
-    /// `alpha < -degeneracy_tol`: exponentially attracting.
-    Stable,
-    /// `alpha > degeneracy_tol`: repelling in some direction (e.g. a saddle).
-    Unstable,
-    /// `|alpha| <= degeneracy_tol`: a zero eigenvalue to the precision at hand.
-    Degenerate,
-    /// Eigenvalues not computed (dimension above `max_dim_for_eigenvalues`).
-    Unknown,
-}
-
-impl fmt::Display for EquilibriumKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            EquilibriumKind::Stable => "stable",
-            EquilibriumKind::Unstable => "unstable",
-            EquilibriumKind::Degenerate => "degenerate",
-            EquilibriumKind::Unknown => "stability not computed",
-        })
-    }
-}
+pub use crate::stability::EquilibriumKind;
 
 impl fmt::Display for FoundBy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -174,7 +151,7 @@ pub enum Verdict {
         order_pairs: usize,
         /// Largest `||x_end - x*||_inf` of the extremal runs.
         extremal_end_distance: f64,
-        /// Spectral abscissa at `x*` (below `-degeneracy_tol`).
+        /// Spectral abscissa at `x*` (below `-degeneracy_tol * max(1, ||J||_inf)`).
         spectral_abscissa: f64,
         /// Random starts, all settled at `x*`.
         starts: usize,
@@ -247,9 +224,11 @@ impl fmt::Display for Verdict {
         match self {
             Verdict::Certified { jacobian_samples, order_pairs, extremal_end_distance, spectral_abscissa, starts } => write!(
                 f,
-                "CERTIFIED: global attraction of the truncated system (monotone sandwich): cooperative at {jacobian_samples} \
-                 sampled states and {order_pairs} ordered pairs, both extremal runs reach x* (end distance {extremal_end_distance:.1e}), \
-                 x* locally stable (spectral abscissa {spectral_abscissa:.4e}); all {starts} random starts agree"
+                "CERTIFIED for the truncated system, resting on a sampled cooperativity test (no negative off-diagonal \
+                 Jacobian entry at {jacobian_samples} sampled states, order kept for {order_pairs} ordered pairs: a test, not a \
+                 proof) and the monotone sandwich it permits (both extremal runs reach x*, end distance \
+                 {extremal_end_distance:.1e}); x* locally stable (spectral abscissa {spectral_abscissa:.4e}); all {starts} \
+                 random starts agree"
             ),
             Verdict::Evidence { starts, max_end_distance, not_certified_because } => write!(
                 f,
@@ -307,7 +286,7 @@ pub struct AttractionReport {
     pub local: Option<LocalStability>,
     /// Index of `x*` in [`equilibria`](Self::equilibria) (`None` if its solve did not converge).
     pub reference: Option<usize>,
-    /// Whether some equilibrium found is degenerate (`|alpha| <= degeneracy_tol`).
+    /// Whether some equilibrium found is degenerate (`|alpha| <= degeneracy_tol * max(1, ||J||_inf)`).
     pub degenerate: bool,
     /// The monotone sandwich (`None` when the model claims no order).
     pub sandwich: Option<Sandwich>,

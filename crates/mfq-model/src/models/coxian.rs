@@ -950,7 +950,7 @@ pub struct JiqPhSpec {
 pub static JSQ_PH: Kind = Kind {
     name: "jsq-ph",
     title: "SQ(d)/JSQ(d) with phase-type job sizes (state: queue length and phase of the job in service; Coxian H2)",
-    params: &[params::LAMBDA, params::D, params::JOB_SIZE],
+    params: &[params::LAMBDA_PT, params::D, params::JOB_SIZE],
     sources: "Hellemans, PhD thesis (Antwerp), eqs. SQd_PH_proof1/2; Van Houdt, POMACS 3(2) art. 23, 2019 (Coxian form, order)",
     example: "models/sq2-h2.toml",
     docs: "docs/models/phase-type.md",
@@ -961,7 +961,7 @@ pub static JSQ_PH: Kind = Kind {
 pub static POD_LI_PH: Kind = Kind {
     name: "pod-li-ph",
     title: "Pod with load-independent comparison errors, phase-type job sizes",
-    params: &[params::LAMBDA, params::D, params::EPS, params::JOB_SIZE],
+    params: &[params::LAMBDA_PT, params::D, params::EPS, params::JOB_SIZE],
     sources: "Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024 (routing); phase-type form as for SQ(d) (derived)",
     example: "models/pod-li-h2.toml",
     docs: "docs/models/phase-type.md",
@@ -972,7 +972,7 @@ pub static POD_LI_PH: Kind = Kind {
 pub static JIQ_PH: Kind = Kind {
     name: "jiq-ph",
     title: "Join-Idle-Queue with phase-type job sizes",
-    params: &[params::LAMBDA, params::JOB_SIZE],
+    params: &[params::LAMBDA_PT, params::JOB_SIZE],
     sources: "Lu et al., Perf. Eval. 68(11), 2011; phase-type form as for SQ(d) (derived, docs/models/phase-type.md)",
     example: "models/jiq-h2.toml",
     docs: "docs/models/phase-type.md",

@@ -502,7 +502,7 @@ pub struct LldSpec {
 pub static LLD: Kind = Kind {
     name: "lld",
     title: "LL(d): least loaded of d by workload (fixed point: workload ccdf by an ODE in w)",
-    params: &[params::LAMBDA, params::D, params::JOB_SIZE],
+    params: &[params::LAMBDA_PT, params::D, params::JOB_SIZE],
     sources: "Hellemans and Van Houdt, SIGMETRICS 2018 (POMACS 2(2)); closed forms for exponential sizes",
     example: "models/lld2-h2.toml",
     docs: "docs/models/lld.md",

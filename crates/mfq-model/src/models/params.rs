@@ -12,6 +12,16 @@ pub(crate) const LAMBDA: Param = Param {
     range: Some(ParamRange::above(0.0)),
 };
 
+/// `lambda` of the kinds with phase-type job sizes: the load is `rho = lambda E[S]`.
+pub(crate) const LAMBDA_PT: Param = Param {
+    name: "lambda",
+    meaning: "arrival rate per server (load rho = lambda E[S], unit-rate servers)",
+    unit: "jobs per time unit per server",
+    allowed: "> 0; stable iff rho = lambda E[S] < 1 (E[S]: the job_size mean)",
+    default: None,
+    range: Some(ParamRange::above(0.0)),
+};
+
 /// `d`, the number of servers sampled per arrival.
 pub(crate) const D: Param = Param {
     name: "d",

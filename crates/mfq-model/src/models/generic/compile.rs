@@ -106,6 +106,7 @@ impl GenericModel {
         }
         let Reduced { member_lists, slot_of, names, laws } = reduce(&mut r, spec)?;
         let Unrolled { jumps, jump_ptr, rates, labels } = unroll_transitions(&r, spec, &member_lists, &slot_of, limits.max_transitions)?;
+        let undeclared = undeclared_conservation(&jumps, &jump_ptr, names.len());
         let Programs { drift_blocks, jac_items, jac_blocks, sparsity, scratch } =
             compile_programs(&r, &rates, &jumps, &jump_ptr, names.len())?;
         let tail_family = validate::tail_family(&r, spec)?;
@@ -138,8 +139,95 @@ impl GenericModel {
             }),
         };
         validate::check_rates(&model, spec, &r, &member_lists, &slot_of, &labels)?;
+        if let Some(c) = undeclared {
+            return Err(undeclared_law_error(&c, &model.names, spec, &r, &slot_of));
+        }
         Ok(model)
     }
+}
+
+/// Largest `instances * n^2` for which [`undeclared_conservation`] runs (about a second).
+pub(super) const CONSERVATION_CHECK_WORK: usize = 300_000_000;
+
+/// A linear quantity `c . x` that every transition instance leaves unchanged (`c . v = 0` for
+/// every jump vector `v` in the reduced state, a left null vector of the jump matrix and so of
+/// the Jacobian at every state), scaled so that its largest entry is 1; `None` when the jumps
+/// span the state (no such quantity) or the check is too large ([`CONSERVATION_CHECK_WORK`]).
+/// Found by modified Gram-Schmidt on the jump vectors, then on the unit vectors.
+pub(super) fn undeclared_conservation(jumps: &[(usize, f64)], jump_ptr: &[usize], n: usize) -> Option<Vec<f64>> {
+    let instances = jump_ptr.len().saturating_sub(1);
+    if n == 0 || instances.saturating_mul(n).saturating_mul(n) > CONSERVATION_CHECK_WORK {
+        return None;
+    }
+    let mut basis: Vec<Vec<f64>> = Vec::new();
+    let mut v = vec![0.0; n];
+    let reduce = |v: &mut [f64], basis: &[Vec<f64>]| {
+        for b in basis {
+            let dot: f64 = v.iter().zip(b).map(|(a, c)| a * c).sum();
+            v.iter_mut().zip(b).for_each(|(a, c)| *a -= dot * c);
+        }
+        v.iter().map(|a| a * a).sum::<f64>().sqrt()
+    };
+    for i in 0..instances {
+        if basis.len() == n {
+            return None;
+        }
+        v.iter_mut().for_each(|a| *a = 0.0);
+        jumps[jump_ptr[i]..jump_ptr[i + 1]].iter().for_each(|&(slot, change)| v[slot] += change);
+        let scale = v.iter().map(|a| a.abs()).fold(0.0, f64::max);
+        if scale == 0.0 {
+            continue;
+        }
+        let norm = reduce(&mut v, &basis);
+        if norm > 1e-9 * scale {
+            basis.push(v.iter().map(|a| a / norm).collect());
+        }
+    }
+    if basis.len() == n {
+        return None;
+    }
+    // a unit vector with a component outside the span of the jumps
+    (0..n).find_map(|i| {
+        let mut e = vec![0.0; n];
+        e[i] = 1.0;
+        let norm = reduce(&mut e, &basis);
+        (norm > 1e-6).then(|| {
+            let top = e.iter().map(|a| a.abs()).fold(0.0, f64::max);
+            e.iter().map(|a| if a.abs() < 1e-9 * top { 0.0 } else { a / top }).collect()
+        })
+    })
+}
+
+/// The error for a conserved quantity `c . x` that no `[[model.conservation]]` declares: the
+/// fixed points then form a family (one per value of `c . x`) and the solver could stop
+/// anywhere on it, e.g. at the empty state.
+fn undeclared_law_error(c: &[f64], names: &[String], spec: &GenericSpec, r: &Resolver, slot_of: &[Option<usize>]) -> ModelError {
+    let terms: Vec<String> = c
+        .iter()
+        .zip(names)
+        .filter(|(a, _)| **a != 0.0)
+        .map(|(a, name)| if (a - 1.0).abs() < 1e-12 { name.clone() } else { format!("{} {name}", crate::short_number(*a)) })
+        .collect();
+    let ones = c.iter().all(|a| *a == 0.0 || (a - 1.0).abs() < 1e-12);
+    let initial = initial_state(r, spec, slot_of).ok().flatten().map(|x| x.iter().zip(c).map(|(v, a)| v * a).sum::<f64>());
+    let value = initial.map_or("its value".to_string(), |v| format!("{v:.12} (its value at model.initial)").replace(".000000000000 ", " "));
+    let how = if ones {
+        format!(
+            "declare it: [[model.conservation]] with sum = [{}] and value = {value}",
+            terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        "change the variables so that it is a plain sum, then declare it in [[model.conservation]]".to_string()
+    };
+    ModelError::declaration(
+        "model.conservation",
+        format!(
+            "the transitions conserve {} (every jump leaves it unchanged: a left null vector of the Jacobian), but no \
+             conservation law declares it, so the fixed points form a family and the solver could stop anywhere on it \
+             (e.g. at the empty state); {how}",
+            terms.join(" + ")
+        ),
+    )
 }
 
 /// Declares the scalar variables (element ids `0..variables.len()`).

@@ -27,6 +27,29 @@ impl KindSpec for GenericSpec {
     fn simulation(&self) -> Result<Simulation, ModelError> {
         Ok(Simulation::Population)
     }
+    /// The conservation laws the solve used: the declared ones (with the eliminated
+    /// variable), or none, in which case the model was checked to conserve no linear
+    /// quantity (a model that does is refused when it is built).
+    fn notes(&self) -> Vec<String> {
+        if self.conservation.is_empty() {
+            return vec!["conservation law: none declared; the jumps were checked to conserve no linear quantity (a left null \
+                         vector of the jump matrix; skipped above 3e8 transitions x variables^2), so the fixed point is not one of a family"
+                .into()];
+        }
+        self.conservation
+            .iter()
+            .enumerate()
+            .map(|(i, law)| {
+                let elim = law.eliminate.clone().or_else(|| law.sum.last().cloned()).unwrap_or_default();
+                format!(
+                    "conservation law used: {} = {} (model.conservation[{i}], declared; {elim} is computed from the others, so \
+                     every reported state satisfies it exactly)",
+                    law.sum.join(" + "),
+                    law.value.source()
+                )
+            })
+            .collect()
+    }
 }
 
 /// The `generic` kind.

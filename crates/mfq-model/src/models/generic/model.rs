@@ -232,6 +232,26 @@ impl AnalyticJacobian for GenericModel {
     }
 }
 
+impl GenericModel {
+    /// Calls `f(instance, column, d rate / d x_column)` for every Jacobian item of every
+    /// transition instance at `x` (the items [`jacobian`](AnalyticJacobian::jacobian) sums),
+    /// for the checks of the model file.
+    pub(super) fn for_each_rate_derivative(&self, x: &[f64], f: &mut dyn FnMut(usize, usize, f64)) {
+        with_scratch(self.scratch, |regs| {
+            for b in &self.jac_blocks {
+                for l0 in (0..b.lanes()).step_by(CHUNK) {
+                    let w = CHUNK.min(b.lanes() - l0);
+                    let out = b.run(x, regs, l0, w);
+                    for (d, &item) in out.iter().zip(&b.items[l0..l0 + w]) {
+                        let (inst, col) = self.jac_items[item as usize];
+                        f(inst as usize, col as usize, *d);
+                    }
+                }
+            }
+        });
+    }
+}
+
 impl Transitions for GenericModel {
     fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         let (jumps, ptr) = (&self.jumps, &self.jump_ptr);

@@ -261,6 +261,65 @@ impl SplitMix {
 /// Every rate of `model` is `>= 0` (up to `-1e-12`) and finite at [`VALIDATION_SAMPLES`]
 /// random feasible states: entries in (0, 1), tail families non-increasing, conservation laws
 /// kept. `labels` names the transition and index values of each instance.
+/// The rates at `x` are `>= 0` and finite, and so are their derivatives (the Jacobian the
+/// solvers use); the error names the transition, its index values, the variable and the state.
+fn check_rates_at(model: &GenericModel, spec: &GenericSpec, labels: &[(usize, String)], x: &[f64]) -> Result<(), ModelError> {
+    let dim = model.names.len();
+    let state = || {
+        let shown: Vec<String> = model.names.iter().zip(x).take(8).map(|(n, v)| format!("{n} = {v:.4}")).collect();
+        format!("{}{}", shown.join(", "), if dim > 8 { ", ..." } else { "" })
+    };
+    let transition = |i: usize| {
+        let (ti, at) = &labels[i];
+        let t = &spec.transitions[*ti];
+        let named = t.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
+        (format!("model.transitions[{ti}].rate{named}"), format!("\"{}\"{at}", t.rate.source()))
+    };
+    let mut bad: Option<(usize, f64)> = None;
+    model.for_each_rate(x, &mut |i, rate| {
+        if bad.is_none() && !(rate >= -1e-12 && rate.is_finite()) {
+            bad = Some((i, rate));
+        }
+    });
+    if let Some((i, rate)) = bad {
+        let (field, rate_text) = transition(i);
+        return Err(ModelError::OutOfRange {
+            field,
+            value: format!("{rate_text} = {rate:.4e} at the feasible state ({})", state()),
+            allowed:
+                "a rate >= 0 and finite at every feasible state (entries in [0, 1], tail families non-increasing, conservation laws kept)"
+                    .into(),
+        });
+    }
+    let mut bad: Option<(usize, usize, f64)> = None;
+    model.for_each_rate_derivative(x, &mut |i, col, d| {
+        if bad.is_none() && !d.is_finite() {
+            bad = Some((i, col, d));
+        }
+    });
+    if let Some((i, col, d)) = bad {
+        let (field, rate_text) = transition(i);
+        let mut rate = f64::NAN;
+        model.for_each_rate(x, &mut |j, r| {
+            if j == i {
+                rate = r;
+            }
+        });
+        return Err(ModelError::OutOfRange {
+            field,
+            value: format!(
+                "{rate_text} = {rate:.4e} is finite but its derivative with respect to {} is {d} at the state ({})",
+                model.names[col],
+                state()
+            ),
+            allowed: "a rate whose derivatives are finite at every feasible state (the solvers use the Jacobian; a floor such \
+                      as max(x, 1e-290) in a denominator overflows the derivative: use a floor such as 1e-12)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 pub(super) fn check_rates(
     model: &GenericModel,
     spec: &GenericSpec,
@@ -298,25 +357,12 @@ pub(super) fn check_rates(
                 x[s] = values[e];
             }
         }
-        let mut bad: Option<(usize, f64)> = None;
-        model.for_each_rate(&x, &mut |i, rate| {
-            if bad.is_none() && !(rate >= -1e-12 && rate.is_finite()) {
-                bad = Some((i, rate));
-            }
-        });
-        if let Some((i, rate)) = bad {
-            let shown: Vec<String> = model.names.iter().zip(&x).take(8).map(|(n, v)| format!("{n} = {v:.4}")).collect();
-            let more = if dim > 8 { ", ..." } else { "" };
-            let (ti, at) = &labels[i];
-            let t = &spec.transitions[*ti];
-            let named = t.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
-            return Err(ModelError::OutOfRange {
-                field: format!("model.transitions[{ti}].rate{named}"),
-                value: format!("\"{}\"{at} = {rate:.4e} at the feasible state ({}{more})", t.rate.source(), shown.join(", ")),
-                allowed: "a rate >= 0 and finite at every feasible state (entries in [0, 1], tail families non-increasing, conservation laws kept)"
-                    .into(),
-            });
-        }
+        check_rates_at(model, spec, labels, &x)?;
+    }
+    // the extremal states too: the solvers start there (a floor such as max(x, 1e-290) in a
+    // denominator is finite at random states and overflows its derivative at the empty state)
+    for state in crate::MeanFieldModel::extremal_states(model) {
+        check_rates_at(model, spec, labels, &state.x)?;
     }
     Ok(())
 }

@@ -114,3 +114,35 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
         _ => Stability::Unknown { note: "identical copies: stability is known for PS, FCFS and ROS only".into() },
     }
 }
+
+/// The stability region of redundancy-d with identical exponential copies at `lambda`: what
+/// `mfq fixed-point` reports for these parameters (there is no queue-length model of identical
+/// copies here). PS: `lambda < 1/d` with `lambda_max = 1/d` (Anton, Ayesta, Jonckheere, Verloop
+/// 2021); FCFS: `lambda < lambda_max` of [`red_id_lambda_max`] (`N -> inf`); LPS and LCFS:
+/// unknown, no `lambda_max`.
+pub fn identical_region(lambda: f64, d: u32, discipline: Discipline) -> crate::StabilityRegion {
+    let stability = identical_stability(lambda, d, discipline);
+    let (region, lambda_max, source) = match discipline {
+        Discipline::Ps => (
+            "lambda < 1/d (every copy is served in full)".to_string(),
+            Some(1.0 / d as f64),
+            "closed form 1/d (Anton, Ayesta, Jonckheere and Verloop, Oper. Res. 69(5), 2021)".to_string(),
+        ),
+        Discipline::Fcfs => (
+            "lambda < lambda_max, the N -> inf throughput per server of the saturated system".to_string(),
+            Some(red_id_lambda_max(d)),
+            "computed from Hellemans and Van Houdt's ODE for Red_id(d) (RK4 step 0.01, bisection in lambda); published \
+             0.81669 for d = 2 (T. Hellemans' PhD thesis)"
+                .to_string(),
+        ),
+        _ => ("unknown (the stability of identical copies is known for PS, FCFS and ROS only)".to_string(), None, String::new()),
+    };
+    let note = match discipline {
+        Discipline::Fcfs => {
+            "identical copies have no queue-length model here, only this region; `mfq simulate --servers N` gives \
+                             the verdict for N servers (the threshold is lower for finite N)"
+        }
+        _ => "identical copies have no queue-length model here, only this region",
+    };
+    crate::StabilityRegion { stability, region, lambda_max, lambda_max_source: source, note: note.to_string() }
+}

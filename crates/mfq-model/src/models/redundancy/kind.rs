@@ -98,6 +98,47 @@ impl KindSpec for RedundancySpec {
     fn has_model(&self) -> bool {
         !self.is_identical_fcfs()
     }
+    /// The mean field ignores the discipline; under FCFS the headline numbers are the
+    /// approximation's, not Gardner et al.'s exact limit (printed beside them).
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.copies == Copies::Identical {
+            return notes;
+        }
+        let label = self.discipline.label(self.lps_k.unwrap_or(1));
+        if self.approximation == Approximation::MeanField && self.discipline != Discipline::Ps {
+            notes.push(format!(
+                "approximation = \"mean-field\" does not depend on the discipline: these numbers are the same for PS, FCFS, \
+                 LPS and LCFS; discipline = \"{}\" ({label}) is ignored here (approximation = \"pair\" (d = 2) or, for LCFS, \
+                 \"limit\" model it)",
+                match self.discipline {
+                    Discipline::Fcfs => "fcfs",
+                    Discipline::Lps => "lps",
+                    Discipline::Lcfs => "lcfs",
+                    Discipline::Ps => "ps",
+                }
+            ));
+        }
+        if self.discipline == Discipline::Fcfs && self.lambda < 1.0 {
+            let what = match self.approximation {
+                Approximation::MeanField => "the discipline-independent mean field",
+                Approximation::Pair => "the FCFS pair approximation",
+                _ => "this approximation",
+            };
+            notes.push(format!(
+                "the headline numbers (mean queue length = mean copies per server, mean response time) describe {what}, not \
+                 the exact N -> inf FCFS system; that system's values (Gardner et al., Oper. Res. 65(4), 2017) are \
+                 gardner_fcfs_limit_mean_copies = {:.6} and gardner_fcfs_limit_mean_response_time = {:.6}",
+                super::gardner_fcfs_mean_copies(self.lambda, self.d),
+                super::gardner_fcfs_mean_response_time(self.lambda, self.d)
+            ));
+        }
+        notes
+    }
+    /// Identical copies: the stability region and `lambda_max` are the answer.
+    fn stability_only(&self) -> Option<crate::StabilityRegion> {
+        (self.copies == Copies::Identical).then(|| super::identical_region(self.lambda, self.d, self.discipline))
+    }
     fn simulation(&self) -> Result<Simulation, ModelError> {
         if self.copies == Copies::Identical {
             return Ok(Simulation::Unsupported {

@@ -324,6 +324,7 @@ pub(crate) fn common_extras(m: f64, d: u32, lambda: f64, discipline: Discipline)
     let mut v = vec![("mean_copies_per_server".to_string(), m), ("mean_jobs_per_server".to_string(), m / d as f64)];
     if discipline == Discipline::Fcfs && lambda < 1.0 {
         v.push(("gardner_fcfs_limit_mean_copies".to_string(), gardner_fcfs_mean_copies(lambda, d)));
+        v.push(("gardner_fcfs_limit_mean_response_time".to_string(), super::gardner_fcfs_mean_response_time(lambda, d)));
     }
     v
 }

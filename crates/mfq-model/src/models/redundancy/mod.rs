@@ -33,7 +33,7 @@ mod mean_field;
 mod pair;
 mod triplet;
 
-pub use identical::{identical_stability, red_id_lambda_max, red_id_load};
+pub use identical::{identical_region, identical_stability, red_id_lambda_max, red_id_load};
 pub use kind::{RedundancySpec, REDUNDANCY};
 pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
@@ -211,11 +211,16 @@ pub fn build_within(
             m.set_stability(identical_stability(lambda, d, discipline));
             return Ok(Box::new(m));
         }
+        let region = identical_region(lambda, d, discipline);
+        let lmax = region.lambda_max.map_or("unknown".to_string(), |l| format!("{l:.6}"));
         return Err(out_of_range(
             "model.copies",
             "identical",
-            "\"iid\" (identical copies have no queue-length model here: only their stability region and lambda_max; \
-             under FCFS `mfq simulate --servers N` gives the verdict for N servers)",
+            &format!(
+                "\"iid\" for this command: identical copies have no queue-length model here, only a stability region \
+                 ({}, lambda_max = {lmax}; `mfq fixed-point` reports it as data)",
+                region.region
+            ),
         ));
     }
     Ok(match approximation {
@@ -274,6 +279,19 @@ pub fn validate(
     lps_k: Option<u32>,
     levels: usize,
 ) -> Result<(), ModelError> {
+    if copies == Copies::Identical {
+        // no model to build: the parameters are checked, the answer is the stability region
+        check_common(lambda, d)?;
+        return match (discipline, lps_k) {
+            (Discipline::Lps, Some(k)) if k >= 1 => Ok(()),
+            (Discipline::Lps, Some(k)) => Err(out_of_range("model.lps_k", k, "an integer >= 1")),
+            (Discipline::Lps, None) => {
+                Err(out_of_range("model.lps_k", "(missing)", "an integer >= 1 (required with discipline = \"lps\")"))
+            }
+            (_, Some(k)) => Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\"")),
+            (_, None) => Ok(()),
+        };
+    }
     if approximation == Approximation::Limit && copies == Copies::Iid {
         check_limit(d, discipline, levels)?;
         return build(lambda, d, discipline, Approximation::MeanField, copies, lps_k, levels.min(64)).map(|_| ());

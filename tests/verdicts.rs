@@ -1,0 +1,174 @@
+//! Verdict words agree with each other (issue 16, class 2) and nothing is silently substituted
+//! (class 3): `fixed-point`, `report` and `check` classify an equilibrium by one rule (the
+//! spectral abscissa against `1e-5 max(1, ||J||_inf)`, `mfq_fixpoint::LocalStability::kind`);
+//! a stable model whose truncation runs out of room is never called unstable; `certified`
+//! says what it rests on (a sampled cooperativity test on the truncated system,
+//! docs/checker.md).
+//!
+//! References: the double root x = 1/4 of the biased majority rule at alpha = 1/9
+//! (docs/models/opinion.md, after Mukhopadhyay, Mazumdar, Roy, J. Stat. Phys. 2020); the
+//! stability conditions lambda < 1 of JSQ(d) (Mitzenmacher, IEEE TPDS 2001) and of Pod with
+//! load-independent errors (Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn mfq(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let (out, err) = text(o);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+}
+
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mfq-verdicts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The double root x = 1/4 of the biased majority rule at alpha = 1/9 has a spectral
+/// abscissa of ~ -2.6e-7 (a zero eigenvalue to the precision of the computed point):
+/// `fixed-point` calls it degenerate, as `check` does, not "locally stable".
+#[test]
+fn a_double_root_is_degenerate_in_fixed_point_and_check() {
+    let set = ["--set", "alpha=0.1111111111111111"];
+    let fp = mfq(&[&["fixed-point", "models/opinion-biased.toml"][..], &set, &["--json"]].concat());
+    let v = json(&fp);
+    let x = v["x"][0].as_f64().unwrap();
+    assert!((x - 0.25).abs() < 1e-5, "the double root 1/4: {x}");
+    assert_eq!(v["local_stability"], "degenerate", "{v}");
+    let o = mfq(&[&["fixed-point", "models/opinion-biased.toml"][..], &set].concat());
+    let (out, _) = text(&o);
+    assert!(out.contains("degenerate") && out.contains("inconclusive") && !out.contains("locally stable"), "{out}");
+    let dir = tmp_dir("double-root");
+    let c = mfq(&[&["check", "models/opinion-biased.toml"][..], &set, &["--json", "--out", dir.to_str().unwrap()]].concat());
+    let r = json(&c);
+    let kinds: Vec<&str> = r["equilibria"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    let near = r["equilibria"].as_array().unwrap().iter().find(|e| (e["x"][0].as_f64().unwrap() - 0.25).abs() < 1e-5);
+    assert_eq!(near.expect("the double root among the equilibria")["kind"], "degenerate", "{kinds:?}");
+}
+
+/// An ordinary stable point is "locally stable" in both commands (JSQ(3) at lambda = 0.7;
+/// its spectral abscissa is far from zero).
+#[test]
+fn a_stable_point_is_locally_stable_in_both() {
+    let v = json(&mfq(&["fixed-point", "models/jsq-d3.toml", "--set", "lambda=0.7", "--json"]));
+    assert_eq!(v["local_stability"], "stable", "{v}");
+    let a = v["spectral_abscissa"].as_f64().unwrap();
+    let norm = v["jacobian_norm"].as_f64().unwrap();
+    assert!(a < -1e-5 * norm.max(1.0), "alpha = {a}, ||J|| = {norm}");
+}
+
+/// Stable models near their stability boundary with too small a `truncation.max_levels`: the
+/// solver could not finish, and the message says the model is stable, never "unstable".
+#[test]
+fn a_stable_point_near_the_boundary_is_never_called_unstable() {
+    for (file, lambda, max_levels) in
+        [("models/jsq-d1.toml", "0.9999", "64"), ("models/pod-errors-li.toml", "0.999", "40"), ("models/lld2-exp.toml", "0.999", "20")]
+    {
+        let o = mfq(&["fixed-point", file, "--set", &format!("lambda={lambda}"), "--set", &format!("truncation.max_levels={max_levels}")]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(4), "{file}: {out}\n{err}");
+        let all = format!("{out}{err}").to_lowercase();
+        assert!(!all.contains("looks unstable") && !all.contains(" unstable"), "{file}: {all}");
+        assert!(err.contains("the model is stable") && err.contains("could not finish") && err.contains("max_levels"), "{file}: {err}");
+    }
+}
+
+/// `report`'s attraction line says what `certified` rests on: a sampled cooperativity test
+/// on the truncated system at the K used, not only the number of random starts.
+#[test]
+fn certified_says_what_it_rests_on() {
+    let dir = tmp_dir("certified");
+    let o = mfq(&["report", "models/jsq-d3.toml", "--set", "lambda=0.8", "--out", dir.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let line = out.lines().find(|l| l.trim_start().starts_with("attraction")).expect("an attraction line");
+    assert!(line.contains("CERTIFIED"), "{line}");
+    for words in ["truncated", "sampled cooperativity test", "not a proof", "random starts", "truncated at K ="] {
+        assert!(line.contains(words), "{words:?} missing: {line}");
+    }
+}
+
+/// Class 3: the discipline-independent mean field names the discipline it ignores (d = 3,
+/// FCFS, LPS(2), LCFS); with PS there is nothing to name.
+#[test]
+fn the_mean_field_names_the_discipline_it_ignores() {
+    for (disc, extra) in [("\"fcfs\"", None), ("\"lps\"", Some("lps_k=2")), ("\"lcfs\"", None)] {
+        let mut args = vec!["fixed-point", "models/redundancy-mf-d3.toml", "--set", "lambda=0.6", "--json"];
+        let d = format!("discipline={disc}");
+        args.extend(["--set", &d]);
+        if let Some(e) = extra {
+            args.extend(["--set", e]);
+        }
+        let v = json(&mfq(&args));
+        let notes = v["notes"].as_array().expect("notes").iter().map(|n| n.as_str().unwrap().to_string()).collect::<Vec<_>>();
+        let ignored = notes.iter().find(|n| n.contains("does not depend on the discipline")).unwrap_or_else(|| panic!("{disc}: {notes:?}"));
+        assert!(ignored.contains(&format!("discipline = {disc}")) && ignored.contains("ignored"), "{ignored}");
+    }
+    let v = json(&mfq(&["fixed-point", "models/redundancy-mf-d3.toml", "--set", "lambda=0.6", "--json"]));
+    assert_eq!(v["notes"], serde_json::json!([]), "PS: nothing ignored");
+}
+
+/// Class 3: under FCFS the headline numbers say which system they describe, and Gardner et
+/// al.'s exact limit is printed beside them. For d = 2 the series sum lambda^n / (n + 2) is
+/// (-ln(1 - lambda) - lambda) / lambda^2: E[T] = 1.0285160 at lambda = 0.7 (computed here, not
+/// by the code).
+#[test]
+fn fcfs_headline_numbers_say_which_system_they_describe() {
+    let lambda: f64 = 0.7;
+    let et = (-(1.0 - lambda).ln() - lambda) / (lambda * lambda);
+    for approximation in ["\"mean-field\"", "\"pair\""] {
+        let a = format!("approximation={approximation}");
+        let mut args = vec!["fixed-point", "models/redundancy-fcfs-pair.toml", "--set", "lambda=0.7", "--set", &a];
+        if approximation == "\"mean-field\"" {
+            args.extend(["--set", "truncation.levels=40", "--set", "truncation.tol=1e-12"]);
+        }
+        let o = mfq(&args);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{out}\n{err}");
+        let note = out.lines().find(|l| l.contains("headline numbers")).unwrap_or_else(|| panic!("{out}"));
+        let what = if approximation == "\"pair\"" { "the FCFS pair approximation" } else { "the discipline-independent mean field" };
+        assert!(note.contains(what) && note.contains("Gardner"), "{note}");
+        assert!(note.contains(&format!("gardner_fcfs_limit_mean_response_time = {et:.6}")), "{et:.6}: {note}");
+        assert!(note.contains(&format!("gardner_fcfs_limit_mean_copies = {:.6}", 2.0 * lambda * et)), "{note}");
+    }
+}
+
+/// Class 3: a stable model with identical copies is not invalid input: `fixed-point` and
+/// `report` give its stability region and lambda_max as data (exit 0); outside the region the
+/// exit code is 3. PS: lambda_max = 1/d exactly (Anton et al. 2021); FCFS, d = 2: 0.81669
+/// (Hellemans' thesis).
+#[test]
+fn identical_copies_give_their_stability_region_as_data() {
+    let file = "models/redundancy-identical-ps-unstable.toml";
+    let v = json(&mfq(&["fixed-point", file, "--set", "d=3", "--set", "lambda=0.2", "--json"]));
+    assert_eq!(v["stability"]["verdict"], "stable", "{v}");
+    let lmax = v["stability_region"]["lambda_max"].as_f64().unwrap();
+    assert!((lmax - 1.0 / 3.0).abs() < 1e-15, "{lmax}");
+    let o = mfq(&["fixed-point", file, "--set", "d=3", "--set", "lambda=0.4"]);
+    assert_eq!(o.status.code(), Some(3), "{:?}", text(&o));
+    let dir = tmp_dir("identical");
+    let o = mfq(&["report", file, "--set", "discipline=\"fcfs\"", "--set", "lambda=0.5", "--out", dir.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("stable: lambda < lambda_max") && out.contains("lambda_max          0.8166"), "{out}");
+    let v = json(&mfq(&["fixed-point", file, "--set", "discipline=\"fcfs\"", "--set", "lambda=0.5", "--json"]));
+    let lmax = v["stability_region"]["lambda_max"].as_f64().unwrap();
+    assert!((lmax - 0.81669).abs() < 1e-5, "{lmax}");
+    // a command that needs a queue-length model says why, naming the field
+    let o = mfq(&["tail", file, "--set", "lambda=0.3"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("model.copies") && err.contains("stability region") && err.contains("lambda_max = 0.500000"), "{err}");
+}
