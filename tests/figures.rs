@@ -243,6 +243,31 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     assert!((sim[sim.len() - 1] - 3.38752).abs() < 0.01 * 3.38752, "N = 1000: {}", sim[sim.len() - 1]);
     assert!(sim.windows(2).all(|w| w[0] > w[1]), "simulated means not decreasing in N: {sim:?}");
 
+    // moldable jobs, mean field (d = 8, s(k) = sqrt(k)): one server per job takes 1, eight take
+    // 1/sqrt(8); the fluid optimum by hand: 1/sqrt(8) while lambda sqrt(8) <= 1, else the two
+    // sizes k, k + 1 with sqrt(k) <= 1/lambda <= sqrt(k + 1) mixed so that the mean of sqrt(k)
+    // is 1/lambda (docs/models/moldable.md)
+    let optimum = |l: f64| -> f64 {
+        if l * 8f64.sqrt() <= 1.0 {
+            return 1.0 / 8f64.sqrt();
+        }
+        let k = (1.0 / (l * l)).floor();
+        let w = (1.0 / l - k.sqrt()) / ((k + 1.0).sqrt() - k.sqrt());
+        (1.0 - w) / k.sqrt() + w / (k + 1.0).sqrt()
+    };
+    let rows = csv(&out.join("moldable-execution-time.csv"));
+    assert_eq!(rows.len(), 60);
+    for r in &rows {
+        let l = num(r, "lambda");
+        let want = match r["model"].as_str() {
+            "optimal" => optimum(l),
+            "one server" => 1.0,
+            "d = 8 servers" => 1.0 / 8f64.sqrt(),
+            other => panic!("unexpected curve {other}"),
+        };
+        assert!((num(r, "mean_response_time") - want).abs() < 1e-9, "{} lambda {l}", r["model"]);
+    }
+
     // batch network, mean field: X(b) = min{alpha / (10 + h(b)), b / h(b)}, h(b) = 1 + 0.2 (b - 1),
     // by hand; the peaks (optimal b) at 1, 1, 3, 8 for alpha = 5, 10, 20, 40 (docs/models/batch.md)
     let rows = csv(&out.join("batch-throughput.csv"));

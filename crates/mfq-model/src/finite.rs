@@ -6,6 +6,7 @@
 //! mean field checks the ODEs. A new kind that runs on an existing family needs no simulator
 //! code; a kind without a finite-N system says why ([`Simulation::Unsupported`]).
 
+use crate::models::moldable::WorkLaw;
 use crate::models::redundancy::Discipline;
 use crate::models::{CostRule, PhaseType, Sampling, ServerClass};
 
@@ -145,5 +146,21 @@ pub enum FiniteSystem {
         b: usize,
         /// Mean service time of a batch, `h(b) = b / s(b)`.
         batch_time: f64,
+    },
+    /// Moldable jobs with blocking: Poisson arrivals at rate `N lambda`, a job draws `k`
+    /// servers with probability `p[k - 1]` and holds them for `work / s(k)`; it is blocked when
+    /// fewer than `k` servers are idle, except that with `fallback` it then takes all the idle
+    /// servers, and is blocked only when none is idle.
+    Moldable {
+        /// Arrival rate per server.
+        lambda: f64,
+        /// Speed-ups `[s(1), ..., s(d)]`.
+        speedup: Vec<f64>,
+        /// Allocation probabilities, `p[k - 1]` for `k` servers.
+        p: Vec<f64>,
+        /// Whether a job takes the idle servers when fewer than its `k` are idle.
+        fallback: bool,
+        /// The law of a job's work (mean 1).
+        work: WorkLaw,
     },
 }

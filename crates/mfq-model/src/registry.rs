@@ -140,6 +140,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::PS_SQ2,
     &crate::models::STATIC_ROUTING,
     &crate::models::BATCH,
+    &crate::models::MOLDABLE,
     &crate::models::GENERIC,
 ];
 

@@ -62,7 +62,7 @@ mod stats;
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
-use families::{batch, hetero, opinion, phase, redundancy};
+use families::{batch, hetero, moldable, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
@@ -268,7 +268,8 @@ pub struct SimReport {
     /// `class{j}.mean_response_time` (heterogeneous kinds); `busy_fraction`,
     /// `in_service_phase_{i}` (phase-type kinds); `busy_fraction`, `mean_waiting_time`,
     /// `mean_workload` (`lld`); `mean_jobs_per_server` (`redundancy`); `x`, `x_end`,
-    /// `fraction_opinion_1` (stubborn model), `replication{r}.x` (opinion kinds). See
+    /// `fraction_opinion_1` (stubborn model), `replication{r}.x` (opinion kinds); `blocking`,
+    /// `mean_execution_time`, `busy_fraction` (`moldable`). See
     /// `docs/simulation.md`.
     pub extras: BTreeMap<String, Estimate>,
 }
@@ -286,6 +287,7 @@ enum Policy {
     Redundancy { d: u32, discipline: redundancy::Discipline },
     Opinion { gamma0: f64, gamma1: f64, alpha: f64, x0: f64 },
     Batch { clients: u32, b: usize, think_rate: f64, batch_time: f64 },
+    Moldable { speedup: Vec<f64>, p: Vec<f64>, fallback: bool, work: mfq_model::models::moldable::WorkLaw },
 }
 
 /// How the batch values of a family become the report's estimates.
@@ -301,6 +303,8 @@ enum Shape {
     Opinion,
     /// Batch network: `b` jobs per busy server, a central queue, response times per job.
     Batch(usize),
+    /// Moldable jobs: jobs per server, execution times per accepted job, blocking.
+    Moldable,
 }
 
 fn check_lambda(lambda: f64) -> Result<(), SimError> {
@@ -386,6 +390,18 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
             spec.validate(2).map_err(model_error)?;
             check_no_buffer(opts, spec.kind())?;
             Ok((batch_policy(alpha, think_rate, b, batch_time, opts)?, 0.0, Shape::Batch(b)))
+        }
+        Simulation::System(FiniteSystem::Moldable { lambda, speedup, p, fallback, work }) => {
+            spec.validate(2).map_err(model_error)?;
+            check_no_buffer(opts, spec.kind())?;
+            if opts.servers < speedup.len() {
+                return Err(out_of_range(
+                    "servers",
+                    opts.servers,
+                    &format!("at least model.d = {} servers (a job may use up to d)", speedup.len()),
+                ));
+            }
+            Ok((Policy::Moldable { speedup, p, fallback, work }, lambda, Shape::Moldable))
         }
         Simulation::Population => Err(unsupported(
             "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
@@ -564,6 +580,10 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
             let mut f = batch::BatchNetwork::new(clients, p.n, b, think_rate, batch_time);
             families::drive(&mut f, p, rng)
         }
+        Policy::Moldable { ref speedup, p: ref alloc, fallback, work } => {
+            let mut f = moldable::Moldable::new(p.n, p.lambda, speedup.clone(), alloc, fallback, work);
+            moldable::drive(&mut f, p, rng)
+        }
     }
 }
 
@@ -690,6 +710,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
         Shape::Workload => b.extras[5],
         Shape::Opinion => b.extras[0],
         Shape::Batch(size) => size as f64 * b.extras[1] + b.extras[2],
+        Shape::Moldable => b.extras[0],
     };
     let copies_per_job = if let Shape::Copies(d) = shape { d as f64 } else { 1.0 };
     let l: Vec<f64> = col(&primary);
@@ -763,6 +784,13 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             put("queued_per_server".into(), stats::mean_estimate(&extra(2)));
             put("thinking_per_server".into(), stats::mean_estimate(&extra(3)));
             put("clients".into(), Estimate { mean: *clients as f64, half_width: 0.0, n: nb });
+            prob_wait = undefined(nb);
+        }
+        (Shape::Moldable, _) => {
+            mean_response_time = stats::ratio_estimate(&extra(2), &extra(3));
+            put("mean_execution_time".into(), mean_response_time);
+            put("blocking".into(), loss_probability);
+            put("busy_fraction".into(), stats::mean_estimate(&extra(1)));
             prob_wait = undefined(nb);
         }
         _ => {}

@@ -26,6 +26,7 @@ pub use hetero::{
 pub use jiq::{Jiq, JiqSpec, JIQ};
 pub use jsq::{Jsq, JsqSpec, JSQ};
 pub use lld::{Lld, LldSpec, LLD};
+pub use moldable::{Moldable, MoldableSpec, MOLDABLE};
 pub use opinion::{OpinionBiased, OpinionBiasedSpec, OpinionStubborn, OpinionStubbornSpec, OPINION_BIASED, OPINION_STUBBORN};
 pub use phase_type::{JobSizeSpec, PhaseType};
 pub use pod::{PodLd, PodLdSpec, PodLi, PodLiSpec, POD_LD, POD_LI};
