@@ -15,7 +15,7 @@
 //! job is `sum_k p_k / s(k)`.
 
 use crate::finite::{FiniteSystem, Simulation};
-use crate::registry::{read_spec, Kind, KindSpec, Param};
+use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
 use crate::{out_of_range, MeanFieldModel, ModelError, NamedState, Observables, Stability, StateLayout};
 
 /// Checks a speed-up table `s = [s(1), ..., s(d)]`: `s(1) = 1`, increasing, concave
@@ -479,14 +479,16 @@ pub static MOLDABLE: Kind = Kind {
             unit: "jobs per mean work per server",
             allowed: "(0, 1e6]",
             default: None,
+            range: Some(ParamRange { min: 0.0, min_inclusive: false, max: Some(1e6), max_inclusive: true, integer: false }),
         },
-        Param { name: "d", meaning: "most servers a job may use, d(n)", unit: "servers", allowed: "integer in [1, 10000]", default: None },
+        Param { name: "d", meaning: "most servers a job may use, d(n)", unit: "servers", allowed: "integer in [1, 10000]", default: None, range: Some(ParamRange::integers(1.0, Some(10000.0))) },
         Param {
             name: "speedup",
             meaning: "[model.speedup] table: form = power (gamma: s(k) = k^gamma) | amdahl (serial: s(k) = 1 / (serial + (1 - serial) / k)) | table (values = [s(1), s(2), ...])",
             unit: "",
             allowed: "s(1) = 1, s increasing and concave: gamma in (0, 1], serial in [0, 1), a table checked entry by entry",
             default: None,
+            range: None,
         },
         Param {
             name: "scheme",
@@ -494,6 +496,7 @@ pub static MOLDABLE: Kind = Kind {
             unit: "",
             allowed: "optimal | one-server | d-servers",
             default: Some("\"optimal\""),
+            range: None,
         },
         Param {
             name: "work",
@@ -501,6 +504,7 @@ pub static MOLDABLE: Kind = Kind {
             unit: "mean 1",
             allowed: "h2: scv in [1, 1e6]",
             default: Some("{ law = \"exponential\" }"),
+            range: None,
         },
     ],
     sources: "Ghanbarian, Mukhopadhyay, Mazumdar, Guillemin, On Optimal Server Allocation for Moldable Jobs with Concave Speed-Up, arXiv 2406.09427 (2024) (abstract; allocation, drift and fixed point constructed here)",
