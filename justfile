@@ -13,6 +13,11 @@ lint:
 report model="models/jsq-d2.toml":
     cargo run --release -- report {{model}}
 
+# the reliability harness (tests/harness.rs): every bundled model file at boundary and extreme
+# parameter values through fixed-point, report, check and simulate (about 25 minutes)
+harness:
+    cargo test --release --locked --test harness -- --ignored --nocapture
+
 # benchmarks: fixed point of JSQ(2) (and, where present, simulation throughput)
 bench:
     cargo bench -p mfq-fixpoint --bench fixed_point

@@ -193,7 +193,7 @@ const BAD: &[(&[&str], i32, &[&str])] = &[
             "0.000001",
         ],
         4,
-        &["TimeLimit"],
+        &["wall-clock limit --max-seconds 0.000001"],
     ),
 ];
 

@@ -81,7 +81,7 @@ fn mfq_exact_prints_the_published_sis_means() {
     assert!((v0 + (5f64.sqrt() - 1.0) / 10.0).abs() < 1e-6, "{v0}");
     let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "10"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("E[x]") && text.contains("0.6055449"), "{text}");
+    assert!(text.contains("E[X]") && text.contains("0.6055449"), "{text}");
 }
 
 #[test]

@@ -335,7 +335,11 @@ fn model_files() -> Vec<PathBuf> {
     files
 }
 
+// Not yet part of the default run: the whole grid (2,156 runs) takes about 25 minutes on two
+// cores, and its known-failure list still holds checker runs that overrun the limit. Run it
+// with `just harness` (cargo test --release --test harness -- --ignored).
 #[test]
+#[ignore = "about 25 minutes on two cores; run with `just harness`"]
 fn every_model_file_at_boundary_and_extreme_values() {
     let all: Vec<Case> = model_files().iter().flat_map(|f| cases(f)).collect();
     let jobs: Vec<(usize, &'static str)> =

@@ -31,6 +31,9 @@ use crate::{Jacobian, MeanFieldModel, NamedState, Observables, PartialOrder, Spa
 /// [[model.transitions]]
 /// jump = { S = 1, I = -1 }
 /// rate = "I"
+/// [[model.conservation]]
+/// sum = ["S", "I"]
+/// value = 1.0
 /// "#;
 /// let file = ModelFile::parse(text, &[]).unwrap();
 /// let m = file.model.build(1).unwrap();
