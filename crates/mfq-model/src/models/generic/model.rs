@@ -217,19 +217,9 @@ impl AnalyticJacobian for GenericModel {
     }
     fn jacobian(&self, x: &[f64], jac: &mut Jacobian) {
         jac.clear();
-        with_scratch(self.scratch, |regs| {
-            for b in &self.jac_blocks {
-                for l0 in (0..b.lanes()).step_by(CHUNK) {
-                    let w = CHUNK.min(b.lanes() - l0);
-                    let out = b.run(x, regs, l0, w);
-                    for (d, &item) in out.iter().zip(&b.items[l0..l0 + w]) {
-                        let (inst, col) = self.jac_items[item as usize];
-                        let inst = inst as usize;
-                        for &(s, c) in &self.jumps[self.jump_ptr[inst]..self.jump_ptr[inst + 1]] {
-                            jac.add(s, col as usize, c * d);
-                        }
-                    }
-                }
+        self.for_each_rate_derivative(x, |inst, col, d| {
+            for &(s, c) in &self.jumps[self.jump_ptr[inst]..self.jump_ptr[inst + 1]] {
+                jac.add(s, col, c * d);
             }
         });
     }
@@ -237,9 +227,10 @@ impl AnalyticJacobian for GenericModel {
 
 impl GenericModel {
     /// Calls `f(instance, column, d rate / d x_column)` for every Jacobian item of every
-    /// transition instance at `x` (the items [`jacobian`](AnalyticJacobian::jacobian) sums),
-    /// for the checks of the model file.
-    pub(super) fn for_each_rate_derivative(&self, x: &[f64], f: &mut dyn FnMut(usize, usize, f64)) {
+    /// transition instance at `x` (the items [`jacobian`](AnalyticJacobian::jacobian) sums):
+    /// for the Jacobian (which adds them along the jumps) and for the checks of the model file.
+    /// Generic over `f`, so the Jacobian's loop is monomorphised and allocates nothing.
+    pub(super) fn for_each_rate_derivative(&self, x: &[f64], mut f: impl FnMut(usize, usize, f64)) {
         with_scratch(self.scratch, |regs| {
             for b in &self.jac_blocks {
                 for l0 in (0..b.lanes()).step_by(CHUNK) {

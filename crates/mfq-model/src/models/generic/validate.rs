@@ -292,7 +292,7 @@ fn check_rates_at(model: &GenericModel, spec: &GenericSpec, labels: &[(usize, St
         });
     }
     let mut bad: Option<(usize, usize, f64)> = None;
-    model.for_each_rate_derivative(x, &mut |i, col, d| {
+    model.for_each_rate_derivative(x, |i, col, d: f64| {
         if bad.is_none() && !d.is_finite() {
             bad = Some((i, col, d));
         }
