@@ -2,26 +2,9 @@
 //! for bad input (one clear message naming the field, the value and what is allowed; never a
 //! panic, never a NaN printed).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mfq-cli-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+mod common;
+use common::{mfq, root, text, tmp_dir};
+use std::process::Command;
 
 #[test]
 fn report_writes_the_main_job() {

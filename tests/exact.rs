@@ -3,16 +3,8 @@
 //! against the exact JSQ(2) chain fall like `1/N` and `1/N^2`; the SIS model of Gast,
 //! Bortolussi and Tribastone (Performance 2018) gives its published exact means.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
-}
+mod common;
+use common::mfq;
 
 /// Least-squares slope of `log |e|` against `log n`.
 fn slope(n: &[f64], e: &[f64]) -> f64 {

@@ -6,26 +6,9 @@
 //! The constraints are those of the state layouts (crates/mfq-model/src/layout.rs): tails
 //! `0 <= x_k <= 1`, `x_{k+1} <= x_k`; phase tails `sum_j x_{1,j} <= 1`; class tails per class.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mfq-inputs-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+mod common;
+use common::{mfq, root, text, tmp_dir};
+use std::path::PathBuf;
 
 /// `mfq solve --x0` against the layout: the broken constraint and the entry are named, for
 /// tails, class tails, phase tails and bounds; a feasible state is accepted.

@@ -10,30 +10,13 @@
 //! stability conditions lambda < 1 of JSQ(d) (Mitzenmacher, IEEE TPDS 2001) and of Pod with
 //! load-independent errors (Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn mfq(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+mod common;
+use common::{mfq, text, tmp_dir};
+use std::process::Output;
 
 fn json(o: &Output) -> serde_json::Value {
     let (out, err) = text(o);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
-}
-
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mfq-verdicts-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
 }
 
 /// The double root x = 1/4 of the biased majority rule at alpha = 1/9 has a spectral
