@@ -103,6 +103,15 @@ def _estimate(e: Mapping[str, Any]) -> Estimate:
     return Estimate(_number(e["mean"]), _number(e["half_width"]), int(e["n"]))
 
 
+def _estimate_dict(e: Dict[str, Any]) -> Dict[str, Any]:
+    """A refined estimate of the core (JSON) with float64 arrays."""
+    return {
+        "servers": float(e["servers"]), "x": np.asarray(e["state"], dtype=np.float64),
+        "tail": np.asarray(e["tail"], dtype=np.float64), "mean_queue_length": e["mean_queue_length"],
+        "mean_response_time": e["mean_response_time"], "prob_wait": e["prob_wait"], "extras": dict(e["extras"]),
+    }  # fmt: skip
+
+
 class Model:
     """A mean-field model: a kind (``mfq.models()``) with its parameters and truncation.
 
@@ -254,31 +263,39 @@ class Model:
             raise NotConverged(f"transient stopped at t = {t[-1]}: {message}", status, traj)
         return traj
 
-    def refined(self, order: int = 1, *, max_seconds: Optional[float] = None) -> Refined:
-        """The refined mean field at the fixed point: ``E[X^N] = x* + V/N + O(1/N^2)`` (Gast and
-        Van Houdt, SIGMETRICS 2017). Only ``order=1`` (the ``1/N`` term) exists today.
+    def refined(self, order: int = 1, *, servers: Sequence[float] = (), max_seconds: Optional[float] = None) -> Refined:
+        """The refined mean field at the fixed point (Gast and Van Houdt, "A refined mean field
+        approximation", SIGMETRICS 2017, Theorem 3.1; order 2: Gast, Bortolussi, Tribastone,
+        "Size expansions of mean field approximation", Perf. Eval. 2019): ``E[X^N] = x* + V/N``
+        (``order=1``) or ``x* + V/N + A/N^2`` (``order=2``), with the estimates of the
+        observables at each size in ``servers`` (:meth:`Refined.estimate` gives any other size).
+        docs/refined.md has the equations.
 
         Raises:
-            InvalidInput: ``order`` other than 1; a kind without transitions or with a
-                non-smooth drift (``field == "kind"``). Unstable, NotConverged: as :meth:`fixed_point`.
+            InvalidInput: ``order`` not 1 or 2, a size that is not a finite number >= 1; a kind
+                without transitions or with a non-smooth drift (``field == "kind"``); order 2 when
+                a rate depends on more than four state entries. Unstable, NotConverged: as
+                :meth:`fixed_point`.
         """
-        if order != 1:
-            raise InvalidInput(
-                f"order = {order} is not allowed: 1 (the 1/N term; the 1/N^2 term is not implemented)", "order", str(order),
-                "1 (the 1/N term; the 1/N^2 term is not implemented)",
-            )  # fmt: skip
-        fp_dict, text = self._core.refined(max_seconds)
+        if order not in (1, 2) or isinstance(order, bool):
+            raise InvalidInput(f"order = {order} is not allowed: 1 (the 1/N term) or 2 (also the 1/N^2 term)", "order", str(order),
+                               "1 (the 1/N term) or 2 (also the 1/N^2 term)")  # fmt: skip
+        sizes = [float(n) for n in servers]
+        fp_dict, text = self._core.refined(order, sizes, max_seconds)
         fp = FixedPoint(**fp_dict)
         if text is None:
             raise NotConverged(f"fixed point of {fp.model}: {fp.status_message}", fp.status, fp)
         r = json.loads(text)
-        n = len(r["x"])
+        t = r["terms"]
+        n = len(t["x"])
+        opt = lambda v: None if v is None else np.asarray(v, dtype=np.float64)  # noqa: E731
         return Refined(
-            fixed_point=fp, order=1, x=np.asarray(r["x"], dtype=np.float64), V=np.asarray(r["v"], dtype=np.float64), A=None,
-            W=np.asarray(r["covariance"], dtype=np.float64).reshape(n, n), sum_v=float(r["sum_v"]),
-            lyapunov_residual=float(r["lyapunov_residual"]),
-            mean_queue_length_correction=r["mean_queue_length_correction"],
-            mean_response_time_correction=r["mean_response_time_correction"],
+            fixed_point=fp, order=int(t["order"]), x=np.asarray(t["x"], dtype=np.float64), V=np.asarray(t["v"], dtype=np.float64),
+            A=opt(t["a"]), W=np.asarray(t["covariance"], dtype=np.float64).reshape(n, n), sum_v=float(t["sum_v"]),
+            sum_a=t["sum_a"], lyapunov_residual=float(t["lyapunov_residual"]),
+            mean_queue_length_correction=t["mean_queue_length_correction"],
+            mean_response_time_correction=t["mean_response_time_correction"],
+            estimates=[_estimate_dict(e) for e in r["estimates"]], expansion=r["expansion"],
         )  # fmt: skip
 
     def simulate(

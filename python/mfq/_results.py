@@ -6,6 +6,7 @@ job sizes, queue lengths in jobs per server. Tail form: ``x[k-1] = x_k``, the fr
 servers with at least ``k`` jobs (``x_0 = 1`` implicit), see docs/architecture.md.
 """
 
+import math
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -161,21 +162,29 @@ class Trajectory(Result):
 
 class Refined(Result):
     """The refined mean field at the fixed point (Gast and Van Houdt, "A refined mean field
-    approximation", SIGMETRICS 2017, Theorem 3.1): ``E[X^N] = x* + V / N + O(1/N^2)``.
+    approximation", SIGMETRICS 2017, Theorem 3.1; the ``1/N^2`` term: Gast, Bortolussi,
+    Tribastone, "Size expansions of mean field approximation", Perf. Eval. 2019):
+    ``E[X^N] = x* + V / N (+ A / N^2) + ...``.
 
     Attributes:
         fixed_point: the :class:`FixedPoint` ``x*``.
-        order: 1 (the ``1/N`` term; the ``1/N^2`` term ``A`` is not computed yet, so ``A`` is ``None``).
-        x: float64 ``(n,)``: ``x*``. V: float64 ``(n,)``: the ``1/N`` term. W: float64 ``(n, n)``:
-            the limit of ``N Cov(X^N)`` (Lyapunov equation). sum_v: ``sum_i V_i``.
+        order: 1 (``x* + V/N``) or 2 (``x* + V/N + A/N^2``).
+        x: float64 ``(n,)``: ``x*``. V: float64 ``(n,)``: the ``1/N`` term. A: float64 ``(n,)``,
+            the ``1/N^2`` term (``None`` at order 1). W: float64 ``(n, n)``: the limit of
+            ``N Cov(X^N)`` (Lyapunov equation). sum_v, sum_a: ``sum_i V_i``, ``sum_i A_i``
+            (``None`` at order 1).
         lyapunov_residual: ``max |J W + W J^T + Q|``.
         mean_queue_length_correction, mean_response_time_correction: ``c`` in
             ``L_N ~ L + c / N`` and ``T_N ~ T + c / N`` (tail layouts), else ``None``.
+        estimates: one dict per size asked for (see :meth:`estimate`).
+        expansion: the expansions ``value + c1/N + c2/N^2`` of the observables (``tail``: a list,
+            ``prob_wait``, ``extras``: name/expansion pairs, ``has_queue_length``,
+            ``throughput``), from which :meth:`estimate` evaluates any ``N``.
     """
 
     _fields = (
-        "fixed_point", "order", "x", "V", "A", "W", "sum_v", "lyapunov_residual",
-        "mean_queue_length_correction", "mean_response_time_correction",
+        "fixed_point", "order", "x", "V", "A", "W", "sum_v", "sum_a", "lyapunov_residual",
+        "mean_queue_length_correction", "mean_response_time_correction", "estimates", "expansion",
     )  # fmt: skip
     fixed_point: FixedPoint
     order: int
@@ -184,27 +193,44 @@ class Refined(Result):
     A: Optional[np.ndarray]
     W: np.ndarray
     sum_v: float
+    sum_a: Optional[float]
     lyapunov_residual: float
     mean_queue_length_correction: Optional[float]
     mean_response_time_correction: Optional[float]
+    estimates: List[Dict[str, Any]]
+    expansion: Dict[str, Any]
 
     def estimate(self, servers: float) -> Dict[str, Any]:
-        """The refined estimates for ``N = servers``: ``x`` (``x* + V/N``, float64 ``(n,)``), and
-        ``mean_queue_length`` / ``mean_response_time`` (``L + c/N``, ``T + c/N``; ``None``
-        where the model has no such correction)."""
+        """The refined estimates for ``N = servers`` to the order of the terms, as the core
+        computes them (docs/refined.md): ``x`` (``x* + V/N (+ A/N^2)``, float64 ``(n,)``),
+        ``tail`` (float64), ``mean_queue_length`` (the sum of the tail), ``mean_response_time``
+        (that over the mean-field throughput, Little's law), ``prob_wait`` and ``extras``
+        (nonlinear observables expanded with the moments, not evaluated at the refined state);
+        ``None`` where the model has no such quantity.
+
+        Raises:
+            ValueError: ``servers`` not a number > 0.
+        """
         n = float(servers)
-        if not n > 0:
-            raise ValueError(f"servers = {servers} is not allowed: a number > 0")
-        fp = self.fixed_point
+        if not (n > 0 and math.isfinite(n)):
+            raise ValueError(f"servers = {servers} is not allowed: a finite number > 0")
+        e = self.expansion
 
-        def corrected(base: Optional[float], c: Optional[float]) -> Optional[float]:
-            return None if base is None or c is None else base + c / n
+        def at(t: Dict[str, float]) -> float:
+            return t["value"] + t["c1"] / n + t["c2"] / (n * n)
 
+        x = self.x + self.V / n
+        if self.A is not None:
+            x = x + self.A / (n * n)
+        tail = np.asarray([at(t) for t in e["tail"]], dtype=np.float64)
+        mql = float(tail.sum()) if e["has_queue_length"] else None
+        thr = e["throughput"]
         return {
-            "x": self.x + self.V / n,
-            "mean_queue_length": corrected(fp.mean_queue_length, self.mean_queue_length_correction),
-            "mean_response_time": corrected(fp.mean_response_time, self.mean_response_time_correction),
-        }
+            "servers": n, "x": x, "tail": tail, "mean_queue_length": mql,
+            "mean_response_time": mql / thr if mql is not None and thr is not None and thr > 0 else None,
+            "prob_wait": None if e["prob_wait"] is None else at(e["prob_wait"]),
+            "extras": {name: at(t) for name, t in e["extras"]},
+        }  # fmt: skip
 
 
 class Estimate(NamedTuple):

@@ -67,6 +67,7 @@ fn carried(e: &Error) -> Carried {
             u => u,
         },
         Error::Refined(RefinedError::NoTransitions { model } | RefinedError::NotSmooth { model }) => invalid("kind", model, e.to_string()),
+        Error::Refined(RefinedError::BadOption { field, value, allowed }) => invalid(field, value, allowed),
         Error::Refined(RefinedError::WrongDimension { got, expected }) => {
             invalid("x", format!("{got} entries"), format!("{expected} entries"))
         }

@@ -186,7 +186,9 @@ impl Core {
             opts.deadline = max_seconds.map_or_else(Deadline::none, |s| Deadline::after((s - start.elapsed().as_secs_f64()).max(1e-9)));
         }
         let model = self.model.clone();
-        let fp = run::interruptible(py, move || model.fixed_point(&opts))?;
+        let fp = run::interruptible(py, move |cancel| {
+            model.fixed_point(&FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
+        })?;
         fixed_point_dict(py, py_result(py, fp)?)
     }
 
@@ -257,7 +259,7 @@ impl Core {
         let model = self.model.clone();
         let levels = levels.or(Some(x0.len()));
         let end = deadline(max_seconds);
-        let out = run::interruptible(py, move || -> Result<_, mfq::Error> {
+        let out = run::interruptible(py, move |_cancel| -> Result<_, mfq::Error> {
             let (mut t, mut xs) = (Vec::with_capacity(t_eval.len()), Vec::with_capacity(t_eval.len()));
             let (mut now, mut x) = (0.0, x0);
             let (mut tag, mut message) = ("success".to_string(), "reached the last time".to_string());
@@ -288,20 +290,27 @@ impl Core {
         Ok((PyArray1::from_vec(py, t), PyArray1::from_vec(py, flat).reshape([rows, n])?, tag, message))
     }
 
-    /// The fixed point (dict) and the refined mean field at it (JSON).
-    #[pyo3(signature = (max_seconds = None))]
-    fn refined<'py>(&self, py: Python<'py>, max_seconds: Option<f64>) -> PyResult<(Bound<'py, PyDict>, Option<String>)> {
+    /// The refined mean field of `order` 1 or 2 (JSON of `mfq::RefinedReport`: the fixed point,
+    /// the terms, the estimates at `servers` and the expansions behind them) and the fixed point
+    /// as a dict. The fixed point is `None` in the JSON's place when it did not converge (then
+    /// the JSON is `None`).
+    #[pyo3(signature = (order = 1, servers = Vec::new(), max_seconds = None))]
+    fn refined<'py>(
+        &self,
+        py: Python<'py>,
+        order: u8,
+        servers: Vec<f64>,
+        max_seconds: Option<f64>,
+    ) -> PyResult<(Bound<'py, PyDict>, Option<String>)> {
         let model = self.model.clone();
-        let out = run::interruptible(py, move || -> Result<_, mfq::Error> {
-            let fp = model.fixed_point(&FixedPointOptions {
-                deadline: max_seconds.map_or_else(Deadline::none, Deadline::after),
-                ..Default::default()
-            })?;
+        let out = run::interruptible(py, move |cancel| -> Result<_, mfq::Error> {
+            let deadline = max_seconds.map_or_else(Deadline::none, Deadline::after).with_cancel(cancel);
+            let fp = model.fixed_point(&FixedPointOptions { deadline, ..Default::default() })?;
             if !fp.converged() {
                 return Ok((fp, None));
             }
-            let r = model.refined(&fp)?;
-            Ok((fp, Some(r)))
+            let r = model.refined_at(fp, order, &servers)?;
+            Ok((r.fixed_point.clone(), Some(r)))
         })?;
         let (fp, r) = py_result(py, out)?;
         let r = r.map(|r| json(&r)).transpose()?;
@@ -319,7 +328,9 @@ impl Core {
     ) -> PyResult<(Bound<'py, PyDict>, String, String)> {
         let model = self.model.clone();
         let opts = CheckOptions { starts, seed, deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
-        let r = run::interruptible(py, move || model.check(&opts))?;
+        let r = run::interruptible(py, move |cancel| {
+            model.check(&CheckOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
+        })?;
         let r = py_result(py, r)?;
         let text = json(&r)?;
         Ok((fixed_point_dict(py, r.fixed_point.clone())?, text, r.summary()))
@@ -342,7 +353,7 @@ impl Core {
     ) -> PyResult<String> {
         let model = self.model.clone();
         let opts = SimOptions { servers, time, warmup, replications, batches, seed, buffer, max_seconds, progress: false };
-        let r = run::interruptible(py, move || model.simulate(&opts))?;
+        let r = run::interruptible(py, move |_cancel| model.simulate(&opts))?;
         json(&py_result(py, r)?)
     }
 }
@@ -362,7 +373,10 @@ fn sweep(
     let x_axis = mfq::sweep::Axis { name: x_name, values: x_values };
     let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis { name, values });
     let opts = FixedPointOptions { deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
-    let r = run::interruptible(py, move || mfq::sweep::sweep(&text, &[], &x_axis, curve.as_ref(), &opts, &|| {}))?;
+    let r = run::interruptible(py, move |cancel| {
+        let opts = FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts };
+        mfq::sweep::sweep(&text, &[], &x_axis, curve.as_ref(), &opts, &|| {})
+    })?;
     json(&py_result(py, r.map_err(mfq::Error::from))?)
 }
 

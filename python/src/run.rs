@@ -2,29 +2,36 @@
 //! calling thread, with the GIL released, waits for it and every 50 ms looks for a signal
 //! (`Python::check_signals`), so that Ctrl-C raises `KeyboardInterrupt` within a second.
 //!
-//! The core has no cancellation flag: an interrupted job runs on to its end (or to its own
-//! `max_seconds`) on the worker and its result is dropped; Python gets control back at once.
+//! The job gets a cancel flag, set when the wait is interrupted: jobs bounded by an
+//! [`mfq::Deadline`] (fixed points, refined terms, the checker, sweeps) attach it with
+//! [`Deadline::with_cancel`](mfq::Deadline::with_cancel) and stop at their next check; the others
+//! (transients, simulations, which take an instant or seconds) run on to their end or their own
+//! `max_seconds`. Either way the result is dropped and Python gets control back at once.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often the waiting thread looks for a signal.
 const POLL: Duration = Duration::from_millis(50);
 
 /// Runs `job` on a worker thread and returns its result; `KeyboardInterrupt` (or whatever a
-/// signal handler raises) when a signal arrives first, and `RuntimeError` if the job panicked
-/// (a bug: a panic never crosses into Python).
+/// signal handler raises) when a signal arrives first, after setting the cancel flag passed to
+/// `job`; `RuntimeError` if the job panicked (a bug: a panic never crosses into Python).
 pub fn interruptible<T, F>(py: Python<'_>, job: F) -> PyResult<T>
 where
     T: Send + 'static,
-    F: FnOnce() -> T + Send + 'static,
+    F: FnOnce(Arc<AtomicBool>) -> T + Send + 'static,
 {
     let (tx, rx) = sync_channel(1);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
     rayon::spawn(move || {
-        let out = catch_unwind(AssertUnwindSafe(job));
+        let out = catch_unwind(AssertUnwindSafe(move || job(flag)));
         // the caller may have gone (interrupted): then the result is dropped
         let _ = tx.send(out);
     });
@@ -42,7 +49,12 @@ where
                     what.unwrap_or_default()
                 )));
             }
-            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(PyRuntimeError::new_err("internal error in mfq: the worker stopped without a result"))
             }

@@ -65,8 +65,11 @@ def test_option_and_state_errors_carry_fields():
         m.drift(np.zeros(3), levels=5)
     assert e.value.field == "x" and e.value.value == "3 entries"
     with pytest.raises(mfq.InvalidInput) as e:
-        m.refined(order=2)
-    assert e.value.field == "order"
+        m.refined(order=3)
+    assert e.value.field == "order" and e.value.value == "3"
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.refined(servers=[0.5])
+    assert e.value.field == "servers"
     with pytest.raises(mfq.InvalidInput) as e:
         mfq.Model(kind="jiq", lam=0.5).refined()
     assert e.value.field == "kind"

@@ -58,3 +58,26 @@ def test_a_simulation_stopped_before_any_batch_reports_nan_estimates():
     with pytest.raises(mfq.NotConverged) as e:
         m.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=0.05)
     assert e.value.status == "time-limit" and e.value.result.status == "time-limit"
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals go to the main thread")
+def test_ctrl_c_cancels_the_work_of_a_sweep():
+    """Jobs bounded by a deadline (fixed points, refined terms, checker, sweeps) get the cancel
+    flag: after Ctrl-C the worker stops at its next point instead of running on, so the process
+    uses (almost) no CPU time once the call has returned."""
+    m = mfq.Model(kind="jsq", lam=0.5, d=2)
+    lam = [0.1 + 0.89 * i / 400_000 for i in range(400_000)]  # about 10 s of fixed points
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mfq.sweep(m, lam=lam)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    time.sleep(0.2)  # the worker sees the flag at its next point
+    cpu = time.process_time()
+    time.sleep(1.0)
+    used = time.process_time() - cpu
+    assert used < 0.3, f"the cancelled sweep still used {used:.2f} s of CPU in 1 s"

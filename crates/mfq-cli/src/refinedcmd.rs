@@ -190,6 +190,7 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
         "lyapunov_residual": r.terms.lyapunov_residual,
         "mean_field": r.mean_field,
         "estimates": r.estimates,
+        "expansion": r.expansion,
         "terms_seconds": r.terms_seconds,
         "wall_seconds": r.wall_seconds,
     });

@@ -71,7 +71,10 @@ mod stability;
 pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
 pub use newton::{solve_model, FixedPointOptions};
 pub use refined::transient::{refined_transient, RefinedTrajectory};
-pub use refined::{refined_estimates, refined_mean_field, refined_mean_field_order, RefinedError, RefinedEstimate, RefinedMeanField};
+pub use refined::{
+    refined_estimates, refined_expansion, refined_mean_field, refined_mean_field_order, Expansion, RefinedError, RefinedEstimate,
+    RefinedExpansion, RefinedMeanField,
+};
 pub use stability::{classify, local_stability, EquilibriumKind, LocalStability, DEGENERACY_TOL};
 
 use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, StateLayout, Truncation};

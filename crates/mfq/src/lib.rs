@@ -23,7 +23,8 @@ pub use model::{Model, RefinedOptions, RefinedReport};
 pub use report::{Dynamics, Report, ReportOptions};
 
 pub use mfq_fixpoint::{
-    AttractionReport, CheckOptions, FixedPoint, FixedPointOptions, RefinedEstimate, RefinedMeanField, RefinedTrajectory,
+    AttractionReport, CheckOptions, Expansion, FixedPoint, FixedPointOptions, RefinedEstimate, RefinedExpansion, RefinedMeanField,
+    RefinedTrajectory,
 };
 pub use mfq_model::{Deadline, Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{Method, SolveOptions, Trajectory};

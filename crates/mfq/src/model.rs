@@ -4,8 +4,8 @@
 use crate::report::{report, Report, ReportOptions};
 use crate::Error;
 use mfq_fixpoint::{
-    check_with_fixed_point, refined_estimates, refined_mean_field_order, refined_transient, solve_spec, AttractionReport, CheckOptions,
-    FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate, RefinedMeanField, RefinedTrajectory,
+    check_with_fixed_point, refined_expansion, refined_mean_field_order, refined_transient, solve_spec, AttractionReport, CheckOptions,
+    FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate, RefinedExpansion, RefinedMeanField, RefinedTrajectory,
 };
 use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec, Truncation};
 use mfq_ode::{SolveOptions, Trajectory};
@@ -195,26 +195,35 @@ impl Model {
     /// finite number >= 1.
     pub fn refined_terms(&self, opts: &RefinedOptions) -> Result<RefinedReport, Error> {
         let start = std::time::Instant::now();
-        if let Some(bad) = opts.servers.iter().find(|n| !(n.is_finite() && **n >= 1.0)) {
-            return Err(RefinedError::BadOption {
-                field: "servers".into(),
-                value: mfq_model::short_number(*bad),
-                allowed: "finite numbers of servers (objects) N >= 1".into(),
-            }
-            .into());
-        }
+        check_sizes(&opts.servers)?;
         let fp = self.fixed_point(&opts.fixed_point)?;
-        let terms_start = std::time::Instant::now();
-        let terms = self.refined_of_order(&fp, opts.order)?;
-        let terms_seconds = terms_start.elapsed().as_secs_f64();
+        let mut r = self.refined_at(fp, opts.order, &opts.servers)?;
+        r.wall_seconds = start.elapsed().as_secs_f64();
+        Ok(r)
+    }
+
+    /// As [`refined_terms`](Self::refined_terms) at a fixed point `fp` already solved (a
+    /// caller that must see a non-converged solve first, the Python package, solves it once).
+    ///
+    /// # Errors
+    /// [`Error::NotAFixedPoint`] when `fp` is not this model's converged fixed point;
+    /// [`Error::Refined`] as [`refined_of_order`](Self::refined_of_order), or `BadOption` for a
+    /// size that is not a finite number >= 1.
+    pub fn refined_at(&self, fp: FixedPoint, order: u8, servers: &[f64]) -> Result<RefinedReport, Error> {
+        let start = std::time::Instant::now();
+        check_sizes(servers)?;
+        let terms = self.refined_of_order(&fp, order)?;
+        let terms_seconds = start.elapsed().as_secs_f64();
         let model = self.build(Some(fp.truncation.levels))?;
-        let estimates = refined_estimates(model.as_ref(), &terms, &opts.servers);
-        let limit = refined_estimates(model.as_ref(), &terms, &[f64::INFINITY]).pop();
+        let expansion = refined_expansion(model.as_ref(), &terms);
+        let estimates = servers.iter().map(|&n| expansion.estimate(&terms, n)).collect();
+        let limit = Some(expansion.estimate(&terms, f64::INFINITY));
         Ok(RefinedReport {
             fixed_point: fp,
             terms,
             mean_field: limit,
             estimates,
+            expansion,
             terms_seconds,
             wall_seconds: start.elapsed().as_secs_f64(),
         })
@@ -273,6 +282,19 @@ impl Model {
     }
 }
 
+/// Sizes for refined estimates must be finite numbers `N >= 1`.
+fn check_sizes(servers: &[f64]) -> Result<(), Error> {
+    match servers.iter().find(|n| !(n.is_finite() && **n >= 1.0)) {
+        Some(bad) => Err(RefinedError::BadOption {
+            field: "servers".into(),
+            value: mfq_model::short_number(*bad),
+            allowed: "finite numbers of servers (objects) N >= 1".into(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// Options of [`Model::refined_terms`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefinedOptions {
@@ -302,6 +324,9 @@ pub struct RefinedReport {
     pub mean_field: Option<RefinedEstimate>,
     /// The refined estimates, one per size.
     pub estimates: Vec<RefinedEstimate>,
+    /// The expansions `value + c1/N + c2/N^2` of the observables behind the estimates (for any
+    /// other `N`).
+    pub expansion: RefinedExpansion,
     /// Wall time of the refined terms alone (given the fixed point), seconds.
     pub terms_seconds: f64,
     /// Wall time of the whole job (fixed point, terms, estimates), seconds.

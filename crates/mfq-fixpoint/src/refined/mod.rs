@@ -430,50 +430,98 @@ fn expansion_terms(ld: &local::LocalDerivatives, r: &RefinedMeanField, n: usize)
         .collect()
 }
 
-/// The refined estimates of the observables of `model` (tail, mean queue length, mean response
-/// time, `P(wait)`, extras) for each size in `servers`, from the terms `r` (of order 1 or 2).
-/// Observables that are nonlinear in the state are expanded with the moments (`W`, and `B`, `C`
-/// at order 2), not evaluated at `x* + V/N`. An observable whose function depends on more than
-/// four state entries (see `refined::local`) is left out (`None`, or missing from the extras).
-pub fn refined_estimates(model: &dyn MeanFieldModel, r: &RefinedMeanField, servers: &[f64]) -> Vec<RefinedEstimate> {
+/// One observable's expansion `E[g(X^N)] ~ value + c1 / N + c2 / N^2` (`c2 = 0` at order 1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Expansion {
+    /// `g(x*)`, the mean-field value.
+    pub value: f64,
+    /// The `1/N` coefficient `c1 = g' V + 1/2 g'' : W`.
+    pub c1: f64,
+    /// The `1/N^2` coefficient `c2 = g' A + 1/2 g'' : B + 1/6 g''' : C + 1/8 g'''' : (W, W)`
+    /// (0 for terms of order 1).
+    pub c2: f64,
+}
+
+impl Expansion {
+    /// `value + c1 / n + c2 / n^2` for `n` servers (objects); `value` for `n` infinite.
+    pub fn at(&self, n: f64) -> f64 {
+        self.value + self.c1 / n + self.c2 / (n * n)
+    }
+}
+
+/// The expansions of a model's observables from refined terms of order 1 or 2: what
+/// [`refined_estimates`] evaluates at each size, kept so that callers (the Python package) can
+/// evaluate any `N` without solving again.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefinedExpansion {
+    /// `P(Q >= k)`, `k = 1..K` (empty for models without queues).
+    pub tail: Vec<Expansion>,
+    /// `P(wait)` (`None`: the model has none, or its function depends on more than four
+    /// state entries).
+    pub prob_wait: Option<Expansion>,
+    /// The model's extras by name.
+    pub extras: Vec<(String, Expansion)>,
+    /// Whether the model has a mean queue length (then the sum of the tail).
+    pub has_queue_length: bool,
+    /// The mean-field throughput per server, dividing the mean queue length in Little's law
+    /// (`None`: the model has none).
+    pub throughput: Option<f64>,
+}
+
+impl RefinedExpansion {
+    /// The refined estimates for `n` servers (objects); the state is `r.at(n)` (`x*` for `n`
+    /// infinite).
+    pub fn estimate(&self, r: &RefinedMeanField, n: f64) -> RefinedEstimate {
+        let tail: Vec<f64> = self.tail.iter().map(|t| t.at(n)).collect();
+        let mean_queue_length = self.has_queue_length.then(|| tail.iter().sum::<f64>());
+        let mean_response_time = match (mean_queue_length, self.throughput) {
+            (Some(l), Some(t)) if t > 0.0 => Some(l / t),
+            _ => None,
+        };
+        RefinedEstimate {
+            servers: n,
+            state: r.at(n),
+            tail,
+            mean_queue_length,
+            mean_response_time,
+            prob_wait: self.prob_wait.map(|w| w.at(n)),
+            extras: self.extras.iter().map(|(name, e)| (name.clone(), e.at(n))).collect(),
+        }
+    }
+}
+
+/// The expansions of the observables of `model` (tail, `P(wait)`, extras) from the terms `r`
+/// (of order 1 or 2). Observables that are nonlinear in the state are expanded with the moments
+/// (`W`, and `B`, `C` at order 2), not evaluated at `x* + V/N`. An observable whose function
+/// depends on more than four state entries (see `refined::local`) is left out (`None`, or
+/// missing from the extras).
+pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> RefinedExpansion {
     let n = r.x.len();
     let order = if r.second.is_some() { 4 } else { 2 };
     let obs = model.observables(&r.x);
-    let group = |f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<(f64, f64, f64)>> {
+    let group = |f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
         let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
             out.clear();
             out.extend(f(&model.observables(y)));
         })
         .ok()?;
-        Some(expansion_terms(&ld, r, n))
+        Some(expansion_terms(&ld, r, n).into_iter().map(|(value, c1, c2)| Expansion { value, c1, c2 }).collect())
     };
     let tail = group(&|o| o.tail.clone()).unwrap_or_default();
-    let wait = group(&|o| o.prob_wait.into_iter().collect());
-    let extras = group(&|o| o.extras.iter().map(|e| e.1).collect());
-    let at = |(g, c1, c2): &(f64, f64, f64), m: f64| g + c1 / m + c2 / (m * m);
-    servers
-        .iter()
-        .map(|&m| {
-            let tail: Vec<f64> = tail.iter().map(|t| at(t, m)).collect();
-            let mean_queue_length = obs.mean_queue_length.map(|_| tail.iter().sum::<f64>());
-            let mean_response_time = match (mean_queue_length, obs.throughput) {
-                (Some(l), Some(t)) if t > 0.0 => Some(l / t),
-                _ => None,
-            };
-            RefinedEstimate {
-                servers: m,
-                state: r.at(m),
-                tail,
-                mean_queue_length,
-                mean_response_time,
-                prob_wait: wait.as_ref().and_then(|w| w.first()).map(|t| at(t, m)),
-                extras: extras
-                    .as_ref()
-                    .map(|e| obs.extras.iter().zip(e).map(|((name, _), t)| (name.clone(), at(t, m))).collect())
-                    .unwrap_or_default(),
-            }
-        })
-        .collect()
+    let prob_wait = group(&|o| o.prob_wait.into_iter().collect()).and_then(|w| w.first().copied());
+    let extras = group(&|o| o.extras.iter().map(|e| e.1).collect())
+        .map(|e| obs.extras.iter().zip(e).map(|((name, _), t)| (name.clone(), t)).collect())
+        .unwrap_or_default();
+    RefinedExpansion { tail, prob_wait, extras, has_queue_length: obs.mean_queue_length.is_some(), throughput: obs.throughput }
+}
+
+/// The refined estimates of the observables of `model` (tail, mean queue length, mean response
+/// time, `P(wait)`, extras) for each size in `servers`, from the terms `r` (of order 1 or 2):
+/// [`refined_expansion`] evaluated at each size (the mean queue length is the sum of the tail,
+/// the mean response time that over the mean-field throughput, Little's law).
+pub fn refined_estimates(model: &dyn MeanFieldModel, r: &RefinedMeanField, servers: &[f64]) -> Vec<RefinedEstimate> {
+    let e = refined_expansion(model, r);
+    servers.iter().map(|&m| e.estimate(r, m)).collect()
 }
 
 #[cfg(test)]
