@@ -204,7 +204,7 @@ class Refined(Result):
         """The refined estimates for ``N = servers`` to the order of the terms, as the core
         computes them (docs/refined.md): ``x`` (``x* + V/N (+ A/N^2)``, float64 ``(n,)``),
         ``tail`` (float64), ``mean_queue_length`` (the sum of the tail), ``mean_response_time``
-        (that over the mean-field throughput, Little's law), ``prob_wait`` and ``extras``
+        (that over the expanded throughput, Little's law), ``prob_wait`` and ``extras``
         (nonlinear observables expanded with the moments, not evaluated at the refined state);
         ``None`` where the model has no such quantity.
 
@@ -224,7 +224,7 @@ class Refined(Result):
             x = x + self.A / (n * n)
         tail = np.asarray([at(t) for t in e["tail"]], dtype=np.float64)
         mql = float(tail.sum()) if e["has_queue_length"] else None
-        thr = e["throughput"]
+        thr = None if e["throughput"] is None else at(e["throughput"])
         return {
             "servers": n, "x": x, "tail": tail, "mean_queue_length": mql,
             "mean_response_time": mql / thr if mql is not None and thr is not None and thr > 0 else None,

@@ -84,12 +84,12 @@ pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// One row: the mean field, the refined estimate at `n` and the exact value, with the errors.
-fn row(name: &str, mf: f64, v: Option<f64>, exact: f64, n: f64) {
-    let refined = v.map(|v| mf + v / n);
+/// One row: the mean field, the refined estimates at `n` (order 1, order 2) and the exact value,
+/// with the errors.
+fn row(name: &str, mf: f64, first: Option<f64>, second: Option<f64>, exact: f64) {
     let show = |x: Option<f64>| x.map_or(format!("{:>13}", "-"), |x| format!("{x:>13.7}"));
     let err = |x: Option<f64>| x.map_or(format!("{:>10}", "-"), |x| format!("{:>10.2e}", x - exact));
-    outln!("    {name:<22} {mf:>13.7} {} {exact:>13.7} {} {}", show(refined), err(Some(mf)), err(refined));
+    outln!("    {name:<22} {mf:>13.7} {} {} {exact:>13.7} {} {} {}", show(first), show(second), err(Some(mf)), err(first), err(second));
 }
 
 fn print_text(title: &str, cmp: &ExactComparison) {
@@ -97,11 +97,13 @@ fn print_text(title: &str, cmp: &ExactComparison) {
     outln!("{title}: exact N-object chain{buffer}");
     if let Some(why) = &cmp.refined_unavailable {
         outln!("  refined mean field not available: {why}");
+    } else if cmp.refined.as_ref().is_some_and(|r| r.order < 2) {
+        outln!("  the 1/N^2 term is not available for this model (a rate depends on more than four state entries)");
     }
     let x = &cmp.fixed_point.x;
-    let v = cmp.refined.as_ref().map(|r| &r.v);
+    let r1 = cmp.refined.as_ref();
     let obs = &cmp.fixed_point.observables;
-    for r in &cmp.exact {
+    for (j, r) in cmp.exact.iter().enumerate() {
         let n = r.servers as f64;
         outln!(
             "  N = {}: {} states, {} transitions, {}, residual {:.1e}, {:.2} s",
@@ -115,18 +117,33 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             r.residual,
             r.build_seconds + r.solve_seconds
         );
-        outln!("    {:<22} {:>13} {:>13} {:>13} {:>10} {:>10}", "", "x*", "x* + V/N", "exact", "err x*", "err +V/N");
+        outln!(
+            "    {:<22} {:>13} {:>13} {:>13} {:>13} {:>10} {:>10} {:>10}",
+            "",
+            "x*",
+            "x* + V/N",
+            "+ A/N^2",
+            "exact",
+            "err x*",
+            "err +V/N",
+            "err +A/N^2"
+        );
+        let est = cmp.refined_estimates.get(j);
+        let second = |i: usize| r1.filter(|t| t.a.is_some()).and_then(|_| est.map(|e| e.state[i]));
         for (i, e) in r.mean.iter().enumerate().take(30) {
-            row(&format!("E[{}]", cmp.names[i]), x[i], v.map(|v| v[i]), *e, n);
+            row(&format!("E[{}]", cmp.names[i]), x[i], r1.map(|t| x[i] + t.v[i] / n), second(i), *e);
         }
+        let has_a = r1.is_some_and(|t| t.a.is_some());
         if let (Some(l), Some(le)) = (obs.mean_queue_length, r.observables.mean_queue_length) {
-            row("mean queue length", l, cmp.refined.as_ref().and_then(|r| r.mean_queue_length_correction), le, n);
+            let c = r1.and_then(|t| t.mean_queue_length_correction).map(|c| l + c / n);
+            row("mean queue length", l, c, est.filter(|_| has_a).and_then(|e| e.mean_queue_length), le);
         }
         if let (Some(t), Some(te)) = (obs.mean_response_time, r.observables.mean_response_time) {
-            row("mean response time", t, cmp.refined.as_ref().and_then(|r| r.mean_response_time_correction), te, n);
+            let c = r1.and_then(|r| r.mean_response_time_correction).map(|c| t + c / n);
+            row("mean response time", t, c, est.filter(|_| has_a).and_then(|e| e.mean_response_time), te);
         }
         if obs.loss_probability > 0.0 || r.observables.loss_probability > 0.0 {
-            row("loss probability", obs.loss_probability, None, r.observables.loss_probability, n);
+            row("loss probability", obs.loss_probability, None, None, r.observables.loss_probability);
         }
     }
 }

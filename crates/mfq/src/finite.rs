@@ -3,7 +3,10 @@
 //! and the population simulation of generic models.
 
 use crate::{Error, Model};
-use mfq_fixpoint::{refined_mean_field, solve_model, FixedPoint, FixedPointOptions, RefinedMeanField};
+use mfq_fixpoint::{
+    refined_expansion, refined_mean_field_order, solve_model, FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate,
+    RefinedMeanField,
+};
 use mfq_model::{Deadline, MeanFieldModel, Simulation};
 use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
 use mfq_sim::{SimOptions, SimReport};
@@ -20,8 +23,13 @@ pub struct ExactComparison {
     /// The fixed point `x*` of the model at that truncation (the mean field of the
     /// finite-buffer system).
     pub fixed_point: FixedPoint,
-    /// The refined terms (`V`, Gast and Van Houdt, SIGMETRICS 2017) at `x*`, when defined.
+    /// The refined terms at `x*`, when defined: `V` (Gast and Van Houdt, SIGMETRICS 2017) and
+    /// `A` (Gast, Bortolussi, Tribastone, Perf. Eval. 2019) when order 2 is supported (rates
+    /// depending on at most four state entries), else `V` alone (`order` says which).
     pub refined: Option<RefinedMeanField>,
+    /// The refined estimates at each `N` (in the order asked), to the order of `refined`:
+    /// `x* + V/N (+ A/N^2)` and the observables expanded likewise (empty without `refined`).
+    pub refined_estimates: Vec<RefinedEstimate>,
     /// Why there are no refined terms (a non-smooth model, no transitions), when there are none.
     pub refined_unavailable: Option<String>,
     /// The exact answer at each `N`, in the order asked.
@@ -137,13 +145,22 @@ impl Model {
         let deadline = opts.max_seconds.map_or_else(Deadline::none, Deadline::after);
         let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { deadline, ..Default::default() })?;
         let (refined, refined_unavailable) = if fixed_point.converged() {
-            match refined_mean_field(model.as_ref(), &fixed_point.x) {
+            // order 2 where the rates allow it, else order 1
+            let terms = match refined_mean_field_order(model.as_ref(), &fixed_point.x, 2) {
+                Err(RefinedError::Unsupported(_)) => refined_mean_field_order(model.as_ref(), &fixed_point.x, 1),
+                r => r,
+            };
+            match terms {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(e.to_string())),
             }
         } else {
             (None, Some(format!("the fixed point did not converge ({})", fixed_point.status)))
         };
+        let refined_estimates = refined.as_ref().map_or_else(Vec::new, |r| {
+            let e = refined_expansion(model.as_ref(), r);
+            servers.iter().map(|&n| e.estimate(r, n as f64)).collect()
+        });
         let exact = servers
             .iter()
             .map(|&n| exact(model.as_ref(), &ExactOptions { servers: n, max_seconds: left(), ..opts.clone() }))
@@ -151,6 +168,6 @@ impl Model {
         let buffer = if self.has_levels() { self.file().truncation.levels } else { None };
         let layout = model.layout();
         let names = (0..model.dim()).map(|i| layout.name(i)).collect();
-        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_unavailable, exact })
+        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_estimates, refined_unavailable, exact })
     }
 }

@@ -344,20 +344,27 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     let obs = model.observables(x_star);
     let tail = model.layout().tail_levels().is_some();
     let mean_queue_length_correction = tail.then_some(sum_v);
-    let mean_response_time_correction = if tail { obs.throughput.filter(|t| *t > 0.0).map(|t| sum_v / t) } else { None };
-    Ok(RefinedMeanField {
+    let mut r = RefinedMeanField {
         x: x_star.to_vec(),
         v,
         sum_v,
         covariance: w,
         lyapunov_residual,
         mean_queue_length_correction,
-        mean_response_time_correction,
+        mean_response_time_correction: None,
         order: 1,
         a: None,
         sum_a: None,
         second: None,
-    })
+    };
+    // Little's law T = E[Q] / E[throughput], both expanded: with losses at a finite buffer the
+    // throughput has its own 1/N term, c_T = c_L / Theta - L c_Theta / Theta^2
+    if let (true, Some(l), Some(thr)) = (tail, obs.mean_queue_length, throughput_expansion(model, &r)) {
+        if thr.value > 0.0 {
+            r.mean_response_time_correction = Some(sum_v / thr.value - l * thr.c1 / (thr.value * thr.value));
+        }
+    }
+    Ok(r)
 }
 
 /// The refined mean field of `model` at its fixed point `x_star` to `order` 1 (`V`) or 2 (`V`
@@ -396,7 +403,7 @@ pub struct RefinedEstimate {
     pub tail: Vec<f64>,
     /// Mean number of jobs per server, the sum of the tail.
     pub mean_queue_length: Option<f64>,
-    /// Mean response time: the mean queue length over the mean-field throughput (Little's law).
+    /// Mean response time: the mean queue length over the expanded throughput (Little's law).
     pub mean_response_time: Option<f64>,
     /// Probability that an arrival waits, `E[h(X^N)]` of the model's `h` (a nonlinear function:
     /// its expansion uses the covariance, see docs/refined.md).
@@ -463,9 +470,10 @@ pub struct RefinedExpansion {
     pub extras: Vec<(String, Expansion)>,
     /// Whether the model has a mean queue length (then the sum of the tail).
     pub has_queue_length: bool,
-    /// The mean-field throughput per server, dividing the mean queue length in Little's law
-    /// (`None`: the model has none).
-    pub throughput: Option<f64>,
+    /// The throughput per server (accepted jobs per unit time), dividing the mean queue length
+    /// in Little's law, `T = E[Q] / E[throughput]`; it has its own terms when arrivals are lost
+    /// at a finite buffer (`None`: the model has none).
+    pub throughput: Option<Expansion>,
 }
 
 impl RefinedExpansion {
@@ -474,7 +482,7 @@ impl RefinedExpansion {
     pub fn estimate(&self, r: &RefinedMeanField, n: f64) -> RefinedEstimate {
         let tail: Vec<f64> = self.tail.iter().map(|t| t.at(n)).collect();
         let mean_queue_length = self.has_queue_length.then(|| tail.iter().sum::<f64>());
-        let mean_response_time = match (mean_queue_length, self.throughput) {
+        let mean_response_time = match (mean_queue_length, self.throughput.map(|t| t.at(n))) {
             (Some(l), Some(t)) if t > 0.0 => Some(l / t),
             _ => None,
         };
@@ -512,13 +520,27 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
     let extras = group(&|o| o.extras.iter().map(|e| e.1).collect())
         .map(|e| obs.extras.iter().zip(e).map(|((name, _), t)| (name.clone(), t)).collect())
         .unwrap_or_default();
-    RefinedExpansion { tail, prob_wait, extras, has_queue_length: obs.mean_queue_length.is_some(), throughput: obs.throughput }
+    let throughput = throughput_expansion(model, r);
+    RefinedExpansion { tail, prob_wait, extras, has_queue_length: obs.mean_queue_length.is_some(), throughput }
+}
+
+/// The expansion of the model's throughput per server (a function of the state: with a finite
+/// buffer, arrivals lost at full servers depend on it), `None` when the model has none or its
+/// function depends on more than four state entries.
+fn throughput_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Option<Expansion> {
+    let order = if r.second.is_some() { 4 } else { 2 };
+    let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
+        out.clear();
+        out.extend(model.observables(y).throughput);
+    })
+    .ok()?;
+    expansion_terms(&ld, r, r.x.len()).first().map(|&(value, c1, c2)| Expansion { value, c1, c2 })
 }
 
 /// The refined estimates of the observables of `model` (tail, mean queue length, mean response
 /// time, `P(wait)`, extras) for each size in `servers`, from the terms `r` (of order 1 or 2):
 /// [`refined_expansion`] evaluated at each size (the mean queue length is the sum of the tail,
-/// the mean response time that over the mean-field throughput, Little's law).
+/// the mean response time that over the expanded throughput, Little's law).
 pub fn refined_estimates(model: &dyn MeanFieldModel, r: &RefinedMeanField, servers: &[f64]) -> Vec<RefinedEstimate> {
     let e = refined_expansion(model, r);
     servers.iter().map(|&m| e.estimate(r, m)).collect()
