@@ -52,6 +52,38 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         assert!(svg.contains("<svg") && svg.contains("</svg>"), "{name}");
     }
 
+    // refined-errors: the SIS chain gives the published exact means (Gast, Bortolussi,
+    // Tribastone, Perf. Eval. 2019); its order-1 and order-2 errors fall like 1/N^2 and 1/N^3
+    let rows = csv(&out.join("refined-errors.csv"));
+    let sis: Vec<_> = rows.iter().filter(|r| r["model"] == "SIS").collect();
+    for (n, published) in [(5.0, 0.5929041), (10.0, 0.6055449), (20.0, 0.6118184)] {
+        let r = sis.iter().find(|r| num(r, "servers") == n).unwrap();
+        assert!((num(r, "exact") - published).abs() < 6e-8, "SIS N = {n}");
+    }
+    let err = |r: &HashMap<String, String>, c: &str| (num(r, c) - num(r, "exact")).abs();
+    let (a, b) = (sis.iter().find(|r| num(r, "servers") == 40.0).unwrap(), sis.iter().find(|r| num(r, "servers") == 80.0).unwrap());
+    assert!(((err(a, "order_1") / err(b, "order_1")).log2() - 2.0).abs() < 0.1);
+    assert!(((err(a, "order_2") / err(b, "order_2")).log2() - 3.0).abs() < 0.15);
+    // refined-tail: the simulation at N = 50 holds the order-2 refined tail within its interval
+    // plus the O(1/N^3) remainder; the exact chain is closer to it than to the mean field
+    let rows = csv(&out.join("refined-tail.csv"));
+    let get = |series: &str, n: f64, k: f64| {
+        rows.iter()
+            .find(|r| r["series"] == series && num(r, "servers") == n && num(r, "k") == k)
+            .map(|r| (num(r, "p_q_ge_k"), num(r, "half_width")))
+    };
+    for k in 1..=5 {
+        let k = k as f64;
+        let (sim, h) = get("simulation", 50.0, k).unwrap();
+        let (refined, _) = get("refined order 2", 50.0, k).unwrap();
+        assert!((sim - refined).abs() < 3.0 * h + 2e-4, "k = {k}: simulation {sim} +- {h}, refined {refined}");
+        for n in [10.0, 20.0] {
+            let (exact, mf, refined) =
+                (get("exact chain", n, k).unwrap().0, get("mean field", 0.0, k).unwrap().0, get("refined order 2", n, k).unwrap().0);
+            assert!((refined - exact).abs() <= (mf - exact).abs() + 1e-12, "N = {n}, k = {k}");
+        }
+    }
+
     // JSQ(d) against the closed form
     for r in csv(&out.join("jsq-d-response-time.csv")) {
         let (lambda, d) = (num(&r, "lambda"), num(&r, "d"));

@@ -28,6 +28,7 @@ mod commands;
 mod exactcmd;
 mod output;
 mod refinedcmd;
+mod refinedfig;
 mod simcmd;
 mod sweepcmd;
 

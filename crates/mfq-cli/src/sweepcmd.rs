@@ -348,6 +348,36 @@ enum FigureFile {
         #[serde(default)]
         lines: Vec<(String, String)>,
     },
+    /// Errors of `x*`, `x* + V/N` and `x* + V/N + A/N^2` against the exact chain over `N`
+    /// (log-log, fitted slopes), `crate::refinedfig::refined_errors`.
+    RefinedErrors {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// (legend label, model file, quantity: a state entry name or `mean_queue_length`).
+        models: Vec<(String, String, String)>,
+        /// System sizes of the exact chain.
+        servers: Vec<usize>,
+        /// Number of largest sizes the slopes are fitted over.
+        fit: usize,
+    },
+    /// A finite-buffer tail: mean field, refined mean field (order 2), exact chain and
+    /// simulation, `crate::refinedfig::refined_tail`.
+    RefinedTail {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// Model file (with a fixed `truncation.levels`, the buffer).
+        model: String,
+        /// Sizes solved exactly.
+        exact: Vec<usize>,
+        /// Sizes simulated.
+        simulate: Vec<usize>,
+        /// Simulated time per replication after the warm-up.
+        time: f64,
+        /// Warm-up time.
+        warmup: f64,
+    },
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
         title: String,
@@ -369,6 +399,8 @@ impl FigureFile {
             | FigureFile::ModelsSweep { title, reproduces, description, .. }
             | FigureFile::Check { title, reproduces, description, .. }
             | FigureFile::Compare { title, reproduces, description, .. }
+            | FigureFile::RefinedErrors { title, reproduces, description, .. }
+            | FigureFile::RefinedTail { title, reproduces, description, .. }
             | FigureFile::Tail { title, reproduces, description, .. } => (title, description, reproduces),
         }
     }
@@ -513,6 +545,16 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
                 }
                 csv.push('\n');
             }
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::RefinedErrors { title, models, servers, fit, .. } => {
+            let (csv, svg) = crate::refinedfig::refined_errors(title, models, servers, *fit)?;
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::RefinedTail { title, model, exact, simulate, time, warmup, .. } => {
+            let (csv, svg) = crate::refinedfig::refined_tail(title, model, exact, simulate, *time, *warmup)?;
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
