@@ -62,3 +62,8 @@ bench-compare:
     python3 -m pip install --quiet numpy scipy
     cargo build --release -p mfq-cli
     python3 bench/compare_scipy.py
+
+# LQF(d) with d = sqrt(n) growing, n = 100 .. 6400: mean field against simulation (about a minute;
+# crates/mfq-sim/tests/lqf.rs, docs/models/lqf.md)
+lqf-dn:
+    cargo test --release --locked -p mfq-sim --test lqf -- --ignored --nocapture growing_d_sqrt_n

@@ -300,6 +300,32 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         assert!((num(r, "mean_response_time") - want).abs() < 1e-9, "{} lambda {l}", r["model"]);
     }
 
+    // LQF(d), mean field: T = sum_k x_k / lambda with x_k = 1 - (1 - lambda x_{k-1})^(1/d), summed
+    // here (docs/models/lqf.md); T falls with d, and at d = 64 is within 2% of -ln(1 - lambda)/(lambda d)
+    let rows = csv(&out.join("lqf-d-tradeoff.csv"));
+    assert_eq!(rows.len(), 48);
+    for r in &rows {
+        let (lambda, d) = (num(r, "lambda"), num(r, "d"));
+        assert_eq!(r["status"], "solved");
+        let (mut x, mut sum) = (1.0f64, 0.0);
+        while x > 1e-18 {
+            x = 1.0 - (1.0 - lambda * x).powf(1.0 / d);
+            sum += x;
+        }
+        let t = num(r, "mean_response_time");
+        assert!((t - sum / lambda).abs() < 1e-8 * t, "lambda {lambda} d {d}: {t} vs {}", sum / lambda);
+        if d == 64.0 {
+            let limit = -(1.0 - lambda).ln() / (lambda * d);
+            assert!((t / limit - 1.0).abs() < 0.02, "lambda {lambda}: {t} vs {limit}");
+        }
+    }
+    for lambda in [0.7, 0.9, 0.95] {
+        let mut curve: Vec<(f64, f64)> =
+            rows.iter().filter(|r| num(r, "lambda") == lambda).map(|r| (num(r, "d"), num(r, "mean_response_time"))).collect();
+        curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!(curve.windows(2).all(|w| w[1].1 < w[0].1), "lambda {lambda}: {curve:?}");
+    }
+
     // batch network, mean field: X(b) = min{alpha / (10 + h(b)), b / h(b)}, h(b) = 1 + 0.2 (b - 1),
     // by hand; the peaks (optimal b) at 1, 1, 3, 8 for alpha = 5, 10, 20, 40 (docs/models/batch.md)
     let rows = csv(&out.join("batch-throughput.csv"));

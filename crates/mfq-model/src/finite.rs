@@ -163,4 +163,14 @@ pub enum FiniteSystem {
         /// The law of a job's work (mean 1).
         work: WorkLaw,
     },
+    /// Randomised longest-queue-first (LQF(d)): `N` buffers, each with Poisson arrivals of rate
+    /// `lambda`; service opportunities at total rate `N`, each sampling `d` distinct buffers
+    /// uniformly and removing one packet from the longest sampled one (ties uniformly), wasted
+    /// when all are empty. `d = N` is exact longest-queue-first.
+    Lqf {
+        /// Arrival rate per buffer.
+        lambda: f64,
+        /// Buffers sampled per service opportunity.
+        d: u32,
+    },
 }

@@ -62,7 +62,7 @@ mod stats;
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
-use families::{batch, hetero, moldable, opinion, phase, redundancy};
+use families::{batch, hetero, lqf, moldable, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
@@ -288,6 +288,7 @@ enum Policy {
     Opinion { gamma0: f64, gamma1: f64, alpha: f64, x0: f64 },
     Batch { clients: u32, b: usize, think_rate: f64, batch_time: f64 },
     Moldable { speedup: Vec<f64>, p: Vec<f64>, fallback: bool, work: mfq_model::models::moldable::WorkLaw },
+    Lqf { d: u32 },
 }
 
 /// How the batch values of a family become the report's estimates.
@@ -403,6 +404,7 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
             }
             Ok((Policy::Moldable { speedup, p, fallback, work }, lambda, Shape::Moldable))
         }
+        Simulation::System(FiniteSystem::Lqf { lambda, d }) => lqf_policy(lambda, d, opts),
         Simulation::Population => Err(unsupported(
             "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
         )),
@@ -432,6 +434,23 @@ fn batch_policy(alpha: f64, think_rate: f64, b: usize, batch_time: f64, opts: &S
         ));
     }
     Ok(Policy::Batch { clients, b, think_rate, batch_time })
+}
+
+/// LQF(d): `d` distinct buffers of the `servers` buffers sampled per service opportunity.
+fn lqf_policy(lambda: f64, d: u32, opts: &SimOptions) -> Result<(Policy, f64, Shape), SimError> {
+    check_lambda(lambda)?;
+    check_d(d)?;
+    if d as usize > opts.servers {
+        return Err(out_of_range(
+            "model.d",
+            d,
+            &format!(
+                "an integer in [1, n] where n = servers = {} buffers (d distinct buffers are sampled; d = n is exact LQF)",
+                opts.servers
+            ),
+        ));
+    }
+    Ok((Policy::Lqf { d }, lambda, Shape::Queues))
 }
 
 /// JSQ(d), Pod and JIQ on unit-rate FCFS servers with exponential(1) jobs.
@@ -583,6 +602,10 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
         Policy::Moldable { ref speedup, p: ref alloc, fallback, work } => {
             let mut f = moldable::Moldable::new(p.n, p.lambda, speedup.clone(), alloc, fallback, work);
             moldable::drive(&mut f, p, rng)
+        }
+        Policy::Lqf { d } => {
+            let mut f = lqf::Lqf::new(p.n, p.lambda, d, p.buffer);
+            families::drive(&mut f, p, rng)
         }
     }
 }
@@ -750,6 +773,9 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             for i in 0..law.m {
                 put(format!("in_service_phase_{}", i + 1), stats::mean_estimate(&extra(i)));
             }
+        }
+        (Shape::Queues, Policy::Lqf { .. }) => {
+            put("wasted_service".into(), stats::mean_estimate(&extra(0)));
         }
         (Shape::Copies(d), _) => {
             let jobs: Vec<f64> = l.iter().map(|v| v / d as f64).collect();

@@ -7,6 +7,7 @@ pub mod hetero;
 mod jiq;
 mod jsq;
 pub mod lld;
+pub mod lqf;
 pub mod moldable;
 mod opinion;
 pub mod phase_type;
@@ -26,6 +27,7 @@ pub use hetero::{
 pub use jiq::{Jiq, JiqSpec, JIQ};
 pub use jsq::{Jsq, JsqSpec, JSQ};
 pub use lld::{Lld, LldSpec, LLD};
+pub use lqf::{Lqf, LqfSpec, LQF};
 pub use moldable::{Moldable, MoldableSpec, MOLDABLE};
 pub use opinion::{OpinionBiased, OpinionBiasedSpec, OpinionStubborn, OpinionStubbornSpec, OPINION_BIASED, OPINION_STUBBORN};
 pub use phase_type::{JobSizeSpec, PhaseType};

@@ -8,6 +8,7 @@
 
 pub(crate) mod batch;
 pub(crate) mod hetero;
+pub(crate) mod lqf;
 pub(crate) mod moldable;
 pub(crate) mod opinion;
 pub(crate) mod phase;
