@@ -62,3 +62,8 @@ bench-compare:
     python3 -m pip install --quiet numpy scipy
     cargo build --release -p mfq-cli
     python3 bench/compare_scipy.py
+
+# the MPR MAC fixed point against the simulated protocol at n = 10 .. 80, with both airtime laws
+# (about a minute; the table of docs/models/mpr-mac.md)
+mac:
+    cargo test --release --locked -p mfq-sim --test mpr_mac -- --ignored --nocapture
