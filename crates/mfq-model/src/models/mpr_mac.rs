@@ -481,12 +481,12 @@ fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
 /// if the number of ongoing transmissions exceeds `M` in any mini-slot before it ends.
 fn tagged_failure(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -> f64 {
     let (n, m, cap) = (p.nodes, p.mpr, p.mpr + 1);
-    // augmented states (others x, tagged cohort size t) with total(x) + t <= M
+    // augmented states (others x, tagged cohort size t) with total(x) + t <= min(M, n)
     let mut aug = HashMap::new();
     let mut list = Vec::new();
     for x in 0..ch.len() {
         for t in 1..=m {
-            if ch.total[x] + t <= m {
+            if ch.total[x] + t <= m.min(n) {
                 aug.insert((x, t), list.len());
                 list.push((x, t));
             }
@@ -537,6 +537,9 @@ fn tagged_failure(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -
         binomial_capped(n - c - 1, beta * q, cap, &mut pmf);
         let mut ok = 0.0;
         for (s, &ps) in pmf.iter().enumerate().take(m - c) {
+            if ps == 0.0 {
+                continue;
+            }
             let t = 1 + s;
             let mut after = pe;
             for &(z, pz) in &ch.ends[x] {
@@ -563,8 +566,8 @@ impl MeanFieldModel for MprMac {
         StateLayout::Named { names: vec!["beta".into()] }
     }
     /// At the fixed point, whatever the state: throughput `S` (successful packets per mean
-    /// airtime), mean response time = mean head-of-line delay (mini-slots), loss probability =
-    /// drop probability, extras `throughput`, `beta`, `gamma`, `drop_probability`, `hol_delay`,
+    /// airtime), mean response time = mean head-of-line delay (mini-slots; no queue is
+    /// truncated, so the loss probability is 0 and drops are in the extras), extras `throughput`, `beta`, `gamma`, `drop_probability`, `hol_delay`,
     /// `attempt_rate`, `idle_fraction`, `mean_ongoing`, `sign_changes`.
     fn observables(&self, _x: &[f64]) -> Observables {
         let s = self.throughput();
@@ -574,7 +577,7 @@ impl MeanFieldModel for MprMac {
             throughput: Some(s),
             mean_response_time: Some(self.hol_delay()),
             prob_wait: None,
-            loss_probability: self.drop_probability(),
+            loss_probability: 0.0,
             mass_at_truncation: 0.0,
             extras: vec![
                 ("throughput".into(), s),
@@ -793,6 +796,34 @@ mod tests {
 
     fn binomial(n: usize, k: usize) -> f64 {
         (0..k).map(|i| (n - i) as f64 / (i + 1) as f64).product()
+    }
+
+    /// One node never collides; its renewal cycle is the running mini-slots to its attempt
+    /// (each runs with probability `q(0)`) plus the airtime after the attempt slot:
+    /// `S = T / (b_0 / q(0) - 1 + T)`. W = 16, T = 5: `S = 5 / 12.5 = 0.4` for K >= 2 (sensing
+    /// errors never stop an idle channel's counters), `5 / 14` for K = 1 and eps = 0.3
+    /// (`q(0) = 0.85`). Small n with every M and K also solves without a failure.
+    #[test]
+    fn one_node_is_its_renewal_cycle_and_small_n_solves() {
+        for (mpr, k, eps, want) in [(1, 1, 0.0, 0.4), (4, 4, 0.3, 0.4), (4, 1, 0.3, 5.0 / 14.0), (6, 3, 0.5, 0.4)] {
+            let mut p = params(1, mpr, k, 16, 0, 5.0);
+            p.sensing_error = eps;
+            let mac = MprMac::new(p).unwrap();
+            assert!((mac.throughput() - want).abs() < 1e-12, "M={mpr} K={k} eps={eps}: {}", mac.throughput());
+            assert!(mac.gamma().abs() < 1e-12);
+        }
+        for n in 1..=8 {
+            for mpr in 1..=MAX_MPR {
+                for k in 1..=mpr {
+                    let mut p = params(n, mpr, k, 8, 2, 4.0);
+                    p.sensing_error = 0.2;
+                    p.backoff.retry_limit = Some(3);
+                    let mac = MprMac::new(p).unwrap();
+                    assert!(mac.throughput().is_finite() && mac.throughput() <= mpr as f64 + 1e-9, "n={n} M={mpr} K={k}");
+                    assert_eq!(mac.sign_changes(), 1, "n={n} M={mpr} K={k}");
+                }
+            }
+        }
     }
 
     #[test]
