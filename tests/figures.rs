@@ -268,7 +268,7 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         assert!((num(r, "mean_response_time") - want).abs() < 1e-9, "{} lambda {l}", r["model"]);
     }
 
-    // MPR MAC: the M = K = 1 curve is Bianchi's saturation throughput (JSAC 18(3) 2000, eqs. 7, 9,
+    // MPR MAC: the M = K = 1 curve is Bianchi's saturation throughput (JSAC 18(3) 2000, eqs. 7 and
     // 13 with slot 1 and T_s = T_c = E[P] = 20; W = 128, m = 3), solved here by bisection; every
     // curve with a larger M lies above it (docs/models/mpr-mac.md)
     let rows = csv(&out.join("mpr-mac-throughput.csv"));

@@ -3,7 +3,7 @@ Bianchi's model of the 802.11 DCF (G. Bianchi, IEEE JSAC 18(3):535-547, 2000).
 
 Bianchi's equations, written here from his paper and solved with SciPy's brentq: the attempt
 probability tau(p) = 2(1-2p) / ((1-2p)(W+1) + pW(1-(2p)^m)) (eq. 7), the collision probability
-p = 1 - (1-tau)^(n-1) (eq. 9), and the saturation throughput (eq. 13)
+p = 1 - (1-tau)^(n-1) (sec. III), and the saturation throughput (eq. 13)
 S = P_s P_tr E[P] / ((1-P_tr) sigma + P_tr P_s T_s + P_tr (1-P_s) T_c) with sigma = 1 mini-slot
 and T_s = T_c = E[P] = T, the timing of the mpr-mac model. The written values are the Rust fixed
 point's (`mfq fixed-point models/mpr-mac-m1.toml --set nodes=.. --set window=.. --set stages=..

@@ -29,7 +29,7 @@
 //! of the others, and every attempt fails with the same probability `gamma`. Then
 //!
 //! ```text
-//! beta  = G(gamma) = sum_{j=0}^{R} gamma^j / sum_{j=0}^{R} gamma^j (W_j + 1) / 2    (Kumar et al., eq. 6)
+//! beta  = G(gamma) = sum_{j=0}^{R} gamma^j / sum_{j=0}^{R} gamma^j (W_j + 1) / 2    (Kumar et al. 2007)
 //! gamma = Gamma(beta)                                                                (the channel chain)
 //! ```
 //!
@@ -81,7 +81,7 @@ impl Backoff {
 
     /// The attempt probability per mini-slot with a running counter, given the failure
     /// probability `gamma` of an attempt: `G(gamma) = sum_j gamma^j / sum_j gamma^j b_j` over
-    /// `j = 0..=R` (Kumar, Altman, Miorandi, Goyal, IEEE/ACM ToN 15(3) 2007, eq. 6). Without a
+    /// `j = 0..=R` (Kumar, Altman, Miorandi, Goyal, IEEE/ACM ToN 15(3) 2007, their map G). Without a
     /// retry limit both sums run to infinity and `G = 1 / ((1 - gamma) sum_{j<m} gamma^j b_j +
     /// gamma^m b_m)`, which is Bianchi's `tau(p)` (JSAC 18(3) 2000, eq. 7) with `p = gamma`.
     pub fn attempt_probability(&self, gamma: f64) -> f64 {
@@ -464,12 +464,11 @@ fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
     pi[ns - 1] = 1.0;
     solve_dense(&mut a, &mut pi, ns);
     let (mut rate, mut idle, mut ongoing) = (0.0, 0.0, 0.0);
-    for x in 0..ns {
-        let c = ch.total[x];
-        rate += pi[x] * (n.saturating_sub(c)) as f64 * p.runs(c);
-        ongoing += pi[x] * c as f64;
+    for (&px, &c) in pi.iter().zip(&ch.total) {
+        rate += px * (n.saturating_sub(c)) as f64 * p.runs(c);
+        ongoing += px * c as f64;
         if c == 0 {
-            idle += pi[x];
+            idle += px;
         }
     }
     let gamma = tagged_failure(p, ch, beta, &pi, pe);
@@ -523,13 +522,12 @@ fn tagged_failure(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -
         solve_dense(&mut a, &mut b, na);
     }
     let (mut success, mut weight) = (0.0, 0.0);
-    for x in 0..ch.len() {
-        let c = ch.total[x];
+    for (x, (&px, &c)) in pi.iter().zip(&ch.total).enumerate() {
         let q = p.runs(c);
-        if q == 0.0 || pi[x] <= 0.0 || c >= n {
+        if q == 0.0 || px <= 0.0 || c >= n {
             continue;
         }
-        let w = pi[x] * (n - c) as f64 * q;
+        let w = px * (n - c) as f64 * q;
         weight += w;
         if c >= m {
             continue;
@@ -680,7 +678,7 @@ pub static MPR_MAC: Kind = Kind {
             range: Some(ParamRange::closed(0.0, 1.0, true)),
         },
     ],
-    sources: "Mukhopadhyay, Mehta, Srinivasan, IEEE Trans. Wireless Commun. 12(5) 2013 (abstract; model constructed here); Bianchi, IEEE JSAC 18(3) 2000, eqs. 7, 9, 13; Kumar, Altman, Miorandi, Goyal, IEEE/ACM ToN 15(3) 2007",
+    sources: "Mukhopadhyay, Mehta, Srinivasan, IEEE Trans. Wireless Commun. 12(5) 2013 (abstract; model constructed here); Bianchi, IEEE JSAC 18(3) 2000, eqs. 7 and 13, sec. III; Kumar, Altman, Miorandi, Goyal, IEEE/ACM ToN 15(3) 2007",
     example: "models/mpr-mac.toml",
     docs: "docs/models/mpr-mac.md",
     read: read_spec::<MprMacSpec>,
@@ -722,7 +720,7 @@ mod tests {
     }
 
     /// Bianchi's model (JSAC 18(3) 2000) written from his equations: `tau(p)` of eq. 7, the
-    /// collision probability `p = 1 - (1 - tau)^(n - 1)` of eq. 9 solved by bisection, and the
+    /// collision probability `p = 1 - (1 - tau)^(n - 1)` (sec. III) solved by bisection, and the
     /// throughput of eq. 13 with slot 1, `T_s = T_c = E[P] = T`.
     fn bianchi(n: usize, w: usize, m: usize, t: f64) -> (f64, f64, f64) {
         let w = w as f64;
