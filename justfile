@@ -67,3 +67,7 @@ bench-compare:
 # crates/mfq-sim/tests/lqf.rs, docs/models/lqf.md)
 lqf-dn:
     cargo test --release --locked -p mfq-sim --test lqf -- --ignored --nocapture growing_d_sqrt_n
+# the MPR MAC fixed point against the simulated protocol at n = 10 .. 80, with both airtime laws
+# (about a minute; the table of docs/models/mpr-mac.md)
+mac:
+    cargo test --release --locked -p mfq-sim --test mpr_mac -- --ignored --nocapture

@@ -325,6 +325,34 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         curve.sort_by(|a, b| a.0.total_cmp(&b.0));
         assert!(curve.windows(2).all(|w| w[1].1 < w[0].1), "lambda {lambda}: {curve:?}");
     }
+    // MPR MAC: the M = K = 1 curve is Bianchi's saturation throughput (JSAC 18(3) 2000, eqs. 7 and
+    // 13 with slot 1 and T_s = T_c = E[P] = 20; W = 128, m = 3), solved here by bisection; every
+    // curve with a larger M lies above it (docs/models/mpr-mac.md)
+    let rows = csv(&out.join("mpr-mac-throughput.csv"));
+    let bianchi = |n: f64| {
+        let tau = |p: f64| 2.0 * (1.0 - 2.0 * p) / ((1.0 - 2.0 * p) * 129.0 + p * 128.0 * (1.0 - (2.0 * p).powi(3)));
+        let (mut lo, mut hi) = (0.0f64, 0.99f64);
+        for _ in 0..200 {
+            let p = 0.5 * (lo + hi);
+            if 1.0 - (1.0 - tau(p)).powf(n - 1.0) > p {
+                lo = p;
+            } else {
+                hi = p;
+            }
+        }
+        let t = tau(0.5 * (lo + hi));
+        let idle = (1.0 - t).powf(n);
+        n * t * (1.0 - t).powf(n - 1.0) * 20.0 / (idle + (1.0 - idle) * 20.0)
+    };
+    let mac =
+        |prefix: &str, n: f64| num(rows.iter().find(|r| r["model"].starts_with(prefix) && num(r, "nodes") == n).unwrap(), "throughput");
+    for r in rows.iter().filter(|r| r["model"].starts_with("M = 1,")) {
+        let n = num(r, "nodes");
+        assert!((num(r, "throughput") - bianchi(n)).abs() < 1e-6, "n {n}: {} vs Bianchi {}", num(r, "throughput"), bianchi(n));
+        for m in ["M = 2,", "M = 3,", "M = 4,"] {
+            assert!(mac(m, n) >= mac("M = 1,", n) - 1e-12, "{m} n {n}");
+        }
+    }
 
     // batch network, mean field: X(b) = min{alpha / (10 + h(b)), b / h(b)}, h(b) = 1 + 0.2 (b - 1),
     // by hand; the peaks (optimal b) at 1, 1, 3, 8 for alpha = 5, 10, 20, 40 (docs/models/batch.md)

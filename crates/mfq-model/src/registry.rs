@@ -142,6 +142,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::BATCH,
     &crate::models::MOLDABLE,
     &crate::models::LQF,
+    &crate::models::MPR_MAC,
     &crate::models::GENERIC,
 ];
 

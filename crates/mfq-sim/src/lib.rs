@@ -55,6 +55,7 @@
 mod engine;
 pub mod exact;
 mod families;
+pub mod mac;
 pub mod population;
 pub mod saturated;
 mod stats;
