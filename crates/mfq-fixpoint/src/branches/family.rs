@@ -192,43 +192,70 @@ impl Family<'_> {
     /// The point at arclength `s` from `a` along its tangent (predictor `a.u + s a.t`, corrector
     /// on the hyperplane `a.t . (v - a.u) = s`), with the tangent oriented as `a.t`.
     pub fn at_arclength(&self, a: &Node, s: f64) -> Result<Option<Node>, ModelError> {
-        let pred: Vec<f64> = a.u.iter().zip(&a.t).map(|(u, t)| u + s * t).collect();
-        match self.correct(pred, &a.t, &a.u, s)? {
+        self.along(a, &a.t, s)
+    }
+
+    /// The point at distance `s` from `a` in the unit direction `c` (predictor `a.u + s c`,
+    /// corrector on the hyperplane `c . (v - a.u) = s`), with the tangent oriented as `a.t`.
+    fn along(&self, a: &Node, c: &[f64], s: f64) -> Result<Option<Node>, ModelError> {
+        let pred: Vec<f64> = a.u.iter().zip(c).map(|(u, c)| u + s * c).collect();
+        match self.correct(pred, c, &a.u, s)? {
             Some(v) => self.node(v, &a.t),
             None => Ok(None),
         }
     }
 
     /// The zero of the test function `test` between the consecutive points `a` and `b` of a
-    /// branch, where it changes sign: a bracketed solve in the arclength `s` from `a` (regula
+    /// branch, where it changes sign: a bracketed solve in the distance `s` from `a` along the
+    /// chord from `a` to `b` (corrector on the hyperplanes normal to the chord; regula
     /// falsi with the Illinois modification, alternating with bisection so that the bracket at
-    /// least halves every two steps) until the bracket is shorter than `s_tol`. Returns the point
-    /// at the zero (or the nearer end of the last bracket when a corrector fails inside it).
+    /// least halves every two steps) until the bracket is shorter than `s_tol`. Returns the end
+    /// of the last bracket where `|test|` is smaller.
     pub fn refine(&self, a: &Node, b: &Node, test: fn(&Node) -> f64, s_tol: f64) -> Result<Node, ModelError> {
-        let s_b: f64 = a.t.iter().zip(b.u.iter().zip(&a.u)).map(|(t, (b, a))| t * (b - a)).sum();
+        // along the chord from a to b: near a branch point the chord's hyperplanes cut the other
+        // branch far from the predictor (the tangent's, tilted, may cut it close by)
+        let chord: Vec<f64> = b.u.iter().zip(&a.u).map(|(p, q)| p - q).collect();
+        let s_b = chord.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let chord: Vec<f64> = chord.iter().map(|v| v / s_b).collect();
         let (mut s0, mut g0, mut n0) = (0.0, test(a), a.clone());
         let (mut s1, mut g1, mut n1) = (s_b, test(b), b.clone());
         let mut side = 0i8;
-        let mut bisect_next = false;
+        // failed evaluations in a row: the next point is then at these fractions of the bracket
+        let mut fails = 0;
+        const FALLBACK: [f64; 3] = [0.5, 0.3, 0.7];
         for iter in 0..200 {
             if (s1 - s0).abs() <= s_tol || g0 == 0.0 || g1 == 0.0 {
                 break;
             }
             let secant = s1 - g1 * (s1 - s0) / (g1 - g0);
             let inside = secant.is_finite() && (secant - s0) * (secant - s1) < 0.0;
-            let bisect = bisect_next || iter % 2 == 1 || !inside;
-            let s = if bisect { 0.5 * (s0 + s1) } else { secant };
-            // a corrector that fails, or slides away onto another branch, gives no sign: bisect
-            // instead, and stop when the bisection point fails too
-            let node = self.at_arclength(a, s)?.filter(|node| along_chord(a, b, node));
-            let Some(node) = node else {
-                if bisect {
+            let s = if fails > 0 || iter % 2 == 1 || !inside { s0 + FALLBACK[fails] * (s1 - s0) } else { secant };
+            // a corrector that fails, or slides onto another branch (near a branch point both cut
+            // the hyperplane; the other one's tangent is far from the chord), gives no sign: try
+            // other points of the bracket, and stop after three failures in a row. At a branch
+            // point itself `[F_x F_mu]` loses rank and the computed tangent is round-off: a point
+            // whose test value is round-off next to the bracket's is the zero.
+            let Some(raw) = self.along(a, &chord, s)? else {
+                fails += 1;
+                if fails == FALLBACK.len() {
                     break;
                 }
-                bisect_next = true;
                 continue;
             };
-            bisect_next = false;
+            let scale = test(&n0).abs().max(test(&n1).abs());
+            if test(&raw).abs() <= 1e-9 * scale {
+                return Ok(raw);
+            }
+            let cos: f64 = raw.t.iter().zip(&chord).map(|(p, q)| p * q).sum();
+            if !(along_chord(a, b, &raw) && cos > 0.8) {
+                fails += 1;
+                if fails == FALLBACK.len() {
+                    break;
+                }
+                continue;
+            }
+            fails = 0;
+            let node = raw;
             let g = test(&node);
             if !g.is_finite() {
                 break;

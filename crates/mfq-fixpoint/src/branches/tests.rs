@@ -75,9 +75,9 @@ fn stubborn_opinion_pitchfork_at_one_quarter() {
             assert_eq!(p.kind == EquilibriumKind::Stable, p.parameter > 0.25, "gamma {}", p.parameter);
         }
     }
-    // on the side branch, which turns at the branch point, the corrector may slide onto x = 1/2
-    // close to it: located to about 1e-6 only
-    assert!(side.special.iter().any(|s| s.kind == SpecialKind::BranchPoint && (s.parameter - 0.25).abs() < 1e-5), "{:?}", side.special);
+    // the side branch, which turns at the branch point, finds it too
+    assert!(side.special.len() == 1 && side.special[0].kind == SpecialKind::BranchPoint, "{:?}", side.special);
+    assert!((side.special[0].parameter - 0.25).abs() < 1e-8, "{:?}", side.special);
     for p in &side.points {
         let s = 1.0 - 2.0 * p.parameter;
         let w = ((s - 0.5) / (2.0 * s * s)).max(0.0).sqrt();
