@@ -53,7 +53,7 @@ pub fn bifurcation_svg(report: &BranchReport, title: &str) -> Result<String, Plo
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc(report.parameter.as_str())
+            .x_desc(report.parameter.replace(',', " = "))
             .y_desc(report.summary_name.as_str())
             .x_label_formatter(&plain_label)
             .y_label_formatter(&plain_label)
@@ -84,7 +84,7 @@ pub fn bifurcation_svg(report: &BranchReport, title: &str) -> Result<String, Plo
             }
         }
         draw_special(&mut chart, report)?;
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)

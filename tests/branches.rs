@@ -1,0 +1,69 @@
+//! `mfq branches` through the binary (docs/branches.md): the fold of the biased opinion model at
+//! alpha = 1/9 and the pitchfork of the symmetric stubborn model at gamma = 1/4 in its files, bad
+//! input refused with the field and what is allowed, `--max-seconds`; and `mfq figure` leaves
+//! the gallery alone unless asked (`--gallery`).
+
+mod common;
+use common::{mfq, text, tmp_dir};
+
+/// The special points of a run, read back from `special-points.csv`: `(kind, parameter)`.
+fn special(dir: &std::path::Path) -> Vec<(String, f64)> {
+    let csv = std::fs::read_to_string(dir.join("special-points.csv")).unwrap();
+    csv.lines().skip(1).map(|l| l.split(',').collect::<Vec<_>>()).map(|c| (c[1].to_string(), c[2].parse().unwrap())).collect()
+}
+
+#[test]
+fn fold_and_pitchfork_of_the_opinion_models() {
+    let dir = tmp_dir("biased");
+    let o = mfq(&["branches", "models/opinion-biased.toml", "--set", "alpha=0:0.2:200", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let s = special(&dir);
+    assert!(s.len() == 1 && s[0].0 == "fold" && (s[0].1 - 1.0 / 9.0).abs() < 1e-8, "{s:?}");
+    let svg = std::fs::read_to_string(dir.join("branches.svg")).unwrap();
+    assert!(svg.contains("</svg>") && !svg.contains("NaN") && !svg.contains("inf"));
+    let dir = tmp_dir("stubborn");
+    let o =
+        mfq(&["branches", "models/opinion-stubborn.toml", "--set", "gamma0,gamma1=0:0.4:200", "--json", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["starts"].as_array().unwrap().len(), 3);
+    assert!(special(&dir).iter().all(|(k, p)| k == "branch-point" && (p - 0.25).abs() < 1e-8), "{:?}", special(&dir));
+}
+
+#[test]
+fn bad_input_is_refused_with_the_reason() {
+    for (set, want) in [
+        ("beta=0:0.2:20", "no parameter 'beta'"),
+        ("alpha=0.1:0.1:20", "empty range"),
+        ("alpha=0:0.2:1", "number of points"),
+        ("alpha=0:1.5:20", "model.alpha = 1.5"),
+    ] {
+        let o = mfq(&["branches", "models/opinion-biased.toml", "--set", set]);
+        let (_, err) = text(&o);
+        assert!(o.status.code() == Some(2) && err.contains(want), "{set}: {err}");
+    }
+    let o = mfq(&["branches", "models/jsq-d2.toml", "--set", "d=1:3:10"]);
+    assert!(o.status.code() == Some(2) && text(&o).1.contains("integers only"), "{:?}", text(&o));
+    let o = mfq(&["branches", "models/opinion-biased.toml", "--set", "alpha=0.05"]);
+    assert!(o.status.code() == Some(2) && text(&o).1.contains("exactly one"), "{:?}", text(&o));
+    let o = mfq(&["figure", "checker-opinion", "--gallery", "--out", "somewhere"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}
+
+/// A run past `--max-seconds` stops with exit code 4 and writes no files.
+#[test]
+fn max_seconds_stops_it() {
+    let dir = tmp_dir("limit");
+    let o = mfq(&[
+        "branches",
+        "models/opinion-biased.toml",
+        "--set",
+        "alpha=0:0.2:100000",
+        "--max-seconds",
+        "0.05",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{:?}", text(&o));
+    assert!(text(&o).1.contains("max-seconds 0.05") && !dir.join("branches.csv").exists(), "{:?}", text(&o));
+}
