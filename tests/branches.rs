@@ -67,3 +67,24 @@ fn max_seconds_stops_it() {
     assert_eq!(o.status.code(), Some(4), "{:?}", text(&o));
     assert!(text(&o).1.contains("max-seconds 0.05") && !dir.join("branches.csv").exists(), "{:?}", text(&o));
 }
+
+/// A queue: JSQ(2) along lambda in [0.5, 0.95] has one stable branch, the mean queue length
+/// `sum_k lambda^(2^k - 1)` (Mitzenmacher, IEEE TPDS 12(10), 2001) at every point, with the
+/// truncation level chosen for the end of the range.
+#[test]
+fn jsq2_branch_is_the_closed_form() {
+    let dir = tmp_dir("jsq");
+    let o = mfq(&["branches", "models/jsq-d2.toml", "--set", "lambda=0.5:0.95:50", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(special(&dir).is_empty());
+    let csv = std::fs::read_to_string(dir.join("branches.csv")).unwrap();
+    let mut last = 0.0;
+    for l in csv.lines().skip(1) {
+        let c: Vec<&str> = l.split(',').collect();
+        let (lambda, l_mean): (f64, f64) = (c[2].parse().unwrap(), c[3].parse().unwrap());
+        let want: f64 = (1..20).map(|k| lambda.powi(2i32.pow(k) - 1)).sum();
+        assert!((l_mean - want).abs() < 1e-8 && c[4] == "stable", "lambda {lambda}: {l_mean} vs {want}");
+        last = lambda;
+    }
+    assert_eq!(last, 0.95);
+}

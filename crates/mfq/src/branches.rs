@@ -4,7 +4,7 @@
 
 use crate::{Error, Model};
 use mfq_fixpoint::branches::{branches, BranchReport, ContinuationOptions};
-use mfq_fixpoint::CheckOptions;
+use mfq_fixpoint::{CheckOptions, FixedPointOptions};
 use mfq_model::{Deadline, ModelError, ModelFile};
 
 /// Options of [`Model::branches`].
@@ -83,8 +83,8 @@ impl Model {
     /// equilibria at `opts.start` (its `opts.starts` random starts, with the basin boundaries
     /// between them), then each is continued by pseudo-arclength continuation to `opts.end`,
     /// with its stability and the located fold, branch and Hopf points
-    /// (`mfq_fixpoint::branches`). The truncation level is the one the checker used at the
-    /// first value, fixed along the branches.
+    /// (`mfq_fixpoint::branches`). The truncation level is fixed along the branches: the
+    /// file's, or the larger of those the fixed-point solver chooses at the two ends.
     ///
     /// # Errors
     /// [`Error::Model`] when a name is not a parameter of the model, is not real-valued (a
@@ -105,10 +105,24 @@ impl Model {
             ..Default::default()
         };
         copts.validate()?;
-        let first = Model::from_toml(&text, &opts.sets(opts.start))?;
+        let mut first = Model::from_toml(&text, &opts.sets(opts.start))?;
         // the end of the range must be a valid model as well (a clear error now, not a branch
         // that stops on the way)
-        Model::from_toml(&text, &opts.sets(opts.end))?;
+        let last = Model::from_toml(&text, &opts.sets(opts.end))?;
+        // one truncation level along the branches: the file's, or the larger of those the
+        // fixed-point solver chooses at the two ends (a queue's tail grows with the load)
+        if self.file().truncation.levels.is_none() {
+            let fp_opts = FixedPointOptions { deadline: opts.deadline.clone(), ..Default::default() };
+            let levels = [&first, &last]
+                .iter()
+                .filter_map(|m| m.fixed_point(&fp_opts).ok())
+                .filter(|fp| fp.converged())
+                .map(|fp| fp.truncation.levels)
+                .max();
+            if let Some(k) = levels {
+                first = first.with(&[format!("truncation.levels={k}")])?;
+            }
+        }
         let check = first.check(&CheckOptions { starts: opts.starts, deadline: opts.deadline.clone(), ..Default::default() })?;
         let levels = check.fixed_point.truncation.levels;
         let starts: Vec<Vec<f64>> = check.equilibria.iter().map(|e| e.x.clone()).collect();
