@@ -88,3 +88,19 @@ fn jsq2_branch_is_the_closed_form() {
     }
     assert_eq!(last, 0.95);
 }
+
+/// `mfq figure NAME` without `--out` writes into out/figures/ (ignored by git) and leaves the
+/// gallery's tracked files alone.
+#[test]
+fn figure_writes_outside_the_gallery_by_default() {
+    let root = common::root();
+    let gallery = root.join("docs/figures/branches-opinion-biased.svg");
+    let before = std::fs::read(&gallery).unwrap();
+    let modified = std::fs::metadata(&gallery).unwrap().modified().unwrap();
+    let o = mfq(&["figure", "branches-opinion-biased"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(text(&o).0.contains("out/figures/branches-opinion-biased.svg"), "{:?}", text(&o));
+    assert!(root.join("out/figures/branches-opinion-biased.svg").is_file());
+    assert_eq!(std::fs::metadata(&gallery).unwrap().modified().unwrap(), modified);
+    assert_eq!(std::fs::read(&gallery).unwrap(), before);
+}
