@@ -29,9 +29,10 @@ python:
     maturin develop --release -m python/Cargo.toml
     python -m pytest -q python/tests
 
-# every named figure (models/figures/*.toml) into docs/figures/ (gallery: docs/figures.md)
+# every named figure (models/figures/*.toml) into the gallery, docs/figures/ (docs/figures.md);
+# `mfq figure` without --gallery writes to out/figures/ and leaves tracked files alone
 figures:
-    cargo run --release -- figure --all
+    cargo run --release -- figure --all --gallery
 
 # CI as it runs on a fresh machine
 ci:

@@ -386,4 +386,13 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         assert_eq!(best, want_b, "{model}");
     }
     assert!((value("exact: m = 1 ", 6.0) - 1.647993).abs() < 1e-6);
+
+    // equilibrium branches (docs/branches.md): the biased model's fold at alpha = 1/9, x = 1/4;
+    // the symmetric stubborn model's pitchfork at gamma = 1/4, x = 1/2, where x = 1/2 turns stable
+    let rows = csv(&out.join("branches-opinion-biased-special.csv"));
+    assert!(rows.len() == 1 && rows[0]["kind"] == "fold", "{rows:?}");
+    assert!((num(&rows[0], "alpha") - 1.0 / 9.0).abs() < 1e-8 && (num(&rows[0], "summary") - 0.25).abs() < 1e-6);
+    let rows = csv(&out.join("branches-opinion-stubborn-special.csv"));
+    let bp = rows.iter().find(|r| r["stability_change"] == "true").unwrap();
+    assert!(bp["kind"] == "branch-point" && (num(bp, "gamma0+gamma1") - 0.25).abs() < 1e-8, "{bp:?}");
 }

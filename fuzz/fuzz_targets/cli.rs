@@ -48,7 +48,7 @@ const MODELS: &[&str] = &[
 ];
 
 /// Commands that read a model file and take `--max-seconds`.
-const MODEL_COMMANDS: &[&str] = &["report", "solve", "fixed-point", "check", "tail", "simulate", "compare", "sweep"];
+const MODEL_COMMANDS: &[&str] = &["report", "solve", "fixed-point", "check", "tail", "simulate", "compare", "sweep", "branches"];
 
 /// Small values for costly options, per command, used when the input does not set them.
 const CAPS: &[(&str, &[(&str, &str)])] = &[

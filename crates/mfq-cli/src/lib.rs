@@ -23,6 +23,7 @@ macro_rules! out {
     }};
 }
 
+mod branchcmd;
 mod checkcmd;
 mod commands;
 mod exactcmd;
@@ -91,7 +92,11 @@ enum Command {
     Exact(exactcmd::ExactArgs),
     /// Sweep one or two parameters: --set lambda=0.5:0.99:50 [--set d=2,3,5]; CSV and SVG
     Sweep(sweepcmd::SweepArgs),
-    /// Regenerate a named paper figure (models/figures/NAME.toml) into docs/figures/NAME.svg
+    /// Every equilibrium followed along one parameter: --set alpha=0:0.2:200; stability, fold and
+    /// branch points; CSV and the bifurcation diagram (SVG)
+    Branches(branchcmd::BranchesArgs),
+    /// Regenerate a named paper figure (models/figures/NAME.toml) into out/figures/NAME.svg
+    /// (--gallery: into the gallery, docs/figures/)
     Figure(sweepcmd::FigureArgs),
     /// List the built-in models, their parameters and sources
     Models {
@@ -163,6 +168,7 @@ where
         Command::Compare(a) => a.model.json,
         Command::Exact(a) => a.model.json,
         Command::Sweep(a) => a.model.json,
+        Command::Branches(a) => a.model.json,
         Command::Figure(_) => false,
         Command::Models { json, .. } => *json,
     };
@@ -177,6 +183,7 @@ where
         Command::Compare(a) => simcmd::compare(&a),
         Command::Exact(a) => exactcmd::exact(&a),
         Command::Sweep(a) => sweepcmd::sweep_cmd(&a),
+        Command::Branches(a) => branchcmd::branches_cmd(&a),
         Command::Figure(a) => sweepcmd::figure_cmd(&a),
         Command::Models { json, markdown } => commands::models(json, markdown),
     };

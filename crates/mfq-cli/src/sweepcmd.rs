@@ -378,6 +378,17 @@ enum FigureFile {
         /// Warm-up time.
         warmup: f64,
     },
+    /// Every equilibrium of one model file along one parameter: the bifurcation diagram
+    /// (`mfq branches`).
+    Branches {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// Model file.
+        model: String,
+        /// One `NAME=start:end:points` (or `NAME1,NAME2=...`) plus scalar overrides.
+        set: Vec<String>,
+    },
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
         title: String,
@@ -401,6 +412,7 @@ impl FigureFile {
             | FigureFile::Compare { title, reproduces, description, .. }
             | FigureFile::RefinedErrors { title, reproduces, description, .. }
             | FigureFile::RefinedTail { title, reproduces, description, .. }
+            | FigureFile::Branches { title, reproduces, description, .. }
             | FigureFile::Tail { title, reproduces, description, .. } => (title, description, reproduces),
         }
     }
@@ -425,9 +437,27 @@ pub struct FigureArgs {
     /// Directory with the figure files
     #[arg(long, default_value = "models/figures")]
     pub figures: PathBuf,
-    /// Output directory for NAME.svg and NAME.csv
-    #[arg(long, default_value = "docs/figures")]
-    pub out: PathBuf,
+    /// Output directory for NAME.svg and NAME.csv (default out/figures; the gallery only with --gallery)
+    #[arg(long, conflicts_with = "gallery")]
+    pub out: Option<PathBuf>,
+    /// Update the gallery: write into docs/figures/ (tracked files), as `just figures` does
+    #[arg(long)]
+    pub gallery: bool,
+}
+
+/// The gallery's directory (docs/figures.md shows its files).
+pub const GALLERY_DIR: &str = "docs/figures";
+
+impl FigureArgs {
+    /// Where the figures go: `--out DIR`, the gallery with `--gallery`, else `out/figures`, so
+    /// that running `mfq figure` never rewrites tracked files unless asked to.
+    pub fn out_dir(&self) -> PathBuf {
+        match (&self.out, self.gallery) {
+            (Some(dir), _) => dir.clone(),
+            (None, true) => PathBuf::from(GALLERY_DIR),
+            (None, false) => PathBuf::from("out/figures"),
+        }
+    }
 }
 
 fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
@@ -558,6 +588,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
+        FigureFile::Branches { title, model, set, .. } => crate::branchcmd::figure(out, name, title, model, set)?,
         FigureFile::Tail { title, models, set, .. } => {
             let mut fps = Vec::new();
             for (label, model) in models {
@@ -622,9 +653,10 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
             None => return Err(Failure::input("mfq figure: give a NAME (a file models/figures/NAME.toml) or --all")),
         }
     };
-    ensure_writable(&args.out)?;
+    let out = args.out_dir();
+    ensure_writable(&out)?;
     for n in names {
-        figure(&args.figures, &args.out, &n)?;
+        figure(&args.figures, &out, &n)?;
     }
     Ok(())
 }

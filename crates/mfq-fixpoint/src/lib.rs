@@ -63,12 +63,14 @@
 //! last accepted iterate with its own residual.
 
 pub mod attraction;
+pub mod branches;
 
 mod newton;
 pub mod refined;
 mod stability;
 
 pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
+pub use branches::{branches, BranchReport, ContinuationError, ContinuationOptions};
 pub use newton::{solve_model, FixedPointOptions};
 pub use refined::transient::{refined_transient, RefinedTrajectory};
 pub use refined::{

@@ -354,6 +354,20 @@ pub fn has_key(text: &str, name: &str) -> bool {
     node.is_some_and(|t| t.contains_key(*last))
 }
 
+/// The value the model file `text` gives the key that the override name `name` refers to (as
+/// [`has_key`]: `alpha` means `model.alpha`, a generic model's declared parameter
+/// `model.parameters.NAME`); `None` when the file does not set it (or does not parse).
+pub fn value_of(text: &str, name: &str) -> Option<toml::Value> {
+    let doc = text.parse::<toml::Table>().ok()?;
+    let parts = generic_parameter_path(&doc, name.trim()).unwrap_or_else(|| key_path(name.trim()));
+    let (last, path) = parts.split_last()?;
+    let mut node = &doc;
+    for p in path {
+        node = node.get(*p)?.as_table()?;
+    }
+    node.get(*last).cloned()
+}
+
 /// Applies one `NAME=VALUE` override to a parsed model file (see the module docs).
 ///
 /// # Errors

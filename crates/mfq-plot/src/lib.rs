@@ -14,12 +14,14 @@
 //! - [`attraction`]: the checker's plots of an [`mfq_fixpoint::AttractionReport`].
 //! - [`xy::xy_svg`]: curves and markers (with 95% bars) on linear or log axes, from numbers the
 //!   caller computed (the refined mean field's error and tail figures).
+//! - [`branches`]: the bifurcation diagram of an `mfq_fixpoint::branches::BranchReport`.
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
 
 pub mod attraction;
 pub mod xy;
+pub mod branches;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;

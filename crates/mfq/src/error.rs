@@ -17,6 +17,9 @@ pub enum Error {
     /// The attraction checker's options.
     #[error(transparent)]
     Check(#[from] mfq_fixpoint::CheckError),
+    /// The options of equilibrium branches (`Model::branches`).
+    #[error(transparent)]
+    Branches(#[from] mfq_fixpoint::ContinuationError),
     /// The refined mean field (no transitions, a non-smooth model, a singular equation).
     #[error(transparent)]
     Refined(#[from] mfq_fixpoint::RefinedError),

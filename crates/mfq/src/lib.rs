@@ -9,6 +9,7 @@
 //! The report that `mfq report` prints is assembled by [`report::report`]; the catalogue that
 //! `mfq models` prints by [`catalog`].
 
+pub mod branches;
 mod catalog;
 mod error;
 mod finite;
@@ -16,6 +17,7 @@ mod model;
 pub mod report;
 pub mod sweep;
 
+pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
 pub use finite::{ExactComparison, FiniteMeanField};
@@ -23,8 +25,8 @@ pub use model::{Model, RefinedOptions, RefinedReport};
 pub use report::{Dynamics, Report, ReportOptions};
 
 pub use mfq_fixpoint::{
-    AttractionReport, CheckOptions, Expansion, FixedPoint, FixedPointOptions, RefinedEstimate, RefinedExpansion, RefinedMeanField,
-    RefinedTrajectory,
+    AttractionReport, BranchReport, CheckOptions, Expansion, FixedPoint, FixedPointOptions, RefinedEstimate, RefinedExpansion,
+    RefinedMeanField, RefinedTrajectory,
 };
 pub use mfq_model::{Deadline, Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{Method, SolveOptions, Trajectory};
@@ -34,7 +36,7 @@ pub use mfq_sim::{SimOptions, SimReport};
 /// The errors of the crates below the front door, which [`Error`] wraps: for callers that tell
 /// them apart (the Python package maps each to an exception with its fields).
 pub mod errors {
-    pub use mfq_fixpoint::{CheckError, FixedPointError, RefinedError};
+    pub use mfq_fixpoint::{CheckError, ContinuationError, FixedPointError, RefinedError};
     pub use mfq_model::ModelError;
     pub use mfq_ode::OdeError;
     pub use mfq_sim::SimError;
