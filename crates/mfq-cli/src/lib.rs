@@ -26,6 +26,7 @@ macro_rules! out {
 mod checkcmd;
 mod commands;
 mod exactcmd;
+mod graphfig;
 mod output;
 mod refinedcmd;
 mod simcmd;

@@ -348,6 +348,19 @@ enum FigureFile {
         #[serde(default)]
         lines: Vec<(String, String)>,
     },
+    /// Redundancy on compatibility graphs: `(1 - rho) E[N]` against `1 - rho` for several
+    /// `redundancy-graph` model files (`crate::graphfig`).
+    HeavyTraffic {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// (legend label, model file) pairs.
+        models: Vec<(String, String)>,
+        /// The values of `1 - rho`.
+        gaps: Vec<f64>,
+        x_label: String,
+        y_label: String,
+    },
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
         title: String,
@@ -369,7 +382,8 @@ impl FigureFile {
             | FigureFile::ModelsSweep { title, reproduces, description, .. }
             | FigureFile::Check { title, reproduces, description, .. }
             | FigureFile::Compare { title, reproduces, description, .. }
-            | FigureFile::Tail { title, reproduces, description, .. } => (title, description, reproduces),
+            | FigureFile::Tail { title, reproduces, description, .. }
+            | FigureFile::HeavyTraffic { title, reproduces, description, .. } => (title, description, reproduces),
         }
     }
 }
@@ -513,6 +527,12 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
                 }
                 csv.push('\n');
             }
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::HeavyTraffic { title, models, gaps, x_label, y_label, .. } => {
+            let fig = crate::graphfig::HeavyTraffic { title, models, gaps, x_label, y_label };
+            let (svg, csv) = crate::graphfig::render(&fig, &read)?;
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }

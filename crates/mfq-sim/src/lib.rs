@@ -559,14 +559,10 @@ fn redundancy_policy(
 /// The estimates of a compatibility graph (extras of `families::graph`): `mean_jobs` (in
 /// total), `type{c}.mean_jobs`, `type{c}.mean_response_time` (measured job by job),
 /// `server{s}.busy_fraction`.
-fn graph_extras(
-    extra: &dyn Fn(usize) -> Vec<f64>,
-    types: usize,
-    servers: usize,
-    col: &dyn Fn(&dyn Fn(&engine::Batch) -> f64) -> Vec<f64>,
-    put: &mut dyn FnMut(String, Estimate),
-) {
+fn graph_extras(batches: &[&engine::Batch], types: usize, servers: usize, put: &mut dyn FnMut(String, Estimate)) {
+    let col = |f: &dyn Fn(&engine::Batch) -> f64| -> Vec<f64> { batches.iter().map(|b| f(b)).collect() };
     let per_time = |i: usize| col(&|b| b.extras[i] / b.duration);
+    let extra = |i: usize| col(&|b| b.extras[i]);
     put("mean_jobs".into(), stats::mean_estimate(&per_time(0)));
     for c in 0..types {
         put(format!("type{}.mean_jobs", c + 1), stats::mean_estimate(&per_time(1 + 3 * c)));
@@ -832,7 +828,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             put("clients".into(), Estimate { mean: *clients as f64, half_width: 0.0, n: nb });
             prob_wait = undefined(nb);
         }
-        (Shape::Graph, Policy::Graph { lambda, mu, .. }) => graph_extras(&extra, lambda.len(), mu.len(), &col, &mut put),
+        (Shape::Graph, Policy::Graph { lambda, mu, .. }) => graph_extras(&batches, lambda.len(), mu.len(), &mut put),
         (Shape::Moldable, _) => {
             mean_response_time = stats::ratio_estimate(&extra(2), &extra(3));
             put("mean_execution_time".into(), mean_response_time);

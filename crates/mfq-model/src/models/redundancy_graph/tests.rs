@@ -76,9 +76,8 @@ fn ctmc_mean_jobs(g: &Graph, limit: usize) -> Vec<f64> {
         for r in c + 1..ns {
             let f = a[r][c] / a[c][c];
             if f != 0.0 {
-                for k in c..ns {
-                    a[r][k] -= f * a[c][k];
-                }
+                let (top, rest) = a.split_at_mut(r);
+                rest[0][c..].iter_mut().zip(&top[c][c..]).for_each(|(x, p)| *x -= f * p);
                 b[r] -= f * b[c];
             }
         }
