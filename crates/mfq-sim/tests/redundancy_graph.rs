@@ -1,7 +1,7 @@
 //! Redundancy on a compatibility graph (`redundancy-graph`): the event-driven simulation, written
 //! from the system's rules (`families::graph`: every server serves the oldest compatible job,
 //! the first copy to complete cancels the others), against the product form of Gardner et al.,
-//! Queueing Systems 83 (2016), Theorem 1, computed by `mfq_model::models::redundancy_graph`
+//! Queueing Systems 83 (2016) 227-259, computed by `mfq_model::models::redundancy_graph`
 //! (itself checked against the direct solve of the truncated chain in that module's tests).
 //!
 //! Each test compares `m` estimates with their 95% batch-means intervals; so that the whole

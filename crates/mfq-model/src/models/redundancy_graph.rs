@@ -8,9 +8,8 @@
 //! (2024) 1539-1555, arXiv 2005.14566 (first posted as "Redundancy scheduling with locally
 //! stable compatibility graphs"); its stationary distribution is the product form of Gardner,
 //! Zbarsky, Doroudi, Harchol-Balter, Hyytiä, Scheller-Wolf, "Queueing with redundant requests:
-//! exact analysis", Queueing Systems 83 (2016), Theorem 1 (the order-independent form of
-//! Bonald, Comte, "Balanced fair resource sharing in computer clusters", Performance
-//! Evaluation 116 (2017)):
+//! exact analysis", Queueing Systems 83 (2016) 227-259 (the limiting distribution of the
+//! class-based redundancy system, their main result; written here as re-derived and checked):
 //!
 //! ```text
 //! pi(c_1, ..., c_n) = pi(empty) prod_{i=1..n} lambda_{c_i} / mu(S_{c_1} u ... u S_{c_i})
@@ -22,9 +21,11 @@
 //! jobs that arrive while the union stays `V` form a geometric run of ratio
 //! `lambda(V) / mu(V)`, `lambda(V)` the total rate of the types with `S_c` inside `V`.
 //!
-//! Stability (Gardner et al. 2016; Cardinaels et al.): for every non-empty set `A` of job
-//! types, `sum_{c in A} lambda_c < mu(union of S_c, c in A)` ([`Graph::stability`]); it is also
-//! exactly the condition under which every geometric run above converges.
+//! Stability: for every non-empty set `A` of job types, `sum_{c in A} lambda_c < mu(union of
+//! S_c, c in A)` ([`Graph::stability`]). It is exactly the condition under which every geometric
+//! run above converges, i.e. under which the product form (an invariant measure whatever the
+//! rates) has finite mass, so it is necessary and sufficient for positive recurrence
+//! (docs/models/redundancy-graph.md).
 
 use crate::finite::{FiniteSystem, Simulation};
 use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
@@ -37,7 +38,7 @@ pub const MAX_SERVERS: usize = 64;
 pub const MAX_TYPES: usize = 4096;
 /// The stability condition is checked on every subset of the job types, or of the servers,
 /// whichever is smaller: at most `2^MAX_ENUMERATED` subsets.
-pub const MAX_ENUMERATED: usize = 22;
+pub const MAX_ENUMERATED: usize = 20;
 /// Largest number of reachable server unions of the product-form recursion, and of
 /// `unions * types` (its memory).
 pub const MAX_UNIONS: usize = 1 << 18;
@@ -180,8 +181,8 @@ impl Graph {
         self.sets.iter().zip(&self.lambda).filter(|(s, _)| *s & !mask == 0).map(|(_, l)| l).sum()
     }
 
-    /// The stability condition (Gardner et al. 2016, Theorem 2; Cardinaels, Borst, van
-    /// Leeuwaarden 2024, Section 2): `Ok(())` when every non-empty set `A` of types has
+    /// The stability condition (the product form has finite mass; docs/models/redundancy-graph.md):
+    /// `Ok(())` when every non-empty set `A` of types has
     /// `sum_{c in A} lambda_c < mu(union_{c in A} S_c)`, else the set with the largest ratio of
     /// rate to capacity. Checked by enumerating every subset of the types, or equivalently (the
     /// worst set of types on a server set `T` is all the types inside `T`) every subset of the
@@ -189,14 +190,14 @@ impl Graph {
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] naming `model.types` when both the types and the servers
-    /// number more than 22.
+    /// number more than 20.
     pub fn stability(&self) -> Result<Result<(), Violation>, ModelError> {
         let (n, k) = (self.lambda.len(), self.mu.len());
         if n.min(k) > MAX_ENUMERATED {
             return Err(out_of_range(
                 "model.types",
                 format!("{n} job types on {k} servers"),
-                "at most 22 job types or at most 22 servers (the stability condition is checked on every subset of the smaller side)",
+                "at most 20 job types or at most 20 servers (the stability condition is checked on every subset of the smaller side)",
             ));
         }
         let worst = if n <= k { self.worst_type_set() } else { self.worst_server_set() };
@@ -424,7 +425,7 @@ impl ProductForm {
 /// observables' extras (`type{c}.mean_jobs`, `type{c}.mean_response_time`, `mean_jobs`,
 /// `scaled_jobs` = `(1 - rho) E[N]`, ...).
 ///
-/// Source: Gardner et al., Queueing Systems 83 (2016), Theorem 1 (product form); the recursion
+/// Source: Gardner et al., Queueing Systems 83 (2016) 227-259 (product form); the recursion
 /// is derived in docs/models/redundancy-graph.md.
 ///
 /// ```
@@ -601,7 +602,7 @@ pub static REDUNDANCY_GRAPH: Kind = Kind {
             name: "types",
             meaning: "[[model.types]] tables: lambda (Poisson arrival rate of the type) and servers (the server numbers S_c receiving its copies)",
             unit: "lambda in jobs per unit time",
-            allowed: "1 to 4096 types; lambda finite > 0; servers a non-empty list of distinct numbers in 1..=len(mu); the stability check needs at most 22 types or 22 servers",
+            allowed: "1 to 4096 types; lambda finite > 0; servers a non-empty list of distinct numbers in 1..=len(mu); the stability check needs at most 20 types or 20 servers",
             default: None,
             range: None,
         },
@@ -614,7 +615,7 @@ pub static REDUNDANCY_GRAPH: Kind = Kind {
             range: Some(ParamRange { min: 0.0, min_inclusive: false, max: Some(1e6), max_inclusive: true, integer: false }),
         },
     ],
-    sources: "Cardinaels, Borst, van Leeuwaarden, Heavy-traffic universality of redundancy systems with assignment constraints, Oper. Res. 72(4) (2024), arXiv 2005.14566 (system, heavy traffic); Gardner, Zbarsky, Doroudi, Harchol-Balter, Hyytiä, Scheller-Wolf, Queueing with redundant requests: exact analysis, Queueing Systems 83 (2016), Thm 1 (product form); recursion over server unions derived here",
+    sources: "Cardinaels, Borst, van Leeuwaarden, Heavy-traffic universality of redundancy systems with assignment constraints, Oper. Res. 72(4) (2024), arXiv 2005.14566 (system, heavy traffic); Gardner, Zbarsky, Doroudi, Harchol-Balter, Hyytiä, Scheller-Wolf, Queueing with redundant requests: exact analysis, Queueing Systems 83 (2016) 227-259 (product form, the limiting distribution); recursion over server unions derived here",
     example: "models/redundancy-graph.toml",
     docs: "docs/models/redundancy-graph.md",
     read: read_spec::<RedundancyGraphSpec>,

@@ -221,3 +221,17 @@ fn rho_scales_the_rates_to_the_load() {
     assert!((g.lambda[0] - 0.5).abs() < 1e-15 && (g.lambda[1] - 1.5).abs() < 1e-15);
     assert!((g.load() - 0.5).abs() < 1e-15);
 }
+
+/// A type replicated to every server has an exponential response time of rate `mu - lambda`
+/// (total server rate minus total arrival rate), whatever the other types do (Gardner et al.,
+/// Queueing Systems 83 (2016): fully redundant classes are immune to the other classes): here
+/// beside three partially redundant types on three servers of different rates.
+#[test]
+fn a_fully_redundant_type_has_mean_response_time_one_over_mu_minus_lambda() {
+    let types = [t(0.6, &[1, 2]), t(0.5, &[2, 3]), t(0.4, &[3]), t(0.3, &[1, 2, 3])];
+    let pf = means(&[1.0, 0.8, 1.3], &types);
+    assert!((pf.mean_response_time[3] - 1.0 / (3.1 - 1.8)).abs() < 1e-12, "{:?}", pf.mean_response_time);
+    // the N-model: type 2 is on both servers
+    let pf = ProductForm::new(&n_model(0.5, 0.7)).unwrap();
+    assert!((pf.mean_response_time[1] - 1.0 / 0.8).abs() < 1e-12);
+}
