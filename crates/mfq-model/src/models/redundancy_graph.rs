@@ -648,6 +648,16 @@ impl KindSpec for RedundancyGraphSpec {
     fn initial_levels(&self) -> usize {
         2
     }
+    /// The headline numbers are exact values of this finite graph, and its simulation runs the
+    /// graph's own servers.
+    fn notes(&self) -> Vec<String> {
+        vec![format!(
+            "exact stationary values of this graph's {} servers (product form, no mean-field limit); `mfq simulate` and \
+             `mfq compare` run these {} servers whatever --servers says",
+            self.mu.len(),
+            self.mu.len()
+        )]
+    }
     fn simulation(&self) -> Result<Simulation, ModelError> {
         let g = self.graph()?;
         Ok(Simulation::System(FiniteSystem::RedundancyGraph { lambda: g.lambda, sets: g.sets, mu: g.mu }))
