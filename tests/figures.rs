@@ -275,6 +275,20 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     assert!((sim[sim.len() - 1] - 3.38752).abs() < 0.01 * 3.38752, "N = 1000: {}", sim[sim.len() - 1]);
     assert!(sim.windows(2).all(|w| w[0] > w[1]), "simulated means not decreasing in N: {sim:?}");
 
+    // redundancy on compatibility graphs: full flexibility is an M/M/1 queue, (1 - rho) E[N] = rho;
+    // every graph's (1 - rho) E[N] tends to 1 as rho -> 1 (docs/models/redundancy-graph.md)
+    let rows = csv(&out.join("redundancy-graph-heavy-traffic.csv"));
+    assert_eq!(rows.len(), 4 * 18);
+    for r in &rows {
+        let (rho, scaled) = (num(r, "rho"), num(r, "scaled_jobs"));
+        if r["model"].starts_with("fully flexible") {
+            assert!((scaled - rho).abs() < 1e-9, "M/M/1 at rho {rho}: {scaled}");
+        }
+        if num(r, "one_minus_rho") == 0.001 {
+            assert!((scaled - 1.0).abs() < 0.01, "{} at rho 0.999: {scaled}", r["model"]);
+        }
+    }
+
     // moldable jobs, mean field (d = 8, s(k) = sqrt(k)): one server per job takes 1, eight take
     // 1/sqrt(8); the fluid optimum by hand: 1/sqrt(8) while lambda sqrt(8) <= 1, else the two
     // sizes k, k + 1 with sqrt(k) <= 1/lambda <= sqrt(k + 1) mixed so that the mean of sqrt(k)

@@ -27,6 +27,7 @@ mod branchcmd;
 mod checkcmd;
 mod commands;
 mod exactcmd;
+mod graphfig;
 mod output;
 mod refinedcmd;
 mod refinedfig;

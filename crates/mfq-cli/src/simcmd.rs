@@ -138,7 +138,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         if args.model.json {
             outln!("{}", with_error(value, &f));
         } else {
-            outln!("{}  simulated with N = {} servers ({})", title(&file), args.servers, args.model.model.display());
+            outln!("{}  simulated with N = {} servers ({})", title(&file), report.options.servers, args.model.model.display());
             outln!(
                 "  stopped at the wall-clock limit after {} events in {:.2} s: no estimates (they would cover only part of the horizon)",
                 report.events,
@@ -154,7 +154,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         outln!("{value}");
         return Ok(());
     }
-    outln!("{}  simulated with N = {} servers ({})", title(&file), args.servers, args.model.model.display());
+    outln!("{}  simulated with N = {} servers ({})", title(&file), report.options.servers, args.model.model.display());
     outln!(
         "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {}",
         args.sim.replications,

@@ -389,6 +389,19 @@ enum FigureFile {
         /// One `NAME=start:end:points` (or `NAME1,NAME2=...`) plus scalar overrides.
         set: Vec<String>,
     },
+    /// Redundancy on compatibility graphs: `(1 - rho) E[N]` against `1 - rho` for several
+    /// `redundancy-graph` model files (`crate::graphfig`).
+    HeavyTraffic {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// (legend label, model file) pairs.
+        models: Vec<(String, String)>,
+        /// The values of `1 - rho`.
+        gaps: Vec<f64>,
+        x_label: String,
+        y_label: String,
+    },
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
         title: String,
@@ -413,7 +426,8 @@ impl FigureFile {
             | FigureFile::RefinedErrors { title, reproduces, description, .. }
             | FigureFile::RefinedTail { title, reproduces, description, .. }
             | FigureFile::Branches { title, reproduces, description, .. }
-            | FigureFile::Tail { title, reproduces, description, .. } => (title, description, reproduces),
+            | FigureFile::Tail { title, reproduces, description, .. }
+            | FigureFile::HeavyTraffic { title, reproduces, description, .. } => (title, description, reproduces),
         }
     }
 }
@@ -589,6 +603,12 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
         FigureFile::Branches { title, model, set, .. } => crate::branchcmd::figure(out, name, title, model, set)?,
+        FigureFile::HeavyTraffic { title, models, gaps, x_label, y_label, .. } => {
+            let fig = crate::graphfig::HeavyTraffic { title, models, gaps, x_label, y_label };
+            let (svg, csv) = crate::graphfig::render(&fig, &read)?;
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
         FigureFile::Tail { title, models, set, .. } => {
             let mut fps = Vec::new();
             for (label, model) in models {

@@ -147,6 +147,19 @@ pub enum FiniteSystem {
         /// Mean service time of a batch, `h(b) = b / s(b)`.
         batch_time: f64,
     },
+    /// Redundancy on a compatibility graph (no `N`: the graph fixes the servers): job types with
+    /// Poisson rates `lambda[c]`, each replicated to the servers of the bit mask `sets[c]` (bit
+    /// `s` for server `s + 1`); server `s` serves, FCFS, the oldest job present whose type is
+    /// compatible with it, at rate `mu[s]`; the first copy to complete removes the job and its
+    /// other copies. Exponential copy sizes.
+    RedundancyGraph {
+        /// Arrival rate of each job type.
+        lambda: Vec<f64>,
+        /// Server set of each job type, a bit mask.
+        sets: Vec<u64>,
+        /// Rate of each server.
+        mu: Vec<f64>,
+    },
     /// Moldable jobs with blocking: Poisson arrivals at rate `N lambda`, a job draws `k`
     /// servers with probability `p[k - 1]` and holds them for `work / s(k)`; it is blocked when
     /// fewer than `k` servers are idle, except that with `fallback` it then takes all the idle

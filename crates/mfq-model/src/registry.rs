@@ -143,6 +143,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::MOLDABLE,
     &crate::models::LQF,
     &crate::models::MPR_MAC,
+    &crate::models::REDUNDANCY_GRAPH,
     &crate::models::GENERIC,
 ];
 

@@ -15,6 +15,7 @@
 //! - [`xy::xy_svg`]: curves and markers (with 95% bars) on linear or log axes, from numbers the
 //!   caller computed (the refined mean field's error and tail figures).
 //! - [`branches`]: the bifurcation diagram of an `mfq_fixpoint::branches::BranchReport`.
+//! - [`lines::log_x_lines_svg`]: labelled curves computed by the caller, on a log-scale x axis.
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
@@ -22,6 +23,7 @@
 pub mod attraction;
 pub mod xy;
 pub mod branches;
+pub mod lines;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;

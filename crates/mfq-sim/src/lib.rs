@@ -63,7 +63,7 @@ mod stats;
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
-use families::{batch, hetero, lqf, moldable, opinion, phase, redundancy};
+use families::{batch, graph, hetero, lqf, moldable, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
@@ -270,7 +270,9 @@ pub struct SimReport {
     /// `in_service_phase_{i}` (phase-type kinds); `busy_fraction`, `mean_waiting_time`,
     /// `mean_workload` (`lld`); `mean_jobs_per_server` (`redundancy`); `x`, `x_end`,
     /// `fraction_opinion_1` (stubborn model), `replication{r}.x` (opinion kinds); `blocking`,
-    /// `mean_execution_time`, `busy_fraction` (`moldable`). See
+    /// `mean_execution_time`, `busy_fraction` (`moldable`); `mean_jobs`, `type{c}.mean_jobs`,
+    /// `type{c}.mean_response_time`, `server{s}.busy_fraction` (`redundancy-graph`, whose graph
+    /// fixes the servers: `options.servers` is the graph's count, whatever was asked). See
     /// `docs/simulation.md`.
     pub extras: BTreeMap<String, Estimate>,
 }
@@ -290,6 +292,7 @@ enum Policy {
     Batch { clients: u32, b: usize, think_rate: f64, batch_time: f64 },
     Moldable { speedup: Vec<f64>, p: Vec<f64>, fallback: bool, work: mfq_model::models::moldable::WorkLaw },
     Lqf { d: u32 },
+    Graph { lambda: Vec<f64>, sets: Vec<u64>, mu: Vec<f64> },
 }
 
 /// How the batch values of a family become the report's estimates.
@@ -307,6 +310,9 @@ enum Shape {
     Batch(usize),
     /// Moldable jobs: jobs per server, execution times per accepted job, blocking.
     Moldable,
+    /// Redundancy on a compatibility graph: jobs in total and per type, response times per
+    /// type, busy servers.
+    Graph,
 }
 
 fn check_lambda(lambda: f64) -> Result<(), SimError> {
@@ -406,6 +412,11 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
             Ok((Policy::Moldable { speedup, p, fallback, work }, lambda, Shape::Moldable))
         }
         Simulation::System(FiniteSystem::Lqf { lambda, d }) => lqf_policy(lambda, d, opts),
+        Simulation::System(FiniteSystem::RedundancyGraph { lambda, sets, mu }) => {
+            spec.validate(2).map_err(model_error)?;
+            check_no_buffer(opts, spec.kind())?;
+            Ok((Policy::Graph { lambda, sets, mu }, 0.0, Shape::Graph))
+        }
         Simulation::Population => Err(unsupported(
             "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
         )),
@@ -565,6 +576,23 @@ fn redundancy_policy(
     Ok((Policy::Redundancy { d, discipline }, lambda, Shape::Copies(d)))
 }
 
+/// The estimates of a compatibility graph (extras of `families::graph`): `mean_jobs` (in
+/// total), `type{c}.mean_jobs`, `type{c}.mean_response_time` (measured job by job),
+/// `server{s}.busy_fraction`.
+fn graph_extras(batches: &[&engine::Batch], types: usize, servers: usize, put: &mut dyn FnMut(String, Estimate)) {
+    let col = |f: &dyn Fn(&engine::Batch) -> f64| -> Vec<f64> { batches.iter().map(|b| f(b)).collect() };
+    let per_time = |i: usize| col(&|b| b.extras[i] / b.duration);
+    let extra = |i: usize| col(&|b| b.extras[i]);
+    put("mean_jobs".into(), stats::mean_estimate(&per_time(0)));
+    for c in 0..types {
+        put(format!("type{}.mean_jobs", c + 1), stats::mean_estimate(&per_time(1 + 3 * c)));
+        put(format!("type{}.mean_response_time", c + 1), stats::ratio_estimate(&extra(3 + 3 * c), &extra(2 + 3 * c)));
+    }
+    for s in 0..servers {
+        put(format!("server{}.busy_fraction", s + 1), stats::mean_estimate(&per_time(1 + 3 * types + s)));
+    }
+}
+
 fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
     fn go<R: Router>(mut r: R, p: &RunParams, rng: &mut Rng) -> Replication {
         engine::run(&mut r, p, rng)
@@ -606,6 +634,10 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
         }
         Policy::Lqf { d } => {
             let mut f = lqf::Lqf::new(p.n, p.lambda, d, p.buffer);
+            families::drive(&mut f, p, rng)
+        }
+        Policy::Graph { ref lambda, ref sets, ref mu } => {
+            let mut f = graph::GraphSystem::new(lambda, sets, mu);
             families::drive(&mut f, p, rng)
         }
     }
@@ -672,6 +704,15 @@ fn progress_bar(opts: &SimOptions) -> Option<ProgressBar> {
 fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimError> {
     opts.validate()?;
     let (policy, lambda, shape) = policy_of(spec, opts, x0)?;
+    // a compatibility graph fixes its servers: the report counts per server of the graph
+    let graph_opts;
+    let opts = match &policy {
+        Policy::Graph { mu, .. } => {
+            graph_opts = SimOptions { servers: mu.len(), ..opts.clone() };
+            &graph_opts
+        }
+        _ => opts,
+    };
     let started = Instant::now();
     let r_count = opts.replications;
 
@@ -735,6 +776,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
         Shape::Opinion => b.extras[0],
         Shape::Batch(size) => size as f64 * b.extras[1] + b.extras[2],
         Shape::Moldable => b.extras[0],
+        Shape::Graph => b.extras[0] / per_server_time(b),
     };
     let copies_per_job = if let Shape::Copies(d) = shape { d as f64 } else { 1.0 };
     let l: Vec<f64> = col(&primary);
@@ -813,6 +855,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             put("clients".into(), Estimate { mean: *clients as f64, half_width: 0.0, n: nb });
             prob_wait = undefined(nb);
         }
+        (Shape::Graph, Policy::Graph { lambda, mu, .. }) => graph_extras(&batches, lambda.len(), mu.len(), &mut put),
         (Shape::Moldable, _) => {
             mean_response_time = stats::ratio_estimate(&extra(2), &extra(3));
             put("mean_execution_time".into(), mean_response_time);

@@ -14,6 +14,7 @@ mod opinion;
 pub mod phase_type;
 mod pod;
 pub mod redundancy;
+pub mod redundancy_graph;
 
 pub(crate) mod params;
 pub(crate) mod roots;
@@ -35,6 +36,7 @@ pub use opinion::{OpinionBiased, OpinionBiasedSpec, OpinionStubborn, OpinionStub
 pub use phase_type::{JobSizeSpec, PhaseType};
 pub use pod::{PodLd, PodLdSpec, PodLi, PodLiSpec, POD_LD, POD_LI};
 pub use redundancy::{RedundancyMeanField, RedundancyPair, RedundancySpec, REDUNDANCY};
+pub use redundancy_graph::{RedundancyGraph, RedundancyGraphSpec, REDUNDANCY_GRAPH};
 
 /// `x_i` with the tail conventions `x_0 = 1`, `x_i = 0` for `i > K`, clamped to `[0, 1]`.
 #[inline]

@@ -7,6 +7,7 @@
 //! integrated level counts ([`Levels`]) and lazily integrated scalars ([`Tracked`]).
 
 pub(crate) mod batch;
+pub(crate) mod graph;
 pub(crate) mod hetero;
 pub(crate) mod lqf;
 pub(crate) mod moldable;

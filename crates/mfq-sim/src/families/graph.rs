@@ -1,0 +1,186 @@
+//! Redundancy on a compatibility graph (kind `redundancy-graph`), from the system's rules.
+//!
+//! Job types `c` arrive as Poisson streams of rates `lambda[c]`; a job of type `c` sends a copy
+//! to every server of its set `S_c`. Every server works, FCFS, on the oldest job present that is
+//! compatible with it (several servers may work on the same job); copy sizes are i.i.d.
+//! exponential, so a busy server `s` completes its copy at rate `mu[s]`, and the first completed
+//! copy removes the job and cancels its other copies (cancel-on-completion). The servers that
+//! were working on it each move to the oldest compatible job after it, or go idle.
+//!
+//! The jobs are kept in arrival order with increasing ids, so a server's job is found by binary
+//! search and its successor by a scan from there. Measured per batch: the time integrals of the
+//! number of jobs (in total and per type) and of each server's busy indicator, and per type the
+//! number and summed response times (arrival to completion) of the jobs completed.
+
+use super::{pick_cumulative, Family, Tracked};
+use crate::engine::{uniform, Batch, Rng};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy)]
+struct Job {
+    id: u64,
+    ty: u32,
+    arrival: f64,
+}
+
+/// One replication's state.
+pub(crate) struct GraphSystem {
+    sets: Vec<u64>,
+    mu: Vec<f64>,
+    /// Cumulative arrival rates of the types.
+    cum: Vec<f64>,
+    lambda: f64,
+    jobs: VecDeque<Job>,
+    next_id: u64,
+    /// The id of the job each server works on.
+    serving: Vec<Option<u64>>,
+    busy_rate: f64,
+    total: Tracked,
+    per_type: Vec<Tracked>,
+    busy: Vec<Tracked>,
+    arrivals: u64,
+    waited: u64,
+    completed: Vec<u64>,
+    response: Vec<f64>,
+}
+
+impl GraphSystem {
+    /// An empty system: type `c` at rate `lambda[c]` on the servers of mask `sets[c]`, server `s`
+    /// at rate `mu[s]`.
+    pub(crate) fn new(lambda: &[f64], sets: &[u64], mu: &[f64]) -> Self {
+        let cum = lambda
+            .iter()
+            .scan(0.0, |acc, l| {
+                *acc += l;
+                Some(*acc)
+            })
+            .collect();
+        GraphSystem {
+            sets: sets.to_vec(),
+            mu: mu.to_vec(),
+            cum,
+            lambda: lambda.iter().sum(),
+            jobs: VecDeque::new(),
+            next_id: 0,
+            serving: vec![None; mu.len()],
+            busy_rate: 0.0,
+            total: Tracked::default(),
+            per_type: vec![Tracked::default(); lambda.len()],
+            busy: vec![Tracked::default(); mu.len()],
+            arrivals: 0,
+            waited: 0,
+            completed: vec![0; lambda.len()],
+            response: vec![0.0; lambda.len()],
+        }
+    }
+
+    fn arrive(&mut self, t: f64, ty: usize) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.jobs.push_back(Job { id, ty: ty as u32, arrival: t });
+        self.total.add(1.0, t);
+        self.per_type[ty].add(1.0, t);
+        self.arrivals += 1;
+        let mut started = false;
+        let mut m = self.sets[ty];
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            // an idle server has no compatible job present: the new job is its oldest
+            if self.serving[s].is_none() {
+                self.serving[s] = Some(id);
+                self.busy_rate += self.mu[s];
+                self.busy[s].add(1.0, t);
+                started = true;
+            }
+        }
+        if !started {
+            self.waited += 1;
+        }
+    }
+
+    /// Server `s` completes its copy: its job leaves, and every server that worked on it takes
+    /// the oldest compatible job after it.
+    fn complete(&mut self, t: f64, s: usize) {
+        let id = self.serving[s].expect("a busy server");
+        let p = self.jobs.binary_search_by_key(&id, |j| j.id).expect("the served job is present");
+        let job = self.jobs.remove(p).expect("position found");
+        let ty = job.ty as usize;
+        self.total.add(-1.0, t);
+        self.per_type[ty].add(-1.0, t);
+        self.completed[ty] += 1;
+        self.response[ty] += t - job.arrival;
+        let mut m = self.sets[ty];
+        while m != 0 {
+            let r = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if self.serving[r] != Some(id) {
+                continue;
+            }
+            // the jobs before position p were incompatible with r (it served the oldest)
+            let bit = 1u64 << r;
+            let next = self.jobs.range(p..).find(|j| self.sets[j.ty as usize] & bit != 0).map(|j| j.id);
+            self.serving[r] = next;
+            if next.is_none() {
+                self.busy_rate -= self.mu[r];
+                self.busy[r].add(-1.0, t);
+            }
+        }
+        if self.jobs.is_empty() {
+            self.busy_rate = 0.0; // no drift of round-off
+        }
+    }
+}
+
+impl Family for GraphSystem {
+    #[inline(always)]
+    fn rate(&self) -> f64 {
+        self.lambda + self.busy_rate
+    }
+
+    fn event(&mut self, t: f64, rng: &mut Rng) {
+        let u = uniform(rng) * self.rate();
+        if u < self.lambda {
+            let ty = pick_cumulative(&self.cum, u / self.lambda);
+            self.arrive(t, ty);
+            return;
+        }
+        // a busy server, with probability proportional to its rate
+        let mut left = u - self.lambda;
+        let mut last = None;
+        for (s, job) in self.serving.iter().enumerate() {
+            if job.is_some() {
+                last = Some(s);
+                if left < self.mu[s] {
+                    break;
+                }
+                left -= self.mu[s];
+            }
+        }
+        if let Some(s) = last {
+            self.complete(t, s);
+        }
+    }
+
+    /// Extras: `[0]` integral of the number of jobs, then per type `c` at `1 + 3c`: the
+    /// integral of its jobs, its completions, their summed response times; then per server the
+    /// integral of its busy indicator.
+    fn close(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        let _ = duration;
+        out.level_integral.clear();
+        out.accepted = std::mem::take(&mut self.arrivals);
+        out.lost = 0;
+        out.waited = std::mem::take(&mut self.waited);
+        out.departures = self.completed.iter().sum();
+        out.extras.clear();
+        out.extras.push(self.total.take(t));
+        for c in 0..self.per_type.len() {
+            out.extras.push(self.per_type[c].take(t));
+            out.extras.push(std::mem::take(&mut self.completed[c]) as f64);
+            out.extras.push(std::mem::take(&mut self.response[c]));
+        }
+        for b in &mut self.busy {
+            out.extras.push(b.take(t));
+        }
+    }
+}
