@@ -88,6 +88,77 @@ fn refined_command() {
     assert!(out.contains("--order 3"), "{out}");
 }
 
+/// `mfq refined` on phase-type and heterogeneous models (docs/refined.md, "Phase-type jobs",
+/// "Heterogeneous classes"): SQ(2) with H2 jobs (models/sq2-h2.toml) at orders 1 and 2, ps-sq2
+/// case A at order 2. Their mean-field response times are the files' published values
+/// (6.334997, validation/phase_type.py; 3.887209, docs/models/heterogeneous.md); the refined
+/// mean queue length is the mean field plus the sum of V over N (the queue length is linear in
+/// the state), and order 2 adds sum A / N^2. Three classes of ps-sq2 make rates of 6 entries:
+/// order 2 is refused, saying so.
+#[test]
+fn refined_command_phase_type_and_classes() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out) = mfq(args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+        serde_json::from_str(out.trim()).unwrap()
+    };
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    for (file, t) in [("models/sq2-h2.toml", 6.334997), ("models/hetero-ps-sq2-caseA.toml", 3.887209)] {
+        for order in ["1", "2"] {
+            let v = json(&["refined", file, "--order", order, "--servers", "20", "--json"]);
+            assert!((f(&v["mean_field"]["mean_response_time"]) - t).abs() < 2e-6, "{file}: {}", v["mean_field"]);
+            let l = f(&v["mean_field"]["mean_queue_length"]);
+            let sum_a = if order == "2" { f(&v["sum_a"]) } else { 0.0 };
+            let want = l + f(&v["sum_v"]) / 20.0 + sum_a / 400.0;
+            if file.contains("sq2-h2") {
+                assert!((f(&v["estimates"][0]["mean_queue_length"]) - want).abs() < 1e-9, "{file} order {order}");
+            }
+            assert!(f(&v["sum_v"]).abs() > 0.1 && (order == "1" || sum_a.is_finite()));
+        }
+    }
+    let (code, out) = mfq(&["refined", "models/sq2-h2.toml", "--servers", "10,50"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("mean queue length"), "{out}");
+    // case C has three classes: order 1 runs, order 2 is refused with the reason
+    let v = json(&["refined", "models/hetero-ps-sq2-caseC.toml", "--json"]);
+    assert!((f(&v["mean_field"]["mean_response_time"]) - 5.835446).abs() < 2e-6);
+    let (code, out) = mfq(&["refined", "models/hetero-ps-sq2-caseC.toml", "--order", "2"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("depends on 6 state entries") && out.contains("at most 4"), "{out}");
+}
+
+/// `mfq compare` on a heterogeneous model with a fixed buffer: the simulation of the system's
+/// rules runs with buffer K = 3 like its mean field, the refined value `x* + c/N` is shown
+/// (`refined_c`, from the transitions), and the simulated mean queue length at N = 8 is far
+/// closer to it than to the mean field (the exact chain gives 1.49732, docs/refined.md).
+#[test]
+fn compare_command_refines_heterogeneous_classes() {
+    let (code, out) = mfq(&[
+        "compare",
+        "models/hetero-ps-sq2-caseA.toml",
+        "--set",
+        "truncation.levels=3",
+        "--servers",
+        "8",
+        "--time",
+        "50",
+        "--warmup",
+        "20",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let row = &v["rows"][0];
+    assert_eq!(row["buffer"].as_u64(), Some(3), "{row}");
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let (mf, refined, sim, hw) =
+        (f(&row["mean_field"]), f(&row["refined_mean_field"]), f(&row["simulated"]["mean"]), f(&row["simulated"]["half_width"]));
+    assert!(
+        hw < 0.02 && (sim - refined).abs() < hw && (sim - mf).abs() > 2.0 * hw,
+        "mean field {mf}, refined {refined}, simulation {sim} +- {hw}"
+    );
+}
+
 /// `mfq solve --refined 10 --order 2` on the SIS model: at t = 30 the transient refined value is
 /// the steady-state one, x* + V/10 + A/100 with the closed forms of docs/refined.md.
 #[test]

@@ -58,7 +58,8 @@ impl FixedPointOptions {
 
 /// Fixed point of one truncated model (fixed dimension), from `opts.x0` or the empty state.
 ///
-/// The report's `truncation` holds the model's own `K` (no growth; see [`crate::solve_spec`]).
+/// The report's `truncation` holds the model's own `K` (no growth; see [`crate::solve_spec`]):
+/// the number of queue-length levels of its layout, or its dimension for layouts without levels.
 ///
 /// # Errors
 /// [`FixedPointError::OutOfRange`] for invalid options or an `x0` of the wrong length.
@@ -75,9 +76,10 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
     }
     let mut fp = solve_inner(model, opts.x0.as_deref(), opts);
     fp.total_iterations = fp.iterations;
-    fp.truncation.levels = model.dim();
+    // the K of the layout (class and phase tails hold several entries per level), else the dimension
+    fp.truncation.levels = model.layout().level_masses(&fp.x).map_or(model.dim(), |m| m.len());
     fp.truncation.mass_at_truncation = crate::mass_at_truncation(model, &fp.x);
-    fp.truncation.tried = vec![model.dim()];
+    fp.truncation.tried = vec![fp.truncation.levels];
     if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
         fp.set_local(&local_stability(model, &fp.x));
     }

@@ -39,8 +39,9 @@ fn sq1_with_erlang_sizes_is_mg1() {
 
 /// SQ(2) with H2 sizes (SCV 9, f = 1/2) at lambda = 0.5 (validation/phase_type.py):
 /// E[R] = 1.966067; the mean-field fixed point (solve_spec) gives the tail `x_1..x_4` and the
-/// in-service phase split. Allowance `c/N` with `c = 10` (no refined constant is known for
-/// phase-type sizes; 10 is 2.5 times the JSQ(2) exponential constant at lambda = 0.9).
+/// in-service phase split. Allowance `c/N` with `c = 10`: the refined constants here are 1.60
+/// for the mean queue length (sum of V) and 3.2 for E[R] (`mfq refined models/sq2-h2.toml
+/// --set lambda=0.5`, docs/refined.md), so 10 leaves a margin for the tail entries.
 #[test]
 fn sq2_with_h2_sizes_matches_notes_and_mean_field() {
     let s = spec("jsq-ph", 0.5, "d = 2", H2_SCV9);

@@ -342,8 +342,7 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     lu.solve(&mut v);
     let sum_v = v.iter().sum();
     let obs = model.observables(x_star);
-    let tail = model.layout().tail_levels().is_some();
-    let mean_queue_length_correction = tail.then_some(sum_v);
+    let mean_queue_length_correction = queue_length_correction(model, x_star, &v, &obs);
     let mut r = RefinedMeanField {
         x: x_star.to_vec(),
         v,
@@ -359,12 +358,37 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     };
     // Little's law T = E[Q] / E[throughput], both expanded: with losses at a finite buffer the
     // throughput has its own 1/N term, c_T = c_L / Theta - L c_Theta / Theta^2
-    if let (true, Some(l), Some(thr)) = (tail, obs.mean_queue_length, throughput_expansion(model, &r)) {
+    if let (Some(c), Some(l), Some(thr)) = (mean_queue_length_correction, obs.mean_queue_length, throughput_expansion(model, &r)) {
         if thr.value > 0.0 {
-            r.mean_response_time_correction = Some(sum_v / thr.value - l * thr.c1 / (thr.value * thr.value));
+            r.mean_response_time_correction = Some(c / thr.value - l * thr.c1 / (thr.value * thr.value));
         }
     }
     Ok(r)
+}
+
+/// The `1/N` correction `L'(x*) V` of the mean queue length per server, for layouts made of
+/// queue-length levels, where `L` is linear in the state: `sum_k x_k` (tail form, the
+/// correction is `sum V`), `sum_{k,j} x_{k,j}` (phase tails), `sum_j gamma_j sum_k x_{j,k}`
+/// (class tails: the weights `gamma_j` are the model's, so `L'` comes from differences of its
+/// observables, exact for a linear `L`). `None` for other layouts or without a queue length.
+fn queue_length_correction(model: &dyn MeanFieldModel, x_star: &[f64], v: &[f64], obs: &mfq_model::Observables) -> Option<f64> {
+    let layout = model.layout();
+    if layout.tail_levels().is_some() {
+        return Some(v.iter().sum());
+    }
+    let l0 = obs.mean_queue_length?;
+    layout.level_masses(x_star)?;
+    let mut y = x_star.to_vec();
+    let mut c = 0.0;
+    for (i, &vi) in v.iter().enumerate().filter(|(_, vi)| **vi != 0.0) {
+        // a power of two, stepping inwards: exact nodes and no clamp inside the model
+        let h = if x_star[i] + 1.0 / 64.0 <= 1.0 { 1.0 / 64.0 } else { -1.0 / 64.0 };
+        y[i] = x_star[i] + h;
+        let l = model.observables(&y).mean_queue_length?;
+        y[i] = x_star[i];
+        c += (l - l0) / h * vi;
+    }
+    Some(c)
 }
 
 /// The refined mean field of `model` at its fixed point `x_star` to `order` 1 (`V`) or 2 (`V`

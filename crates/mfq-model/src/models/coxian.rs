@@ -56,6 +56,8 @@ use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 use serde::Serialize;
 
+mod transitions;
+
 /// How an arrival picks its server, among queue-length based rules.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "policy", rename_all = "kebab-case")]
@@ -123,6 +125,8 @@ pub struct PhaseTypeQueue {
     size: PhaseType,
     levels: usize,
     m: usize,
+    /// The phase moves of the transitions (see the `transitions` submodule), built once.
+    moves: transitions::PhaseMoves,
 }
 
 impl PhaseTypeQueue {
@@ -163,7 +167,8 @@ impl PhaseTypeQueue {
         check_lambda(lambda)?;
         check_levels(levels)?;
         let m = size.phases();
-        Ok(PhaseTypeQueue { lambda, routing, size, levels, m })
+        let moves = transitions::PhaseMoves::new(levels, m);
+        Ok(PhaseTypeQueue { lambda, routing, size, levels, m, moves })
     }
 
     /// The job-size law.
@@ -446,6 +451,10 @@ impl MeanFieldModel for PhaseTypeQueue {
         (self.routing == Routing::Jiq && self.rho() < 1.0).then(|| self.jiq_fixed_point())
     }
     fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
+        Some(self)
+    }
+    /// Servers moving between idle and `(k, phase)`, see the `transitions` submodule.
+    fn transitions(&self) -> Option<&dyn crate::Transitions> {
         Some(self)
     }
 }

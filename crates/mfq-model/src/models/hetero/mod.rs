@@ -183,6 +183,34 @@ pub(crate) fn idx(levels: usize, j: usize, k: usize) -> usize {
     j * levels + k - 1
 }
 
+/// The transitions of class `j` of a class-tail model whose servers change one job at a time
+/// (a density-dependent population process, Gast and Van Houdt, SIGMETRICS 2017, eq. (1)): an
+/// arrival to a class-`j` server with exactly `k - 1` jobs at rate `arrive(k - 1)` per such
+/// server raises `x_{j,k}`, a departure from one with exactly `k` jobs at rate `mu_j` lowers it
+/// (`k = 1..K`; arrivals to a full server are lost: no transition). There are `N_j = gamma_j N`
+/// class-`j` servers, so one server changes `x_{j,k}` by `1 / (gamma_j N)`: the jump is
+/// `1/gamma_j` in units of `1/N`, and the rate per object (per `N`) is `gamma_j` times the
+/// rate per class-`j` server. Sum of rate times jump: `arrive(k-1) (x_{j,k-1} - x_{j,k}) -
+/// mu_j (x_{j,k} - x_{j,k+1})`, the drift of every class-tail model here but the pinned
+/// (speed-aware) and idle-pool (PULL) ones.
+#[inline]
+pub(crate) fn class_birth_death(
+    x: &[f64],
+    classes: &Classes,
+    levels: usize,
+    j: usize,
+    arrive: impl Fn(usize) -> f64,
+    visit: &mut crate::TransitionVisitor<'_>,
+) {
+    let (g, mu) = (classes.gamma[j], classes.mu[j]);
+    let up = 1.0 / g;
+    for k in 1..=levels {
+        let xk = class_tail(x, levels, j, k);
+        visit(&[(idx(levels, j, k), up)], g * arrive(k - 1) * (class_tail(x, levels, j, k - 1) - xk));
+        visit(&[(idx(levels, j, k), -up)], g * mu * (xk - class_tail(x, levels, j, k + 1)));
+    }
+}
+
 /// Observables of a class-tail state (see the module docs).
 ///
 /// `theta[j]` = accepted arrival rate per class-`j` server, `lost` = rate of lost arrivals

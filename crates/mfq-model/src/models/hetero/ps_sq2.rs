@@ -1,9 +1,9 @@
 //! Randomised SQ(2)-type routing on heterogeneous processor-sharing servers.
 
-use super::{check_hetero_lambda, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
+use super::{check_hetero_lambda, class_birth_death, class_observables, class_tail, empty_and_full, idx, Classes, ServerClass};
 use crate::models::check_levels;
-use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
+use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
 use serde::{Deserialize, Serialize};
 
 /// How the two servers of an arrival are sampled: each sample is, independently, of class
@@ -436,6 +436,21 @@ impl MeanFieldModel for PsSq2 {
     fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
         Some(self)
     }
+    fn transitions(&self) -> Option<&dyn Transitions> {
+        Some(self)
+    }
+}
+
+/// One server at a time (`super::class_birth_death`): an arrival joins a class-`j` server with
+/// `k` jobs at rate `R_{j,k}` per such server, a completion at rate `C_j`. With the two samples
+/// drawn with replacement (as in the simulator, crates/mfq-sim/src/families/hetero.rs) and
+/// `N gamma_j` servers in class `j`, these are the exact rates of the `N`-server system.
+impl Transitions for PsSq2 {
+    fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
+        for j in 0..self.classes.len() {
+            class_birth_death(x, &self.classes, self.levels, j, |k| self.rate(x, j, k), visit);
+        }
+    }
 }
 
 impl AnalyticJacobian for PsSq2 {
@@ -489,6 +504,19 @@ mod tests {
             let m = PsSq2::new(lambda, &cl, s, rule(r), 5).unwrap();
             let x = interior_class_tail(3, 5, &seed);
             prop_assert!(jacobian_error_skipping(&m, &x, |_| false) < 1e-6);
+        }
+
+        /// sum_l rate_l jump_l = drift at random states, every rule and sampling.
+        #[test]
+        fn transitions_reproduce_the_drift(
+            lambda in 0.05f64..1.5, r in 0u8..3, s in 0u8..3, levels in 1usize..7,
+            seed in proptest::collection::vec(0.0f64..1.0, 18)
+        ) {
+            let cl = classes(&[(0.2, 2.5), (0.3, 1.0), (0.5, 0.4)]);
+            let s = [Sampling::Uniform, Sampling::Capacity, Sampling::Probabilities(vec![0.5, 0.1, 0.4])][s as usize].clone();
+            let m = PsSq2::new(lambda, &cl, s, rule(r), levels).unwrap();
+            let x = interior_class_tail(3, levels, &seed);
+            prop_assert!(crate::models::testutil::transitions_drift_error(&m, &x) < 1e-13);
         }
     }
 

@@ -191,6 +191,12 @@ impl MeanFieldModel for Pull {
     fn stability(&self) -> Stability {
         capacity_stability(self.lambda, &self.classes, "PULL, Stolyar 2015")
     }
+    /// `false`: the drift has the sliding boundary `I = 0` (every server busy) of JIQ, where
+    /// the finite-N system spends its waiting at moderate `N`; the refined mean field (an
+    /// expansion of a smooth drift) is refused, as for [`crate::models::Jiq`].
+    fn is_smooth(&self) -> bool {
+        false
+    }
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         let c = self.c?;
         let mut x = vec![0.0; self.dim()];
