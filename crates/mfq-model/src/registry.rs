@@ -141,6 +141,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::STATIC_ROUTING,
     &crate::models::BATCH,
     &crate::models::MOLDABLE,
+    &crate::models::K_OF_N,
     &crate::models::GENERIC,
 ];
 

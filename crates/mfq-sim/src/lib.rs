@@ -62,7 +62,7 @@ mod stats;
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
-use families::{batch, hetero, moldable, opinion, phase, redundancy};
+use families::{batch, hetero, k_of_n, moldable, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
@@ -269,7 +269,9 @@ pub struct SimReport {
     /// `in_service_phase_{i}` (phase-type kinds); `busy_fraction`, `mean_waiting_time`,
     /// `mean_workload` (`lld`); `mean_jobs_per_server` (`redundancy`); `x`, `x_end`,
     /// `fraction_opinion_1` (stubborn model), `replication{r}.x` (opinion kinds); `blocking`,
-    /// `mean_execution_time`, `busy_fraction` (`moldable`). See
+    /// `mean_execution_time`, `busy_fraction` (`moldable`); `busy_fraction`, `removing_fraction`,
+    /// `cancelled_copies_per_request`, `completed_copies_per_request`, `little_response_time`
+    /// (`k-of-n`, whose queue length counts requests per server). See
     /// `docs/simulation.md`.
     pub extras: BTreeMap<String, Estimate>,
 }
@@ -288,6 +290,7 @@ enum Policy {
     Opinion { gamma0: f64, gamma1: f64, alpha: f64, x0: f64 },
     Batch { clients: u32, b: usize, think_rate: f64, batch_time: f64 },
     Moldable { speedup: Vec<f64>, p: Vec<f64>, fallback: bool, work: mfq_model::models::moldable::WorkLaw },
+    KOfN(k_of_n::Params),
 }
 
 /// How the batch values of a family become the report's estimates.
@@ -305,6 +308,8 @@ enum Shape {
     Batch(usize),
     /// Moldable jobs: jobs per server, execution times per accepted job, blocking.
     Moldable,
+    /// k of n: requests per server, response times per request.
+    KOfN,
 }
 
 fn check_lambda(lambda: f64) -> Result<(), SimError> {
@@ -402,6 +407,18 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
                 ));
             }
             Ok((Policy::Moldable { speedup, p, fallback, work }, lambda, Shape::Moldable))
+        }
+        Simulation::System(FiniteSystem::KOfN { lambda, servers, k, n, central, service, removal }) => {
+            spec.validate(2).map_err(model_error)?;
+            check_no_buffer(opts, spec.kind())?;
+            if opts.servers != servers as usize {
+                return Err(out_of_range(
+                    "servers",
+                    opts.servers,
+                    &format!("model.servers = {servers} (the k-of-n system has the size its model gives)"),
+                ));
+            }
+            Ok((Policy::KOfN(k_of_n::Params { k, n, central, service, removal }), lambda, Shape::KOfN))
         }
         Simulation::Population => Err(unsupported(
             "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
@@ -584,6 +601,10 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
             let mut f = moldable::Moldable::new(p.n, p.lambda, speedup.clone(), alloc, fallback, work);
             moldable::drive(&mut f, p, rng)
         }
+        Policy::KOfN(params) => {
+            let mut f = k_of_n::KOfN::new(p.n, p.lambda, params);
+            k_of_n::drive(&mut f, p, rng)
+        }
     }
 }
 
@@ -711,6 +732,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
         Shape::Opinion => b.extras[0],
         Shape::Batch(size) => size as f64 * b.extras[1] + b.extras[2],
         Shape::Moldable => b.extras[0],
+        Shape::KOfN => b.extras[0],
     };
     let copies_per_job = if let Shape::Copies(d) = shape { d as f64 } else { 1.0 };
     let l: Vec<f64> = col(&primary);
@@ -784,6 +806,16 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             put("queued_per_server".into(), stats::mean_estimate(&extra(2)));
             put("thinking_per_server".into(), stats::mean_estimate(&extra(3)));
             put("clients".into(), Estimate { mean: *clients as f64, half_width: 0.0, n: nb });
+            prob_wait = undefined(nb);
+        }
+        (Shape::KOfN, _) => {
+            // theta counts arrivals: Little's L / theta beside the measured response time
+            put("little_response_time".into(), mean_response_time);
+            mean_response_time = stats::ratio_estimate(&extra(3), &extra(4));
+            put("busy_fraction".into(), stats::mean_estimate(&extra(1)));
+            put("removing_fraction".into(), stats::mean_estimate(&extra(2)));
+            put("cancelled_copies_per_request".into(), stats::ratio_estimate(&extra(5), &extra(4)));
+            put("completed_copies_per_request".into(), stats::ratio_estimate(&extra(6), &extra(4)));
             prob_wait = undefined(nb);
         }
         (Shape::Moldable, _) => {

@@ -6,6 +6,7 @@ pub mod generic;
 pub mod hetero;
 mod jiq;
 mod jsq;
+pub mod k_of_n;
 pub mod lld;
 pub mod moldable;
 mod opinion;
@@ -25,6 +26,7 @@ pub use hetero::{
 };
 pub use jiq::{Jiq, JiqSpec, JIQ};
 pub use jsq::{Jsq, JsqSpec, JSQ};
+pub use k_of_n::{KOfNSpec, K_OF_N};
 pub use lld::{Lld, LldSpec, LLD};
 pub use moldable::{Moldable, MoldableSpec, MOLDABLE};
 pub use opinion::{OpinionBiased, OpinionBiasedSpec, OpinionStubborn, OpinionStubbornSpec, OPINION_BIASED, OPINION_STUBBORN};
