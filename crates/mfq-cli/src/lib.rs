@@ -29,6 +29,7 @@ mod exactcmd;
 mod output;
 mod refinedcmd;
 mod simcmd;
+mod simsweep;
 mod sweepcmd;
 
 use clap::{Args, Parser, Subcommand};

@@ -12,11 +12,13 @@
 //!   an [`mfq_fixpoint::RefinedMeanField`], so that this crate does not depend on `mfq-sim`).
 //! - [`sweep_svg`]: a quantity ([`SweepQuantity`]) of an [`mfq::sweep::SweepReport`].
 //! - [`attraction`]: the checker's plots of an [`mfq_fixpoint::AttractionReport`].
+//! - [`simsweep`]: simulated values with confidence bars against a parameter, in panels.
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
 
 pub mod attraction;
+pub mod simsweep;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;

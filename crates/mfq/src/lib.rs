@@ -14,6 +14,7 @@ mod error;
 mod finite;
 mod model;
 pub mod report;
+pub mod simsweep;
 pub mod sweep;
 
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
