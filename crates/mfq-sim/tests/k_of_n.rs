@@ -31,14 +31,16 @@ fn run(s: &KOfNSpec, time: f64, seed: u64) -> Estimate {
 }
 
 /// The cases with a closed form, inside the simulation's confidence intervals at the
-/// simultaneous level 95% (each at `1 - 0.05/7`, Bonferroni):
+/// simultaneous level 95% (each at `1 - 0.05/9`, Bonferroni):
 ///
 /// - random dispatch, `k = n = 1`: M/G/1 per server, `E[T] = 1 + lambda E[S^2] / (2 (1 - lambda))`
 ///   at `lambda = 0.6`: 2.5 (exponential, `E[S^2] = 2`), 4.75 (H2 scv 4, `E[S^2] = 5`),
 ///   1.9375 (0.5 + Exp, `E[S^2] = 1.25`);
 /// - central buffer, `k = 1`, `n = N = 4`, instant removal: M/G/1 of the minimum of 4 copies,
 ///   `1 / (4 (1 - lambda)) = 0.625` at `lambda = 0.6` for exponential copies;
-/// - central buffer, `k = n = 1`, exponential: M/M/4 at `lambda = 0.6` (Erlang C).
+/// - central buffer, `k = n = 1`, exponential: M/M/4 at `lambda = 0.6` (Erlang C);
+/// - `k = n = N = 2`, exponential, both dispatches: the two-server fork-join queue of Flatto and
+///   Hahn (1984), `(12 - rho) / (8 (1 - rho)) = 3.5625` at `rho = 2 lambda = 0.6`.
 #[test]
 fn closed_forms_are_inside_the_confidence_intervals() {
     let cases = [
@@ -49,6 +51,8 @@ fn closed_forms_are_inside_the_confidence_intervals() {
         (spec(0.25, 4, 1, 4, Dispatch::Central, H2, 0.0), None),
         (spec(0.3, 4, 1, 4, Dispatch::Central, LIGHT, 0.0), None),
         (spec(0.6, 4, 1, 1, Dispatch::Central, EXP, 0.0), None),
+        (spec(0.3, 2, 2, 2, Dispatch::Central, EXP, 0.0), Some(3.5625)),
+        (spec(0.3, 2, 2, 2, Dispatch::Random, EXP, 0.0), Some(3.5625)),
     ];
     for (i, (s, by_hand)) in cases.iter().enumerate() {
         let exact = closed_form_response_time(s).unwrap();
@@ -61,7 +65,7 @@ fn closed_forms_are_inside_the_confidence_intervals() {
             s.dispatch, s.k, s.n, s.servers, s.service, s.lambda, e.mean, e.half_width
         );
         assert!(e.half_width < 0.03 * exact, "{s:?}: interval too wide to test {e:?}");
-        // the seven intervals hold together with probability 95% (Bonferroni)
+        // the nine intervals hold together with probability 95% (Bonferroni)
         assert!(e.covers(exact, 1.0 - 0.05 / cases.len() as f64, 0.0), "{s:?}: simulated {e:?}, closed form {exact}");
     }
 }

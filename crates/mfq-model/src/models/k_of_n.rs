@@ -300,7 +300,11 @@ const NOTE: &str = "k-of-n has no mean-field model, only this region; `mfq simul
 /// - central buffer, `k = 1`, `n = N`, instant removal: M/G/1 with arrival rate `N lambda` and
 ///   service the minimum of `N` copies ([`ServiceLaw::min_moments`]); for exponential copies
 ///   the M/M/1 of rate `N`, `1 / (N (1 - lambda))`;
-/// - central buffer, `k = n = 1`, exponential: M/M/N ([`mmc_response_time`]).
+/// - central buffer, `k = n = 1`, exponential: M/M/N ([`mmc_response_time`]);
+/// - `k = n = N = 2`, exponential (either dispatch: each server serves one copy of every request,
+///   in arrival order): the two-server fork-join queue, `E[T] = (12 - rho) / (8 (1 - rho))` with
+///   `rho = 2 lambda` (Flatto and Hahn, SIAM J. Appl. Math. 44(5), 1984; Nelson and Tantawi,
+///   IEEE Trans. Computers 37(6), 1988, eq. 3).
 ///
 /// `None` elsewhere, and when the parameters are invalid or unstable.
 pub fn closed_form_response_time(spec: &KOfNSpec) -> Option<f64> {
@@ -316,6 +320,10 @@ pub fn closed_form_response_time(spec: &KOfNSpec) -> Option<f64> {
             Some(mg1_response_time(big_n as f64 * spec.lambda, m1, m2))
         }
         (Dispatch::Central, 1, 1) if spec.service == ServiceLaw::Exponential => Some(mmc_response_time(big_n, big_n as f64 * spec.lambda)),
+        (_, 2, 2) if big_n == 2 && spec.service == ServiceLaw::Exponential => {
+            let rho = 2.0 * spec.lambda;
+            Some((12.0 - rho) / (8.0 * (1.0 - rho)))
+        }
         _ => None,
     }
 }
