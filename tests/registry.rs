@@ -168,6 +168,8 @@ fn simulate_runs_or_refuses_with_the_declared_reason() {
         let (_, file) = example(kind);
         match file.model.simulation().unwrap_or_else(|e| panic!("{}: {e}", kind.name)) {
             Simulation::System(_) => {
+                // kinds that fix their own size (k-of-n) simulate it
+                let opts = SimOptions { servers: mfq::simsweep::model_servers(&file.model).unwrap_or(opts.servers), ..opts.clone() };
                 let r = simulate(&file.model, &opts).unwrap_or_else(|e| panic!("{}: {e}", kind.name));
                 assert!(r.events > 0, "{}", kind.name);
             }

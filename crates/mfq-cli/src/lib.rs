@@ -32,6 +32,7 @@ mod output;
 mod refinedcmd;
 mod refinedfig;
 mod simcmd;
+mod simsweep;
 mod sweepcmd;
 
 use clap::{Args, Parser, Subcommand};

@@ -5,7 +5,7 @@ use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::refined_mean_field;
-use mfq_model::Deadline;
+use mfq_model::{Deadline, Stability};
 use mfq_plot::{size_comparison_svg, SizeComparison};
 use mfq_sim::{simulate as run_sim, SimError, SimOptions, SimStatus};
 use serde_json::json;
@@ -53,9 +53,9 @@ impl SimArgs {
 pub struct SimulateArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Number of servers N
-    #[arg(long, default_value_t = 1000)]
-    pub servers: usize,
+    /// Number of servers N [default: 1000; k-of-n: the model's servers]
+    #[arg(long)]
+    pub servers: Option<usize>,
     #[command(flatten)]
     pub sim: SimArgs,
 }
@@ -81,8 +81,8 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
 /// stability verdict from the saturated system (`lambda < lbar/K`; Anton, Ayesta, Jonckheere and
 /// Verloop 2021), exact for small `N`, simulated otherwise. There is no queue-length simulation
 /// of this model; an unstable verdict exits with code 3.
-fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: &Deadline) -> Result<(), Failure> {
-    let opts = args.sim.options(args.servers, true, deadline);
+fn identical_fcfs_verdict(args: &SimulateArgs, servers: usize, lambda: f64, d: u32, deadline: &Deadline) -> Result<(), Failure> {
+    let opts = args.sim.options(servers, true, deadline);
     let v = mfq_sim::saturated::identical_fcfs_stability(lambda, d, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
     let threshold = match &v.threshold {
         mfq_sim::saturated::Threshold::Exact { value, .. } => format!("lbar/K = {value:.6} (exact)"),
@@ -99,7 +99,7 @@ fn identical_fcfs_verdict(args: &SimulateArgs, lambda: f64, d: u32, deadline: &D
         "{}: identical copies under FCFS on N = {} servers: {word} at lambda = {lambda} ({threshold}; stable iff lambda < lbar/K, \
          Anton, Ayesta, Jonckheere and Verloop 2021); mfq has no queue-length simulation of identical copies",
         args.model.model.display(),
-        args.servers
+        servers
     );
     if unstable {
         return Err(Failure::unstable(text));
@@ -118,8 +118,13 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
     crate::commands::check_out(&args.model, false)?;
+    // the model's own size (k-of-n), else --servers, else 1000
+    let servers = args.servers.or_else(|| mfq::simsweep::model_servers(&file.model)).unwrap_or(1000);
     if let Some(r) = file.model.downcast_ref::<mfq_model::models::RedundancySpec>().filter(|r| r.is_identical_fcfs()) {
-        return identical_fcfs_verdict(args, r.lambda, r.d, &deadline);
+        return identical_fcfs_verdict(args, servers, r.lambda, r.d, &deadline);
+    }
+    if let Some(Stability::Unstable { reason }) = file.model.stability_only().map(|r| r.stability) {
+        return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
     }
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build_probe(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
@@ -128,10 +133,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         }
     }
     if matches!(file.model.simulation(), Ok(mfq_model::Simulation::Population)) {
-        return simulate_generic(args, &file, &deadline);
+        return simulate_generic(args, servers, &file, &deadline);
     }
     let report =
-        run_sim(&file.model, &args.sim.options(args.servers, args.model.json, &deadline)).map_err(|e| sim_failure(&args.model.model, e))?;
+        run_sim(&file.model, &args.sim.options(servers, args.model.json, &deadline)).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
     if report.status != SimStatus::Completed {
         let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", report.events));
@@ -303,7 +308,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 
 /// `mfq simulate` for a generic model: the N-object population process of its transitions,
 /// started at the mean-field fixed point (rounded to multiples of 1/N).
-fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
+fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
     let fp = fixed_point_of(&args.model, file, deadline)?;
     require_converged(&fp, file)?;
     let model = file
@@ -311,7 +316,7 @@ fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: 
         .build_within(fp.truncation.levels, deadline)
         .map_err(|e| crate::commands::fixed_point_failure(&args.model, &e.into()))?;
     let opts = mfq_sim::population::PopulationOptions {
-        objects: args.servers,
+        objects: servers,
         time: args.sim.time,
         warmup: args.sim.warmup,
         batches: args.sim.batches,
@@ -326,7 +331,7 @@ fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: 
         if args.model.json {
             outln!("{}", with_error(serde_json::json!({ "events": rep.events, "status": rep.status, "fixed_point": fp.x }), &f));
         } else {
-            outln!("{}  population process with N = {} objects ({})", title(file), args.servers, args.model.model.display());
+            outln!("{}  population process with N = {} objects ({})", title(file), servers, args.model.model.display());
             outln!("  stopped at the wall-clock limit after {} events: no estimates", rep.events);
         }
         return Err(Failure { json_printed: args.model.json, ..f });
@@ -338,7 +343,7 @@ fn simulate_generic(args: &SimulateArgs, file: &mfq_model::ModelFile, deadline: 
         );
         return Ok(());
     }
-    outln!("{}  population process with N = {} objects ({})", title(file), args.servers, args.model.model.display());
+    outln!("{}  population process with N = {} objects ({})", title(file), servers, args.model.model.display());
     outln!("  {:<12} {:>14} {:>24}", "state", "mean field", "simulation (95% CI)");
     let layout = model.layout();
     for (i, e) in rep.mean.iter().enumerate().take(20) {

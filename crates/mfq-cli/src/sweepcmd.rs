@@ -402,6 +402,9 @@ enum FigureFile {
         x_label: String,
         y_label: String,
     },
+    /// Simulated values with 95% confidence bars against one parameter, in panels of curves
+    /// (`crate::simsweep`): kinds without a mean field, or any kind that simulates.
+    SimulationSweep(crate::simsweep::SimSweepFigure),
     /// Queue-length tails of several model files on one log-scale plot.
     Tail {
         title: String,
@@ -428,6 +431,7 @@ impl FigureFile {
             | FigureFile::Branches { title, reproduces, description, .. }
             | FigureFile::Tail { title, reproduces, description, .. }
             | FigureFile::HeavyTraffic { title, reproduces, description, .. } => (title, description, reproduces),
+            FigureFile::SimulationSweep(f) => (&f.title, &f.description, &f.reproduces),
         }
     }
 }
@@ -609,6 +613,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
+        FigureFile::SimulationSweep(f) => crate::simsweep::figure(&path, out, name, f)?,
         FigureFile::Tail { title, models, set, .. } => {
             let mut fps = Vec::new();
             for (label, model) in models {

@@ -6,6 +6,7 @@
 //! mean field checks the ODEs. A new kind that runs on an existing family needs no simulator
 //! code; a kind without a finite-N system says why ([`Simulation::Unsupported`]).
 
+use crate::models::k_of_n::ServiceLaw;
 use crate::models::moldable::WorkLaw;
 use crate::models::redundancy::Discipline;
 use crate::models::{CostRule, PhaseType, Sampling, ServerClass};
@@ -185,5 +186,25 @@ pub enum FiniteSystem {
         lambda: f64,
         /// Buffers sampled per service opportunity.
         d: u32,
+    },
+    /// Redundant requests, k of n (`models::k_of_n`): `servers` servers (the system's own size),
+    /// Poisson requests at rate `servers lambda`, `n` copies each to distinct servers, served
+    /// when `k` complete; the other copies are removed, those in service holding their server
+    /// for `removal`.
+    KOfN {
+        /// Request arrival rate per server.
+        lambda: f64,
+        /// Number of servers.
+        servers: u32,
+        /// Copies needed.
+        k: u32,
+        /// Copies sent.
+        n: u32,
+        /// One central FCFS buffer (`true`) or the FCFS queues of `n` random servers.
+        central: bool,
+        /// Copy service-time law (mean 1).
+        service: ServiceLaw,
+        /// Removal time of a copy in service.
+        removal: f64,
     },
 }

@@ -144,6 +144,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::LQF,
     &crate::models::MPR_MAC,
     &crate::models::REDUNDANCY_GRAPH,
+    &crate::models::K_OF_N,
     &crate::models::GENERIC,
 ];
 

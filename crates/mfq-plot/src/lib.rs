@@ -16,6 +16,7 @@
 //!   caller computed (the refined mean field's error and tail figures).
 //! - [`branches`]: the bifurcation diagram of an `mfq_fixpoint::branches::BranchReport`.
 //! - [`lines::log_x_lines_svg`]: labelled curves computed by the caller, on a log-scale x axis.
+//! - [`simsweep`]: simulated values with confidence bars against a parameter, in panels.
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
@@ -24,6 +25,7 @@ pub mod attraction;
 pub mod xy;
 pub mod branches;
 pub mod lines;
+pub mod simsweep;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;

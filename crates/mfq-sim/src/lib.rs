@@ -63,7 +63,7 @@ mod stats;
 pub use stats::Estimate;
 
 use engine::{Jiq, Jsq2, JsqD, Pod, Random, Replication, Rng, Router, RunParams};
-use families::{batch, graph, hetero, lqf, moldable, opinion, phase, redundancy};
+use families::{batch, graph, hetero, k_of_n, lqf, moldable, opinion, phase, redundancy};
 use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
@@ -273,6 +273,9 @@ pub struct SimReport {
     /// `mean_execution_time`, `busy_fraction` (`moldable`); `mean_jobs`, `type{c}.mean_jobs`,
     /// `type{c}.mean_response_time`, `server{s}.busy_fraction` (`redundancy-graph`, whose graph
     /// fixes the servers: `options.servers` is the graph's count, whatever was asked). See
+    /// `mean_execution_time`, `busy_fraction` (`moldable`); `busy_fraction`, `removing_fraction`,
+    /// `cancelled_copies_per_request`, `completed_copies_per_request`, `little_response_time`
+    /// (`k-of-n`, whose queue length counts requests per server). See
     /// `docs/simulation.md`.
     pub extras: BTreeMap<String, Estimate>,
 }
@@ -293,6 +296,7 @@ enum Policy {
     Moldable { speedup: Vec<f64>, p: Vec<f64>, fallback: bool, work: mfq_model::models::moldable::WorkLaw },
     Lqf { d: u32 },
     Graph { lambda: Vec<f64>, sets: Vec<u64>, mu: Vec<f64> },
+    KOfN(k_of_n::Params),
 }
 
 /// How the batch values of a family become the report's estimates.
@@ -313,6 +317,8 @@ enum Shape {
     /// Redundancy on a compatibility graph: jobs in total and per type, response times per
     /// type, busy servers.
     Graph,
+    /// k of n: requests per server, response times per request.
+    KOfN,
 }
 
 fn check_lambda(lambda: f64) -> Result<(), SimError> {
@@ -416,6 +422,18 @@ fn policy_of(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<(Policy, f6
             spec.validate(2).map_err(model_error)?;
             check_no_buffer(opts, spec.kind())?;
             Ok((Policy::Graph { lambda, sets, mu }, 0.0, Shape::Graph))
+        }
+        Simulation::System(FiniteSystem::KOfN { lambda, servers, k, n, central, service, removal }) => {
+            spec.validate(2).map_err(model_error)?;
+            check_no_buffer(opts, spec.kind())?;
+            if opts.servers != servers as usize {
+                return Err(out_of_range(
+                    "servers",
+                    opts.servers,
+                    &format!("model.servers = {servers} (the k-of-n system has the size its model gives)"),
+                ));
+            }
+            Ok((Policy::KOfN(k_of_n::Params { k, n, central, service, removal }), lambda, Shape::KOfN))
         }
         Simulation::Population => Err(unsupported(
             "its finite-N system is the population process of its own transitions (mfq_sim::population; `mfq simulate` runs it)".into(),
@@ -640,6 +658,10 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
             let mut f = graph::GraphSystem::new(lambda, sets, mu);
             families::drive(&mut f, p, rng)
         }
+        Policy::KOfN(params) => {
+            let mut f = k_of_n::KOfN::new(p.n, p.lambda, params);
+            k_of_n::drive(&mut f, p, rng)
+        }
     }
 }
 
@@ -777,6 +799,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
         Shape::Batch(size) => size as f64 * b.extras[1] + b.extras[2],
         Shape::Moldable => b.extras[0],
         Shape::Graph => b.extras[0] / per_server_time(b),
+        Shape::KOfN => b.extras[0],
     };
     let copies_per_job = if let Shape::Copies(d) = shape { d as f64 } else { 1.0 };
     let l: Vec<f64> = col(&primary);
@@ -856,6 +879,16 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
             prob_wait = undefined(nb);
         }
         (Shape::Graph, Policy::Graph { lambda, mu, .. }) => graph_extras(&batches, lambda.len(), mu.len(), &mut put),
+        (Shape::KOfN, _) => {
+            // theta counts arrivals: Little's L / theta beside the measured response time
+            put("little_response_time".into(), mean_response_time);
+            mean_response_time = stats::ratio_estimate(&extra(3), &extra(4));
+            put("busy_fraction".into(), stats::mean_estimate(&extra(1)));
+            put("removing_fraction".into(), stats::mean_estimate(&extra(2)));
+            put("cancelled_copies_per_request".into(), stats::ratio_estimate(&extra(5), &extra(4)));
+            put("completed_copies_per_request".into(), stats::ratio_estimate(&extra(6), &extra(4)));
+            prob_wait = undefined(nb);
+        }
         (Shape::Moldable, _) => {
             mean_response_time = stats::ratio_estimate(&extra(2), &extra(3));
             put("mean_execution_time".into(), mean_response_time);

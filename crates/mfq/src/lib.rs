@@ -15,6 +15,7 @@ mod error;
 mod finite;
 mod model;
 pub mod report;
+pub mod simsweep;
 pub mod sweep;
 
 pub use branches::BranchOptions;

@@ -132,7 +132,7 @@ impl SweepReport {
     }
 }
 
-fn format_value(v: f64) -> String {
+pub(crate) fn format_value(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {

@@ -6,6 +6,7 @@ pub mod generic;
 pub mod hetero;
 mod jiq;
 mod jsq;
+pub mod k_of_n;
 pub mod lld;
 pub mod lqf;
 pub mod moldable;
@@ -28,6 +29,7 @@ pub use hetero::{
 };
 pub use jiq::{Jiq, JiqSpec, JIQ};
 pub use jsq::{Jsq, JsqSpec, JSQ};
+pub use k_of_n::{KOfNSpec, K_OF_N};
 pub use lld::{Lld, LldSpec, LLD};
 pub use lqf::{Lqf, LqfSpec, LQF};
 pub use moldable::{Moldable, MoldableSpec, MOLDABLE};
