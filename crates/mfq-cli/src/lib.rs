@@ -25,6 +25,7 @@ macro_rules! out {
 
 mod checkcmd;
 mod commands;
+mod copiesfig;
 mod exactcmd;
 mod output;
 mod refinedcmd;

@@ -17,6 +17,7 @@
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
 
 pub mod attraction;
+pub mod copies;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;

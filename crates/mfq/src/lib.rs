@@ -10,6 +10,7 @@
 //! `mfq models` prints by [`catalog`].
 
 mod catalog;
+pub mod copies;
 mod error;
 mod finite;
 mod model;
