@@ -5,9 +5,9 @@ use crate::{draw_legend, err, series_color, PlotError};
 use mfq::copies::ThresholdPoint;
 use plotters::prelude::*;
 
-/// One curve per `(label, points)`: the threshold `min(saturated, local bound)` against `d`
-/// (solid, with the saturated system's 95% interval as error bars), and the exact values at
-/// `d = 1` and `d = K` as black-edged circles.
+/// One curve per `(label, points)`: the threshold against `d` (solid, with the 95% half width
+/// of its estimate as error bars), and the exact values at `d = 1` and `d = K` as
+/// black-edged circles.
 ///
 /// # Errors
 /// [`PlotError`] if plotters fails or no profile has a point.
@@ -47,8 +47,8 @@ pub fn threshold_svg(profiles: &[(String, Vec<ThresholdPoint>)], title: &str) ->
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             chart.draw_series(line.iter().map(|&(x, y)| Circle::new((x, y), 3, color.filled()))).map_err(err)?;
             chart
-                .draw_series(points.iter().filter(|p| p.half_width > 0.0 && p.saturated <= p.local_bound).map(|p| {
-                    ErrorBar::new_vertical(p.d as f64, p.saturated - p.half_width, p.saturated, p.saturated + p.half_width, color, 6)
+                .draw_series(points.iter().filter(|p| p.half_width > 0.0).map(|p| {
+                    ErrorBar::new_vertical(p.d as f64, p.threshold - p.half_width, p.threshold, p.threshold + p.half_width, color, 6)
                 }))
                 .map_err(err)?;
             chart

@@ -96,6 +96,9 @@ pub fn lambda_max(sys: &CopySystem, opts: &SimOptions) -> Result<LambdaMax, Erro
             source: format!("stationary distribution of the saturated system's Markov chain, phase cap {cap} ({source})"),
         });
     }
+    if !sys.is_homogeneous() {
+        return finite_threshold(sys, opts);
+    }
     let r = saturated_general(sys, opts)?;
     if r.status != SimStatus::Completed {
         return Err(bad(
@@ -109,6 +112,44 @@ pub fn lambda_max(sys: &CopySystem, opts: &SimOptions) -> Result<LambdaMax, Erro
         half_width: r.throughput_per_server.half_width,
         method: "simulated",
         source: format!("simulation of the saturated system, 95% confidence interval from batch means ({source})"),
+    })
+}
+
+/// `lambda_max` of servers of different speeds from the finite system itself: with
+/// heterogeneous speeds the saturated system (all servers busy on one common backlog) only
+/// bounds the threshold from above (speeds (3.5, 0.5 x 5), d = 2: saturated 0.894, yet the
+/// finite system is unstable at 0.58: the fast server empties its queue while the slow ones
+/// fill; docs/models/redundancy.md). Every stable `lambda` is a fixed point of
+/// `lambda -> throughput(lambda)`, and above the threshold the throughput of the overloaded
+/// system lies between the threshold and `lambda`; so the iteration starts at the saturated
+/// throughput and stops at the first `lambda` whose growth interval covers 0 (at most 12
+/// steps). The half width is that of the last throughput estimate.
+fn finite_threshold(sys: &CopySystem, opts: &SimOptions) -> Result<LambdaMax, Error> {
+    let mut lambda = saturated_general(sys, opts)?.throughput_per_server.mean;
+    let mut half_width = 0.0;
+    for _ in 0..12 {
+        let r = finite_copies(sys, lambda, opts)?;
+        if r.status != SimStatus::Completed {
+            return Err(bad(
+                "max_seconds",
+                opts.max_seconds.unwrap_or(f64::NAN),
+                "enough seconds for the finite-system simulations to finish",
+            ));
+        }
+        half_width = r.throughput_per_server.half_width;
+        if r.growth_per_server.covers(0.0, 0.95, 0.0) {
+            break;
+        }
+        lambda = r.throughput_per_server.mean;
+    }
+    Ok(LambdaMax {
+        value: lambda,
+        half_width,
+        method: "finite-system",
+        source: "the finite system simulated at lambda_k, lambda_{k+1} = its throughput per server, from the saturated system's \
+                 throughput down to the first lambda_k whose growth of the number of jobs is zero within its 95% interval \
+                 (with heterogeneous speeds the saturated system only bounds lambda_max from above)"
+            .into(),
     })
 }
 
@@ -167,11 +208,12 @@ pub struct ThresholdPoint {
     pub d: u32,
     /// Throughput per server of the saturated system (simulated; exact at `d = K`).
     pub saturated: f64,
-    /// Its 95% half width.
+    /// The 95% half width of `threshold` (of the saturated estimate when that is drawn).
     pub half_width: f64,
     /// [`local_capacity_bound`].
     pub local_bound: f64,
-    /// `min(saturated, local_bound)`: the threshold drawn.
+    /// The threshold drawn: `min(saturated, local_bound)` for equal speeds and at `d = 1`,
+    /// `d = K`; otherwise the finite-system estimate (`finite_threshold`).
     pub threshold: f64,
     /// The exact threshold where known (`d = 1`: `min nu / E[X]`; `d = K`: `max nu / (K E[X])`).
     pub exact: Option<f64>,
@@ -193,7 +235,13 @@ pub fn threshold_against_d(speeds: &[f64], size: &CopySize, opts: &SimOptions) -
         let e = r.throughput_per_server;
         let local_bound = local_capacity_bound(speeds, d, size.mean());
         let exact = (d == 1 || d as usize == k).then(|| sys.closed_form_threshold()).flatten();
-        out.push(ThresholdPoint { d, saturated: e.mean, half_width: e.half_width, local_bound, threshold: e.mean.min(local_bound), exact });
+        let (threshold, half_width) = if sys.is_homogeneous() || exact.is_some() {
+            (e.mean.min(local_bound), e.half_width)
+        } else {
+            let f = finite_threshold(&sys, &opts)?;
+            (f.value, f.half_width)
+        };
+        out.push(ThresholdPoint { d, saturated: e.mean, half_width, local_bound, threshold, exact });
     }
     Ok(out)
 }
