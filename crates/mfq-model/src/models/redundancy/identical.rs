@@ -178,9 +178,10 @@ pub fn identical_region(lambda: f64, d: u32, discipline: Discipline) -> crate::S
 ///   `lambda E[X] < min nu`; `d = K` (every server works on the head job, which leaves after
 ///   `X / max nu`: an M/G/1 queue): `lambda K E[X] < max nu`. Closed forms derived in
 ///   docs/models/redundancy.md.
-/// - FCFS otherwise: the throughput per server of the saturated system, which only a
-///   simulation gives (`mfq simulate`, `mfq_sim::saturated::general`): `lambda_max` is
-///   `None` here and the verdict `Unknown`.
+/// - FCFS otherwise: for equal speeds the throughput per server of the saturated system; for
+///   unequal speeds an estimate from the finite system (the saturated system only bounds it
+///   from above). Only a simulation gives them (`mfq simulate`, `mfq::copies`):
+///   `lambda_max` is `None` here and the verdict `Unknown`.
 ///
 /// `size` exponential with mean 1 and no speeds gives exactly [`identical_region`].
 pub fn identical_region_general(
@@ -219,11 +220,13 @@ pub fn identical_region_general(
         let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {nu:?}");
         return crate::StabilityRegion {
             stability: verdict(lmax, &what),
-            region: "lambda < lambda_max, the throughput per server of the saturated system (Anton et al. 2021)".into(),
+            region: "lambda < lambda_max (equal speeds: the throughput per server of the saturated system, Anton et al. 2021; \
+                     unequal speeds: the saturated system only bounds it from above)"
+                .into(),
             lambda_max: lmax,
             lambda_max_source: source,
-            note: "`mfq simulate --servers K` gives lambda_max of the saturated system with a 95% confidence interval (or \
-                   exactly, for small K) and simulates the finite system"
+            note: "`mfq simulate --servers K` gives lambda_max with its 95% interval (exact chain, saturated system or, for \
+                   unequal speeds, the finite system itself; docs/models/redundancy.md) and simulates the finite system"
                 .into(),
         };
     }
