@@ -61,6 +61,47 @@ fn simulate_gives_the_finite_n_verdict_for_identical_copies_under_fcfs() {
     assert!(stderr.contains("unstable at lambda = 0.75") && stderr.contains("0.7193"), "{stderr}");
 }
 
+/// `simulate --json` of identical copies: `lambda_max` as data with its interval and method,
+/// and the finite system on both sides of it (d = 2, N = 4, exponential sizes: exact chain
+/// 0.719369): bounded at 0.65 (growth 0 within its interval), growing at about
+/// lambda - lambda_max at 0.80 (exit code 3 after the JSON). Deterministic sizes of mean 1
+/// take the simulated route and give an interval; a bad law names its field.
+#[test]
+fn simulate_identical_copies_reports_lambda_max_and_the_finite_system() {
+    let base = ["simulate", "models/redundancy-fcfs-pair.toml", "--set", "copies=identical", "--servers", "4", "--json"];
+    let run = |extra: &[&str]| {
+        let o = mfq(&[&base[..], &["--time", "20000", "--warmup", "1000", "--replications", "2"], extra].concat());
+        let (out, err) = text(&o);
+        (o.status.code(), serde_json::from_str::<serde_json::Value>(&out).unwrap_or_default(), err)
+    };
+    let (code, v, err) = run(&["--set", "lambda=0.65"]);
+    assert_eq!(code, Some(0), "{v} {err}");
+    assert_eq!(v["lambda_max"]["method"], "exact-chain", "{v}");
+    assert!((v["lambda_max"]["value"].as_f64().unwrap() - 0.719369).abs() < 1e-5, "{v}");
+    let g = &v["finite_system"]["growth_per_server"];
+    assert!(g["mean"].as_f64().unwrap().abs() < 3.0 * g["half_width"].as_f64().unwrap() + 1e-3, "{v}");
+    let (code, v, _) = run(&["--set", "lambda=0.80"]);
+    assert_eq!(code, Some(3), "{v}");
+    let g = v["finite_system"]["growth_per_server"]["mean"].as_f64().unwrap();
+    assert!((g - (0.80 - 0.719369)).abs() < 0.02, "{v}");
+    let (code, v, err) = run(&["--set", "lambda=0.5", "--set", "job_size={law=\"deterministic\", mean=1.0}"]);
+    assert_eq!(code, Some(0), "{v} {err}");
+    assert_eq!(v["lambda_max"]["method"], "simulated", "{v}");
+    assert!(v["lambda_max"]["half_width"].as_f64().unwrap() > 0.0, "{v}");
+    let o = mfq(&[&base[..], &["--set", "job_size={law=\"deterministic\", mean=-1.0}"]].concat());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("model.job_size.mean") && err.contains("> 0"), "{err}");
+    let o = mfq(&[&base[..], &["--set", "speeds=[1.0, 2.0]"]].concat());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("servers = 4") && err.contains("model.speeds entries, 2"), "{err}");
+    let o = mfq(&[&base[..], &["--set", "speeds=[1.0, -2.0, 1.0, 1.0]"]].concat());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("model.speeds[1]") && err.contains("> 0"), "{err}");
+}
+
 /// `report --json` on a fixed point stopped by `--max-seconds`: one document with what the
 /// solver reached and the error object (as `fixed-point --json`), exit code 4, no file.
 #[test]

@@ -426,6 +426,7 @@ fn simulate(n: usize, lambda: f64, disc: Discipline, lps_k: usize, events: u64, 
                 Discipline::Ps => rng.below(len),
                 Discipline::Fcfs => 0,
                 Discipline::Lcfs => len - 1,
+                Discipline::Ros => unreachable!("ROS is only a stability region of identical copies"),
                 Discipline::Lps => rng.below(len.min(lps_k)),
             };
             let id = queue[s][pos];

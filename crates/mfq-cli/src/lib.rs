@@ -26,6 +26,7 @@ macro_rules! out {
 mod branchcmd;
 mod checkcmd;
 mod commands;
+mod copiesfig;
 mod exactcmd;
 mod graphfig;
 mod output;

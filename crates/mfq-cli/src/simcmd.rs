@@ -77,37 +77,64 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
     Failure::input(format!("{}: {e}", path.display()))
 }
 
-/// Redundancy-d with identical copies under FCFS on `N = --servers` servers: the finite-N
-/// stability verdict from the saturated system (`lambda < lbar/K`; Anton, Ayesta, Jonckheere and
-/// Verloop 2021), exact for small `N`, simulated otherwise. There is no queue-length simulation
-/// of this model; an unstable verdict exits with code 3.
-fn identical_fcfs_verdict(args: &SimulateArgs, servers: usize, lambda: f64, d: u32, deadline: &Deadline) -> Result<(), Failure> {
+/// Redundancy-d with identical copies under FCFS on `N = --servers` servers (general size
+/// law, server speeds): `lambda_max` of the saturated system (closed form, exact chain or
+/// simulation with its 95% interval; Anton, Ayesta, Jonckheere and Verloop 2021), the verdict
+/// at `lambda`, and the finite system at `lambda` simulated from its rules
+/// ([`mfq::copies::identical_copies`]). An unstable verdict exits with code 3 after printing.
+fn identical_copies(args: &SimulateArgs, servers: usize, spec: &mfq_model::models::RedundancySpec, deadline: &Deadline) -> Result<(), Failure> {
     let opts = args.sim.options(servers, true, deadline);
-    let v = mfq_sim::saturated::identical_fcfs_stability(lambda, d, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
-    let threshold = match &v.threshold {
-        mfq_sim::saturated::Threshold::Exact { value, .. } => format!("lbar/K = {value:.6} (exact)"),
-        mfq_sim::saturated::Threshold::Simulated { estimate } => {
-            format!("lbar/K = {:.5} +- {:.5} (saturated-system simulation, 95% CI)", estimate.mean, estimate.half_width)
+    let r = mfq::copies::identical_copies(spec, &opts, true).map_err(|e| Failure::input(format!("{}: {e}", args.model.model.display())))?;
+    let l = &r.lambda_max;
+    let threshold = match l.method {
+        "simulated" => format!("lambda_max = {:.5} +- {:.5} (saturated-system simulation, 95% CI)", l.value, l.half_width),
+        "exact-chain" => {
+            format!("lambda_max = {:.6} (exact chain of the saturated system, truncation error {:.1e})", l.value, l.half_width)
         }
+        _ => format!("lambda_max = {:.6} (closed form)", l.value),
     };
-    let (word, unstable) = match &v.verdict {
+    let (word, unstable) = match &r.verdict {
         mfq_model::Stability::Stable { .. } => ("stable", false),
         mfq_model::Stability::Unstable { .. } => ("unstable", true),
         mfq_model::Stability::Unknown { .. } => ("undecided (lambda inside the simulated interval)", false),
     };
-    let text = format!(
-        "{}: identical copies under FCFS on N = {} servers: {word} at lambda = {lambda} ({threshold}; stable iff lambda < lbar/K, \
-         Anton, Ayesta, Jonckheere and Verloop 2021); mfq has no queue-length simulation of identical copies",
+    let verdict = format!(
+        "{}: identical copies ({}) under FCFS on N = {} servers: {word} at lambda = {} ({threshold}; stable iff lambda < lambda_max, \
+         Anton, Ayesta, Jonckheere and Verloop 2021)",
         args.model.model.display(),
-        servers
+        r.size_law,
+        r.speeds.len(),
+        r.lambda
     );
-    if unstable {
-        return Err(Failure::unstable(text));
-    }
+    let stopped = r.finite_system.as_ref().is_some_and(|f| f.status != mfq_sim::SimStatus::Completed);
     if args.model.json {
-        outln!("{}", serde_json::to_value(&v).unwrap_or_default());
+        outln!("{}", serde_json::to_value(&r).unwrap_or_default());
     } else {
-        outln!("{text}");
+        outln!("{verdict}");
+        if let Some(f) = r.finite_system.as_ref().filter(|_| !stopped) {
+            let e = |e: &mfq_sim::Estimate| format!("{:.6} +- {:.6}", e.mean, e.half_width);
+            outln!(
+                "  finite system simulated at lambda = {} ({} replications x {} time units after a warm-up of {}):",
+                r.lambda,
+                args.sim.replications,
+                args.sim.time,
+                args.sim.warmup
+            );
+            outln!("  jobs per server         {} (time average, 95% CI)", e(&f.jobs_per_server));
+            outln!(
+                "  growth per server       {} jobs per unit time (0 when stable, lambda - lambda_max when not)",
+                e(&f.growth_per_server)
+            );
+            outln!("  throughput per server   {}", e(&f.throughput_per_server));
+            outln!("  jobs per server at end  {:.3}", f.final_jobs_per_server);
+        }
+    }
+    if stopped {
+        let f = time_limit_failure(&args.model, "the finite-system simulation stopped before its horizon");
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
+    if unstable {
+        return Err(Failure { json_printed: args.model.json, ..Failure::unstable(verdict) });
     }
     Ok(())
 }
@@ -121,7 +148,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     // the model's own size (k-of-n), else --servers, else 1000
     let servers = args.servers.or_else(|| mfq::simsweep::model_servers(&file.model)).unwrap_or(1000);
     if let Some(r) = file.model.downcast_ref::<mfq_model::models::RedundancySpec>().filter(|r| r.is_identical_fcfs()) {
-        return identical_fcfs_verdict(args, servers, r.lambda, r.d, &deadline);
+        return identical_copies(args, servers, r, &deadline);
     }
     if let Some(Stability::Unstable { reason }) = file.model.stability_only().map(|r| r.stability) {
         return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));

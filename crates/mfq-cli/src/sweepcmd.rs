@@ -416,6 +416,19 @@ enum FigureFile {
         #[serde(default)]
         set: Vec<String>,
     },
+    /// Identical copies under FCFS: the stability threshold against `d` per speed profile
+    /// (crates/mfq-cli/src/copiesfig.rs).
+    CopiesThreshold {
+        title: String,
+        reproduces: String,
+        description: String,
+        /// (legend label, server speeds) pairs; `K` = number of speeds.
+        profiles: Vec<(String, Vec<f64>)>,
+        /// Simulated time of the saturated system per replication after the warm-up.
+        time: f64,
+        /// Warm-up time.
+        warmup: f64,
+    },
 }
 
 impl FigureFile {
@@ -430,6 +443,7 @@ impl FigureFile {
             | FigureFile::RefinedTail { title, reproduces, description, .. }
             | FigureFile::Branches { title, reproduces, description, .. }
             | FigureFile::Tail { title, reproduces, description, .. }
+            | FigureFile::CopiesThreshold { title, reproduces, description, .. }
             | FigureFile::HeavyTraffic { title, reproduces, description, .. } => (title, description, reproduces),
             FigureFile::SimulationSweep(f) => (&f.title, &f.description, &f.reproduces),
         }
@@ -630,6 +644,9 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
             }
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
+        FigureFile::CopiesThreshold { title, profiles, time, warmup, .. } => {
+            crate::copiesfig::figure(out, name, title, profiles, *time, *warmup)?;
         }
     }
     let (title, description, reproduces) = fig.about();

@@ -235,8 +235,7 @@ impl ModelFile {
             })?
         };
         file.truncation.validate()?;
-        // identical copies under FCFS have a finite-N stability verdict (the saturated system,
-        // `mfq simulate`) but no model to build: their parameters are checked by that verdict
+        // kinds whose only output is a verdict given by another job may opt out (KindSpec::has_model)
         if file.model.has_model() {
             file.model.validate(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels()))?;
         }

@@ -26,6 +26,7 @@ pub mod xy;
 pub mod branches;
 pub mod lines;
 pub mod simsweep;
+pub mod copies;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;

@@ -590,6 +590,9 @@ fn redundancy_policy(
         (Discipline::Ps, None) => redundancy::Discipline::Ps,
         (Discipline::Fcfs, None) => redundancy::Discipline::Fcfs,
         (Discipline::Lcfs, None) => redundancy::Discipline::Lcfs,
+        (Discipline::Ros, None) => {
+            return Err(out_of_range("model.discipline", "ros", "\"ps\", \"fcfs\", \"lps\" or \"lcfs\" (\"ros\" is for identical copies)"))
+        }
     };
     Ok((Policy::Redundancy { d, discipline }, lambda, Shape::Copies(d)))
 }

@@ -11,6 +11,7 @@
 
 pub mod branches;
 mod catalog;
+pub mod copies;
 mod error;
 mod finite;
 mod model;

@@ -55,6 +55,7 @@
 
 use super::check_sizes;
 use crate::{out_of_range, SimError};
+use mfq_model::models::phase_type::PhaseType;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -111,14 +112,44 @@ pub struct SaturatedExact {
 /// assert!(e.truncation_error < 5e-5);
 /// ```
 pub fn saturated_exact(d: u32, servers: usize, phase_cap: u32) -> Result<SaturatedExact, SimError> {
+    saturated_exact_with(d, servers, phase_cap, None)
+}
+
+/// [`saturated_exact`] with phase-type job sizes `size` (unit-speed servers): the state adds
+/// the phase of each job in service (a job completes `X` after its first copy started, so only
+/// that copy's progress matters; a job entering service draws its phase from `alpha`), and
+/// `throughput_per_server` is the long-run job completion rate per server (for exponential
+/// sizes of mean 1, `lbar / K`). `None` is exponential with mean 1, as [`saturated_exact`].
+/// The number of states is that of the exponential chain times up to `m^(jobs in service)`
+/// for `m` phases: keep `K = d + 2` and the cap at 32 or below for `m >= 2`.
+///
+/// # Errors
+/// As [`saturated_exact`].
+///
+/// # Example
+///
+/// ```
+/// use mfq_model::models::phase_type::PhaseType;
+/// use mfq_sim::saturated::{saturated_exact, exact::saturated_exact_with};
+/// // exponential with mean 1 in phase-type form: the chain of saturated_exact
+/// let ph = PhaseType::exponential(1.0).unwrap();
+/// let a = saturated_exact_with(2, 4, 16, Some(&ph)).unwrap();
+/// let b = saturated_exact(2, 4, 16).unwrap();
+/// assert!((a.throughput_per_server - b.throughput_per_server).abs() < 1e-12);
+/// ```
+pub fn saturated_exact_with(d: u32, servers: usize, phase_cap: u32, size: Option<&PhaseType>) -> Result<SaturatedExact, SimError> {
     check_sizes(d, servers, MAX_EXACT_SERVERS)?;
     if !(2..=1000).contains(&phase_cap) {
         return Err(out_of_range("phase_cap", phase_cap, "an integer in [2, 1000]"));
     }
-    let full = Chain::build(d, servers as u32, phase_cap)?;
+    let law = match size {
+        Some(ph) => Law::of(ph),
+        None => Law { alpha: vec![1.0], a: vec![-1.0], exit: vec![1.0] },
+    };
+    let full = Chain::build(d, servers as u32, phase_cap, &law)?;
     let value = full.solve();
     let truncation_error = if full.capped {
-        let half = Chain::build(d, servers as u32, phase_cap / 2)?;
+        let half = Chain::build(d, servers as u32, phase_cap / 2, &law)?;
         (value.0 - half.solve().0).abs()
     } else {
         0.0
@@ -137,25 +168,33 @@ pub fn saturated_exact(d: u32, servers: usize, phase_cap: u32) -> Result<Saturat
 /// A token of the scanned sequence.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Tok {
-    /// A job in service, by its set of servers (bit `s` = server `s`).
-    Job(u8),
+    /// A job in service, by its set of servers (bit `s` = server `s`), and the phase of its
+    /// size ([`NEW`] for a job that has just entered service: its phase is drawn from `alpha`).
+    Job(u8, u8),
     /// `count` phases with cover `cover`.
     Phases { cover: u8, count: u32 },
     /// The unrevealed backlog.
     Tail,
 }
 
-/// A state: the sets of the `m` jobs in service (`masks[..m]`) and the `m - 1` phase counts.
+/// The phase of a job that has just entered service (drawn from `alpha` in [`Builder::states_of`]).
+const NEW: u8 = u8::MAX;
+
+/// A state: the sets of the `m` jobs in service (`masks[..m]`), the `m - 1` phase counts, and
+/// the phase of the size of each job in service (`size_phase[..m]`; always 0 for exponential
+/// sizes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct State {
     m: u8,
     masks: [u8; MAX_EXACT_SERVERS],
     counts: [u16; MAX_EXACT_SERVERS],
+    size_phase: [u8; MAX_EXACT_SERVERS],
 }
 
 /// The truncated chain: states, jobs in service per state, and incoming transitions
 /// (`into[i]` = `(source, rate)` pairs, self-loops excluded) with total outflow per state.
 struct Chain {
+    /// Completion rate (jobs per unit time) of each state.
     m: Vec<f64>,
     into_start: Vec<usize>,
     into: Vec<(u32, f64)>,
@@ -233,7 +272,7 @@ impl Builder {
     /// outcome (see the module docs).
     fn scan(&self, head: Tok, rest: &[Tok], u: u8, out: &mut Vec<Tok>, prob: f64, sink: &mut dyn FnMut(f64, &[Tok])) {
         match head {
-            Tok::Job(s) => {
+            Tok::Job(s, _) => {
                 debug_assert!(s & !u != 0, "a job in service stays in service");
                 out.push(head);
                 self.scan(rest[0], &rest[1..], u | s, out, prob, sink);
@@ -260,7 +299,7 @@ impl Builder {
                 let n_new = self.subsets.iter().filter(|&&s| s & !cover == 0 && s & !u != 0).count() as f64;
                 for &s in &self.subsets {
                     if s & !cover == 0 && s & !u != 0 {
-                        out.push(Tok::Job(s));
+                        out.push(Tok::Job(s, NEW));
                         self.scan(head, rest, u | s, out, prob * r / n_new, sink);
                         out.pop();
                     }
@@ -296,15 +335,19 @@ impl Builder {
         best
     }
 
-    /// The canonical state of a scanned token sequence (jobs and phases, in order).
-    fn state_of(&mut self, toks: &[Tok]) -> State {
+    /// The canonical states of a scanned token sequence (jobs and phases, in order), each with
+    /// its probability: the jobs that have just entered service draw the phase of their size
+    /// from `alpha` (one state for exponential sizes).
+    fn states_of(&mut self, toks: &[Tok], alpha: &[f64], out: &mut Vec<(f64, State)>) {
+        out.clear();
         let mut masks = [0u8; MAX_EXACT_SERVERS];
         let mut counts = [0u16; MAX_EXACT_SERVERS];
+        let mut size_phase = [0u8; MAX_EXACT_SERVERS];
         let mut m = 0usize;
         let mut phases = 0u32;
         for t in toks {
             match *t {
-                Tok::Job(s) => {
+                Tok::Job(s, ph) => {
                     if m > 0 {
                         debug_assert!(phases >= 1, "a gap holds at least one phase");
                         if phases > self.cap {
@@ -313,6 +356,7 @@ impl Builder {
                         counts[m - 1] = phases.min(self.cap) as u16;
                     }
                     masks[m] = s;
+                    size_phase[m] = ph;
                     m += 1;
                     phases = 0;
                 }
@@ -320,7 +364,20 @@ impl Builder {
                 Tok::Tail => unreachable!("the scan stops at the tail"),
             }
         }
-        State { m: m as u8, masks: self.canonical_masks(m, masks), counts }
+        let masks = self.canonical_masks(m, masks);
+        out.push((1.0, State { m: m as u8, masks, counts, size_phase }));
+        // expand the new jobs' phases, one position at a time
+        for pos in (0..m).filter(|&i| size_phase[i] == NEW) {
+            let mut next = Vec::with_capacity(out.len() * alpha.len());
+            for &(p, x) in out.iter() {
+                for (j, &a) in alpha.iter().enumerate().filter(|e| *e.1 > 0.0) {
+                    let mut y = x;
+                    y.size_phase[pos] = j as u8;
+                    next.push((p * a, y));
+                }
+            }
+            *out = next;
+        }
     }
 
     /// The token sequence left when the `b`-th job in service of `x` completes.
@@ -331,7 +388,7 @@ impl Builder {
         for i in 0..m {
             cover |= x.masks[i];
             if i != b {
-                toks.push(Tok::Job(x.masks[i]));
+                toks.push(Tok::Job(x.masks[i], x.size_phase[i]));
             }
             if i + 1 < m {
                 toks.push(Tok::Phases { cover, count: x.counts[i] as u32 });
@@ -341,40 +398,76 @@ impl Builder {
     }
 }
 
+/// The size law in the chain: initial phase probabilities, sub-generator (row-major) and exit
+/// rates (exponential(1): `[1], [-1], [1]`).
+struct Law {
+    alpha: Vec<f64>,
+    a: Vec<f64>,
+    exit: Vec<f64>,
+}
+
+impl Law {
+    fn of(ph: &PhaseType) -> Law {
+        Law { alpha: ph.alpha().to_vec(), a: ph.sub_generator().to_vec(), exit: ph.exit_rates().to_vec() }
+    }
+    fn phases(&self) -> usize {
+        self.alpha.len()
+    }
+}
+
+/// The transitions out of `x`, with rates, as `(target state, rate)` (targets may repeat):
+/// the completion of each job in service (at the exit rate of its phase) and the phase moves
+/// of its size.
+fn transitions_from(b: &mut Builder, law: &Law, x: &State, sink: &mut dyn FnMut(State, f64)) {
+    let (mut toks, mut out, mut outcomes, mut expanded) = (Vec::new(), Vec::new(), Vec::<(f64, Vec<Tok>)>::new(), Vec::new());
+    let m = law.phases();
+    for j in 0..x.m as usize {
+        let ph = x.size_phase[j] as usize;
+        let rate = law.exit[ph];
+        if rate > 0.0 {
+            b.after_completion(x, j, &mut toks);
+            b.scan(toks[0], &toks[1..], 0, &mut out, 1.0, &mut |p, t| outcomes.push((p, t.to_vec())));
+            for (p, t) in outcomes.drain(..) {
+                b.states_of(&t, &law.alpha, &mut expanded);
+                for &(q, y) in &expanded {
+                    sink(y, rate * p * q);
+                }
+            }
+        }
+        for next in (0..m).filter(|&n| n != ph && law.a[ph * m + n] > 0.0) {
+            let mut y = *x;
+            y.size_phase[j] = next as u8;
+            sink(y, law.a[ph * m + next]);
+        }
+    }
+}
+
 impl Chain {
-    fn build(d: u32, k: u32, cap: u32) -> Result<Chain, SimError> {
+    fn build(d: u32, k: u32, cap: u32, law: &Law) -> Result<Chain, SimError> {
         let mut b = Builder::new(d, k, cap);
         let mut index: HashMap<State, u32> = HashMap::new();
         let mut states: Vec<State> = Vec::new();
         let mut start = None;
-        let mut out = Vec::new();
-        b.scan(Tok::Tail, &[], 0, &mut out, 1.0, &mut |_, toks| start = Some(toks.to_vec()));
-        let first = b.state_of(&start.expect("the initial scan has one outcome"));
-        index.insert(first, 0);
-        states.push(first);
+        b.scan(Tok::Tail, &[], 0, &mut Vec::new(), 1.0, &mut |_, toks| start = Some(toks.to_vec()));
+        let mut first = Vec::new();
+        b.states_of(&start.expect("the initial scan has one outcome"), &law.alpha, &mut first);
+        index.insert(first[0].1, 0);
+        states.push(first[0].1);
 
         // outgoing transitions, merged per target
         let mut rows: Vec<Vec<(u32, f64)>> = Vec::new();
-        let mut toks = Vec::new();
-        let mut outcomes: Vec<(f64, Vec<Tok>)> = Vec::new();
         let mut i = 0;
         while i < states.len() {
             let x = states[i];
             let mut row: HashMap<u32, f64> = HashMap::new();
-            for j in 0..x.m as usize {
-                b.after_completion(&x, j, &mut toks);
-                outcomes.clear();
-                b.scan(toks[0], &toks[1..], 0, &mut out, 1.0, &mut |p, t| outcomes.push((p, t.to_vec())));
-                for (p, t) in outcomes.drain(..) {
-                    let y = b.state_of(&t);
-                    let next = states.len() as u32;
-                    let idx = *index.entry(y).or_insert_with(|| {
-                        states.push(y);
-                        next
-                    });
-                    *row.entry(idx).or_insert(0.0) += p;
-                }
-            }
+            transitions_from(&mut b, law, &x, &mut |y, rate| {
+                let next = states.len() as u32;
+                let idx = *index.entry(y).or_insert_with(|| {
+                    states.push(y);
+                    next
+                });
+                *row.entry(idx).or_insert(0.0) += rate;
+            });
             if states.len() > MAX_STATES {
                 return Err(out_of_range(
                     "phase_cap",
@@ -413,7 +506,8 @@ impl Chain {
                 }
             }
         }
-        Ok(Chain { m: states.iter().map(|s| s.m as f64).collect(), into_start: into_count, into, out_rate, capped: b.capped })
+        let m = states.iter().map(|s| (0..s.m as usize).map(|j| law.exit[s.size_phase[j] as usize]).sum()).collect();
+        Ok(Chain { m, into_start: into_count, into, out_rate, capped: b.capped })
     }
 
     /// Gauss-Seidel on `pi_j out_j = sum_i pi_i q_ij`; returns `(lbar, ||pi Q||_1)`.
@@ -463,7 +557,9 @@ mod tests {
                 }
             });
             let mut b = b;
-            let x = b.state_of(&start.unwrap().1);
+            let mut v = Vec::new();
+            b.states_of(&start.unwrap().1, &[1.0], &mut v);
+            let x = v[0].1;
             let mut toks = Vec::new();
             for j in 0..x.m as usize {
                 b.after_completion(&x, j, &mut toks);

@@ -38,6 +38,7 @@
 //! `docs/simulation.md`.
 
 pub mod exact;
+pub mod general;
 
 pub use exact::{saturated_exact, SaturatedExact};
 

@@ -111,6 +111,15 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
                 }
             }
         }
+        Discipline::Ros if lambda < 1.0 => Stability::Stable {
+            condition: "lambda < 1 (identical copies, ROS: no loss of stability region, Anton, Ayesta, Jonckheere and Verloop 2021)".into(),
+        },
+        Discipline::Ros => Stability::Unstable {
+            reason: format!(
+                "lambda = {lambda_text} >= 1: identical copies under ROS are stable iff lambda < 1, the region without \
+                 redundancy (Anton, Ayesta, Jonckheere and Verloop 2021)"
+            ),
+        },
         _ => Stability::Unknown { note: "identical copies: stability is known for PS, FCFS and ROS only".into() },
     }
 }
@@ -135,6 +144,13 @@ pub fn identical_region(lambda: f64, d: u32, discipline: Discipline) -> crate::S
              0.81669 for d = 2 (T. Hellemans' PhD thesis)"
                 .to_string(),
         ),
+        Discipline::Ros => (
+            "lambda < 1 (no loss of stability region)".to_string(),
+            Some(1.0),
+            "Anton, Ayesta, Jonckheere and Verloop, Oper. Res. 69(5), 2021 (identical exponential copies under ROS keep the \
+             region lambda < 1 of no redundancy)"
+                .to_string(),
+        ),
         _ => ("unknown (the stability of identical copies is known for PS, FCFS and ROS only)".to_string(), None, String::new()),
     };
     let note = match discipline {
@@ -145,4 +161,111 @@ pub fn identical_region(lambda: f64, d: u32, discipline: Discipline) -> crate::S
         _ => "identical copies have no queue-length model here, only this region",
     };
     crate::StabilityRegion { stability, region, lambda_max, lambda_max_source: source, note: note.to_string() }
+}
+
+/// The stability region of redundancy-d with identical copies of a general size law `size`
+/// (mean `E[X]`), on unit-speed servers (`speeds = None`, the `N -> inf` verdict) or on `K`
+/// servers of the given speeds (FCFS only). `lambda` is the arrival rate per server.
+///
+/// What the verdict rests on (docs/models/redundancy.md, "Identical copies with general sizes
+/// and speeds"):
+/// - PS: `lambda E[X] < 1/d`, every copy served in full (Anton, Ayesta, Jonckheere and Verloop,
+///   Oper. Res. 69(5), 2021, for exponential sizes; insensitive to the law: Raaijmakers, Borst
+///   and Boxma, "Stability of redundancy systems with processor sharing", 2020).
+/// - ROS, exponential sizes: `lambda E[X] < 1` (Anton et al. 2021); other laws: unknown.
+/// - FCFS, exponential sizes, unit speeds: [`red_id_lambda_max`]`(d) / E[X]`.
+/// - FCFS on `K` servers with speeds `nu`: `d = 1` (no redundancy, uniform routing):
+///   `lambda E[X] < min nu`; `d = K` (every server works on the head job, which leaves after
+///   `X / max nu`: an M/G/1 queue): `lambda K E[X] < max nu`. Closed forms derived in
+///   docs/models/redundancy.md.
+/// - FCFS otherwise: for equal speeds the throughput per server of the saturated system; for
+///   unequal speeds an estimate from the finite system (the saturated system only bounds it
+///   from above). Only a simulation gives them (`mfq simulate`, `mfq::copies`):
+///   `lambda_max` is `None` here and the verdict `Unknown`.
+///
+/// `size` exponential with mean 1 and no speeds gives exactly [`identical_region`].
+pub fn identical_region_general(
+    lambda: f64,
+    d: u32,
+    discipline: Discipline,
+    size: &super::CopySize,
+    speeds: Option<&[f64]>,
+) -> crate::StabilityRegion {
+    let mean = size.mean();
+    let law = size.label();
+    let verdict = |lmax: Option<f64>, what: &str| -> Stability {
+        match lmax {
+            Some(l) if lambda < l => Stability::Stable { condition: format!("lambda < lambda_max = {l:.6} ({what})") },
+            Some(l) => Stability::Unstable { reason: format!("lambda = {} >= lambda_max = {l:.6} ({what})", crate::short_number(lambda)) },
+            None => Stability::Unknown { note: format!("lambda_max is not known in closed form here ({what})") },
+        }
+    };
+    if let Some(nu) = speeds {
+        // FCFS on K servers of the given speeds (kind.rs rejects speeds with other disciplines)
+        let k = nu.len();
+        let (nu_min, nu_max) = nu.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let (lmax, source) = if d == 1 {
+            (Some(nu_min / mean), format!("closed form min(nu) / E[X] = {nu_min} / {mean} (d = 1: each server its own M/G/1 queue)"))
+        } else if d as usize == k {
+            (
+                Some(nu_max / (k as f64 * mean)),
+                format!(
+                    "closed form max(nu) / (K E[X]) = {nu_max} / ({k} x {mean}) (d = K: every server works on the head job, \
+                     which leaves at the fastest server's pace; docs/models/redundancy.md)"
+                ),
+            )
+        } else {
+            (None, String::new())
+        };
+        let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {nu:?}");
+        return crate::StabilityRegion {
+            stability: verdict(lmax, &what),
+            region: "lambda < lambda_max (equal speeds: the throughput per server of the saturated system, Anton et al. 2021; \
+                     unequal speeds: the saturated system only bounds it from above)"
+                .into(),
+            lambda_max: lmax,
+            lambda_max_source: source,
+            note: "`mfq simulate --servers K` gives lambda_max with its 95% interval (exact chain, saturated system or, for \
+                   unequal speeds, the finite system itself; docs/models/redundancy.md) and simulates the finite system"
+                .into(),
+        };
+    }
+    if size.is_exponential() {
+        let r = identical_region(lambda * mean, d, discipline);
+        let lmax = r.lambda_max.map(|l| l / mean);
+        let stability = match lmax {
+            Some(_) => verdict(lmax, &format!("identical copies, {}, {law}", discipline.label(1))),
+            None => r.stability.clone(),
+        };
+        return crate::StabilityRegion { stability, lambda_max: lmax, ..r };
+    }
+    let label = discipline.label(1);
+    let what = format!("identical copies, {label}, {law}");
+    let (region, lmax, source, note) = match discipline {
+        Discipline::Ps => (
+            "lambda E[X] < 1/d (every copy is served in full)".to_string(),
+            Some(1.0 / (d as f64 * mean)),
+            "closed form 1/(d E[X]) (Anton, Ayesta, Jonckheere and Verloop 2021; insensitive to the size law: Raaijmakers, \
+             Borst and Boxma 2020)"
+                .to_string(),
+            "identical copies have no queue-length model here, only this region".to_string(),
+        ),
+        Discipline::Fcfs => (
+            "lambda < lambda_max, the throughput per server of the saturated system (Anton et al. 2021)".to_string(),
+            (d == 1).then(|| 1.0 / mean),
+            if d == 1 { "closed form 1/E[X] (d = 1: no redundancy)".to_string() } else { String::new() },
+            "the N -> inf lambda_max of non-exponential identical copies is not computed here; `mfq simulate --servers K` \
+             gives lambda_max of K servers from the saturated system with a 95% confidence interval (exactly for small K)"
+                .to_string(),
+        ),
+        _ => (
+            format!(
+                "unknown (identical copies of a non-exponential law: known for PS, and for FCFS through the saturated system; not {label})"
+            ),
+            None,
+            String::new(),
+            "identical copies have no queue-length model here".to_string(),
+        ),
+    };
+    crate::StabilityRegion { stability: verdict(lmax, &what), region, lambda_max: lmax, lambda_max_source: source, note }
 }

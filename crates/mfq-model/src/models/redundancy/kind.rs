@@ -1,8 +1,12 @@
 //! The `redundancy` kind as the registry declares it (models in the sibling modules;
 //! docs/models/redundancy.md).
 
-use super::{build, build_within, initial_levels, validate, Approximation, Copies, Discipline, LIMIT_DYNAMICS_NOTE};
+use super::{
+    build, build_within, check_speeds, initial_levels, validate, Approximation, Copies, CopySize, CopySizeSpec, Discipline,
+    LIMIT_DYNAMICS_NOTE,
+};
 use crate::finite::{FiniteSystem, Simulation};
+use crate::out_of_range;
 use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
 use crate::{Deadline, MeanFieldModel, ModelError};
 use serde::{Deserialize, Serialize};
@@ -28,6 +32,14 @@ pub struct RedundancySpec {
     /// LPS(k): number of oldest copies sharing a server (only with `discipline = "lps"`).
     #[serde(default)]
     pub lps_k: Option<u32>,
+    /// Identical copies only: the job-size law `[model.job_size]` (default exponential, mean 1;
+    /// any phase-type law or `law = "deterministic"`), see [`CopySizeSpec`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_size: Option<CopySizeSpec>,
+    /// Identical copies under FCFS only: the speed of each of the `K = speeds.len()` servers
+    /// (work per unit time; default: unit speeds, `N -> inf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speeds: Option<Vec<f64>>,
 }
 
 fn default_discipline() -> Discipline {
@@ -50,7 +62,57 @@ impl RedundancySpec {
             approximation: default_approximation(),
             copies: default_copies(),
             lps_k: None,
+            job_size: None,
+            speeds: None,
         }
+    }
+
+    /// The size law of the copies (exponential with mean 1 unless `job_size` is given).
+    ///
+    /// # Errors
+    /// As [`CopySizeSpec::to_law`].
+    pub fn copy_size(&self) -> Result<CopySize, ModelError> {
+        self.job_size.as_ref().map_or_else(|| Ok(CopySize::exponential()), CopySizeSpec::to_law)
+    }
+
+    /// Checks `job_size` and `speeds`: only with identical copies (`speeds` only under FCFS),
+    /// a valid law, `d <= K` and positive speeds.
+    ///
+    /// # Errors
+    /// [`ModelError::OutOfRange`] naming `model.job_size`, `model.speeds` or the field inside.
+    pub fn check_identical(&self) -> Result<(), ModelError> {
+        if self.copies != Copies::Identical {
+            if self.job_size.is_some() {
+                return Err(out_of_range(
+                    "model.job_size",
+                    "(given)",
+                    "absent with i.i.d. copies (exponential sizes); a size law is for copies = \"identical\"",
+                ));
+            }
+            if self.speeds.is_some() {
+                return Err(out_of_range(
+                    "model.speeds",
+                    "(given)",
+                    "absent with i.i.d. copies (unit speeds); speeds are for copies = \"identical\" with discipline = \"fcfs\"",
+                ));
+            }
+            return Ok(());
+        }
+        self.copy_size()?;
+        if let Some(speeds) = &self.speeds {
+            if self.discipline != Discipline::Fcfs {
+                return Err(out_of_range(
+                    "model.speeds",
+                    "(given)",
+                    &format!(
+                        "absent with discipline = \"{}\" (heterogeneous speeds are modelled for FCFS only)",
+                        self.discipline.label(1).to_lowercase()
+                    ),
+                ));
+            }
+            check_speeds(speeds, self.d)?;
+        }
+        Ok(())
     }
 
     /// Whether this is redundancy-d with identical copies under FCFS: a model whose only output
@@ -73,10 +135,12 @@ impl KindSpec for RedundancySpec {
     }
     /// The LCFS limit checks the deadline as it solves its renewal equations.
     fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        self.check_identical()?;
         build_within(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels, deadline)
     }
     /// The LCFS limit is checked without solving its renewal equations (seconds).
     fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        self.check_identical()?;
         validate(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels)
     }
     /// The LCFS limit's probe is the redundancy mean field (same stability verdict).
@@ -93,10 +157,6 @@ impl KindSpec for RedundancySpec {
     /// Pair approximations: `K^2` states, `K >= lps_k + 2`.
     fn initial_levels(&self) -> usize {
         initial_levels(self.approximation, self.lps_k)
-    }
-    /// Identical copies under FCFS: a stability verdict, checked by that verdict.
-    fn has_model(&self) -> bool {
-        !self.is_identical_fcfs()
     }
     /// The mean field ignores the discipline; under FCFS the headline numbers are the
     /// approximation's, not Gardner et al.'s exact limit (printed beside them).
@@ -116,6 +176,7 @@ impl KindSpec for RedundancySpec {
                     Discipline::Lps => "lps",
                     Discipline::Lcfs => "lcfs",
                     Discipline::Ps => "ps",
+                    Discipline::Ros => "ros",
                 }
             ));
         }
@@ -137,13 +198,19 @@ impl KindSpec for RedundancySpec {
     }
     /// Identical copies: the stability region and `lambda_max` are the answer.
     fn stability_only(&self) -> Option<crate::StabilityRegion> {
-        (self.copies == Copies::Identical).then(|| super::identical_region(self.lambda, self.d, self.discipline))
+        if self.copies != Copies::Identical {
+            return None;
+        }
+        // the law was checked at parse time (validate); an invalid one falls back to the exponential verdict
+        let size = self.copy_size().unwrap_or_else(|_| CopySize::exponential());
+        Some(super::identical_region_general(self.lambda, self.d, self.discipline, &size, self.speeds.as_deref()))
     }
     fn simulation(&self) -> Result<Simulation, ModelError> {
         if self.copies == Copies::Identical {
             return Ok(Simulation::Unsupported {
-                reason: "identical copies (one size per job) are not simulated; under FCFS `mfq simulate` gives the stability \
-                         verdict of the saturated system"
+                reason: "identical copies (one size per job) are not run by the generic simulator; under FCFS `mfq simulate` \
+                         runs their own finite system and saturated system (mfq_sim::saturated::general) and gives the \
+                         stability verdict"
                     .into(),
             });
         }
@@ -154,7 +221,7 @@ impl KindSpec for RedundancySpec {
 /// The `redundancy` kind.
 pub static REDUNDANCY: Kind = Kind {
     name: "redundancy",
-    title: "Redundancy-d (i.i.d. or identical exponential copies, cancel on first completion): mean field, pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (the LCFS pair is 6.4% below simulation at lambda = 0.9), triplet approximation (d = 2, PS), LCFS limit (renewal equations on the job tree, derived; within 0.3% of simulation)",
+    title: "Redundancy-d (i.i.d. exponential copies, or identical copies of a phase-type or deterministic size on servers of given speeds: stability region; cancel on first completion): mean field, pair approximation (d = 2) for PS, FCFS, LPS(k), LCFS (the LCFS pair is 6.4% below simulation at lambda = 0.9), triplet approximation (d = 2, PS), LCFS limit (renewal equations on the job tree, derived; within 0.3% of simulation)",
     params: &[
         Param {
             name: "lambda",
@@ -174,7 +241,7 @@ pub static REDUNDANCY: Kind = Kind {
             name: "discipline",
             meaning: "per-server discipline of the copies",
             unit: "",
-            allowed: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\"",
+            allowed: "\"ps\" (default), \"fcfs\", \"lps\", \"lcfs\", \"ros\" (identical copies only)",
             default: Some("\"ps\""), range: None,
         },
         Param {
@@ -197,6 +264,20 @@ pub static REDUNDANCY: Kind = Kind {
             unit: "copies",
             allowed: "integer >= 1, only with discipline = \"lps\"",
             default: Some("absent"), range: Some(ParamRange::integers(1.0, None)),
+        },
+        Param {
+            name: "job_size",
+            meaning: "identical copies: the job-size law, a [model.job_size] table",
+            unit: "mean job size",
+            allowed: "identical copies only: law = \"exponential\", \"h2\", \"erlang\", \"coxian\", \"phase-type\" or \"deterministic\" (default exponential, mean 1)",
+            default: Some("exponential, mean 1"), range: None,
+        },
+        Param {
+            name: "speeds",
+            meaning: "identical copies under FCFS: the speed of each of the K servers (K = number of entries)",
+            unit: "work per unit time",
+            allowed: "identical copies with discipline = \"fcfs\" only: d to 10000 numbers > 0 (default: unit speeds, N -> inf)",
+            default: Some("absent"), range: None,
         },
     ],
     sources: "Gast and Van Houdt, POMACS 8(1), 2024 (arXiv 2401.07713; equations reconstructed); Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021 (stability); Gardner et al., Oper. Res. 65(4), 2017 (FCFS limit); LCFS limit derived in docs/models/redundancy.md",

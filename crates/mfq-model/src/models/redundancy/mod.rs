@@ -26,6 +26,7 @@
 //! with least loaded server selection" (SIGMETRICS 2018) and T. Hellemans' PhD thesis
 //! (Red(d) with identical replicas).
 
+mod copy_size;
 mod identical;
 mod kind;
 mod lcfs_limit;
@@ -33,7 +34,8 @@ mod mean_field;
 mod pair;
 mod triplet;
 
-pub use identical::{identical_region, identical_stability, red_id_lambda_max, red_id_load};
+pub use copy_size::{check_speeds, CopySize, CopySizeSpec, MAX_SPEEDS};
+pub use identical::{identical_region, identical_region_general, identical_stability, red_id_lambda_max, red_id_load};
 pub use kind::{RedundancySpec, REDUNDANCY};
 pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
@@ -55,6 +57,9 @@ pub enum Discipline {
     Lps,
     /// Preemptive last come first served: the newest copy is served at rate 1.
     Lcfs,
+    /// Random order of service: a server that frees picks one of its copies uniformly at
+    /// random and serves it to completion (identical copies only: their stability region).
+    Ros,
 }
 
 impl Discipline {
@@ -65,6 +70,7 @@ impl Discipline {
             Discipline::Fcfs => "FCFS".into(),
             Discipline::Lps => format!("LPS({lps_k})"),
             Discipline::Lcfs => "LCFS".into(),
+            Discipline::Ros => "ROS".into(),
         }
     }
 }
@@ -92,6 +98,11 @@ pub enum Copies {
     /// One exponential size shared by all copies.
     Identical,
 }
+
+/// The field and allowed values named when `discipline = "ros"` is used with i.i.d. copies.
+pub(crate) const ROS_FIELD: &str = "model.discipline";
+pub(crate) const ROS_ALLOWED: &str =
+    "\"ps\", \"fcfs\", \"lps\" or \"lcfs\" with i.i.d. copies (\"ros\" is for copies = \"identical\", whose answer is a stability region)";
 
 /// Smallest arrival rate of the redundancy models: below it the drift (about `lambda d`) is
 /// under the fixed-point solver's absolute residual tolerance 1e-12, and the empty state would
@@ -204,6 +215,9 @@ pub fn build_within(
         }
         (_, None) => 1,
     };
+    if discipline == Discipline::Ros && copies == Copies::Iid {
+        return Err(out_of_range(ROS_FIELD, "ros", ROS_ALLOWED));
+    }
     if copies == Copies::Identical {
         if let Stability::Unstable { .. } = identical_stability(lambda, d, discipline) {
             // the model is built only to carry the verdict: solvers check stability first

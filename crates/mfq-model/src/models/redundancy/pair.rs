@@ -840,6 +840,7 @@ impl RedundancyPair {
             Discipline::Ps => Engine::Ps(PairEngine::new(PsRules { k: levels, lambda }, lambda)),
             Discipline::Fcfs | Discipline::Lps => Engine::Lps(PairEngine::new(LpsRules::new(k, levels, levels, false, lambda), lambda)),
             Discipline::Lcfs => Engine::Lps(PairEngine::new(LpsRules::new(1, levels, levels, true, lambda), lambda)),
+            Discipline::Ros => return Err(out_of_range(super::ROS_FIELD, "ros", super::ROS_ALLOWED)),
         };
         Ok(RedundancyPair { lambda, d, discipline, lps_k: k.max(1) as u32, engine })
     }
