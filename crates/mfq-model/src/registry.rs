@@ -141,6 +141,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::STATIC_ROUTING,
     &crate::models::BATCH,
     &crate::models::MOLDABLE,
+    &crate::models::CDN_CACHE,
     &crate::models::GENERIC,
 ];
 
