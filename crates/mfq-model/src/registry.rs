@@ -145,6 +145,7 @@ pub static KINDS: &[&Kind] = &[
     &crate::models::MPR_MAC,
     &crate::models::REDUNDANCY_GRAPH,
     &crate::models::K_OF_N,
+    &crate::models::CDN_CACHE,
     &crate::models::GENERIC,
 ];
 

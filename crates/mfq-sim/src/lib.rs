@@ -52,6 +52,7 @@
 //! assert!((x1.mean - 0.5).abs() < 4.0 * x1.half_width + 0.01);
 //! ```
 
+pub mod cdn;
 mod engine;
 pub mod exact;
 mod families;

@@ -1,6 +1,7 @@
 //! Built-in models. Each file documents its ODE, state, parameters and source.
 
 pub mod batch;
+pub mod cdn;
 pub mod coxian;
 pub mod generic;
 pub mod hetero;
@@ -21,6 +22,7 @@ pub(crate) mod params;
 pub(crate) mod roots;
 
 pub use batch::{BatchExact, BatchNetwork, BatchSpec, Speedup, BATCH};
+pub use cdn::{CdnCache, CdnParams, CdnSpec, CDN_CACHE};
 pub use coxian::{JiqPhSpec, JsqPhSpec, PhaseTypeQueue, PodLiPhSpec, Routing, JIQ_PH, JSQ_PH, POD_LI_PH};
 pub use generic::{GenericModel, GenericSpec, GENERIC};
 pub use hetero::{
