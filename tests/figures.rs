@@ -84,6 +84,31 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         }
     }
 
+    // cdn-loss: the mean field of greedy replication reaches the optimum over all placements,
+    // loss max(0, 1 - U/lambda) with U = 4 (docs/models/cdn-cache.md; smoothed by 1e-6 at the
+    // saturation edge, so 1e-3 at the corner lambda = U); uniform replication never loses less
+    let rows = csv(&out.join("cdn-loss.csv"));
+    assert_eq!(rows.len(), 58);
+    for r in &rows {
+        let (lambda, loss) = (num(r, "lambda"), num(r, "loss_probability"));
+        let optimum = (1.0 - 4.0 / lambda).max(0.0);
+        assert!(loss >= optimum - 1e-5, "{} lambda {lambda}: {loss} below the LP optimum {optimum}", r["model"]);
+        if r["model"] == "greedy replication" {
+            let tol = if (lambda - 4.0).abs() < 0.3 { 2e-3 } else { 2e-5 };
+            assert!((loss - optimum).abs() < tol, "greedy lambda {lambda}: {loss} vs {optimum}");
+        }
+    }
+    // moldable-blocking-servers: blocking falls with n for the fluid-optimal allocation and
+    // towards 1 - 1/(lambda sqrt 8) for every job on 8 servers; one server per job stops blocking
+    let rows = csv(&out.join("moldable-blocking-servers.csv"));
+    let curve = |name: &str| -> Vec<(f64, f64)> { rows.iter().filter(|r| r["curve"] == name).map(|r| (num(r, "x"), num(r, "mean"))).collect() };
+    let optimal = curve("optimal allocation");
+    assert!(optimal.windows(2).all(|w| w[1].1 < w[0].1) && optimal.last().unwrap().1 < 0.06, "{optimal:?}");
+    let eight = curve("d = 8 servers per job");
+    let limit = 1.0 - 1.0 / (0.5 * 8f64.sqrt());
+    assert!(eight.windows(2).all(|w| w[1].1 < w[0].1) && (eight.last().unwrap().1 - limit).abs() < 0.02, "{eight:?}");
+    assert!(curve("one server per job").iter().filter(|p| p.0 >= 64.0).all(|p| p.1 < 1e-3));
+
     // JSQ(d) against the closed form
     for r in csv(&out.join("jsq-d-response-time.csv")) {
         let (lambda, d) = (num(&r, "lambda"), num(&r, "d"));

@@ -82,7 +82,12 @@ fn sim_failure(path: &std::path::Path, e: SimError) -> Failure {
 /// simulation with its 95% interval; Anton, Ayesta, Jonckheere and Verloop 2021), the verdict
 /// at `lambda`, and the finite system at `lambda` simulated from its rules
 /// ([`mfq::copies::identical_copies`]). An unstable verdict exits with code 3 after printing.
-fn identical_copies(args: &SimulateArgs, servers: usize, spec: &mfq_model::models::RedundancySpec, deadline: &Deadline) -> Result<(), Failure> {
+fn identical_copies(
+    args: &SimulateArgs,
+    servers: usize,
+    spec: &mfq_model::models::RedundancySpec,
+    deadline: &Deadline,
+) -> Result<(), Failure> {
     let opts = args.sim.options(servers, true, deadline);
     let r = mfq::copies::identical_copies(spec, &opts, true).map_err(|e| Failure::input(format!("{}: {e}", args.model.model.display())))?;
     let l = &r.lambda_max;

@@ -40,6 +40,8 @@ pub enum YArg {
     ProbWait,
     /// Throughput per server (jobs completed per server per unit time)
     Throughput,
+    /// Probability that an arrival is lost (blocked)
+    LossProbability,
 }
 
 impl From<YArg> for SweepQuantity {
@@ -49,6 +51,7 @@ impl From<YArg> for SweepQuantity {
             YArg::MeanQueueLength => SweepQuantity::MeanQueueLength,
             YArg::ProbWait => SweepQuantity::ProbWait,
             YArg::Throughput => SweepQuantity::Throughput,
+            YArg::LossProbability => SweepQuantity::LossProbability,
         }
     }
 }
@@ -121,17 +124,27 @@ fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool, deadline: &D
 fn sweep_csv(report: &SweepReport) -> String {
     let curve_name = report.curve_axis.as_ref().map_or("curve".to_string(), |c| c.name.clone());
     let mut s = format!(
-        "{},{},status,mean_response_time,mean_queue_length,prob_wait,throughput,residual,levels,iterations,reason\n",
+        "{},{},status,mean_response_time,mean_queue_length,prob_wait,throughput,loss_probability,residual,levels,iterations,reason\n",
         report.x_axis.name, curve_name
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
     for p in &report.points {
         let curve = p.curve.map_or(String::new(), |v| v.to_string());
         let _ = match &p.status {
-            PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, throughput, residual, levels, iterations, .. } => {
+            PointStatus::Solved {
+                mean_response_time,
+                mean_queue_length,
+                prob_wait,
+                throughput,
+                loss_probability,
+                residual,
+                levels,
+                iterations,
+                ..
+            } => {
                 writeln!(
                     s,
-                    "{},{curve},solved,{},{},{},{},{residual:e},{levels},{iterations},",
+                    "{},{curve},solved,{},{},{},{},{loss_probability:e},{residual:e},{levels},{iterations},",
                     p.x,
                     opt(*mean_response_time),
                     opt(*mean_queue_length),
@@ -139,9 +152,9 @@ fn sweep_csv(report: &SweepReport) -> String {
                     opt(*throughput)
                 )
             }
-            PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
-            PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
-            PointStatus::Invalid { reason } => writeln!(s, "{},{curve},invalid,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
+            PointStatus::Invalid { reason } => writeln!(s, "{},{curve},invalid,,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
         };
     }
     s

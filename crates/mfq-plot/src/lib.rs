@@ -22,11 +22,11 @@
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
 
 pub mod attraction;
-pub mod xy;
 pub mod branches;
+pub mod copies;
 pub mod lines;
 pub mod simsweep;
-pub mod copies;
+pub mod xy;
 
 use mfq_fixpoint::FixedPoint;
 use plotters::prelude::*;
@@ -366,18 +366,23 @@ pub enum SweepQuantity {
     ProbWait,
     /// Throughput per server.
     Throughput,
+    /// Probability that an arrival is lost (blocked).
+    LossProbability,
 }
 
 impl SweepQuantity {
     /// The value at a sweep point, if solved and defined.
     pub fn of(self, p: &mfq::sweep::SweepPoint) -> Option<f64> {
         match &p.status {
-            mfq::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, throughput, .. } => match self {
-                SweepQuantity::MeanResponseTime => *mean_response_time,
-                SweepQuantity::MeanQueueLength => *mean_queue_length,
-                SweepQuantity::ProbWait => *prob_wait,
-                SweepQuantity::Throughput => *throughput,
-            },
+            mfq::sweep::PointStatus::Solved { mean_response_time, mean_queue_length, prob_wait, throughput, loss_probability, .. } => {
+                match self {
+                    SweepQuantity::MeanResponseTime => *mean_response_time,
+                    SweepQuantity::MeanQueueLength => *mean_queue_length,
+                    SweepQuantity::ProbWait => *prob_wait,
+                    SweepQuantity::Throughput => *throughput,
+                    SweepQuantity::LossProbability => Some(*loss_probability),
+                }
+            }
             _ => None,
         }
     }
@@ -389,6 +394,7 @@ impl SweepQuantity {
             SweepQuantity::MeanQueueLength => "mean queue length per server",
             SweepQuantity::ProbWait => "probability of waiting",
             SweepQuantity::Throughput => "throughput per server",
+            SweepQuantity::LossProbability => "loss probability",
         }
     }
 }

@@ -98,13 +98,15 @@ pub struct SimSweepReport {
 }
 
 /// Simulates the model file `text` with `overrides` at every value of `x_axis` (a `--set`
-/// name), with `opts` (its `servers` replaced by the model's own for kinds that fix it,
-/// [`model_servers`]). Points run one after the other (each simulation runs its replications in
+/// name, or `servers`: the number of servers `N` of the simulation, for the kinds whose size is
+/// the simulator's), with `opts` (its `servers` replaced by the model's own for kinds that fix
+/// it, [`model_servers`]). Points run one after the other (each simulation runs its replications in
 /// parallel); `progress` is called after each point.
 ///
 /// # Errors
 /// [`ModelError`] when the file does not parse with the overrides at the first point (a bad
-/// name or file); later points that fail are [`SimPointStatus::Invalid`].
+/// name or file); later points that fail are [`SimPointStatus::Invalid`], as is a value of
+/// `servers` that is not an integer >= 1.
 pub fn simulation_sweep(
     text: &str,
     overrides: &[String],
@@ -114,9 +116,17 @@ pub fn simulation_sweep(
 ) -> Result<SimSweepReport, ModelError> {
     let mut points = Vec::with_capacity(x_axis.values.len());
     let mut partial = None;
+    // `servers` is the simulator's N unless the kind fixes its own size (then a parameter)
+    let sweeps_size = x_axis.name == "servers" && ModelFile::parse(text, overrides).map_or(true, |f| model_servers(&f.model).is_none());
     for (i, &x) in x_axis.values.iter().enumerate() {
         let mut ov = overrides.to_vec();
-        ov.push(format!("{}={}", x_axis.name, crate::sweep::format_value(x)));
+        if !sweeps_size {
+            ov.push(format!("{}={}", x_axis.name, crate::sweep::format_value(x)));
+        } else if !(x >= 1.0 && x.fract() == 0.0 && x <= u32::MAX as f64) {
+            let reason = format!("servers = {x} is not allowed: an integer number of servers >= 1");
+            points.push(SimSweepPoint { x, status: SimPointStatus::Invalid { reason } });
+            continue;
+        }
         let file = match ModelFile::parse(text, &ov) {
             Ok(f) => f,
             Err(e) if i == 0 => return Err(e),
@@ -128,7 +138,8 @@ pub fn simulation_sweep(
         let status = if let Some(reason) = unstable_reason(&file) {
             SimPointStatus::Unstable { reason }
         } else {
-            let o = SimOptions { servers: model_servers(&file.model).unwrap_or(opts.servers), ..opts.clone() };
+            let servers = if sweeps_size { x as usize } else { model_servers(&file.model).unwrap_or(opts.servers) };
+            let o = SimOptions { servers, ..opts.clone() };
             match crate::Model::new(file.model.clone(), file.truncation).simulate(&o) {
                 Err(e) => SimPointStatus::Invalid { reason: e.to_string() },
                 Ok(r) if r.status != SimStatus::Completed => {

@@ -73,6 +73,8 @@ pub enum PointStatus {
         prob_wait: Option<f64>,
         /// Throughput per server (jobs completed per server per unit time), when defined.
         throughput: Option<f64>,
+        /// Probability that an arrival is lost (blocked), 0 for models without losses.
+        loss_probability: f64,
         /// `max |f(x*)|`.
         residual: f64,
         /// Truncation level used.
@@ -191,6 +193,7 @@ pub fn sweep(
                                     mean_queue_length: fp.observables.mean_queue_length,
                                     prob_wait: fp.observables.prob_wait,
                                     throughput: fp.observables.throughput,
+                                    loss_probability: fp.observables.loss_probability,
                                     residual: fp.residual,
                                     levels: fp.truncation.levels,
                                     iterations: fp.total_iterations,

@@ -9,8 +9,8 @@
 pub(crate) mod batch;
 pub(crate) mod graph;
 pub(crate) mod hetero;
-pub(crate) mod lqf;
 pub(crate) mod k_of_n;
+pub(crate) mod lqf;
 pub(crate) mod moldable;
 pub(crate) mod opinion;
 pub(crate) mod phase;
