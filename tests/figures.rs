@@ -101,7 +101,8 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     // moldable-blocking-servers: blocking falls with n for the fluid-optimal allocation and
     // towards 1 - 1/(lambda sqrt 8) for every job on 8 servers; one server per job stops blocking
     let rows = csv(&out.join("moldable-blocking-servers.csv"));
-    let curve = |name: &str| -> Vec<(f64, f64)> { rows.iter().filter(|r| r["curve"] == name).map(|r| (num(r, "x"), num(r, "mean"))).collect() };
+    let curve =
+        |name: &str| -> Vec<(f64, f64)> { rows.iter().filter(|r| r["curve"] == name).map(|r| (num(r, "x"), num(r, "mean"))).collect() };
     let optimal = curve("optimal allocation");
     assert!(optimal.windows(2).all(|w| w[1].1 < w[0].1) && optimal.last().unwrap().1 < 0.06, "{optimal:?}");
     let eight = curve("d = 8 servers per job");
