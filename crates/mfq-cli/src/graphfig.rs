@@ -8,7 +8,7 @@
 use crate::Failure;
 use mfq_fixpoint::{solve_spec, FixedPointOptions};
 use mfq_model::ModelFile;
-use mfq_plot::lines::{log_x_lines_svg, Curve};
+use mfq_plot::xy::{xy_svg, Draw, XySeries, XyStyle};
 use std::fmt::Write as _;
 
 /// What a `heavy-traffic` figure file gives.
@@ -42,17 +42,28 @@ pub(crate) fn render(fig: &HeavyTraffic, read: &dyn Fn(&str) -> Result<String, F
     }
     let mut csv = String::from("model,rho,one_minus_rho,mean_jobs,scaled_jobs\n");
     let mut curves = Vec::new();
-    for (label, model) in fig.models {
+    for (i, (label, model)) in fig.models.iter().enumerate() {
         let text = read(model)?;
-        let mut points = Vec::new();
+        let mut points: Vec<(f64, f64)> = Vec::new();
         for &gap in fig.gaps {
             let rho = 1.0 - gap;
             let [jobs, scaled] = extras_at(&text, model, &[format!("rho={rho}")], ["mean_jobs", "scaled_jobs"])?;
             let _ = writeln!(csv, "{},{rho},{gap},{jobs},{scaled}", label.replace([',', '"'], " "));
             points.push((gap, scaled));
         }
-        curves.push(Curve { label: label.clone(), points });
+        let (x, y) = points.into_iter().unzip();
+        curves.push(XySeries { label: label.clone(), x, y, half_width: vec![], draw: Draw::Line, color: i });
     }
-    let svg = log_x_lines_svg(&curves, fig.title, fig.x_label, fig.y_label).map_err(|e| Failure::io(format!("{}: {e}", fig.title)))?;
+    // legend in the lower left, where curves that converge as 1 - rho -> 0 leave room
+    let style = XyStyle {
+        title: fig.title.to_string(),
+        x_label: fig.x_label.to_string(),
+        y_label: fig.y_label.to_string(),
+        log_x: true,
+        log_y: false,
+        integer_x: false,
+        legend_lower_left: true,
+    };
+    let svg = xy_svg(&curves, &style).map_err(|e| Failure::io(format!("{}: {e}", fig.title)))?;
     Ok((svg, csv))
 }

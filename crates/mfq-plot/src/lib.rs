@@ -15,7 +15,6 @@
 //! - [`xy::xy_svg`]: curves and markers (with 95% bars) on linear or log axes, from numbers the
 //!   caller computed (the refined mean field's error and tail figures).
 //! - [`branches`]: the bifurcation diagram of an `mfq_fixpoint::branches::BranchReport`.
-//! - [`lines::log_x_lines_svg`]: labelled curves computed by the caller, on a log-scale x axis.
 //! - [`simsweep`]: simulated values with confidence bars against a parameter, in panels.
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
@@ -24,7 +23,6 @@
 pub mod attraction;
 pub mod branches;
 pub mod copies;
-pub mod lines;
 pub mod simsweep;
 pub mod xy;
 

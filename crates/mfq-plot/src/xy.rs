@@ -1,6 +1,7 @@
 //! Curves and markers on linear or logarithmic axes, from numbers the caller computed: the
-//! refined mean field's error plots (error against `N`, log-log) and tails against the exact
-//! chain and simulation (log y).
+//! refined mean field's error plots (error against `N`, log-log), tails against the exact
+//! chain and simulation (log y), and the heavy-traffic figure of redundancy on compatibility
+//! graphs (`(1 - rho) E[N]` against `1 - rho`, log x).
 
 use crate::{draw_legend, err, plain_label, series_color, PlotError};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -180,4 +181,33 @@ where
     }
     let position = if style.legend_lower_left { SeriesLabelPosition::LowerLeft } else { SeriesLabelPosition::UpperRight };
     draw_legend(&mut chart, position)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn style(log_x: bool, log_y: bool) -> XyStyle {
+        XyStyle { title: "t".into(), x_label: "x".into(), y_label: "y".into(), log_x, log_y, integer_x: false, legend_lower_left: true }
+    }
+
+    /// Labels reach the SVG; series with no drawable point (x <= 0 on a log axis, NaN) are an
+    /// error, not an empty chart.
+    #[test]
+    fn draws_series_and_refuses_empty_input() {
+        let s = XySeries {
+            label: "curve-label-a".into(),
+            x: vec![0.01, 0.1, 0.5],
+            y: vec![1.0, 0.9, 0.5],
+            half_width: vec![],
+            draw: Draw::Dashed,
+            color: 0,
+        };
+        for (lx, ly) in [(true, false), (true, true), (false, true), (false, false)] {
+            let svg = xy_svg(std::slice::from_ref(&s), &style(lx, ly)).unwrap();
+            assert!(svg.starts_with("<svg") && svg.contains("curve-label-a") && !svg.contains("NaN"));
+        }
+        let empty = XySeries { label: "b".into(), x: vec![0.0, 0.1], y: vec![1.0, f64::NAN], ..s };
+        assert!(xy_svg(&[empty], &style(true, false)).is_err());
+    }
 }
