@@ -68,7 +68,8 @@ pub fn refined_errors(
             ];
             let values: Option<Vec<f64>> = values.into_iter().collect();
             let v = values.ok_or_else(|| Failure::input(format!("{path}: no quantity {quantity} (entries: {})", cmp.names.join(", "))))?;
-            let _ = writeln!(csv, "\"{label}\",{quantity},{},{:e},{:e},{:e},{:e}", e.servers, v[0], v[1], v[2], v[3]);
+            let name = if label.contains([',', '"']) { format!("\"{}\"", label.replace('"', "'")) } else { label.clone() };
+            let _ = writeln!(csv, "{name},{quantity},{},{:e},{:e},{:e},{:e}", e.servers, v[0], v[1], v[2], v[3]);
             rows.push([n, v[1] - v[0], v[2] - v[0], v[3] - v[0]]);
         }
         let n: Vec<f64> = rows.iter().map(|r| r[0]).collect();

@@ -549,16 +549,19 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
 }
 
 /// The expansion of the model's throughput per server (a function of the state: with a finite
-/// buffer, arrivals lost at full servers depend on it), `None` when the model has none or its
-/// function depends on more than four state entries.
+/// buffer, arrivals lost at full servers depend on it); `None` when the model has none. When its
+/// function depends on more than four state entries (heterogeneous classes) the mean-field
+/// throughput is used as a constant: exact when no arrivals are lost (the automatic truncation
+/// level), an `O(1/N)` bias in the response time of a small finite buffer.
 fn throughput_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Option<Expansion> {
+    let value = model.observables(&r.x).throughput?;
     let order = if r.second.is_some() { 4 } else { 2 };
     let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
         out.clear();
         out.extend(model.observables(y).throughput);
-    })
-    .ok()?;
-    expansion_terms(&ld, r, r.x.len()).first().map(|&(value, c1, c2)| Expansion { value, c1, c2 })
+    });
+    let expanded = ld.ok().and_then(|ld| expansion_terms(&ld, r, r.x.len()).first().map(|&(value, c1, c2)| Expansion { value, c1, c2 }));
+    Some(expanded.unwrap_or(Expansion { value, c1: 0.0, c2: 0.0 }))
 }
 
 /// The refined estimates of the observables of `model` (tail, mean queue length, mean response
