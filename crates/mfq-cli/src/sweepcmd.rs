@@ -505,7 +505,8 @@ impl FigureArgs {
     }
 }
 
-fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
+/// Draws the figure `name` into `out`; returns the lines that describe it.
+fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
     let path = dir.join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read figure {}: {e}", path.display())))?;
     let fig: FigureFile = toml::from_str(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
@@ -663,8 +664,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<(), Failure> {
         }
     }
     let (title, description, reproduces) = fig.about();
-    outln!("{name}: {title}\n    {description}\n    reproduces: {reproduces}\n    -> {}", out.join(format!("{name}.svg")).display());
-    Ok(())
+    Ok(format!("{name}: {title}\n    {description}\n    reproduces: {reproduces}\n    -> {}", out.join(format!("{name}.svg")).display()))
 }
 
 /// A figure's sweep must be complete and without invalid points.
@@ -710,8 +710,34 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
     };
     let out = args.out_dir();
     ensure_writable(&out)?;
-    for n in names {
-        figure(&args.figures, &out, &n)?;
+    // figures are independent: drawn on as many threads as there are cores, each taking the next
+    // name; printed in name order, the first failure (in name order) reported
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: Vec<std::sync::Mutex<Option<Result<String, Failure>>>> = names.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(names.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(n) = names.get(i) else { break };
+                let r = figure(&args.figures, &out, n);
+                let failed = r.is_err();
+                if let Ok(mut slot) = done[i].lock() {
+                    *slot = Some(r);
+                }
+                if failed {
+                    // stop handing out names; figures already started finish
+                    next.store(names.len(), Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    for slot in done {
+        match slot.into_inner().ok().flatten() {
+            Some(Ok(text)) => outln!("{text}"),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
     }
     Ok(())
 }
