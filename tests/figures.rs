@@ -347,10 +347,15 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     for r in &rows {
         let (lambda, d) = (num(r, "lambda"), num(r, "d"));
         assert_eq!(r["status"], "solved");
+        // 1 - (1 - y)^(1/d) written as -expm1(ln1p(-y)/d): the naive form sticks at 1.1e-16 when
+        // 1 - y rounds to the float below 1 (d = 1 looped forever)
         let (mut x, mut sum) = (1.0f64, 0.0);
-        while x > 1e-18 {
-            x = 1.0 - (1.0 - lambda * x).powf(1.0 / d);
+        for _ in 0..100_000 {
+            x = -((-lambda * x).ln_1p() / d).exp_m1();
             sum += x;
+            if x < 1e-18 {
+                break;
+            }
         }
         let t = num(r, "mean_response_time");
         assert!((t - sum / lambda).abs() < 1e-8 * t, "lambda {lambda} d {d}: {t} vs {}", sum / lambda);
