@@ -652,7 +652,7 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
         }
         Policy::Moldable { ref speedup, p: ref alloc, fallback, work } => {
             let mut f = moldable::Moldable::new(p.n, p.lambda, speedup.clone(), alloc, fallback, work);
-            moldable::drive(&mut f, p, rng)
+            families::drive_timed(&mut f, p, rng)
         }
         Policy::Lqf { d } => {
             let mut f = lqf::Lqf::new(p.n, p.lambda, d, p.buffer);
@@ -664,7 +664,7 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
         }
         Policy::KOfN(params) => {
             let mut f = k_of_n::KOfN::new(p.n, p.lambda, params);
-            k_of_n::drive(&mut f, p, rng)
+            families::drive_timed(&mut f, p, rng)
         }
     }
 }

@@ -19,7 +19,7 @@
 //! (arrival to its `k`-th completion), and the copies cancelled in service.
 
 use super::Tracked;
-use crate::engine::{exp1, index, uniform, Batch, Replication, Rng, RunParams};
+use crate::engine::{exp1, index, uniform, Batch, Rng};
 use mfq_model::models::k_of_n::ServiceLaw;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -328,48 +328,25 @@ impl KOfN {
     }
 }
 
-/// Runs one replication: a warm-up, then `p.batches` batches with exact boundaries.
-pub(crate) fn drive(f: &mut KOfN, p: &RunParams, rng: &mut Rng) -> Replication {
-    let mut t = 0.0f64;
-    let mut events = 0u64;
-    let mut batches = Vec::with_capacity(p.batches);
-    let batch_len = p.time / p.batches as f64;
-    let mut scratch = Batch::default();
-    let mut timed_out = false;
-    for seg in 0..=p.batches {
-        let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
-        let start = t;
-        let mut next_arrival = t + exp1(rng) / f.arrival_rate;
-        loop {
-            if p.out_of_time(events) {
-                timed_out = true;
-                break;
-            }
-            let next_event = f.heap.peek().map_or(f64::INFINITY, |e| e.t);
-            if next_arrival.min(next_event) > end {
-                break;
-            }
-            events += 1;
-            if next_arrival <= next_event {
-                f.arrive(next_arrival, rng);
-                next_arrival += exp1(rng) / f.arrival_rate;
-            } else {
-                let e = f.heap.pop().expect("an event is due");
-                if e.token == f.token[e.server as usize] {
-                    f.complete(e.server, e.t, rng);
-                }
-            }
-        }
-        if timed_out {
-            break;
-        }
-        t = end;
-        f.close(t, end - start, &mut scratch);
-        scratch.duration = end - start;
-        if seg > 0 {
-            batches.push(scratch.clone());
-        }
-        (p.tick)();
+impl super::TimedFamily for KOfN {
+    fn arrival_rate(&self) -> f64 {
+        self.arrival_rate
     }
-    Replication { batches, events, timed_out }
+    fn next_event(&self) -> f64 {
+        self.heap.peek().map_or(f64::INFINITY, |e| e.t)
+    }
+    fn on_arrival(&mut self, t: f64, rng: &mut Rng) {
+        self.arrive(t, rng);
+    }
+    fn on_event(&mut self, rng: &mut Rng) {
+        if let Some(e) = self.heap.pop() {
+            // a stale entry (its copy was removed since) is dropped
+            if e.token == self.token[e.server as usize] {
+                self.complete(e.server, e.t, rng);
+            }
+        }
+    }
+    fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        self.close(t, duration, out);
+    }
 }

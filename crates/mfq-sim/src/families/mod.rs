@@ -3,7 +3,8 @@
 //!
 //! Like [`crate::engine`], nothing here knows about mean-field drifts: each family applies its
 //! system's rules (sampling, routing, service) to `N` individual servers or agents. The shared
-//! pieces are the segment loop ([`drive`]), sets with O(1) moves ([`Groups`]), lazily
+//! pieces are the segment loops ([`drive`] for exponential event rates, [`drive_timed`] for Poisson
+//! arrivals beside timed events), sets with O(1) moves ([`Groups`]), lazily
 //! integrated level counts ([`Levels`]) and lazily integrated scalars ([`Tracked`]).
 
 pub(crate) mod batch;
@@ -62,6 +63,66 @@ pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Repli
         }
         t = end;
         f.close(t, end - start, &mut scratch);
+        scratch.duration = end - start;
+        if seg > 0 {
+            batches.push(scratch.clone());
+        }
+        (p.tick)();
+    }
+    Replication { batches, events, timed_out }
+}
+
+/// A system with Poisson arrivals (total rate [`arrival_rate`](TimedFamily::arrival_rate)) and
+/// timed events held in a queue (completions of non-exponential work, removals): the moldable-job
+/// and k-of-n systems.
+pub(crate) trait TimedFamily {
+    /// Total arrival rate (`> 0`).
+    fn arrival_rate(&self) -> f64;
+    /// Time of the next timed event (infinite when none is pending).
+    fn next_event(&self) -> f64;
+    /// An arrival at time `t`.
+    fn on_arrival(&mut self, t: f64, rng: &mut Rng);
+    /// Performs the next timed event (the one at [`next_event`](TimedFamily::next_event)).
+    fn on_event(&mut self, rng: &mut Rng);
+    /// As [`Family::close`].
+    fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch);
+}
+
+/// Runs one replication of `f`: a warm-up, then `p.batches` batches with exact boundaries (the
+/// next arrival is redrawn at each boundary: memorylessness; timed events keep their times).
+pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Replication {
+    let mut t = 0.0f64;
+    let mut events = 0u64;
+    let mut batches = Vec::with_capacity(p.batches);
+    let batch_len = p.time / p.batches as f64;
+    let mut scratch = Batch::default();
+    let mut timed_out = false;
+    for seg in 0..=p.batches {
+        let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
+        let start = t;
+        let mut next_arrival = t + exp1(rng) / f.arrival_rate();
+        loop {
+            if p.out_of_time(events) {
+                timed_out = true;
+                break;
+            }
+            let next_event = f.next_event();
+            if next_arrival.min(next_event) > end {
+                break;
+            }
+            events += 1;
+            if next_arrival <= next_event {
+                f.on_arrival(next_arrival, rng);
+                next_arrival += exp1(rng) / f.arrival_rate();
+            } else {
+                f.on_event(rng);
+            }
+        }
+        if timed_out {
+            break;
+        }
+        t = end;
+        f.end_segment(t, end - start, &mut scratch);
         scratch.duration = end - start;
         if seg > 0 {
             batches.push(scratch.clone());

@@ -13,7 +13,7 @@
 //! the jobs accepted in the batch their number and the sum of their execution times.
 
 use super::Tracked;
-use crate::engine::{exp1, uniform, Batch, Replication, Rng, RunParams};
+use crate::engine::{exp1, uniform, Batch, Rng};
 use mfq_model::models::moldable::WorkLaw;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -151,46 +151,22 @@ impl Moldable {
     }
 }
 
-/// Runs one replication: a warm-up, then `p.batches` batches with exact boundaries.
-pub(crate) fn drive(f: &mut Moldable, p: &RunParams, rng: &mut Rng) -> Replication {
-    let mut t = 0.0f64;
-    let mut events = 0u64;
-    let mut batches = Vec::with_capacity(p.batches);
-    let batch_len = p.time / p.batches as f64;
-    let mut scratch = Batch::default();
-    let mut timed_out = false;
-    for seg in 0..=p.batches {
-        let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
-        let start = t;
-        let mut next_arrival = t + exp1(rng) / f.arrival_rate;
-        loop {
-            if p.out_of_time(events) {
-                timed_out = true;
-                break;
-            }
-            let next_departure = f.running.peek().map_or(f64::INFINITY, |d| d.t);
-            if next_arrival.min(next_departure) > end {
-                break;
-            }
-            events += 1;
-            if next_arrival <= next_departure {
-                f.arrive(next_arrival, rng);
-                next_arrival += exp1(rng) / f.arrival_rate;
-            } else {
-                let d = f.running.pop().expect("a departure is due");
-                f.depart(d);
-            }
-        }
-        if timed_out {
-            break;
-        }
-        t = end;
-        f.close(t, end - start, &mut scratch);
-        scratch.duration = end - start;
-        if seg > 0 {
-            batches.push(scratch.clone());
-        }
-        (p.tick)();
+impl super::TimedFamily for Moldable {
+    fn arrival_rate(&self) -> f64 {
+        self.arrival_rate
     }
-    Replication { batches, events, timed_out }
+    fn next_event(&self) -> f64 {
+        self.running.peek().map_or(f64::INFINITY, |d| d.t)
+    }
+    fn on_arrival(&mut self, t: f64, rng: &mut Rng) {
+        self.arrive(t, rng);
+    }
+    fn on_event(&mut self, _rng: &mut Rng) {
+        if let Some(d) = self.running.pop() {
+            self.depart(d);
+        }
+    }
+    fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        self.close(t, duration, out);
+    }
 }
