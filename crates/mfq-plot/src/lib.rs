@@ -22,7 +22,6 @@
 
 pub mod attraction;
 pub mod branches;
-pub mod copies;
 pub mod simsweep;
 pub mod xy;
 

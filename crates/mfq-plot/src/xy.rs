@@ -1,7 +1,8 @@
 //! Curves and markers on linear or logarithmic axes, from numbers the caller computed: the
 //! refined mean field's error plots (error against `N`, log-log), tails against the exact
-//! chain and simulation (log y), and the heavy-traffic figure of redundancy on compatibility
-//! graphs (`(1 - rho) E[N]` against `1 - rho`, log x).
+//! chain and simulation (log y), the heavy-traffic figure of redundancy on compatibility
+//! graphs (`(1 - rho) E[N]` against `1 - rho`, log x) and the stability threshold of identical
+//! copies against `d`.
 
 use crate::{draw_legend, err, plain_label, series_color, PlotError};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -15,11 +16,12 @@ pub enum Draw {
     Line,
     /// A dashed line with a filled circle at each point.
     Dashed,
-    /// Markers alone (open squares), with vertical 95% bars when the series has half widths.
+    /// Markers alone (open squares).
     Markers,
 }
 
-/// One series: points `(x[i], y[i])`, optional half widths of 95% intervals on `y`.
+/// One series: points `(x[i], y[i])`, optional half widths of 95% intervals on `y` (drawn as
+/// vertical bars whatever the style).
 #[derive(Debug, Clone, PartialEq)]
 pub struct XySeries {
     /// Legend label.
@@ -146,6 +148,12 @@ where
     for (s, p) in series.iter().zip(pts) {
         let color = series_color(s.color);
         let xy: Vec<(f64, f64)> = p.iter().map(|&(x, y, _)| (x, y)).collect();
+        // 95% bars of every series that has half widths
+        let bars = p.iter().filter(|(_, _, h)| *h > 0.0).map(|&(x, y, h)| {
+            let lo = if style.log_y && y - h <= 0.0 { y } else { y - h };
+            ErrorBar::new_vertical(x, lo, y, y + h, color.stroke_width(1), 8)
+        });
+        chart.draw_series(bars).map_err(err)?;
         let anno = match s.draw {
             Draw::Line => {
                 chart.draw_series(xy.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(err)?;
@@ -155,16 +163,9 @@ where
                 chart.draw_series(xy.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(err)?;
                 chart.draw_series(DashedLineSeries::new(xy, 8, 5, color.stroke_width(2))).map_err(err)?
             }
-            Draw::Markers => {
-                let bars = p.iter().filter(|(_, _, h)| *h > 0.0).map(|&(x, y, h)| {
-                    let lo = if style.log_y && y - h <= 0.0 { y } else { y - h };
-                    ErrorBar::new_vertical(x, lo, y, y + h, color.stroke_width(1), 8)
-                });
-                chart.draw_series(bars).map_err(err)?;
-                chart
-                    .draw_series(xy.iter().map(|q| EmptyElement::at(*q) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2))))
-                    .map_err(err)?
-            }
+            Draw::Markers => chart
+                .draw_series(xy.iter().map(|q| EmptyElement::at(*q) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2))))
+                .map_err(err)?,
         };
         let legend_style = color.stroke_width(2);
         match s.draw {
