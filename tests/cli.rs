@@ -523,3 +523,35 @@ fn unwritable_output_directory_is_refused_before_the_work() {
         assert!(stderr.contains("/proc/mfq-cannot-write-here") && stderr.contains("before the work"), "{a:?}: {stderr}");
     }
 }
+
+/// `simulate --precision` (issue 16): random routing (models/jsq-d1.toml at lambda = 0.5, `N`
+/// independent M/M/1 queues) runs until the 95% half width of the mean queue length is at most
+/// the target, and then covers the closed form `rho / (1 - rho) = 1`; a target the time limit
+/// cannot reach exits 4 within the limit and says it was not reached; a bad target names the
+/// option.
+#[test]
+fn simulate_precision_reaches_its_target_or_says_the_limit_stopped_it() {
+    let base = ["simulate", "models/jsq-d1.toml", "--set", "lambda=0.5", "--servers", "100", "--time", "200", "--warmup", "20"];
+    let mut a = base.to_vec();
+    a.extend(["--batches", "10", "--replications", "2", "--precision", "0.02", "--json"]);
+    let o = mfq(&a);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (mean, hw) = (v["mean_queue_length"]["mean"].as_f64().unwrap(), v["mean_queue_length"]["half_width"].as_f64().unwrap());
+    assert_eq!(v["precision"]["reached"], true, "{v}");
+    assert!(hw <= 0.02 && v["options"]["replications"].as_u64().unwrap() > 2, "{v}");
+    // 3.3 half widths: a 99.9% interval (t quantiles for n > 20), one fixed seed
+    assert!((mean - 1.0).abs() <= 3.3 / 1.96 * hw * 1.05, "{mean} +- {hw}");
+    let mut a = base.to_vec();
+    a.extend(["--precision", "1e-9", "--max-seconds", "1"]);
+    let started = std::time::Instant::now();
+    let o = mfq(&a);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(started.elapsed().as_secs_f64() < 3.0);
+    assert!(stderr.contains("precision target") && stderr.contains("not reached") && stderr.contains("--max-seconds 1"), "{stderr}");
+    assert!(stdout.contains("NOT reached") && stdout.contains("mean queue length"), "{stdout}");
+    let o = mfq(&["simulate", "models/jsq-d1.toml", "--precision", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("precision = 0"), "{:?}", text(&o));
+}

@@ -352,8 +352,16 @@ impl Core {
         max_seconds: Option<f64>,
     ) -> PyResult<String> {
         let model = self.model.clone();
-        let opts = SimOptions { servers, time, warmup, replications, batches, seed, buffer, max_seconds, progress: false };
-        let r = run::interruptible(py, move |_cancel| model.simulate(&opts))?;
+        let deadline = Deadline::checked_after("max_seconds", max_seconds).map_err(|_| {
+            let value = max_seconds.unwrap_or(f64::NAN).to_string();
+            let allowed = "a finite number of seconds > 0".to_string();
+            errors::to_py(py, &mfq::Error::Simulation(mfq::SimError::OutOfRange { field: "max_seconds".into(), value, allowed }))
+        })?;
+        let opts = SimOptions { servers, time, warmup, replications, batches, seed, buffer, progress: false, deadline, precision: None };
+        // Ctrl-C sets the cancel flag: the replications stop at their next check
+        let r = run::interruptible(py, move |cancel| {
+            model.simulate(&SimOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
+        })?;
         json(&py_result(py, r)?)
     }
 }

@@ -171,7 +171,8 @@ pub fn refined_tail(
                 batches: 25,
                 seed: 1,
                 buffer: Some(k.len() as u32),
-                max_seconds: None,
+                deadline: mfq::Deadline::none(),
+                precision: None,
                 progress: false,
             };
             let s = m.simulate(&opts).map_err(fail)?;

@@ -32,7 +32,7 @@ pub struct SimArgs {
 }
 
 impl SimArgs {
-    /// The simulator's options, with the time left until `deadline` as its limit.
+    /// The simulator's options, with `deadline` (the job's limit and cancel flag) as its limit.
     fn options(&self, servers: usize, quiet: bool, deadline: &Deadline) -> SimOptions {
         SimOptions {
             servers,
@@ -43,7 +43,8 @@ impl SimArgs {
             seed: self.seed,
             buffer: None,
             progress: !quiet && std::io::stderr().is_terminal(),
-            max_seconds: deadline.remaining(),
+            deadline: deadline.clone(),
+            precision: None,
         }
     }
 }
@@ -58,6 +59,11 @@ pub struct SimulateArgs {
     pub servers: Option<usize>,
     #[command(flatten)]
     pub sim: SimArgs,
+    /// Run until the 95% half width of the headline estimate (mean queue length; opinion kinds:
+    /// the fraction x) is at most this, adding replications in rounds (at most 10000), or until
+    /// --max-seconds stops it (then it says the target was not reached)
+    #[arg(long, allow_negative_numbers = true)]
+    pub precision: Option<f64>,
 }
 
 /// Options of `mfq compare`.
@@ -152,7 +158,17 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     crate::commands::check_out(&args.model, false)?;
     // the model's own size (k-of-n), else --servers, else 1000
     let servers = args.servers.or_else(|| mfq::simsweep::model_servers(&file.model)).unwrap_or(1000);
-    if let Some(r) = file.model.downcast_ref::<mfq_model::models::RedundancySpec>().filter(|r| r.is_identical_fcfs()) {
+    let population = matches!(file.model.simulation(), Ok(mfq_model::Simulation::Population));
+    let identical = file.model.downcast_ref::<mfq_model::models::RedundancySpec>().filter(|r| r.is_identical_fcfs());
+    if let Some(p) = args.precision {
+        if identical.is_some() || population {
+            return Err(Failure::input(format!(
+                "--precision = {p}: not available for kind {} (only for the simulators of `mfq simulate` that report a mean queue length or opinion fraction)",
+                file.model.kind()
+            )));
+        }
+    }
+    if let Some(r) = identical {
         return identical_copies(args, servers, r, &deadline);
     }
     if let Some(Stability::Unstable { reason }) = file.model.stability_only().map(|r| r.stability) {
@@ -164,12 +180,33 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
             return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
         }
     }
-    if matches!(file.model.simulation(), Ok(mfq_model::Simulation::Population)) {
+    if population {
         return simulate_generic(args, servers, &file, &deadline);
     }
-    let report =
-        run_sim(&file.model, &args.sim.options(servers, args.model.json, &deadline)).map_err(|e| sim_failure(&args.model.model, e))?;
+    let opts = SimOptions { precision: args.precision, ..args.sim.options(servers, args.model.json, &deadline) };
+    let report = run_sim(&file.model, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
+    // with a precision target the rounds the deadline did not cut keep their estimates
+    if let Some(p) = report.precision.as_ref().filter(|p| !p.reached && p.half_width.is_finite()) {
+        let why = match report.status {
+            SimStatus::Completed => format!("after the largest number of replications, {}", report.options.replications),
+            _ => format!("when {} stopped it", deadline.reason()),
+        };
+        let message = format!(
+            "{}: precision target {} not reached: the 95% half width of {} was {:.3e} {why}",
+            args.model.model.display(),
+            p.target,
+            p.quantity,
+            p.half_width
+        );
+        let f = Failure::no_convergence(message);
+        if args.model.json {
+            outln!("{}", with_error(value, &f));
+        } else {
+            print_report(args, &file, &report);
+        }
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
     if report.status != SimStatus::Completed {
         let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", report.events));
         if args.model.json {
@@ -191,15 +228,25 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         outln!("{value}");
         return Ok(());
     }
-    outln!("{}  simulated with N = {} servers ({})", title(&file), report.options.servers, args.model.model.display());
+    print_report(args, &file, &report);
+    Ok(())
+}
+
+/// The text of a simulation report.
+fn print_report(args: &SimulateArgs, file: &mfq_model::ModelFile, report: &mfq_sim::SimReport) {
+    outln!("{}  simulated with N = {} servers ({})", title(file), report.options.servers, args.model.model.display());
     outln!(
-        "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {}",
-        args.sim.replications,
+        "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {} (replication r on its own stream)",
+        report.options.replications,
         args.sim.time,
         args.sim.warmup,
         args.sim.batches,
         args.sim.seed
     );
+    if let Some(p) = &report.precision {
+        let verdict = if p.reached { "reached" } else { "NOT reached" };
+        outln!("  precision target {} on the 95% half width of {}: {verdict} ({:.3e})", p.target, p.quantity, p.half_width);
+    }
     // quantities a model does not define (e.g. queue lengths of opinion dynamics) are not printed
     let est = |name: &str, e: &mfq_sim::Estimate| {
         if e.mean.is_finite() && e.half_width.is_finite() {
@@ -221,7 +268,6 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         }
     }
     outln!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
-    Ok(())
 }
 
 /// Mean field, refined mean field and simulations at the sizes `servers` for a model file.

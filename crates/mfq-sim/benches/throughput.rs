@@ -1,67 +1,181 @@
-//! Events per second of the simulator on one thread (one replication per run).
+//! Events per second per core of every simulator family, as a ratio to JSQ(2) measured in the
+//! same run, after a correctness check of each; then the parallel speed-up of replications.
 //!
-//! `cargo bench -p mfq-sim --bench throughput` (release profile). Prints one line per case.
+//! `cargo bench -p mfq-sim --bench throughput` (release profile); `-- --quick` for shorter runs.
+//! Each case is a bundled model file (`models/`) with `--set`-style overrides, one replication on
+//! one thread, about `EVENTS` events (the horizon is scaled from a pilot run so every family
+//! gets the same number of events).
+//!
+//! Correctness: the simulated headline (mean jobs, copies or requests per server) against the
+//! mean-field fixed point of the same file (the limit `N -> infinity`; at `N = 1000` the two
+//! differ by `O(1/N)`, allowance 2% of the value, plus the 99.9% interval of the simulation);
+//! random routing (`d = 1`) also against the M/M/1 closed form `rho / (1 - rho)`. Families whose
+//! simulated system has a fixed small size (k-of-n at its model size, a compatibility graph)
+//! or no mean queue length are checked against their references in `crates/mfq-sim/tests/`
+//! and marked so.
 
+use mfq_fixpoint::{solve_spec, FixedPointOptions};
 use mfq_model::{ModelFile, ModelSpec};
-use mfq_sim::{simulate, SimOptions};
+use mfq_sim::{simulate, SimOptions, SimReport};
+use std::time::Instant;
 
-fn parse(text: &str) -> ModelSpec {
-    ModelFile::parse(text, &[]).expect("valid model").model
+/// One case: label, model file (under `models/`), overrides, servers.
+struct Case {
+    label: &'static str,
+    file: &'static str,
+    set: &'static [&'static str],
+    servers: usize,
 }
 
-fn main() {
-    let cases: Vec<(&str, ModelSpec, usize, f64)> = vec![
-        ("JSQ(2) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), 1000, 20_000.0),
-        ("JSQ(2) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), 100_000, 200.0),
-        ("JSQ(1) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 1 }), 1000, 20_000.0),
-        ("JSQ(3) lambda=0.9", ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 3 }), 1000, 20_000.0),
-        ("Pod-LI d=2 eps=0.3 lambda=0.9", ModelSpec::from(mfq_model::models::PodLiSpec { lambda: 0.9, d: 2, eps: 0.3 }), 1000, 20_000.0),
-        (
-            "Pod-LD d=2 eps=0.5 g=1 lambda=0.9",
-            ModelSpec::from(mfq_model::models::PodLdSpec { lambda: 0.9, d: 2, eps: 0.5, g: 1 }),
-            1000,
-            20_000.0,
-        ),
-        ("JIQ lambda=0.9", ModelSpec::from(mfq_model::models::JiqSpec { lambda: 0.9 }), 1000, 20_000.0),
-        ("SA-JSQ case A lambda=0.9", parse(&hetero("sa-jsq", "")), 1000, 20_000.0),
-        ("SA-JIQ case A lambda=0.9", parse(&hetero("sa-jiq", "")), 1000, 20_000.0),
-        ("PULL case A lambda=0.9", parse(&hetero("pull", "")), 1000, 20_000.0),
-        ("PS SQ(2) LSC case A lambda=0.7", parse(&hetero("ps-sq2", "rule = \"lsc\"").replace("0.9", "0.7")), 1000, 20_000.0),
-        ("static routing case A lambda=0.9", parse(&hetero("static-routing", "")), 1000, 20_000.0),
-        ("SQ(2) H2 SCV 9 lambda=0.9", parse(&ph("jsq-ph", "d = 2")), 1000, 20_000.0),
-        ("JIQ H2 SCV 9 lambda=0.9", parse(&ph("jiq-ph", "")), 1000, 20_000.0),
-        ("LL(2) H2 SCV 9 lambda=0.9", parse(&ph("lld", "d = 2")), 1000, 20_000.0),
-        ("Red(2) PS lambda=0.9", parse(&red("ps")), 1000, 20_000.0),
-        ("Red(2) FCFS lambda=0.9", parse(&red("fcfs")), 1000, 20_000.0),
-        ("Red(2) LCFS lambda=0.9", parse(&red("lcfs")), 1000, 20_000.0),
-        (
-            "opinion stubborn (0.1, 0.1)",
-            ModelSpec::from(mfq_model::models::OpinionStubbornSpec { gamma0: 0.1, gamma1: 0.1 }),
-            1000,
-            20_000.0,
-        ),
-        ("opinion biased alpha=0.05", ModelSpec::from(mfq_model::models::OpinionBiasedSpec { alpha: 0.05 }), 1000, 20_000.0),
-    ];
-    println!("{:<36} {:>8} {:>12} {:>8} {:>14}", "model", "N", "events", "seconds", "events/s");
-    for (name, spec, n, time) in cases {
-        // one replication = one thread; warm-up included in the event count
-        let opts = SimOptions { servers: n, time, warmup: time / 10.0, replications: 1, batches: 20, seed: 1, ..Default::default() };
-        let r = simulate(&spec, &opts).expect("valid options");
-        println!("{:<36} {:>8} {:>12} {:>8.2} {:>14.3e}", name, n, r.events, r.wall_seconds, r.events_per_second);
+const fn case(label: &'static str, file: &'static str, set: &'static [&'static str], servers: usize) -> Case {
+    Case { label, file, set, servers }
+}
+
+const CASES: &[Case] = &[
+    case("JSQ(2) lambda=0.9", "jsq-d2.toml", &[], 1000),
+    case("JSQ(1) lambda=0.5 (M/M/1)", "jsq-d1.toml", &["lambda=0.5"], 1000),
+    case("JSQ(3) lambda=0.9", "jsq-d3.toml", &[], 1000),
+    case("JSQ(10) lambda=0.9", "jsq-d2.toml", &["d=10"], 1000),
+    case("Pod-LI d=2", "pod-errors-li.toml", &[], 1000),
+    case("Pod-LD d=2", "pod-errors-ld.toml", &[], 1000),
+    case("JIQ lambda=0.9", "jiq.toml", &[], 1000),
+    case("LL(2) exp", "lld2-exp.toml", &[], 1000),
+    case("LL(2) H2 SCV 9", "lld2-h2.toml", &[], 1000),
+    case("SQ(2) H2 SCV 9 (phase type)", "sq2-h2.toml", &[], 1000),
+    case("JIQ H2 (phase type)", "jiq-h2.toml", &[], 1000),
+    case("Pod-LI H2 (phase type)", "pod-li-h2.toml", &[], 1000),
+    case("SA-JSQ classes case A", "hetero-sa-jsq-caseA.toml", &[], 1000),
+    case("SA-JIQ classes case A", "hetero-sa-jiq-caseA.toml", &[], 1000),
+    case("PULL classes case A", "hetero-pull-caseA.toml", &[], 1000),
+    case("PS SQ(2) classes case A", "hetero-ps-sq2-caseA.toml", &[], 1000),
+    case("static routing case A", "hetero-static-caseA.toml", &[], 1000),
+    case("Red(2) PS mean field", "redundancy-mf-d2.toml", &[], 1000),
+    case("Red(2) FCFS", "redundancy-mf-d2.toml", &["discipline=\"fcfs\"", "approximation=\"pair\""], 1000),
+    case("Red(2) LCFS", "redundancy-lcfs-pair.toml", &[], 1000),
+    case("batch network b=3", "batch.toml", &[], 1000),
+    case("k-of-n 1 of 4, central", "k-of-n.toml", &[], 4),
+    case("moldable d=8", "moldable.toml", &[], 1000),
+    case("LQF(2)", "lqf-d2.toml", &[], 1000),
+    case("redundancy on a graph", "redundancy-graph-n45.toml", &[], 0),
+    case("opinion stubborn", "opinion-stubborn.toml", &[], 1000),
+    case("population: SIRS (generic)", "generic/sir.toml", &[], 1000),
+    case("population: M/M/1 (generic)", "generic/mm1.toml", &[], 1000),
+];
+
+fn load(c: &Case) -> ModelFile {
+    let path = format!("{}/../../models/{}", env!("CARGO_MANIFEST_DIR"), c.file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let set: Vec<String> = c.set.iter().map(|s| s.to_string()).collect();
+    ModelFile::parse(&text, &set).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Runs `spec` (or the population process of a generic model) for `time` on one replication.
+fn run(file: &ModelFile, servers: usize, time: f64) -> SimReport {
+    let opts = SimOptions { servers, time, warmup: time / 10.0, replications: 1, batches: 20, seed: 1, ..Default::default() };
+    match file.model.simulation() {
+        Ok(mfq_model::Simulation::Population) => {
+            let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).expect("fixed point");
+            let model = file.model.build(fp.truncation.levels).expect("model");
+            mfq_sim::population::simulate_as_report(&file.model, model.as_ref(), &fp.x, &opts).expect("population process")
+        }
+        _ => simulate(&file.model, &opts).expect("valid options"),
     }
 }
 
-/// Case A of docs/models/heterogeneous.md (gamma = (0.5, 0.5), speeds (1.6, 0.4)) at lambda = 0.9.
-fn hetero(kind: &str, more: &str) -> String {
-    format!("[model]\nkind = \"{kind}\"\nlambda = 0.9\n{more}\n[[model.classes]]\nfraction = 0.5\nspeed = 1.6\n[[model.classes]]\nfraction = 0.5\nspeed = 0.4\n")
+/// The correctness verdict of a run: the headline against the mean field (and, for random
+/// routing, the M/M/1 closed form).
+fn check(c: &Case, file: &ModelFile, r: &SimReport) -> String {
+    let (name, est) = r.headline();
+    if c.servers < 100 || c.file.starts_with("redundancy-graph") {
+        return format!("{name} {:.4}: small fixed N, see tests/", est.mean);
+    }
+    let fp = match solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()) {
+        Ok(fp) if fp.converged() => fp,
+        _ => return format!("{name} {:.4}: no mean field, see tests/", est.mean),
+    };
+    let (reference, what) = match (name, fp.observables.mean_queue_length) {
+        ("mean_queue_length", Some(l)) => (l, "mean field"),
+        ("x", _) => (fp.x.first().copied().unwrap_or(f64::NAN), "mean field x"),
+        _ => match r.extras.iter().next() {
+            Some((k, e)) => {
+                let i = (0..fp.x.len()).find(|&i| file.model.build(fp.truncation.levels).is_ok_and(|m| m.layout().name(i) == *k));
+                return match i {
+                    Some(i) => verdict(k, *e, fp.x[i], "mean field"),
+                    None => format!("{k} {:.4}: no matching mean-field entry, see tests/", e.mean),
+                };
+            }
+            None => return format!("{name}: nothing to compare, see tests/"),
+        },
+    };
+    let mut v = verdict(name, est, reference, what);
+    if c.file == "jsq-d1.toml" {
+        let rho = 0.5;
+        v = format!("{v}; {}", verdict(name, est, rho / (1.0 - rho), "M/M/1"));
+    }
+    v
 }
 
-/// H2 sizes with SCV 9, f = 1/2, lambda = 0.9.
-fn ph(kind: &str, more: &str) -> String {
-    format!("[model]\nkind = \"{kind}\"\nlambda = 0.9\n{more}\n[model.job_size]\nlaw = \"h2\"\nscv = 9\n")
+fn verdict(name: &str, est: mfq_sim::Estimate, reference: f64, what: &str) -> String {
+    let ok = est.covers(reference, 0.999, 0.02 * reference.abs());
+    format!("{name} {:.4} +- {:.4} vs {what} {reference:.4} {}", est.mean, est.half_width, if ok { "ok" } else { "FAIL" })
 }
 
-/// Redundancy-2 at lambda = 0.9.
-fn red(discipline: &str) -> String {
-    format!("[model]\nkind = \"redundancy\"\nlambda = 0.9\nd = 2\ndiscipline = \"{discipline}\"\n")
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let events: f64 = if quick { 4e6 } else { 2e7 };
+    println!("load average before: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+    println!(
+        "| {:<30} | {:>6} | {:>10} | {:>9} | {:>12} | {:>8} | correctness |",
+        "family (model file)", "N", "events", "seconds", "events/s/core", "vs JSQ(2)"
+    );
+    let mut jsq2 = f64::NAN;
+    for c in CASES {
+        let file = load(c);
+        let servers = if c.servers == 0 { 1000 } else { c.servers };
+        // pilot: events per unit time, then a horizon of about `events` events
+        let pilot = run(&file, servers, 20.0);
+        let per_time = pilot.events as f64 / 22.0;
+        let time = (events / per_time.max(1.0)).clamp(50.0, 1e9) / 1.1;
+        let r = run(&file, servers, time);
+        let rate = r.events_per_second;
+        if c.label.starts_with("JSQ(2)") {
+            jsq2 = rate;
+        }
+        println!(
+            "| {:<30} | {:>6} | {:>10} | {:>9.2} | {:>12.3e} | {:>8.2} | {} |",
+            c.label,
+            r.options.servers,
+            r.events,
+            r.wall_seconds,
+            rate,
+            rate / jsq2,
+            check(c, &file, &r)
+        );
+    }
+    parallel(quick);
+    println!("load average after: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+}
+
+/// JSQ(2), N = 1000: 1 replication on 1 thread against 4 replications on 2 threads (the rayon
+/// pool of `simulate`), each replication the same horizon; the speed-up is the ratio of the
+/// event rates (2 on two idle cores).
+fn parallel(quick: bool) {
+    let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 });
+    let time = if quick { 2000.0 } else { 10_000.0 };
+    let opts =
+        |replications| SimOptions { servers: 1000, time, warmup: time / 10.0, replications, batches: 20, seed: 1, ..Default::default() };
+    let pool = |threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+    let one = pool(1).install(|| simulate(&spec, &opts(1)).expect("valid"));
+    let started = Instant::now();
+    let four = pool(2).install(|| simulate(&spec, &opts(4)).expect("valid"));
+    let wall = started.elapsed().as_secs_f64();
+    let again = pool(2).install(|| simulate(&spec, &opts(4)).expect("valid"));
+    println!(
+        "parallel replications, JSQ(2) N = 1000: 1 replication on 1 thread {:.3e} events/s; 4 replications on 2 threads {:.3e} events/s ({:.2} s): speed-up {:.2} (ideal 2); same report when rerun: {}",
+        one.events_per_second,
+        four.events as f64 / wall,
+        wall,
+        four.events as f64 / wall / one.events_per_second,
+        four.tail == again.tail && four.mean_queue_length == again.mean_queue_length
+    );
 }

@@ -327,16 +327,16 @@ pub(crate) struct RunParams<'a> {
     pub time: f64,
     pub batches: usize,
     pub tick: &'a (dyn Fn() + Sync),
-    /// Wall-clock deadline, checked every [`crate::DEADLINE_CHECK_EVENTS`] events.
-    pub deadline: Option<std::time::Instant>,
+    /// Wall-clock deadline and cancel flag, checked every [`crate::DEADLINE_CHECK_EVENTS`] events.
+    pub deadline: &'a mfq_model::Deadline,
 }
 
 impl RunParams<'_> {
     /// Whether the run must stop after `events` events: every [`crate::DEADLINE_CHECK_EVENTS`]
-    /// events, whether the deadline has passed.
+    /// events, whether the deadline has passed or the job was cancelled.
     #[inline]
     pub fn out_of_time(&self, events: u64) -> bool {
-        events % crate::DEADLINE_CHECK_EVENTS == 0 && crate::past(self.deadline)
+        events % crate::DEADLINE_CHECK_EVENTS == 0 && self.deadline.expired()
     }
 }
 

@@ -69,7 +69,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mfq_model::finite::{ClassPolicy, FiniteSystem, Routing, Simulation};
 use mfq_model::models::redundancy::Discipline;
 use mfq_model::models::{CostRule, Sampling, ServerClass};
-use mfq_model::ModelSpec;
+use mfq_model::{Deadline, ModelSpec};
 use rand::SeedableRng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -128,12 +128,24 @@ pub struct SimOptions {
     pub buffer: Option<u32>,
     /// Show a progress bar on standard error. Default `false`.
     pub progress: bool,
-    /// Wall-clock limit of the whole call, in seconds (finite, `> 0`). When it runs out every
-    /// replication stops at its next check (every [`DEADLINE_CHECK_EVENTS`] events), the
-    /// unfinished batches are dropped and [`SimReport::status`] says
-    /// [`SimStatus::TimeLimit`]. Default `None`: no limit.
-    pub max_seconds: Option<f64>,
+    /// Wall-clock limit and cancel flag of the whole call (the job's shared
+    /// [`mfq_model::Deadline`]). When it expires or is cancelled every replication stops at its
+    /// next check (every [`DEADLINE_CHECK_EVENTS`] events, a fraction of a millisecond), the
+    /// unfinished batches are dropped and [`SimReport::status`] says [`SimStatus::TimeLimit`]
+    /// (or [`SimStatus::Cancelled`]). Written as `max_seconds` (the limit given, `null` without
+    /// one); not read back from serialised options. Default [`Deadline::none`].
+    #[serde(rename = "max_seconds", skip_deserializing)]
+    pub deadline: Deadline,
+    /// Target 95% half width of the headline estimate ([`SimReport::headline`]), in its units
+    /// (finite, `> 0`). With a target, replications are added in rounds (on the streams
+    /// `replications, replications + 1, ...`) until the pooled half width is at or below it,
+    /// the replications reach [`MAX_REPLICATIONS`], or the deadline stops it;
+    /// [`SimReport::precision`] says which. Default `None`: exactly `replications` replications.
+    pub precision: Option<f64>,
 }
+
+/// The most replications one call runs (also the largest `replications` option).
+pub const MAX_REPLICATIONS: usize = 10_000;
 
 /// Replications look at the clock every this many events (a few microseconds of simulation).
 pub const DEADLINE_CHECK_EVENTS: u64 = 4096;
@@ -144,16 +156,31 @@ pub const DEADLINE_CHECK_EVENTS: u64 = 4096;
 pub enum SimStatus {
     /// Every replication simulated its whole horizon.
     Completed,
-    /// The wall-clock limit ([`SimOptions::max_seconds`]) ran out first: the estimates cover
+    /// The wall-clock limit of [`SimOptions::deadline`] ran out first: the estimates cover
     /// only the batches finished before it (possibly none), and are not the ones asked for.
     TimeLimit {
         /// The limit, in seconds.
         seconds: f64,
     },
+    /// The cancel flag of [`SimOptions::deadline`] was set (e.g. Ctrl-C in the Python
+    /// package): the estimates cover only the batches finished before it.
+    Cancelled,
+}
+
+impl SimStatus {
+    /// The status of a run that `stopped` early (or not) under `deadline`.
+    pub(crate) fn of(deadline: &Deadline, stopped: bool) -> SimStatus {
+        match deadline.limit() {
+            _ if !stopped => SimStatus::Completed,
+            _ if deadline.cancelled() => SimStatus::Cancelled,
+            Some(seconds) => SimStatus::TimeLimit { seconds },
+            None => SimStatus::Cancelled,
+        }
+    }
 }
 
 /// The instant `seconds` from now; `None` when too far away to represent (no limit, in
-/// practice). `seconds` is checked to be finite and `> 0` first.
+/// practice). `seconds` is checked to be finite and `> 0` first (population process, exact chain).
 pub(crate) fn deadline_after(seconds: f64) -> Option<Instant> {
     std::time::Duration::try_from_secs_f64(seconds).ok().and_then(|d| Instant::now().checked_add(d))
 }
@@ -174,7 +201,8 @@ impl Default for SimOptions {
             seed: 1,
             buffer: None,
             progress: false,
-            max_seconds: None,
+            deadline: Deadline::none(),
+            precision: None,
         }
     }
 }
@@ -185,7 +213,9 @@ impl SimOptions {
     /// # Errors
     /// [`SimError::OutOfRange`] naming the first offending option: `servers` outside
     /// `[1, 4294967295]`, `time` not finite or `<= 0`, `warmup` not finite or `< 0`,
-    /// `replications = 0`, `batches < 2`, `buffer = Some(0)`, `max_seconds` not finite or `<= 0`.
+    /// `replications` outside `[1, 10000]`, `batches < 2`, `buffer = Some(0)`, `precision` not
+    /// finite or `<= 0`. (The deadline's limit is checked where it is made:
+    /// [`Deadline::checked_after`].)
     pub fn validate(&self) -> Result<(), SimError> {
         // caps keep the memory of one run (a few words per server, one batch record per batch
         // and replication) within a few GB
@@ -198,7 +228,7 @@ impl SimOptions {
         if !(self.warmup.is_finite() && self.warmup >= 0.0) {
             return Err(out_of_range("warmup", self.warmup, "a finite number >= 0 (mean job sizes)"));
         }
-        if !(1..=10_000).contains(&self.replications) {
+        if !(1..=MAX_REPLICATIONS).contains(&self.replications) {
             return Err(out_of_range("replications", self.replications, "an integer in [1, 10000]"));
         }
         if !(2..=100_000).contains(&self.batches) {
@@ -207,8 +237,8 @@ impl SimOptions {
         if self.buffer == Some(0) {
             return Err(out_of_range("buffer", 0, "an integer >= 1, or none for an unlimited buffer"));
         }
-        if let Some(s) = self.max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
-            return Err(out_of_range("max_seconds", s, "a finite number of seconds > 0"));
+        if let Some(p) = self.precision.filter(|p| !(p.is_finite() && *p > 0.0)) {
+            return Err(out_of_range("precision", p, "a finite half width > 0 (units of the headline estimate)"));
         }
         Ok(())
     }
@@ -279,6 +309,35 @@ pub struct SimReport {
     /// (`k-of-n`, whose queue length counts requests per server). See
     /// `docs/simulation.md`.
     pub extras: BTreeMap<String, Estimate>,
+    /// With a precision target ([`SimOptions::precision`]): the target and whether the half
+    /// width of the headline estimate reached it. `None` without a target.
+    pub precision: Option<Precision>,
+}
+
+/// The outcome of a run with a precision target ([`SimOptions::precision`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Precision {
+    /// The target 95% half width.
+    pub target: f64,
+    /// The headline quantity it applies to ([`SimReport::headline`]).
+    pub quantity: String,
+    /// The half width reached (pooled over `options.replications` replications).
+    pub half_width: f64,
+    /// Whether `half_width <= target`. When not, [`SimReport::status`] says why: the deadline
+    /// stopped it, or [`MAX_REPLICATIONS`] were run (status completed).
+    pub reached: bool,
+}
+
+impl SimReport {
+    /// The headline estimate and its name: the mean queue length (jobs, copies or requests per
+    /// server, the family's primary quantity), or for the opinion kinds, which have no queues,
+    /// the time-average fraction `x` of opinion 1 (`extras["x"]`).
+    pub fn headline(&self) -> (&'static str, Estimate) {
+        match self.extras.get("x") {
+            Some(x) if !self.mean_queue_length.mean.is_finite() => ("x", *x),
+            _ => ("mean_queue_length", self.mean_queue_length),
+        }
+    }
 }
 
 /// The routing rule of a supported model, with its arrival rate per server.
@@ -740,8 +799,6 @@ fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimErr
         _ => opts,
     };
     let started = Instant::now();
-    let r_count = opts.replications;
-
     let bar = progress_bar(opts);
     let tick = || {
         if let Some(b) = &bar {
@@ -756,23 +813,65 @@ fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimErr
         time: opts.time,
         batches: opts.batches,
         tick: &tick,
-        deadline: opts.max_seconds.and_then(deadline_after),
+        deadline: &opts.deadline,
     };
-
-    // stream r = the seed's stream advanced by r jumps of 2^128 steps (non-overlapping)
-    let mut streams = Vec::with_capacity(r_count);
-    let mut rng = Rng::seed_from_u64(opts.seed);
-    for _ in 0..r_count {
-        streams.push(rng.clone());
-        rng.jump();
+    let mut reps = replications(&policy, &params, opts.seed, 0..opts.replications);
+    let mut report = summarize(spec, opts, &policy, shape, &reps, started.elapsed().as_secs_f64());
+    if let Some(target) = opts.precision {
+        // rounds of added replications until the headline half width is at most the target
+        loop {
+            let hw = report.headline().1.half_width;
+            let done = reps.len();
+            if hw <= target || !hw.is_finite() || report.status != SimStatus::Completed || done >= MAX_REPLICATIONS {
+                break;
+            }
+            // the half width falls as 1/sqrt(replications): aim 10% beyond, at most 4x per round
+            let need = (done as f64 * (hw / target).powi(2) * 1.1).ceil().min(MAX_REPLICATIONS as f64) as usize;
+            let next = need.clamp(done + 1, (4 * done).min(MAX_REPLICATIONS));
+            if let Some(b) = &bar {
+                b.inc_length(((next - done) * (opts.batches + 1)) as u64);
+            }
+            let more = replications(&policy, &params, opts.seed, done..next);
+            let stopped = more.iter().any(|r| r.timed_out);
+            // a round the deadline cut short keeps only its finished replications
+            reps.extend(more.into_iter().filter(|r| !r.timed_out));
+            let o = SimOptions { replications: reps.len(), ..opts.clone() };
+            report = summarize(spec, &o, &policy, shape, &reps, started.elapsed().as_secs_f64());
+            if stopped {
+                report.status = SimStatus::of(&opts.deadline, true);
+            }
+        }
+        let (quantity, e) = report.headline();
+        report.precision =
+            Some(Precision { target, quantity: quantity.to_string(), half_width: e.half_width, reached: e.half_width <= target });
     }
-    let reps: Vec<Replication> = streams.into_par_iter().map(|mut rng| run_one(&policy, &params, &mut rng)).collect();
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-
-    let report = summarize(spec, opts, &policy, shape, &reps, started.elapsed().as_secs_f64());
     Ok(report)
+}
+
+/// The random stream of replication `r` for `seed`: the xoshiro256++ stream seeded by
+/// `seed_from_u64(seed)` and advanced by `r` jumps of `2^128` steps, so the streams of
+/// different replications never overlap and each depends on the seed and its index alone.
+fn stream(seed: u64, r: usize) -> Rng {
+    let mut rng = Rng::seed_from_u64(seed);
+    for _ in 0..r {
+        rng.jump();
+    }
+    rng
+}
+
+/// Runs replications `range` in parallel, replication `r` on [`stream`]`(seed, r)`: the
+/// results do not depend on thread scheduling.
+fn replications(policy: &Policy, params: &RunParams, seed: u64, range: std::ops::Range<usize>) -> Vec<Replication> {
+    let mut streams = Vec::with_capacity(range.len());
+    let mut rng = stream(seed, range.start);
+    for _ in range {
+        streams.push(rng.clone());
+        rng.jump();
+    }
+    streams.into_par_iter().map(|mut rng| run_one(policy, params, &mut rng)).collect()
 }
 
 fn undefined(n: usize) -> Estimate {
@@ -906,10 +1005,8 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
     SimReport {
         model: spec.clone(),
         options: opts.clone(),
-        status: match opts.max_seconds {
-            Some(seconds) if reps.iter().any(|r| r.timed_out) => SimStatus::TimeLimit { seconds },
-            _ => SimStatus::Completed,
-        },
+        status: SimStatus::of(&opts.deadline, reps.iter().any(|r| r.timed_out)),
+        precision: None,
         tail,
         mean_queue_length,
         mean_response_time,
@@ -944,8 +1041,14 @@ mod tests {
             job_size: mfq_model::models::JobSizeSpec::Erlang { k: 2, mean: 1.0 },
         });
         for spec in [jsq, ph] {
-            let opts =
-                SimOptions { servers: 100_000, time: 1e7, warmup: 0.0, replications: 2, max_seconds: Some(0.05), ..Default::default() };
+            let opts = SimOptions {
+                servers: 100_000,
+                time: 1e7,
+                warmup: 0.0,
+                replications: 2,
+                deadline: Deadline::after(0.05),
+                ..Default::default()
+            };
             let started = Instant::now();
             let r = simulate(&spec, &opts).unwrap();
             let took = started.elapsed().as_secs_f64();
@@ -954,10 +1057,108 @@ mod tests {
             assert!(r.events > 0, "{}", spec.kind());
         }
         // a generous limit changes nothing
-        let opts = SimOptions { servers: 100, time: 50.0, warmup: 5.0, replications: 1, max_seconds: Some(60.0), ..Default::default() };
+        let opts =
+            SimOptions { servers: 100, time: 50.0, warmup: 5.0, replications: 1, deadline: Deadline::after(60.0), ..Default::default() };
         let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.5, d: 2 }), &opts).unwrap();
         assert_eq!(r.status, SimStatus::Completed);
-        let bad = SimOptions { max_seconds: Some(0.0), ..Default::default() };
-        assert!(matches!(bad.validate(), Err(SimError::OutOfRange { field, .. }) if field == "max_seconds"));
+        let bad = SimOptions { precision: Some(0.0), ..Default::default() };
+        assert!(matches!(bad.validate(), Err(SimError::OutOfRange { field, .. }) if field == "precision"));
+    }
+
+    /// The cancel flag of the shared deadline (what the Python package sets on Ctrl-C) stops a
+    /// simulation that would take hours, from another thread, within a fraction of a second.
+    #[test]
+    fn the_cancel_flag_stops_the_simulation() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let flag = std::sync::Arc::new(AtomicBool::new(false));
+        let setter = flag.clone();
+        let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 });
+        let opts = SimOptions {
+            servers: 10_000,
+            time: 1e8,
+            warmup: 0.0,
+            replications: 2,
+            deadline: Deadline::none().with_cancel(flag),
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            setter.store(true, Ordering::Relaxed);
+        });
+        let r = simulate(&spec, &opts).unwrap();
+        t.join().unwrap();
+        assert_eq!(r.status, SimStatus::Cancelled);
+        assert!(started.elapsed().as_secs_f64() < 1.5, "{:?}", started.elapsed());
+    }
+
+    /// Replication `r` runs on stream `r` of the seed: different replications see different
+    /// random numbers (their batch values differ), and every replication's output is the same
+    /// whether it runs alone, among others, in another order or on another thread.
+    #[test]
+    fn streams_differ_across_replications_and_are_reproducible() {
+        let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.7, d: 2 });
+        let opts = SimOptions { servers: 50, time: 40.0, warmup: 4.0, replications: 3, batches: 4, seed: 9, ..Default::default() };
+        let (policy, lambda, _) = policy_of(&spec, &opts, 0.0).unwrap();
+        let deadline = Deadline::none();
+        let params = RunParams { n: 50, lambda, buffer: None, warmup: 4.0, time: 40.0, batches: 4, tick: &|| {}, deadline: &deadline };
+        let value = |rep: &Replication| -> Vec<f64> { rep.batches.iter().map(|b| b.level_integral[1]).collect() };
+        let together: Vec<Vec<f64>> = replications(&policy, &params, 9, 0..3).iter().map(value).collect();
+        for i in 0..3 {
+            for j in 0..i {
+                assert_ne!(together[i], together[j], "replications {i} and {j} share a stream");
+            }
+        }
+        // alone, in reverse order on one thread: the same values
+        for r in (0..3).rev() {
+            let alone = run_one(&policy, &params, &mut stream(9, r));
+            assert_eq!(value(&alone), together[r], "replication {r}");
+            assert_eq!(value(&replications(&policy, &params, 9, r..r + 1)[0]), together[r]);
+        }
+        // another seed: other streams
+        assert_ne!(value(&run_one(&policy, &params, &mut stream(10, 0))), together[0]);
+        // the whole report is reproducible (parallel runs, any scheduling)
+        assert_eq!(simulate(&spec, &opts).unwrap().tail, simulate(&spec, &opts).unwrap().tail);
+    }
+
+    /// `precision` on random routing (d = 1: `N` independent M/M/1 queues, mean queue length
+    /// `rho / (1 - rho)`): replications are added until the half width is at most the target,
+    /// and the estimate then covers the closed form. A target the deadline cannot reach is
+    /// reported as not reached, within the limit.
+    #[test]
+    fn precision_reaches_its_target_on_mm1_queues() {
+        let lambda = 0.5;
+        let closed_form = lambda / (1.0 - lambda);
+        let spec = ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 1 });
+        let target = 0.01;
+        let opts = SimOptions {
+            servers: 100,
+            time: 200.0,
+            warmup: 20.0,
+            replications: 2,
+            batches: 10,
+            precision: Some(target),
+            ..Default::default()
+        };
+        let r = simulate(&spec, &opts).unwrap();
+        let p = r.precision.as_ref().unwrap();
+        assert!(p.reached && p.half_width <= target && p.quantity == "mean_queue_length", "{p:?}");
+        assert_eq!(r.status, SimStatus::Completed);
+        assert!(r.options.replications > 2, "{}", r.options.replications);
+        assert_eq!(r.mean_queue_length.half_width, p.half_width);
+        assert_eq!(r.mean_queue_length.n, r.options.replications * 10);
+        // 99.9% interval: a fixed seed, so this is one deterministic check
+        assert!(r.mean_queue_length.covers(closed_form, 0.999, 0.0), "{:?} vs {closed_form}", r.mean_queue_length);
+        // without a target: two replications, a wider interval
+        let plain = simulate(&spec, &SimOptions { precision: None, ..opts.clone() }).unwrap();
+        assert!(plain.precision.is_none() && plain.mean_queue_length.half_width > target);
+        // an unreachable target: the deadline stops it and the report says so
+        let started = Instant::now();
+        let r = simulate(&spec, &SimOptions { precision: Some(1e-9), deadline: Deadline::after(0.3), ..opts }).unwrap();
+        assert!(started.elapsed().as_secs_f64() < 1.5);
+        assert_eq!(r.status, SimStatus::TimeLimit { seconds: 0.3 });
+        let p = r.precision.unwrap();
+        assert!(!p.reached && p.half_width > 1e-9);
+        assert!(r.mean_queue_length.covers(closed_form, 0.999, 0.0), "{:?}", r.mean_queue_length);
     }
 }

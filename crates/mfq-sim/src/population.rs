@@ -192,7 +192,7 @@ pub fn simulate_as_report(
         batches: opts.batches,
         replications: opts.replications,
         seed: opts.seed,
-        max_seconds: opts.max_seconds,
+        max_seconds: opts.deadline.remaining(),
         ..Default::default()
     };
     let rep = simulate_population(model, x0, &popts)?;
@@ -224,6 +224,7 @@ pub fn simulate_as_report(
             departure_rate: undefined,
         },
         extras,
+        precision: None,
     })
 }
 

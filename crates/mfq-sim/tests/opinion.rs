@@ -22,7 +22,8 @@ fn opts() -> SimOptions {
         seed: 1,
         buffer: None,
         progress: false,
-        max_seconds: None,
+        deadline: mfq_model::Deadline::none(),
+        precision: None,
     }
 }
 

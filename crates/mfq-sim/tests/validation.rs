@@ -64,7 +64,8 @@ fn large_n() -> SimOptions {
         seed: 1,
         buffer: None,
         progress: false,
-        max_seconds: None,
+        deadline: mfq_model::Deadline::none(),
+        precision: None,
     }
 }
 
@@ -324,7 +325,8 @@ fn small() -> SimOptions {
         seed: 42,
         buffer: None,
         progress: false,
-        max_seconds: None,
+        deadline: mfq_model::Deadline::none(),
+        precision: None,
     }
 }
 

@@ -103,7 +103,7 @@ pub fn lambda_max(sys: &CopySystem, opts: &SimOptions) -> Result<LambdaMax, Erro
     if r.status != SimStatus::Completed {
         return Err(bad(
             "max_seconds",
-            opts.max_seconds.unwrap_or(f64::NAN),
+            opts.deadline.limit().unwrap_or(f64::NAN),
             "enough seconds for the saturated-system simulation to finish",
         ));
     }
@@ -132,7 +132,7 @@ fn finite_threshold(sys: &CopySystem, opts: &SimOptions) -> Result<LambdaMax, Er
         if r.status != SimStatus::Completed {
             return Err(bad(
                 "max_seconds",
-                opts.max_seconds.unwrap_or(f64::NAN),
+                opts.deadline.limit().unwrap_or(f64::NAN),
                 "enough seconds for the finite-system simulations to finish",
             ));
         }

@@ -79,7 +79,7 @@ impl Model {
     /// # Errors
     /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::Simulation`] for the options.
     pub fn simulate_population(&self, opts: &SimOptions) -> Result<SimReport, Error> {
-        let fp_opts = FixedPointOptions { deadline: opts.max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
+        let fp_opts = FixedPointOptions { deadline: opts.deadline.clone(), ..Default::default() };
         let f = self.finite_mean_field(&fp_opts)?;
         let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
         Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &f.fixed_point.x, &opts)?)

@@ -33,7 +33,7 @@ pub use mfq_fixpoint::{
 pub use mfq_model::{Deadline, Kind, KindSpec, ModelFile, ModelSpec, Param, KINDS};
 pub use mfq_ode::{Method, SolveOptions, Trajectory};
 pub use mfq_sim::exact::{ExactMethod, ExactOptions, ExactReport, ExactStatus};
-pub use mfq_sim::{SimOptions, SimReport};
+pub use mfq_sim::{SimError, SimOptions, SimReport};
 
 /// The errors of the crates below the front door, which [`Error`] wraps: for callers that tell
 /// them apart (the Python package maps each to an exception with its fields).

@@ -305,7 +305,7 @@ struct Run {
 
 /// One replication: the saturated system when `arrival_rate` is `None`, else the finite
 /// system with Poisson arrivals at that total rate, from empty.
-fn run(sys: &CopySystem, arrival_rate: Option<f64>, opts: &SimOptions, rng: &mut Rng, started: Instant) -> Run {
+fn run(sys: &CopySystem, arrival_rate: Option<f64>, opts: &SimOptions, rng: &mut Rng) -> Run {
     let k = sys.servers() as f64;
     let mut sim = Sim::new(sys);
     let fill = |sim: &mut Sim, t: f64, rng: &mut Rng| {
@@ -343,7 +343,7 @@ fn run(sys: &CopySystem, arrival_rate: Option<f64>, opts: &SimOptions, rng: &mut
                 next_arrival = t + exp1(rng) / arrival_rate.unwrap_or(f64::INFINITY);
             }
             out.events += 1;
-            if out.events % DEADLINE_CHECK_EVENTS == 0 && opts.max_seconds.is_some_and(|m| started.elapsed().as_secs_f64() > m) {
+            if out.events % DEADLINE_CHECK_EVENTS == 0 && opts.deadline.expired() {
                 out.stopped = true;
                 return out;
             }
@@ -370,7 +370,7 @@ fn replications(sys: &CopySystem, arrival_rate: Option<f64>, opts: &SimOptions) 
         streams.push(rng.clone());
         rng.jump();
     }
-    let runs = streams.into_par_iter().map(|mut rng| run(sys, arrival_rate, opts, &mut rng, started)).collect();
+    let runs = streams.into_par_iter().map(|mut rng| run(sys, arrival_rate, opts, &mut rng)).collect();
     (runs, started.elapsed().as_secs_f64())
 }
 
@@ -380,10 +380,7 @@ fn pooled(runs: &[Run], field: impl Fn(&Run) -> &Vec<f64>) -> Estimate {
 }
 
 fn status(runs: &[Run], opts: &SimOptions) -> SimStatus {
-    match opts.max_seconds {
-        Some(seconds) if runs.iter().any(|r| r.stopped) => SimStatus::TimeLimit { seconds },
-        _ => SimStatus::Completed,
-    }
+    SimStatus::of(&opts.deadline, runs.iter().any(|r| r.stopped))
 }
 
 /// What [`saturated_general`] measured.
@@ -399,7 +396,7 @@ pub struct GeneralSaturatedReport {
     /// interval from batch means: the stability threshold `lambda_max` on the arrival rate per
     /// server.
     pub throughput_per_server: Estimate,
-    /// Completed or stopped at `opts.max_seconds` (then the estimate covers the batches
+    /// Completed or stopped by `opts.deadline` (then the estimate covers the batches
     /// finished, possibly none).
     pub status: SimStatus,
     /// Events (completions) over all replications, warm-ups included.
@@ -473,7 +470,7 @@ pub struct FiniteCopiesReport {
     pub throughput_per_server: Estimate,
     /// Jobs in the system per server at the end of the horizon, averaged over replications.
     pub final_jobs_per_server: f64,
-    /// Completed or stopped at `opts.max_seconds`.
+    /// Completed or stopped by `opts.deadline`.
     pub status: SimStatus,
     /// Events (arrivals and completions) over all replications.
     pub events: u64,

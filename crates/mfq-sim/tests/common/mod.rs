@@ -21,7 +21,8 @@ pub fn opts_10k() -> SimOptions {
         seed: 1,
         buffer: None,
         progress: false,
-        max_seconds: None,
+        deadline: mfq_model::Deadline::none(),
+        precision: None,
     }
 }
 
