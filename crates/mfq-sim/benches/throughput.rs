@@ -8,7 +8,8 @@
 //!
 //! Correctness: the simulated headline (mean jobs, copies or requests per server) against the
 //! mean-field fixed point of the same file (the limit `N -> infinity`; at `N = 1000` the two
-//! differ by `O(1/N)`, allowance 2% of the value, plus the 99.9% interval of the simulation);
+//! differ by `O(1/N)`, allowance 2% of the value, plus the 99.9% interval of the simulation;
+//! SA-JSQ and SA-JIQ also `1/sqrt(N)`, their boundary effect);
 //! random routing (`d = 1`) also against the M/M/1 closed form `rho / (1 - rho)`. Families whose
 //! simulated system has a fixed small size (k-of-n at its model size, a compatibility graph)
 //! or no mean queue length are checked against their references in `crates/mfq-sim/tests/`
@@ -60,6 +61,9 @@ const CASES: &[Case] = &[
     case("opinion stubborn", "opinion-stubborn.toml", &[], 1000),
     case("population: SIRS (generic)", "generic/sir.toml", &[], 1000),
     case("population: M/M/1 (generic)", "generic/mm1.toml", &[], 1000),
+    // the same at lambda = 0.5 (automatic K about 40: 80 transitions instead of about 2 x 260):
+    // the cost per event grows with the number of transitions whose rates are evaluated
+    case("population: M/M/1 l=0.5 (generic)", "generic/mm1.toml", &["lambda=0.5"], 1000),
 ];
 
 fn load(c: &Case) -> ModelFile {
@@ -107,7 +111,10 @@ fn check(c: &Case, file: &ModelFile, r: &SimReport) -> String {
             None => return format!("{name}: nothing to compare, see tests/"),
         },
     };
-    let mut v = verdict(name, est, reference, what);
+    // SA-JSQ and SA-JIQ approach their fixed point by an O(1/sqrt(N)) boundary effect
+    // (crates/mfq-sim/tests/heterogeneous.rs): allowance 1/sqrt(N) beside the 2%
+    let sqrt_n = if c.file.starts_with("hetero-sa-") { 1.0 / (r.options.servers as f64).sqrt() } else { 0.0 };
+    let mut v = verdict_within(name, est, reference, what, 0.02 * reference.abs() + sqrt_n);
     if c.file == "jsq-d1.toml" {
         let rho = 0.5;
         v = format!("{v}; {}", verdict(name, est, rho / (1.0 - rho), "M/M/1"));
@@ -116,12 +123,19 @@ fn check(c: &Case, file: &ModelFile, r: &SimReport) -> String {
 }
 
 fn verdict(name: &str, est: mfq_sim::Estimate, reference: f64, what: &str) -> String {
-    let ok = est.covers(reference, 0.999, 0.02 * reference.abs());
+    verdict_within(name, est, reference, what, 0.02 * reference.abs())
+}
+
+fn verdict_within(name: &str, est: mfq_sim::Estimate, reference: f64, what: &str, allowance: f64) -> String {
+    let ok = est.covers(reference, 0.999, allowance);
     format!("{name} {:.4} +- {:.4} vs {what} {reference:.4} {}", est.mean, est.half_width, if ok { "ok" } else { "FAIL" })
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only TEXT`: the cases whose label contains TEXT (e.g. to profile one family)
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)).cloned();
     let events: f64 = if quick { 4e6 } else { 2e7 };
     println!("load average before: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
     println!(
@@ -129,12 +143,14 @@ fn main() {
         "family (model file)", "N", "events", "seconds", "events/s/core", "vs JSQ(2)"
     );
     let mut jsq2 = f64::NAN;
-    for c in CASES {
+    for c in CASES.iter().filter(|c| c.label.starts_with("JSQ(2)") || only.as_ref().is_none_or(|o| c.label.contains(o.as_str()))) {
         let file = load(c);
         let servers = if c.servers == 0 { 1000 } else { c.servers };
         // pilot: events per unit time, then a horizon of about `events` events
         let pilot = run(&file, servers, 20.0);
         let per_time = pilot.events as f64 / 22.0;
+        // about `events` events, but at most about 5 s by the pilot's rate (slow families)
+        let events = events.min(5.0 * pilot.events_per_second);
         let time = (events / per_time.max(1.0)).clamp(50.0, 1e9) / 1.1;
         let r = run(&file, servers, time);
         let rate = r.events_per_second;
@@ -152,7 +168,9 @@ fn main() {
             check(c, &file, &r)
         );
     }
-    parallel(quick);
+    if only.is_none() {
+        parallel(quick);
+    }
     println!("load average after: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
 }
 
