@@ -18,7 +18,7 @@
 //! [`PopulationOptions::seed`] advanced by `r` jumps of `2^128` steps); 95% t intervals from the
 //! pooled batch means, as in [`crate::simulate`].
 
-use mfq_model::MeanFieldModel;
+use mfq_model::{Deadline, MeanFieldModel};
 use rand::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
@@ -105,16 +105,28 @@ fn check(field: &str, ok: bool, value: impl std::fmt::Display, allowed: &str) ->
 /// with entries outside `[0, 1]`; [`SimError::Unsupported`] when the model does not provide its
 /// transitions.
 pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions) -> Result<PopulationReport, SimError> {
+    if let Some(s) = opts.max_seconds {
+        check("max_seconds", s.is_finite() && s > 0.0, s, "a finite number of seconds > 0")?;
+    }
+    let deadline = opts.max_seconds.map_or_else(Deadline::none, Deadline::after);
+    simulate_population_within(model, x0, opts, &deadline)
+}
+
+/// [`simulate_population`] under the job's shared `deadline` (wall-clock limit and cancel
+/// flag) instead of `opts.max_seconds`: what [`simulate_as_report`] runs, so that a
+/// cancellation (the Python package's Ctrl-C) stops the population process too.
+fn simulate_population_within(
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    opts: &PopulationOptions,
+    deadline: &Deadline,
+) -> Result<PopulationReport, SimError> {
     check("objects", opts.objects >= 1, opts.objects, "an integer >= 1")?;
     check("time", opts.time.is_finite() && opts.time > 0.0, opts.time, "a finite time > 0")?;
     check("warmup", opts.warmup.is_finite() && opts.warmup >= 0.0, opts.warmup, "a finite time >= 0")?;
     check("batches", opts.batches >= 1, opts.batches, "an integer >= 1")?;
     check("replications", opts.replications >= 1, opts.replications, "an integer >= 1")?;
     check("max_events", opts.max_events >= 1, opts.max_events, "an integer >= 1")?;
-    if let Some(s) = opts.max_seconds {
-        check("max_seconds", s.is_finite() && s > 0.0, s, "a finite number of seconds > 0")?;
-    }
-    let deadline = opts.max_seconds.and_then(crate::deadline_after);
     if let Some(r) = opts.record {
         check("record", r.is_finite() && r > 0.0, r, "a finite time step > 0")?;
     }
@@ -146,10 +158,7 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
     let total = mean_estimate(&totals);
     let events = runs.iter().map(|r| r.events).sum();
     let stopped_early = runs.iter().any(|r| r.stopped_early);
-    let status = match opts.max_seconds {
-        Some(seconds) if runs.iter().any(|r| r.timed_out) => crate::SimStatus::TimeLimit { seconds },
-        _ => crate::SimStatus::Completed,
-    };
+    let status = crate::SimStatus::of(deadline, runs.iter().any(|r| r.timed_out));
     let trajectory = runs.into_iter().next().map(|r| r.trajectory).unwrap_or_default();
     Ok(PopulationReport { mean, total, events, stopped_early, trajectory, status })
 }
@@ -192,10 +201,11 @@ pub fn simulate_as_report(
         batches: opts.batches,
         replications: opts.replications,
         seed: opts.seed,
-        max_seconds: opts.deadline.remaining(),
+        // the limit is `opts.deadline`, passed on below with its cancel flag
+        max_seconds: None,
         ..Default::default()
     };
-    let rep = simulate_population(model, x0, &popts)?;
+    let rep = simulate_population_within(model, x0, &popts, &opts.deadline)?;
     let wall_seconds = started.elapsed().as_secs_f64();
     let nb = opts.batches * opts.replications;
     let undefined = Estimate { mean: f64::NAN, half_width: f64::NAN, n: nb };
@@ -241,7 +251,7 @@ fn run(
     x0: &[f64],
     opts: &PopulationOptions,
     record: bool,
-    deadline: Option<std::time::Instant>,
+    deadline: &Deadline,
     rng: &mut Xoshiro256PlusPlus,
 ) -> Run {
     let n = model.dim();
@@ -259,7 +269,7 @@ fn run(
     let mut next_record = if record { opts.record } else { None }.map(|_| 0.0);
     let (mut t, mut events, mut stopped_early, mut timed_out) = (0.0f64, 0u64, false, false);
     while t < end {
-        if events % crate::DEADLINE_CHECK_EVENTS == 0 && crate::past(deadline) {
+        if events % crate::DEADLINE_CHECK_EVENTS == 0 && deadline.expired() {
             timed_out = true;
             break;
         }
@@ -364,6 +374,33 @@ mod tests {
         assert!(started.elapsed().as_secs_f64() < 1.0, "{:?}", started.elapsed());
         let e = simulate_population(&m, &[0.0; 20], &PopulationOptions { max_seconds: Some(-1.0), ..Default::default() }).unwrap_err();
         assert!(e.to_string().contains("max_seconds = -1"), "{e}");
+    }
+
+    /// The cancel flag of the shared deadline (the Python package's Ctrl-C) stops the
+    /// population process run as a `SimReport` from another thread.
+    #[test]
+    fn the_cancel_flag_stops_the_run() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let m = Jsq::new(0.9, 2, 20).unwrap();
+        let spec = mfq_model::ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 });
+        let flag = std::sync::Arc::new(AtomicBool::new(false));
+        let setter = flag.clone();
+        let opts = crate::SimOptions {
+            servers: 100_000,
+            time: 1e7,
+            replications: 2,
+            deadline: Deadline::none().with_cancel(flag),
+            ..Default::default()
+        };
+        let started = std::time::Instant::now();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            setter.store(true, Ordering::Relaxed);
+        });
+        let r = simulate_as_report(&spec, &m, &[0.0; 20], &opts).unwrap();
+        t.join().unwrap();
+        assert_eq!(r.status, crate::SimStatus::Cancelled);
+        assert!(started.elapsed().as_secs_f64() < 1.5, "{:?}", started.elapsed());
     }
 
     #[test]
