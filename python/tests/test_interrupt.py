@@ -65,8 +65,8 @@ def test_ctrl_c_cancels_the_work_of_a_sweep():
     """Jobs bounded by a deadline (fixed points, refined terms, checker, sweeps) get the cancel
     flag: after Ctrl-C the worker stops at its next point instead of running on, so the process
     uses (almost) no CPU time once the call has returned."""
-    # an interrupted simulation of an earlier test runs on to its own max_seconds (simulations
-    # take no cancel flag): wait until this process is idle before measuring
+    # an interrupted simulation of an earlier test stops at its next check of the cancel flag
+    # (every 4096 events): wait until this process is idle before measuring
     for _ in range(50):
         cpu = time.process_time()
         time.sleep(0.2)
