@@ -170,3 +170,32 @@ fn misuse_is_refused_with_the_reason() {
     let e = exact(sir.as_ref(), &ExactOptions { servers: 100, max_states: 50, ..Default::default() }).unwrap_err();
     assert!(matches!(e, ExactError::TooManyStates { estimate: None, limit: 50 }), "{e}");
 }
+
+/// The cancel flag of `ExactOptions::deadline` (what the Python package's Ctrl-C sets) stops
+/// the job within a fraction of a second, in the search or in the solver's sweeps (230,230
+/// states: several seconds of work).
+#[test]
+fn the_cancel_flag_stops_the_exact_chain_promptly() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let m = Jsq::new(0.9, 2, 6).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let deadline = mfq_model::Deadline::none().with_cancel(flag.clone());
+    let setter = {
+        let flag = flag.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            flag.store(true, Ordering::Relaxed);
+            std::time::Instant::now()
+        })
+    };
+    let r = exact(&m, &ExactOptions { servers: 20, method: ExactMethod::Iterative, deadline, ..Default::default() });
+    let returned = std::time::Instant::now();
+    let set_at = setter.join().unwrap();
+    match r {
+        Ok(r) => assert_eq!(r.status, ExactStatus::Cancelled, "{:?}", r.status),
+        Err(e) => assert!(matches!(e, ExactError::TimeLimit { .. }) && e.to_string().contains("cancel"), "{e}"),
+    }
+    let late = returned.saturating_duration_since(set_at).as_secs_f64();
+    assert!(late < 1.0, "stopped {late:.2} s after the flag was set");
+}

@@ -5,7 +5,7 @@ use super::chain::Chain;
 use faer::linalg::solvers::SolveCore;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Conj, Mat, MatMut};
-use std::time::Instant;
+use mfq_model::Deadline;
 
 /// Largest number of aggregates of the coarse chain (its generator is solved densely).
 const MAX_COARSE: usize = 1500;
@@ -137,11 +137,18 @@ fn aggregates(chain: &Chain) -> (Vec<u32>, usize) {
 /// iteration `pi -> G(pi)` is accelerated by Anderson mixing of depth [`DEPTH`] (Walker and Ni,
 /// "Anderson acceleration for fixed-point iterations", SIAM J. Numer. Anal. 49(4), 2011), reset
 /// when the residual grows. Stops when `||pi Q||_1 / max |q_ii| < tol`.
-pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_iterations: usize, deadline: Option<Instant>) -> Iterated {
+pub(crate) fn solve_iterative(
+    chain: &Chain,
+    inc: &Incoming,
+    start: Vec<f64>,
+    tol: f64,
+    max_iterations: usize,
+    deadline: &Deadline,
+) -> Iterated {
     let n = chain.len();
     let (group, g) = aggregates(chain);
     let lambda = uniformisation_rate(chain);
-    let mut pi = vec![1.0 / n as f64; n];
+    let mut pi = start;
     let mut next = vec![0.0; n];
     let mut coarse = vec![0.0; g * g];
     let mut mass = vec![0.0; g];
@@ -152,7 +159,7 @@ pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_itera
         if residual < tol {
             return Iterated { pi, iterations: it, residual, converged: true, timed_out: false };
         }
-        if it == max_iterations || crate::past(deadline) || residual.is_nan() {
+        if it == max_iterations || deadline.expired() || residual.is_nan() {
             return Iterated { pi, iterations: it, residual, converged: false, timed_out: it < max_iterations };
         }
         if residual > 10.0 * best {
@@ -173,17 +180,33 @@ pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_itera
                 }
             }
         }
-        for j in (0..n).chain((0..n).rev()) {
-            let d = chain.diag[j];
-            if d > 0.0 {
-                next[j] = inc.inflow(j, &next) / d;
-            }
+        if !sweeps(chain, inc, &mut next, deadline) {
+            return Iterated { pi, iterations: it, residual, converged: false, timed_out: true };
         }
         normalise(&mut next);
         anderson.step(&mut pi, &next);
         normalise(&mut pi);
     }
     Iterated { pi, iterations: max_iterations, residual, converged: false, timed_out: false }
+}
+
+/// States between two looks at the clock inside a sweep.
+const CLOCK_EVERY: usize = 1 << 16;
+
+/// A forward and a backward Gauss-Seidel sweep of `pi Q = 0` over `v`, in place; `false` when
+/// `deadline` expired on the way (`v` is then half-swept).
+fn sweeps(chain: &Chain, inc: &Incoming, v: &mut [f64], deadline: &Deadline) -> bool {
+    let n = chain.len();
+    for (m, j) in (0..n).chain((0..n).rev()).enumerate() {
+        if m % CLOCK_EVERY == CLOCK_EVERY - 1 && deadline.expired() {
+            return false;
+        }
+        let d = chain.diag[j];
+        if d > 0.0 {
+            v[j] = inc.inflow(j, v) / d;
+        }
+    }
+    true
 }
 
 /// Scales `v` to sum 1 after clamping negative entries (an extrapolation can make some) to 0.
