@@ -132,6 +132,20 @@ impl StateIndex {
     }
 }
 
+/// Why a jump leaves `[0, 1]`: an entry that moves in steps of `c / N` with `N` not a multiple
+/// of `c` (a class of fraction `gamma_j = 1 / c` holds `N gamma_j` servers, not an integer)
+/// cannot reach 1 exactly, so its chain is off the lattice; otherwise the model's rates are
+/// positive where they should vanish.
+fn off_range_reason(jump: &[(usize, f64)], n: usize) -> String {
+    match jump.iter().map(|&(_, c)| c.abs().round() as usize).find(|&c| c > 1 && n % c != 0) {
+        Some(c) => format!(
+            "an entry moves in steps of {c}/N (a class of fraction 1/{c}), and N = {n} is not a multiple of {c}: the class would hold {} servers, so the chain of N = {n} objects is off the lattice (use N a multiple of {c})",
+            n as f64 / c as f64
+        ),
+        None => "a jump at positive rate leaves [0, 1]".into(),
+    }
+}
+
 /// What the search needs besides the model.
 pub(crate) struct Search<'a> {
     pub n: usize,
@@ -198,7 +212,7 @@ pub(crate) fn build(model: &dyn MeanFieldModel, search: &Search<'_>) -> Result<C
                 target[k] += step as i64;
             }
             if target.iter().any(|&t| t < 0 || t > n as i64) {
-                failure = Some(ExactError::BadJump { state: x.clone(), reason: "a jump at positive rate leaves [0, 1]".into() });
+                failure = Some(ExactError::BadJump { state: x.clone(), reason: off_range_reason(jump, n) });
                 return;
             }
             xt.iter_mut().zip(&target).for_each(|(v, &t)| *v = t as f64 / big_n);
