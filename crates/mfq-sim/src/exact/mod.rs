@@ -10,7 +10,8 @@
 //! lattice `{x : N x integer}`) jumps to `x + l/N` at rate `N beta_l(x)` for each transition
 //! `l`. The chain here is that process restricted to the states reachable from a start state
 //! (by default the empty state, all zeros, mapped to the feasible set), found by a
-//! breadth-first search and indexed by a hash map of the packed counts `N x` built once.
+//! breadth-first search and indexed by the combinatorial rank of tail-form states (else a hash
+//! map of the packed counts `N x`), built once.
 //! [`exact`] returns `E[X^N]` per state entry and the expectations of the model's observables.
 //!
 //! For the tail-form queueing models (`x_k` = fraction of servers with at least `k` jobs,
@@ -37,7 +38,9 @@
 //!   disaggregation over the states grouped by the sum of their counts (total jobs; Koury,
 //!   McAllister and Stewart, SIAM J. Algebraic Discrete Methods 5(2), 1984): the coarse chain
 //!   of the aggregates, solved exactly, fixes the slow mode (the total number of jobs), the
-//!   sweeps the rest. It stops at `||pi Q||_1 / max_i |q_ii| <` [`ExactOptions::tol`].
+//!   sweeps the rest; Anderson mixing accelerates it, and it starts, for tail-form states, from
+//!   the multinomial law of independent servers at the mean field. It stops at
+//!   `||pi Q||_1 / max_i |q_ii| <` [`ExactOptions::tol`].
 //!
 //! [`ExactReport::residual`] is `||pi Q||_1 / max_i |q_ii|` of the solution, whichever solver
 //! produced it. Memory: about 100 bytes per state plus 24 bytes per transition (a JSQ(2)
