@@ -53,13 +53,15 @@ pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
         "iterative" => ExactMethod::Iterative,
         _ => ExactMethod::Auto,
     };
-    let opts = ExactOptions { method, max_states: args.max_states, max_seconds: deadline.remaining(), ..Default::default() };
+    let opts = ExactOptions { method, max_states: args.max_states, deadline, ..Default::default() };
     let cmp = model.exact_comparison(&args.servers, &opts).map_err(|e| failure(args, e))?;
     let value = serde_json::to_value(&cmp).unwrap_or_default();
     let stopped = cmp.exact.iter().find(|r| r.status != ExactStatus::Converged);
     if let Some(r) = stopped {
         let f = match r.status {
-            ExactStatus::TimeLimit { .. } => time_limit_failure(&args.model, &format!("the iterative solver at N = {} stopped", r.servers)),
+            ExactStatus::TimeLimit { .. } | ExactStatus::Cancelled => {
+                time_limit_failure(&args.model, &format!("the iterative solver at N = {} stopped", r.servers))
+            }
             _ => Failure::no_convergence(format!(
                 "{}: the iterative solver at N = {} used {} iterations, residual {:.2e}",
                 args.model.model.display(),

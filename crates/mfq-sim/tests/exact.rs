@@ -170,3 +170,45 @@ fn misuse_is_refused_with_the_reason() {
     let e = exact(sir.as_ref(), &ExactOptions { servers: 100, max_states: 50, ..Default::default() }).unwrap_err();
     assert!(matches!(e, ExactError::TooManyStates { estimate: None, limit: 50 }), "{e}");
 }
+
+/// The cancel flag of `ExactOptions::deadline` (what the Python package's Ctrl-C sets) stops
+/// the job within a fraction of a second, in the search or in the solver's sweeps (230,230
+/// states: several seconds of work).
+#[test]
+fn the_cancel_flag_stops_the_exact_chain_promptly() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let m = Jsq::new(0.9, 2, 6).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let deadline = mfq_model::Deadline::none().with_cancel(flag.clone());
+    let setter = {
+        let flag = flag.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            flag.store(true, Ordering::Relaxed);
+            std::time::Instant::now()
+        })
+    };
+    let r = exact(&m, &ExactOptions { servers: 20, method: ExactMethod::Iterative, deadline, ..Default::default() });
+    let returned = std::time::Instant::now();
+    let set_at = setter.join().unwrap();
+    match r {
+        Ok(r) => assert_eq!(r.status, ExactStatus::Cancelled, "{:?}", r.status),
+        Err(e) => assert!(matches!(e, ExactError::TimeLimit { .. }) && e.to_string().contains("cancel"), "{e}"),
+    }
+    let late = returned.saturating_duration_since(set_at).as_secs_f64();
+    assert!(late < 1.0, "stopped {late:.2} s after the flag was set");
+}
+
+/// Heterogeneous classes of fraction 1/2 (jumps of 2/N): with an odd N a class would hold a
+/// non-integer number of servers; the chain is refused with that reason, and an even N works.
+#[test]
+fn classes_off_the_lattice_are_refused_with_the_reason() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/hetero-ps-sq2-caseA.toml");
+    let file = ModelFile::parse(&std::fs::read_to_string(path).unwrap(), &["truncation.levels=2".to_string()]).unwrap();
+    let m = file.model.build(2).unwrap();
+    let e = exact(m.as_ref(), &ExactOptions { servers: 5, ..Default::default() }).unwrap_err();
+    assert!(e.to_string().contains("N = 5 is not a multiple of 2") && e.to_string().contains("2.5 servers"), "{e}");
+    let r = exact(m.as_ref(), &ExactOptions { servers: 4, ..Default::default() }).unwrap();
+    assert!(r.residual < 1e-12 && r.mean.iter().all(|v| (0.0..=1.0).contains(v)), "{r:?}");
+}

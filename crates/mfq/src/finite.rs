@@ -11,7 +11,6 @@ use mfq_model::{Deadline, MeanFieldModel, Simulation};
 use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
 use mfq_sim::{SimOptions, SimReport};
 use serde::Serialize;
-use std::time::Instant;
 
 /// The exact chain at several `N` beside the mean field of the same (finite-buffer) model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -134,15 +133,14 @@ impl Model {
     }
 
     /// The exact chain at each of `servers` beside the fixed point `x*` and the refined terms
-    /// of the same finite-buffer model; `opts.max_seconds` bounds the whole call.
+    /// of the same finite-buffer model; `opts.deadline` bounds the whole call (and its cancel flag
+    /// stops it).
     ///
     /// # Errors
     /// As [`exact`](Self::exact); [`Error::FixedPoint`] for the fixed-point options.
     pub fn exact_comparison(&self, servers: &[usize], opts: &ExactOptions) -> Result<ExactComparison, Error> {
-        let started = Instant::now();
         let model = self.finite_buffer_model()?;
-        let left = || opts.max_seconds.map(|s| (s - started.elapsed().as_secs_f64()).max(1e-9));
-        let deadline = opts.max_seconds.map_or_else(Deadline::none, Deadline::after);
+        let deadline = opts.deadline.clone();
         let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { deadline, ..Default::default() })?;
         let (refined, refined_unavailable) = if fixed_point.converged() {
             // order 2 where the rates allow it, else order 1
@@ -161,10 +159,8 @@ impl Model {
             let e = refined_expansion(model.as_ref(), r);
             servers.iter().map(|&n| e.estimate(r, n as f64)).collect()
         });
-        let exact = servers
-            .iter()
-            .map(|&n| exact(model.as_ref(), &ExactOptions { servers: n, max_seconds: left(), ..opts.clone() }))
-            .collect::<Result<Vec<_>, _>>()?;
+        let exact =
+            servers.iter().map(|&n| exact(model.as_ref(), &ExactOptions { servers: n, ..opts.clone() })).collect::<Result<Vec<_>, _>>()?;
         let buffer = if self.has_levels() { self.file().truncation.levels } else { None };
         let layout = model.layout();
         let names = (0..model.dim()).map(|i| layout.name(i)).collect();

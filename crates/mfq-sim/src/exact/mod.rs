@@ -10,7 +10,8 @@
 //! lattice `{x : N x integer}`) jumps to `x + l/N` at rate `N beta_l(x)` for each transition
 //! `l`. The chain here is that process restricted to the states reachable from a start state
 //! (by default the empty state, all zeros, mapped to the feasible set), found by a
-//! breadth-first search and indexed by a hash map of the packed counts `N x` built once.
+//! breadth-first search and indexed by the combinatorial rank of tail-form states (else a hash
+//! map of the packed counts `N x`), built once.
 //! [`exact`] returns `E[X^N]` per state entry and the expectations of the model's observables.
 //!
 //! For the tail-form queueing models (`x_k` = fraction of servers with at least `k` jobs,
@@ -37,16 +38,19 @@
 //!   disaggregation over the states grouped by the sum of their counts (total jobs; Koury,
 //!   McAllister and Stewart, SIAM J. Algebraic Discrete Methods 5(2), 1984): the coarse chain
 //!   of the aggregates, solved exactly, fixes the slow mode (the total number of jobs), the
-//!   sweeps the rest. It stops at `||pi Q||_1 / max_i |q_ii| <` [`ExactOptions::tol`].
+//!   sweeps the rest; Anderson mixing accelerates it, and it starts, for tail-form states, from
+//!   the multinomial law of independent servers at the mean field. It stops at
+//!   `||pi Q||_1 / max_i |q_ii| <` [`ExactOptions::tol`].
 //!
 //! [`ExactReport::residual`] is `||pi Q||_1 / max_i |q_ii|` of the solution, whichever solver
 //! produced it. Memory: about 100 bytes per state plus 24 bytes per transition (a JSQ(2)
 //! chain with `K` levels has up to `2 K` transitions per state); see [`ExactOptions::max_states`].
 
 mod chain;
+mod guess;
 mod solve;
 
-use mfq_model::{MeanFieldModel, Observables, StateLayout};
+use mfq_model::{Deadline, MeanFieldModel, Observables, StateLayout};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -83,8 +87,11 @@ pub struct ExactOptions {
     pub tol: f64,
     /// Iterations of the iterative solver (`>= 1`). Default 20000.
     pub max_iterations: usize,
-    /// Wall-clock limit in seconds (finite, `> 0`); default none.
-    pub max_seconds: Option<f64>,
+    /// Wall-clock limit and cancel flag (`mfq_model::Deadline`; default none): checked every
+    /// 4,096 states while building and every 65,536 states inside the solver's sweeps, so a
+    /// Ctrl-C or `--max-seconds` stops the job within a fraction of a second.
+    #[serde(skip_deserializing)]
+    pub deadline: Deadline,
 }
 
 impl Default for ExactOptions {
@@ -96,7 +103,7 @@ impl Default for ExactOptions {
             method: ExactMethod::Auto,
             tol: 1e-13,
             max_iterations: 20_000,
-            max_seconds: None,
+            deadline: Deadline::none(),
         }
     }
 }
@@ -151,9 +158,12 @@ pub enum ExactError {
         /// The state (fractions).
         state: Vec<f64>,
     },
-    /// The wall-clock limit ran out.
-    #[error("the wall-clock limit ran out while {phase} ({states} states)")]
+    /// The wall-clock limit ran out, or the cancel flag was set.
+    #[error("{reason} stopped the job while {phase} ({states} states)")]
     TimeLimit {
+        /// `the wall-clock limit --max-seconds S` or `cancellation (interrupted)`
+        /// ([`Deadline::reason`]).
+        reason: String,
         /// What was being done.
         phase: &'static str,
         /// States found so far.
@@ -181,6 +191,9 @@ pub enum ExactStatus {
         /// The limit, in seconds.
         seconds: f64,
     },
+    /// The cancel flag of [`ExactOptions::deadline`] stopped the iterative solver (Ctrl-C);
+    /// the answer is the last iterate.
+    Cancelled,
 }
 
 /// The exact stationary answers of the `N`-object chain.
@@ -244,9 +257,6 @@ impl ExactOptions {
         if self.max_iterations == 0 {
             return Err(out_of_range("max_iterations", 0, "an integer >= 1"));
         }
-        if let Some(s) = self.max_seconds.filter(|s| !(s.is_finite() && *s > 0.0)) {
-            return Err(out_of_range("max_seconds", s, "a finite number of seconds > 0"));
-        }
         Ok(())
     }
 }
@@ -279,7 +289,7 @@ fn start_counts(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<Vec<u
 pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactReport, ExactError> {
     opts.validate()?;
     let started = Instant::now();
-    let deadline = opts.max_seconds.and_then(crate::deadline_after);
+    let deadline = &opts.deadline;
     if model.transitions().is_none() {
         return Err(ExactError::NoTransitions { model: model.name() });
     }
@@ -325,9 +335,11 @@ pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactRep
     } else {
         method = ExactMethod::Iterative;
         let inc = solve::Incoming::take(&mut chain);
-        let it = solve::solve_iterative(&chain, &inc, opts.tol, opts.max_iterations, deadline);
-        let status = match (it.converged, it.timed_out, opts.max_seconds) {
+        let start = guess::initial_guess(model, &chain, solve::uniformisation_rate(&chain));
+        let it = solve::solve_iterative(&chain, &inc, start, opts.tol, opts.max_iterations, deadline);
+        let status = match (it.converged, it.timed_out, deadline.limit()) {
             (true, _, _) => ExactStatus::Converged,
+            (false, true, _) if deadline.cancelled() => ExactStatus::Cancelled,
             (false, true, Some(seconds)) => ExactStatus::TimeLimit { seconds },
             _ => ExactStatus::MaxIterations,
         };

@@ -5,7 +5,7 @@ use super::chain::Chain;
 use faer::linalg::solvers::SolveCore;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Conj, Mat, MatMut};
-use std::time::Instant;
+use mfq_model::Deadline;
 
 /// Largest number of aggregates of the coarse chain (its generator is solved densely).
 const MAX_COARSE: usize = 1500;
@@ -68,12 +68,42 @@ pub(crate) struct Incoming {
     ptr: Vec<usize>,
     from: Vec<u32>,
     rate: Vec<f64>,
+    /// The aggregate of each state ([`aggregates`]) and their number.
+    group: Vec<u32>,
+    groups: usize,
+    /// Rates from each state into each other aggregate, merged: state `flow_from[e]` to
+    /// aggregate `flow_to[e]` at rate `flow_rate[e]` (about two entries per state when the
+    /// aggregates are the total jobs), so the coarse chain costs a pass over states, not over
+    /// transitions.
+    flow_from: Vec<u32>,
+    flow_to: Vec<u32>,
+    flow_rate: Vec<f64>,
 }
 
 impl Incoming {
     /// Transposes the rows of `chain` (and frees them).
     pub(crate) fn take(chain: &mut Chain) -> Incoming {
         let n = chain.len();
+        let (group, groups) = aggregates(chain);
+        let (mut flow_from, mut flow_to, mut flow_rate) = (Vec::new(), Vec::new(), Vec::new());
+        let mut local: Vec<(u32, f64)> = Vec::new();
+        for i in 0..n {
+            local.clear();
+            for e in chain.out_ptr[i]..chain.out_ptr[i + 1] {
+                let h = group[chain.out_to[e] as usize];
+                if h != group[i] {
+                    match local.iter_mut().find(|(g, _)| *g == h) {
+                        Some(entry) => entry.1 += chain.out_rate[e],
+                        None => local.push((h, chain.out_rate[e])),
+                    }
+                }
+            }
+            for &(h, r) in &local {
+                flow_from.push(i as u32);
+                flow_to.push(h);
+                flow_rate.push(r);
+            }
+        }
         let mut ptr = vec![0usize; n + 1];
         for &t in &chain.out_to {
             ptr[t as usize + 1] += 1;
@@ -95,7 +125,7 @@ impl Incoming {
         chain.out_ptr = Vec::new();
         chain.out_to = Vec::new();
         chain.out_rate = Vec::new();
-        Incoming { ptr, from, rate }
+        Incoming { ptr, from, rate, group, groups, flow_from, flow_to, flow_rate }
     }
 
     /// `sum_i pi_i q_ij` over the transitions into `j`.
@@ -137,22 +167,29 @@ fn aggregates(chain: &Chain) -> (Vec<u32>, usize) {
 /// iteration `pi -> G(pi)` is accelerated by Anderson mixing of depth [`DEPTH`] (Walker and Ni,
 /// "Anderson acceleration for fixed-point iterations", SIAM J. Numer. Anal. 49(4), 2011), reset
 /// when the residual grows. Stops when `||pi Q||_1 / max |q_ii| < tol`.
-pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_iterations: usize, deadline: Option<Instant>) -> Iterated {
+pub(crate) fn solve_iterative(
+    chain: &Chain,
+    inc: &Incoming,
+    start: Vec<f64>,
+    tol: f64,
+    max_iterations: usize,
+    deadline: &Deadline,
+) -> Iterated {
     let n = chain.len();
-    let (group, g) = aggregates(chain);
+    let (group, g) = (&inc.group, inc.groups);
     let lambda = uniformisation_rate(chain);
-    let mut pi = vec![1.0 / n as f64; n];
+    let mut pi = start;
     let mut next = vec![0.0; n];
     let mut coarse = vec![0.0; g * g];
     let mut mass = vec![0.0; g];
     let mut anderson = Anderson::new(n);
     let (mut residual, mut best) = (f64::INFINITY, f64::INFINITY);
     for it in 0..=max_iterations {
-        residual = aggregate_pass(chain, inc, &pi, &group, g, &mut coarse, &mut mass) / lambda;
+        residual = aggregate_pass(chain, inc, &pi, &mut coarse, &mut mass) / lambda;
         if residual < tol {
             return Iterated { pi, iterations: it, residual, converged: true, timed_out: false };
         }
-        if it == max_iterations || crate::past(deadline) || residual.is_nan() {
+        if it == max_iterations || deadline.expired() || residual.is_nan() {
             return Iterated { pi, iterations: it, residual, converged: false, timed_out: it < max_iterations };
         }
         if residual > 10.0 * best {
@@ -168,22 +205,38 @@ pub(crate) fn solve_iterative(chain: &Chain, inc: &Incoming, tol: f64, max_itera
                 for (zh, m) in z.iter_mut().zip(&mass) {
                     *zh = if *m > 0.0 && *zh > 1e-10 * top && (*zh / *m).is_finite() { *zh / *m } else { 1.0 };
                 }
-                for (p, &h) in next.iter_mut().zip(&group) {
+                for (p, &h) in next.iter_mut().zip(group) {
                     *p *= z[h as usize];
                 }
             }
         }
-        for j in (0..n).chain((0..n).rev()) {
-            let d = chain.diag[j];
-            if d > 0.0 {
-                next[j] = inc.inflow(j, &next) / d;
-            }
+        if !sweeps(chain, inc, &mut next, deadline) {
+            return Iterated { pi, iterations: it, residual, converged: false, timed_out: true };
         }
         normalise(&mut next);
         anderson.step(&mut pi, &next);
         normalise(&mut pi);
     }
     Iterated { pi, iterations: max_iterations, residual, converged: false, timed_out: false }
+}
+
+/// States between two looks at the clock inside a sweep.
+const CLOCK_EVERY: usize = 1 << 16;
+
+/// A forward and a backward Gauss-Seidel sweep of `pi Q = 0` over `v`, in place; `false` when
+/// `deadline` expired on the way (`v` is then half-swept).
+fn sweeps(chain: &Chain, inc: &Incoming, v: &mut [f64], deadline: &Deadline) -> bool {
+    let n = chain.len();
+    for (m, j) in (0..n).chain((0..n).rev()).enumerate() {
+        if m % CLOCK_EVERY == CLOCK_EVERY - 1 && deadline.expired() {
+            return false;
+        }
+        let d = chain.diag[j];
+        if d > 0.0 {
+            v[j] = inc.inflow(j, v) / d;
+        }
+    }
+    true
 }
 
 /// Scales `v` to sum 1 after clamping negative entries (an extrapolation can make some) to 0.
@@ -195,24 +248,18 @@ fn normalise(v: &mut [f64]) {
 
 /// One pass over the columns of `Q`: returns `||pi Q||_1` and fills the flows between
 /// aggregates (`coarse[G][H] = sum_{i in G, j in H} pi_i q_ij`, `G != H`) and their masses.
-fn aggregate_pass(chain: &Chain, inc: &Incoming, pi: &[f64], group: &[u32], g: usize, coarse: &mut [f64], mass: &mut [f64]) -> f64 {
+fn aggregate_pass(chain: &Chain, inc: &Incoming, pi: &[f64], coarse: &mut [f64], mass: &mut [f64]) -> f64 {
+    let g = inc.groups;
     coarse.iter_mut().for_each(|v| *v = 0.0);
     mass.iter_mut().for_each(|v| *v = 0.0);
     let mut r = 0.0;
-    for j in 0..chain.len() {
-        let h = group[j] as usize;
-        let mut s = 0.0;
-        for e in inc.ptr[j]..inc.ptr[j + 1] {
-            let i = inc.from[e] as usize;
-            let f = pi[i] * inc.rate[e];
-            s += f;
-            let gi = group[i] as usize;
-            if gi != h {
-                coarse[gi * g + h] += f;
-            }
-        }
-        r += (s - pi[j] * chain.diag[j]).abs();
-        mass[h] += pi[j];
+    for (j, (&p, &h)) in pi.iter().zip(&inc.group).enumerate() {
+        r += (inc.inflow(j, pi) - p * chain.diag[j]).abs();
+        mass[h as usize] += p;
+    }
+    for ((&i, &h), &rate) in inc.flow_from.iter().zip(&inc.flow_to).zip(&inc.flow_rate) {
+        let i = i as usize;
+        coarse[inc.group[i] as usize * g + h as usize] += pi[i] * rate;
     }
     r
 }
@@ -229,7 +276,6 @@ struct Anderson {
     gram: [[f64; DEPTH]; DEPTH],
     count: usize,
     slot: usize,
-    f: Vec<f64>,
     f_prev: Vec<f64>,
     g_prev: Vec<f64>,
     started: bool,
@@ -239,6 +285,10 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// Entries per block of the fused passes of [`Anderson::step`] (the block of each vector stays
+/// in cache while the others are read).
+const BLOCK: usize = 2048;
+
 impl Anderson {
     fn new(n: usize) -> Self {
         Anderson {
@@ -247,7 +297,6 @@ impl Anderson {
             gram: [[0.0; DEPTH]; DEPTH],
             count: 0,
             slot: 0,
-            f: vec![0.0; n],
             f_prev: vec![0.0; n],
             g_prev: vec![0.0; n],
             started: false,
@@ -259,41 +308,64 @@ impl Anderson {
         self.started = false;
     }
 
-    /// Replaces `x` (the iterate `x_k`) by the next one, given `g = G(x_k)`.
+    /// Replaces `x` (the iterate `x_k`) by the next one, given `g = G(x_k)`: one pass for the
+    /// differences, one for the new Gram row and the right-hand side, one for the update.
     fn step(&mut self, x: &mut [f64], g: &[f64]) {
-        self.f.iter_mut().zip(g.iter().zip(x.iter())).for_each(|(f, (g, x))| *f = g - x);
-        if self.started {
-            let s = self.slot;
-            self.df[s].iter_mut().zip(self.f.iter().zip(&self.f_prev)).for_each(|(d, (f, p))| *d = f - p);
-            self.dg[s].iter_mut().zip(g.iter().zip(&self.g_prev)).for_each(|(d, (g, p))| *d = g - p);
-            self.count = (self.count + 1).min(DEPTH);
-            for j in 0..self.count {
-                let v = dot(&self.df[s], &self.df[j]);
-                self.gram[s][j] = v;
-                self.gram[j][s] = v;
+        let s = self.slot;
+        let fresh = self.started;
+        if fresh {
+            let (df, dg) = (&mut self.df[s], &mut self.dg[s]);
+            for t in 0..x.len() {
+                let f = g[t] - x[t];
+                df[t] = f - self.f_prev[t];
+                dg[t] = g[t] - self.g_prev[t];
+                self.f_prev[t] = f;
             }
+            self.count = (self.count + 1).min(DEPTH);
             self.slot = (s + 1) % DEPTH;
+        } else {
+            self.f_prev.iter_mut().zip(g.iter().zip(x.iter())).for_each(|(f, (g, x))| *f = g - x);
         }
         self.started = true;
-        self.f_prev.copy_from_slice(&self.f);
         self.g_prev.copy_from_slice(g);
-        x.copy_from_slice(g);
         let m = self.count;
         if m == 0 {
+            x.copy_from_slice(g);
             return;
         }
-        let b: Vec<f64> = (0..m).map(|j| dot(&self.df[j], &self.f)).collect();
-        let trace: f64 = (0..m).map(|j| self.gram[j][j]).sum();
-        let a = Mat::<f64>::from_fn(m, m, |r, c| self.gram[r][c] + if r == c { 1e-12 * trace } else { 0.0 });
-        let mut gamma = b;
-        a.partial_piv_lu().solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut gamma, m, 1));
-        if gamma.iter().all(|v| v.is_finite()) {
-            for (j, gj) in gamma.iter().enumerate() {
-                x.iter_mut().zip(&self.dg[j]).for_each(|(x, d)| *x -= gj * d);
+        // the new Gram row (df_s . df_j) and b_j = df_j . f, block by block
+        let (mut row, mut b) = ([0.0; DEPTH], [0.0; DEPTH]);
+        for start in (0..x.len()).step_by(BLOCK) {
+            let end = (start + BLOCK).min(x.len());
+            let (ds, f) = (&self.df[s][start..end], &self.f_prev[start..end]);
+            for j in 0..m {
+                let dj = &self.df[j][start..end];
+                row[j] += dot(ds, dj);
+                b[j] += dot(dj, f);
             }
         }
+        for (j, &v) in row.iter().enumerate().take(m) {
+            self.gram[s][j] = v;
+            self.gram[j][s] = v;
+        }
+        let trace: f64 = (0..m).map(|j| self.gram[j][j]).sum();
+        let a = Mat::<f64>::from_fn(m, m, |r, c| self.gram[r][c] + if r == c { 1e-12 * trace } else { 0.0 });
+        let mut gamma = b[..m].to_vec();
+        a.partial_piv_lu().solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut gamma, m, 1));
+        x.copy_from_slice(g);
+        if !gamma.iter().all(|v| v.is_finite()) {
+            return;
+        }
+        let mut mass = 0.0;
+        for start in (0..x.len()).step_by(BLOCK) {
+            let end = (start + BLOCK).min(x.len());
+            let xs = &mut x[start..end];
+            for (j, gj) in gamma.iter().enumerate() {
+                xs.iter_mut().zip(&self.dg[j][start..end]).for_each(|(x, d)| *x -= gj * d);
+            }
+            mass += xs.iter().map(|v| v.max(0.0)).sum::<f64>();
+        }
         // an extrapolation that overflows, or leaves no positive mass, is dropped
-        let mass: f64 = x.iter().map(|v| v.max(0.0)).sum();
         if !(mass.is_finite() && mass > 0.0) {
             x.copy_from_slice(g);
             self.reset();
