@@ -261,6 +261,21 @@ fn check_names(text: &str, overrides: &[String], x_axis: &Axis, curve_axis: Opti
 mod tests {
     use super::*;
 
+    /// The start of a point is exact for a state linear in the parameter (uneven steps too),
+    /// and the last state when there is no earlier point, the dimensions differ, or the step
+    /// is more than twice the last.
+    #[test]
+    fn the_secant_start_extrapolates_linearly() {
+        let state = |x: f64| vec![1.0 + 2.0 * x, 3.0 - x];
+        let (a, b) = ((0.5, state(0.5)), (0.6, state(0.6)));
+        let got = predict(0.75, Some(&b), Some(&a)).unwrap();
+        assert!(got.iter().zip(state(0.75)).all(|(g, w)| (g - w).abs() < 1e-12), "{got:?}");
+        assert_eq!(predict(0.75, Some(&b), None), Some(state(0.6)));
+        assert_eq!(predict(0.75, None, Some(&a)), None);
+        assert_eq!(predict(0.9, Some(&b), Some(&a)), Some(state(0.6)));
+        assert_eq!(predict(0.75, Some(&b), Some(&(0.5, vec![1.0]))), Some(state(0.6)));
+    }
+
     #[test]
     fn axes_parse() {
         assert_eq!(Axis::parse("lambda", "0.5:0.9:5").unwrap().values, vec![0.5, 0.6, 0.7, 0.8, 0.9]);
