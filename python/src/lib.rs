@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A transient for Python: times `(m,)`, states `(m, n)`, status tag, status in words.
 type TrajectoryParts<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>, String, String);
@@ -62,11 +62,6 @@ fn json<T: Serialize>(value: &T) -> PyResult<String> {
 /// The `status` tag of a status enum (`converged`, `time-limit`, ...).
 fn status_tag<T: Serialize>(status: &T) -> String {
     serde_json::to_value(status).ok().and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_string)).unwrap_or_default()
-}
-
-/// A deadline `seconds` from now (`None`: no limit).
-fn deadline(seconds: Option<f64>) -> Option<Instant> {
-    seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()).and_then(|d| Instant::now().checked_add(d))
 }
 
 /// The fixed point as a dict of plain values and float64 arrays (keys: the fields of
@@ -258,16 +253,17 @@ impl Core {
         let method = py_result(py, method(method_name))?;
         let model = self.model.clone();
         let levels = levels.or(Some(x0.len()));
-        let end = deadline(max_seconds);
-        let out = run::interruptible(py, move |_cancel| -> Result<_, mfq::Error> {
+        // one deadline over every interval, with the Ctrl-C flag of `interruptible`
+        let limit = max_seconds.map_or_else(Deadline::none, Deadline::after);
+        let out = run::interruptible(py, move |cancel| -> Result<_, mfq::Error> {
+            let job = limit.with_cancel(cancel);
             let (mut t, mut xs) = (Vec::with_capacity(t_eval.len()), Vec::with_capacity(t_eval.len()));
             let (mut now, mut x) = (0.0, x0);
             let (mut tag, mut message) = ("success".to_string(), "reached the last time".to_string());
             for &target in &t_eval {
                 if target > now {
-                    let opts =
-                        SolveOptions { t_end: target - now, rtol, atol, method, record_steps: false, deadline: end, ..Default::default() };
-                    let traj = model.transient(levels, &x, &opts)?;
+                    let opts = SolveOptions { t_end: target - now, rtol, atol, method, record_steps: false, ..Default::default() };
+                    let traj = model.transient_within(levels, &x, &opts, &job)?;
                     x = traj.last().to_vec();
                     if status_tag(&traj.status) != "success" {
                         tag = status_tag(&traj.status);

@@ -453,8 +453,8 @@ fn layout_rules(layout: &mfq_model::StateLayout) -> &'static str {
     }
 }
 
-fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Result<mfq_ode::Trajectory, Failure> {
-    mfq_ode::solve(model, x0, opts).map_err(|e| Failure::input(e.to_string()))
+fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions, job: &Deadline) -> Result<mfq_ode::Trajectory, Failure> {
+    mfq_ode::solve_within(model, x0, opts, job).map_err(|e| Failure::input(e.to_string()))
 }
 
 fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>, deadline: &Deadline) -> Result<usize, Failure> {
@@ -505,18 +505,11 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let k = levels_for(&args.model, &file, args.levels, &deadline)?;
     let model = file.model.build_within(k, &deadline).map_err(|e| fixed_point_failure(&args.model, &e.into()))?;
     let x0 = initial_state(model.as_ref(), &args.x0)?;
-    let opts = SolveOptions {
-        t_end: args.t_end,
-        rtol: args.rtol,
-        atol: args.atol,
-        method: args.method.into(),
-        deadline: deadline.instant(),
-        ..Default::default()
-    };
+    let opts = SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), ..Default::default() };
     if let Some(n) = args.refined {
         return solve_refined(args, &file, model.as_ref(), &x0, n);
     }
-    let tr = run_transient(model.as_ref(), &x0, &opts)?;
+    let tr = run_transient(model.as_ref(), &x0, &opts, &deadline)?;
     let timed_out = matches!(tr.status, mfq_ode::Status::TimeLimit { .. });
     let dir = out_dir(&args.model.out, &args.model.model);
     if !timed_out {

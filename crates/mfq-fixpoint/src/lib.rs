@@ -53,6 +53,12 @@
 //!   passes the acceptance rules (C. T. Kelley, "Iterative Methods for Linear and Nonlinear
 //!   Equations", SIAM 1995, ch. 5: the chord and Shamanskii methods). From its mean-field start
 //!   the redundancy PS pair approximation at `K = 100` needs one factorisation instead of six.
+//! - **Sweeps.** [`Factors`] carries the last factorisation from one point of a sweep to the
+//!   next ([`solve_spec_with`], [`solve_model_with`]; `mfq::sweep` passes one per curve and
+//!   starts each point from the secant extrapolation of the last two): a point whose model has
+//!   the same shape starts with chord steps on it, and factorises only when they stop
+//!   contracting. 50 load points of the PS pair at `K = 100` take 25 factorisations instead of
+//!   92 (bench/rows-heavy.md).
 //! - **Polishing.** Once `r <= tol`, up to three steps while they lower the residual: Newton
 //!   steps, or chord steps where factorisations are costly; none when `r <= f64::EPSILON
 //!   max |x|` (round-off at the scale of the state; a polishing step there saves nothing and
@@ -71,7 +77,7 @@ mod stability;
 
 pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
 pub use branches::{branches, BranchReport, ContinuationError, ContinuationOptions};
-pub use newton::{solve_model, FixedPointOptions};
+pub use newton::{solve_model, solve_model_with, Factors, FixedPointOptions};
 pub use refined::transient::{refined_transient, RefinedTrajectory};
 pub use refined::{
     refined_estimates, refined_expansion, refined_mean_field, refined_mean_field_order, Expansion, RefinedError, RefinedEstimate,
@@ -249,6 +255,21 @@ pub enum FixedPointError {
 /// [`FixedPointError::TruncationTooSmall`] when a fixed `K` leaves `x_K >= tol`;
 /// [`FixedPointError::Model`] for invalid parameters. Non-convergence is a status, not an error.
 pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions) -> Result<FixedPoint, FixedPointError> {
+    solve_spec_with(spec, trunc, opts, &mut Factors::default())
+}
+
+/// [`solve_spec`] with the factorisations of the previous point of a sweep (see [`Factors`]):
+/// each truncation level starts from the factorisation held when its shape matches, and the
+/// last one solved leaves its own in `factors`.
+///
+/// # Errors
+/// As [`solve_spec`].
+pub fn solve_spec_with(
+    spec: &ModelSpec,
+    trunc: &Truncation,
+    opts: &FixedPointOptions,
+    factors: &mut Factors,
+) -> Result<FixedPoint, FixedPointError> {
     trunc.validate()?;
     opts.validate()?;
     let probe = spec.build_probe(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)))?;
@@ -267,7 +288,7 @@ pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions
             _ => (probe_layout, x),
         }
     });
-    let mut search = TruncationSearch { spec, trunc, opts, tried: Vec::new(), total: 0 };
+    let mut search = TruncationSearch { spec, trunc, opts, tried: Vec::new(), total: 0, factors };
     let automatic = trunc.levels.is_none();
     loop {
         let model = spec.build_within(k, &opts.deadline)?;
@@ -305,13 +326,14 @@ struct TruncationSearch<'a> {
     opts: &'a FixedPointOptions,
     tried: Vec<usize>,
     total: usize,
+    factors: &'a mut Factors,
 }
 
 impl TruncationSearch<'_> {
     /// Solves `model` (built at truncation level `k`) from `x0`; records the level and its
     /// linear solves.
     fn solve(&mut self, model: &dyn MeanFieldModel, k: usize, x0: Option<&[f64]>) -> FixedPoint {
-        let fp = newton::solve_until(model, x0, self.opts, &self.opts.deadline);
+        let fp = newton::solve_until(model, x0, self.opts, &self.opts.deadline, self.factors);
         self.tried.push(k);
         self.total += fp.iterations;
         fp

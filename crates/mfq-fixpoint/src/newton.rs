@@ -64,6 +64,56 @@ impl FixedPointOptions {
 /// # Errors
 /// [`FixedPointError::OutOfRange`] for invalid options or an `x0` of the wrong length.
 pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Result<FixedPoint, FixedPointError> {
+    solve_model_with(model, opts, &mut Factors::default())
+}
+
+/// Factorisations kept from one fixed-point solve for the next: the LU of `alpha I - J` (with
+/// its symbolic analysis) and the Jacobian's storage of the last solve. A sweep over a
+/// parameter passes the same `Factors` to every point ([`solve_model_with`],
+/// [`crate::solve_spec_with`]): when the next model has the same dimension and sparsity
+/// pattern, its solve starts with chord (simplified Newton) steps on the previous point's
+/// factorisation, and factorises only when they do not contract the residual (Kelley,
+/// "Solving Nonlinear Equations with Newton's Method", SIAM 2003, §2.3 on the chord method;
+/// continuation with a frozen Jacobian). A model of another shape drops what is held.
+#[derive(Debug, Default)]
+pub struct Factors {
+    held: Option<Held>,
+}
+
+/// What a solve leaves in [`Factors`].
+#[derive(Debug)]
+struct Held {
+    n: usize,
+    sparsity: Sparsity,
+    jac: Jacobian,
+    lu: ShiftedLu,
+    /// `alpha` of the factorisation held in `lu`, if it holds one.
+    alpha: Option<f64>,
+}
+
+impl Factors {
+    /// Whether a factorisation is held (for a model of the shape of the last solve).
+    pub fn holds_factorisation(&self) -> bool {
+        self.held.as_ref().is_some_and(|h| h.alpha.is_some())
+    }
+
+    /// The held storage and factorisation when they fit `model` (same dimension and sparsity).
+    fn take_for(&mut self, model: &dyn MeanFieldModel) -> Option<Held> {
+        let held = self.held.take()?;
+        (held.n == model.dim() && held.sparsity == model.sparsity()).then_some(held)
+    }
+}
+
+/// [`solve_model`] with the factorisations of the previous solve of a sweep (see [`Factors`]),
+/// leaving this solve's in `factors`.
+///
+/// # Errors
+/// As [`solve_model`].
+pub fn solve_model_with(
+    model: &dyn MeanFieldModel,
+    opts: &FixedPointOptions,
+    factors: &mut Factors,
+) -> Result<FixedPoint, FixedPointError> {
     opts.validate()?;
     if let Some(x0) = &opts.x0 {
         if x0.len() != model.dim() {
@@ -74,7 +124,7 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
             });
         }
     }
-    let mut fp = solve_inner(model, opts.x0.as_deref(), opts);
+    let mut fp = solve_until(model, opts.x0.as_deref(), opts, &opts.deadline, factors);
     fp.total_iterations = fp.iterations;
     // the K of the layout (class and phase tails hold several entries per level), else the dimension
     fp.truncation.levels = model.layout().level_masses(&fp.x).map_or(model.dim(), |m| m.len());
@@ -131,11 +181,6 @@ fn max_abs(v: &[f64]) -> f64 {
         m = m.max(x.abs());
     }
     m
-}
-
-/// The PTC + Newton iteration; options are assumed valid. Allocates its buffers once.
-pub(crate) fn solve_inner(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: &FixedPointOptions) -> FixedPoint {
-    solve_until(model, x0, opts, &opts.deadline)
 }
 
 /// State and buffers of one solve.
@@ -234,12 +279,22 @@ impl Iterate<'_> {
     }
 }
 
-/// [`solve_inner`] with an absolute deadline (shared by every truncation level of one solve).
-pub(crate) fn solve_until(model: &dyn MeanFieldModel, x0: Option<&[f64]>, opts: &FixedPointOptions, deadline: &Deadline) -> FixedPoint {
-    let mut it = Iterate::new(model, x0);
+/// The PTC + Newton iteration (options assumed valid; buffers allocated once) with an absolute
+/// deadline (shared by every truncation level of one solve), starting from the factorisation
+/// held in `factors` when it fits and leaving its own there.
+pub(crate) fn solve_until(
+    model: &dyn MeanFieldModel,
+    x0: Option<&[f64]>,
+    opts: &FixedPointOptions,
+    deadline: &Deadline,
+    factors: &mut Factors,
+) -> FixedPoint {
+    let mut it = Iterate::new(model, x0, factors.take_for(model));
     it.deadline = deadline.clone();
     let status = it.iterate(opts, deadline);
-    it.report(status)
+    let (fp, held) = it.report(status);
+    factors.held = Some(held);
+    fp
 }
 
 /// Whether the wall-clock `deadline` has passed (or the job was cancelled).
@@ -262,14 +317,19 @@ struct StepControl {
 }
 
 impl<'m> Iterate<'m> {
-    /// The iterate at `P(x0)` (the empty state when `x0` is `None`), with its drift and buffers.
-    fn new(model: &'m dyn MeanFieldModel, x0: Option<&[f64]>) -> Self {
+    /// The iterate at `P(x0)` (the empty state when `x0` is `None`), with its drift and buffers
+    /// (those of `held`, and its factorisation, when given).
+    fn new(model: &'m dyn MeanFieldModel, x0: Option<&[f64]>, held: Option<Held>) -> Self {
         let n = model.dim();
         let mut x = x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
         model.project(&mut x);
         let mut f = vec![0.0; n];
         model.drift(&x, &mut f);
         let r = max_abs(&f);
+        let (jac, lu, factored) = match held {
+            Some(h) => (h.jac, h.lu, h.alpha),
+            None => (Jacobian::new(n, model.sparsity()), ShiftedLu::new(n, model.sparsity()), None),
+        };
         Iterate {
             model,
             x,
@@ -278,9 +338,9 @@ impl<'m> Iterate<'m> {
             dx: vec![0.0; n],
             xn: vec![0.0; n],
             fnew: vec![0.0; n],
-            jac: Jacobian::new(n, model.sparsity()),
-            lu: ShiftedLu::new(n, model.sparsity()),
-            factored: None,
+            jac,
+            lu,
+            factored,
             deadline: Deadline::none(),
             iters: 0,
             factorisations: 0,
@@ -294,6 +354,11 @@ impl<'m> Iterate<'m> {
         let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
         let reuse_factors = factor_cost_in_solves(self.model.dim(), &self.model.sparsity()) >= CHORD_MIN_COST;
         let mut ctl = StepControl { dt: opts.dt0, rejected: false, r_ref: self.r, since: 0, window: STALL_WINDOW };
+        // a factorisation held from the previous point of a sweep: chord steps with it first
+        if reuse_factors && self.factored.is_some() && self.r > opts.tol {
+            self.chord_steps(opts, deadline);
+            ctl.r_ref = self.r;
+        }
         loop {
             if !self.r.is_finite() {
                 return FixedPointStatus::NonFinite;
@@ -453,12 +518,14 @@ impl<'m> Iterate<'m> {
     }
 
     /// The report of the solve that ended with `status`: the last accepted iterate, its
-    /// residual and observables (truncation, spectral abscissa: filled in by the callers).
-    fn report(self, status: FixedPointStatus) -> FixedPoint {
-        let Iterate { model, x, r, iters, factorisations, .. } = self;
+    /// residual and observables (truncation, spectral abscissa: filled in by the callers); and
+    /// the storage and factorisation for the next solve of a sweep.
+    fn report(self, status: FixedPointStatus) -> (FixedPoint, Held) {
+        let Iterate { model, x, r, iters, factorisations, jac, lu, factored, .. } = self;
         let n = model.dim();
         let observables = model.observables(&x);
-        FixedPoint {
+        let held = Held { n, sparsity: model.sparsity(), jac, lu, alpha: factored };
+        let fp = FixedPoint {
             model: model.name(),
             residual: r,
             iterations: iters,
@@ -472,6 +539,55 @@ impl<'m> Iterate<'m> {
             jacobian: if model.has_analytic_jacobian() { "analytic" } else { "finite differences" },
             observables,
             x,
+        };
+        (fp, held)
+    }
+}
+
+#[cfg(test)]
+mod factors_tests {
+    use super::*;
+    use mfq_model::models::redundancy::{Discipline, RedundancyPair};
+
+    /// A sweep of the PS pair approximation (K = 60) with one [`Factors`] and warm starts
+    /// meets the values of an independent implementation (explicit RK4 from empty,
+    /// validation/redundancy.py; the same table as tests/redundancy.rs), agrees with fresh
+    /// solves, and starts points from the held factorisation (fewer factorisations).
+    #[test]
+    fn a_sweep_with_held_factorisations_meets_the_reference_values() {
+        let published = [(0.5, 0.78142), (0.7, 1.48412), (0.8, 2.12460), (0.9, 3.38752)];
+        let lambdas = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9];
+        let mut factors = Factors::default();
+        let (mut warm, mut held_lu, mut fresh_lu) = (None::<Vec<f64>>, 0, 0);
+        for lambda in lambdas {
+            let m = RedundancyPair::new(lambda, 2, Discipline::Ps, 1, 60).unwrap();
+            let x0 = warm.take().or_else(|| m.mean_field_start());
+            let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, x0: x0.clone(), ..Default::default() };
+            let fp = solve_model_with(&m, &opts, &mut factors).unwrap();
+            assert!(fp.converged() && fp.residual < 1e-12, "lambda {lambda}: {:?} {:e}", fp.status, fp.residual);
+            assert!(factors.holds_factorisation());
+            let fresh = solve_model(&m, &opts).unwrap();
+            let got = fp.observables.mean_queue_length.unwrap();
+            assert!((got - fresh.observables.mean_queue_length.unwrap()).abs() < 1e-10, "lambda {lambda}");
+            if let Some((_, want)) = published.iter().find(|(l, _)| *l == lambda) {
+                assert!((got - want).abs() < 6e-6, "lambda {lambda}: {got} vs {want}");
+            }
+            held_lu += fp.factorisations;
+            fresh_lu += fresh.factorisations;
+            warm = Some(fp.x);
         }
+        // (the steps here are large: the chord phase saves factorisations on fine sweeps, bench/rows-heavy.md)
+        assert!(held_lu <= fresh_lu, "{held_lu} factorisations with held ones, {fresh_lu} without");
+    }
+
+    /// A model of another dimension drops what is held.
+    #[test]
+    fn factors_of_another_shape_are_dropped() {
+        let mut factors = Factors::default();
+        let a = RedundancyPair::new(0.7, 2, Discipline::Ps, 1, 20).unwrap();
+        solve_model_with(&a, &FixedPointOptions { max_dim_for_eigenvalues: 0, ..Default::default() }, &mut factors).unwrap();
+        let b = RedundancyPair::new(0.7, 2, Discipline::Ps, 1, 24).unwrap();
+        assert!(factors.take_for(&b).is_none());
+        assert!(factors.held.is_none());
     }
 }

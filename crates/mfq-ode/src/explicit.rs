@@ -26,6 +26,7 @@ struct Sys<'a> {
     stop: &'a Cell<Option<Stop>>,
     scratch: Vec<f64>,
     deadline: Option<Instant>,
+    job: &'a mfq_model::Deadline,
     /// Accepted steps since the last look at the clock.
     since_check: u64,
 }
@@ -56,7 +57,7 @@ impl System<f64, DVector<f64>> for Sys<'_> {
         self.since_check += 1;
         if self.since_check >= DEADLINE_CHECK_STEPS {
             self.since_check = 0;
-            if crate::past(self.deadline) {
+            if crate::past(self.deadline) || self.job.expired() {
                 self.stop.set(Some(Stop::Deadline));
                 return true;
             }
@@ -73,7 +74,7 @@ pub(crate) fn integrate(
     method: Method,
     t0: f64,
     x: &mut [f64],
-    opts: &SolveOptions,
+    (opts, job): (&SolveOptions, &mfq_model::Deadline),
     rec: &mut Recorder,
     stats: &mut Stats,
 ) -> Status {
@@ -87,12 +88,19 @@ pub(crate) fn integrate(
         if budget == 0 {
             return Status::MaxSteps { t };
         }
-        if crate::past(opts.deadline) {
+        if crate::stopped(opts, job) {
             return Status::TimeLimit { t };
         }
         stop.set(None);
-        let sys =
-            Sys { model, steady_tol: opts.steady_tol, stop: &stop, scratch: vec![0.0; x.len()], deadline: opts.deadline, since_check: 0 };
+        let sys = Sys {
+            model,
+            steady_tol: opts.steady_tol,
+            stop: &stop,
+            scratch: vec![0.0; x.len()],
+            deadline: opts.deadline,
+            job,
+            since_check: 0,
+        };
         let y0 = DVector::from_column_slice(x);
         let span = opts.t_end - t;
         let (result, ts, ys) = match method {

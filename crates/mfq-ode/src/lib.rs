@@ -19,10 +19,13 @@
 //! the projected state (this is how the JIQ sliding boundary `x_1 = 1` is kept).
 //!
 //! A run may stop early at a steady state: with `steady_tol = Some(tol)` it stops once
-//! `max_i |f_i(x)| < tol`; and at a wall-clock deadline: with `deadline = Some(instant)` it
-//! stops with [`Status::TimeLimit`] at the first check after that instant (every step of
-//! `Rosenbrock23`, every [`DEADLINE_CHECK_STEPS`] accepted steps of the explicit methods), not
-//! by killing a thread.
+//! `max_i |f_i(x)| < tol`; and at the job's [`Deadline`] ([`solve_within`]: a wall-clock limit
+//! and a cancel flag, which the Python package sets on Ctrl-C) or an instant
+//! ([`SolveOptions::deadline`]): it stops
+//! with [`Status::TimeLimit`] at the first check after it (every step of `Rosenbrock23`, whose
+//! large sparse factorisations are abandoned at the limit as the fixed-point solver's are,
+//! every [`DEADLINE_CHECK_STEPS`] accepted steps of the explicit methods), not by killing a
+//! thread.
 //!
 //! A stiff solver for large sparse (pair/triplet, `K^2` and `K^3` states) models slots in as
 //! another [`Method`] beside these.
@@ -31,7 +34,7 @@ mod explicit;
 pub mod linalg;
 mod rosenbrock;
 
-use mfq_model::MeanFieldModel;
+use mfq_model::{Deadline, MeanFieldModel};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -63,6 +66,12 @@ pub fn deadline_after(seconds: f64) -> Option<Instant> {
 /// Whether `deadline` is set and has passed.
 pub fn past(deadline: Option<Instant>) -> bool {
     deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// Whether the run must stop: `opts.deadline` has passed or the job's deadline `job` expired
+/// (limit or cancel flag).
+pub(crate) fn stopped(opts: &SolveOptions, job: &Deadline) -> bool {
+    past(opts.deadline) || job.expired()
 }
 
 /// Integration method, see the crate docs.
@@ -295,6 +304,16 @@ pub enum OdeError {
 /// [`OdeError`] for a wrong-length or non-finite `x0` or options outside their range. Numerical
 /// failures are not errors: they come back in [`Trajectory::status`] with the part computed.
 pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Result<Trajectory, OdeError> {
+    solve_within(model, x0, opts, &Deadline::none())
+}
+
+/// [`solve`] within the job's [`Deadline`] (its wall-clock limit and cancel flag, shared with
+/// the other phases of the job: `--max-seconds`, Ctrl-C in the Python package): the run stops
+/// with [`Status::TimeLimit`] when it expires, as at [`SolveOptions::deadline`].
+///
+/// # Errors
+/// As [`solve`].
+pub fn solve_within(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions, job: &Deadline) -> Result<Trajectory, OdeError> {
     let n = model.dim();
     if x0.len() != n {
         return Err(OdeError::WrongDimension { got: x0.len(), expected: n });
@@ -323,16 +342,16 @@ pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Res
     model.project(&mut x);
     let mut rec = Recorder::new(&x, opts.record_steps);
     let mut stats = Stats::default();
-    if past(opts.deadline) {
+    if stopped(opts, job) {
         return Ok(rec.finish(Status::TimeLimit { t: 0.0 }, stats));
     }
     let status = match opts.method {
-        Method::Rosenbrock23 => rosenbrock::integrate(model, 0.0, &mut x, opts, &mut rec, &mut stats),
-        Method::Dopri5 | Method::Dop853 => explicit::integrate(model, opts.method, 0.0, &mut x, opts, &mut rec, &mut stats),
-        Method::Auto => match explicit::integrate(model, Method::Dopri5, 0.0, &mut x, opts, &mut rec, &mut stats) {
+        Method::Rosenbrock23 => rosenbrock::integrate(model, 0.0, &mut x, (opts, job), &mut rec, &mut stats),
+        Method::Dopri5 | Method::Dop853 => explicit::integrate(model, opts.method, 0.0, &mut x, (opts, job), &mut rec, &mut stats),
+        Method::Auto => match explicit::integrate(model, Method::Dopri5, 0.0, &mut x, (opts, job), &mut rec, &mut stats) {
             Status::Stiff { t } => {
                 stats.switched_to_stiff_at = Some(t);
-                rosenbrock::integrate(model, t, &mut x, opts, &mut rec, &mut stats)
+                rosenbrock::integrate(model, t, &mut x, (opts, job), &mut rec, &mut stats)
             }
             other => other,
         },
@@ -501,6 +520,33 @@ mod tests {
         let opts = SolveOptions { deadline: Some(Instant::now()), ..Default::default() };
         let tr = solve(&m, &vec![0.0; 200], &opts).unwrap();
         assert_eq!((tr.status, tr.t.len()), (Status::TimeLimit { t: 0.0 }, 1));
+    }
+
+    /// The job's deadline stops every method: its time limit, and its cancel flag set from
+    /// another thread (as the Python package does on Ctrl-C).
+    #[test]
+    fn the_jobs_deadline_and_cancel_flag_stop_the_run() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let m = Jsq::new(0.99, 2, 200).unwrap();
+        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23] {
+            let base = SolveOptions { t_end: 1e9, rtol: 1e-12, atol: 1e-14, method, ..Default::default() };
+            let started = Instant::now();
+            let tr = solve_within(&m, &vec![0.0; 200], &base, &Deadline::after(0.02)).unwrap();
+            assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e9), "{method:?}: {:?}", tr.status);
+            assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
+            let flag = Arc::new(AtomicBool::new(false));
+            let job = Deadline::none().with_cancel(flag.clone());
+            let setter = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                flag.store(true, Ordering::Relaxed);
+            });
+            let started = Instant::now();
+            let tr = solve_within(&m, &vec![0.0; 200], &base, &job).unwrap();
+            setter.join().unwrap();
+            assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e9), "{method:?}: {:?}", tr.status);
+            assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
+        }
     }
 
     #[test]

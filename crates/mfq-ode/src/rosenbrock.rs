@@ -20,7 +20,7 @@ pub(crate) fn integrate(
     model: &dyn MeanFieldModel,
     t0: f64,
     x: &mut [f64],
-    opts: &SolveOptions,
+    (opts, job): (&SolveOptions, &mfq_model::Deadline),
     rec: &mut Recorder,
     stats: &mut Stats,
 ) -> Status {
@@ -47,7 +47,7 @@ pub(crate) fn integrate(
             return Status::MaxSteps { t };
         }
         // every step: one costs a Jacobian and an LU, far more than reading the clock
-        if crate::past(opts.deadline) {
+        if crate::stopped(opts, job) {
             return Status::TimeLimit { t };
         }
         let last = t + h >= opts.t_end * (1.0 - 1e-15);
@@ -56,8 +56,11 @@ pub(crate) fn integrate(
         }
         model.jacobian(x, &mut jac);
         stats.jacobian_evals += 1;
-        if lu.factor(1.0, -h * d, &jac).is_err() {
-            return Status::Singular { t };
+        // a large sparse factorisation is abandoned when the job's deadline passes
+        match lu.factor_within(1.0, -h * d, &jac, job) {
+            Err(_) => return Status::Singular { t },
+            Ok(false) => return Status::TimeLimit { t },
+            Ok(true) => {}
         }
         stats.factorisations += 1;
         k1.copy_from_slice(&f0);

@@ -7,7 +7,7 @@ use mfq_fixpoint::{
     check_with_fixed_point, refined_expansion, refined_mean_field_order, refined_transient, solve_spec, AttractionReport, CheckOptions,
     FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate, RefinedExpansion, RefinedMeanField, RefinedTrajectory,
 };
-use mfq_model::{Jacobian, MeanFieldModel, ModelFile, ModelSpec, Truncation};
+use mfq_model::{Deadline, Jacobian, MeanFieldModel, ModelFile, ModelSpec, Truncation};
 use mfq_ode::{SolveOptions, Trajectory};
 use mfq_sim::{SimOptions, SimReport};
 use serde::Serialize;
@@ -148,8 +148,24 @@ impl Model {
     /// # Errors
     /// [`Error::Model`] for the model; [`Error::Transient`] for `x0` or the options.
     pub fn transient(&self, levels: Option<usize>, x0: &[f64], opts: &SolveOptions) -> Result<Trajectory, Error> {
+        self.transient_within(levels, x0, opts, &Deadline::none())
+    }
+
+    /// [`transient`](Self::transient) within the job's `deadline` (its wall-clock limit and
+    /// cancel flag: the run stops with `Status::TimeLimit` when it expires; see
+    /// `mfq_ode::solve_within`).
+    ///
+    /// # Errors
+    /// As [`transient`](Self::transient).
+    pub fn transient_within(
+        &self,
+        levels: Option<usize>,
+        x0: &[f64],
+        opts: &SolveOptions,
+        deadline: &Deadline,
+    ) -> Result<Trajectory, Error> {
         let model = self.build(levels)?;
-        Ok(mfq_ode::solve(model.as_ref(), x0, opts)?)
+        Ok(mfq_ode::solve_within(model.as_ref(), x0, opts, deadline)?)
     }
 
     /// The refined mean field's `1/N` term `V` at the fixed point `fp` (Gast and Van Houdt,

@@ -104,16 +104,9 @@ pub fn report(spec: &ModelSpec, truncation: &Truncation, opts: &ReportOptions) -
     if let Some(reason) = skip {
         return Ok(Report { fixed_point, stability, dynamics: Dynamics::Skipped { reason } });
     }
-    let solve = SolveOptions {
-        t_end: 1e5,
-        rtol: 1e-11,
-        atol: 1e-15,
-        steady_tol: Some(1e-10),
-        deadline: opts.deadline.instant(),
-        ..Default::default()
-    };
+    let solve = SolveOptions { t_end: 1e5, rtol: 1e-11, atol: 1e-15, steady_tol: Some(1e-10), ..Default::default() };
     let x0 = model.extremal_states().into_iter().find(|s| s.name == "empty").map_or_else(|| vec![0.0; model.dim()], |s| s.x);
-    let transient = mfq_ode::solve(model.as_ref(), &x0, &solve)?;
+    let transient = mfq_ode::solve_within(model.as_ref(), &x0, &solve, &opts.deadline)?;
     let distance = transient.x.iter().map(|xi| xi.iter().zip(&fixed_point.x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)).collect();
     let check_opts = CheckOptions { starts: opts.starts, deadline: opts.deadline.clone(), ..Default::default() };
     let check = check_with_fixed_point(model.as_ref(), fixed_point.clone(), &check_opts)?;
