@@ -392,7 +392,8 @@ impl TruncationSearch<'_> {
             automatic: trunc.levels.is_none(),
             tried: std::mem::take(&mut self.tried),
         };
-        if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() {
+        // (past the deadline the eigenvalues are skipped: not computed, as above the dimension limit)
+        if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() && !opts.deadline.expired() {
             fp.set_local(&local_stability(model, &fp.x));
         }
         fp

@@ -80,7 +80,7 @@ pub fn solve_model(model: &dyn MeanFieldModel, opts: &FixedPointOptions) -> Resu
     fp.truncation.levels = model.layout().level_masses(&fp.x).map_or(model.dim(), |m| m.len());
     fp.truncation.mass_at_truncation = crate::mass_at_truncation(model, &fp.x);
     fp.truncation.tried = vec![fp.truncation.levels];
-    if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
+    if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && !opts.deadline.expired() {
         fp.set_local(&local_stability(model, &fp.x));
     }
     Ok(fp)
