@@ -3,6 +3,8 @@
 //! relative polish (crate docs of mfq-fixpoint, "Relative polish of the tail") is tested
 //! against values the code did not produce, each computed here in a relatively accurate form.
 
+mod common;
+use common::{mfq, text};
 use mfq_fixpoint::{solve_spec, FixedPoint, FixedPointOptions, RELATIVE_FLOOR};
 use mfq_model::models::{JsqSpec, PodLiSpec};
 use mfq_model::{ModelSpec, Truncation};
@@ -71,4 +73,38 @@ fn pod_li_tail_is_relatively_accurate() {
         let (rel, k) = worst_relative(&fp.x, |k| exact[k - 1], 1e-14);
         assert!(rel < 1e-12, "lambda={lambda} eps={eps} d={d}: x_{k} off by {rel:e} relative");
     }
+}
+
+/// Through the CLI: `mfq fixed-point --json` prints the tail to relative accuracy (P(Q >= 5) of
+/// JSQ(2) at lambda = 0.3, the closed form 0.3^31, and every entry above the truncation
+/// tolerance) and states the polish's stopping rule and floor (`tail_polish`); the text output
+/// of a solve that polished says so.
+#[test]
+fn cli_states_the_polish_rule_and_floor() {
+    let o = mfq(&["fixed-point", "models/jsq-d3.toml", "--set", "lambda=0.3", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let x: Vec<f64> = v["x"].as_array().unwrap().iter().map(|e| e.as_f64().unwrap()).collect();
+    for (k, got) in x.iter().enumerate() {
+        let e = (0..=k).fold(0.0f64, |s, j| s + 3f64.powi(j as i32));
+        let exact = (e * f64::ln(0.3)).exp();
+        if exact >= 1e-12 {
+            assert!(((got - exact) / exact).abs() < 1e-12, "x_{}: {got:e} vs {exact:e}", k + 1);
+        }
+    }
+    let p = &v["tail_polish"];
+    assert_eq!(p["floor"].as_f64(), Some(RELATIVE_FLOOR), "{v}");
+    assert_eq!(p["step_tol"].as_f64(), Some(mfq_fixpoint::RELATIVE_STEP_TOL), "{v}");
+    assert!(p["steps"].as_u64().is_some() && p["last_relative_step"].as_f64().is_some(), "{v}");
+    // JSQ(2) at lambda = 0.5 with a fixed K = 6 (no smaller level re-solved after the polish,
+    // which would find nothing left to do): the solve takes relative-polish steps, and the text
+    // says so
+    let args = ["fixed-point", "models/jsq-d2.toml", "--set", "lambda=0.5", "--set", "truncation.levels=6"];
+    let v: serde_json::Value = serde_json::from_str(&text(&mfq(&[&args[..], &["--json"]].concat())).0).unwrap();
+    assert!(v["tail_polish"]["steps"].as_u64().unwrap() > 0, "{v}");
+    let x5 = v["x"][4].as_f64().unwrap();
+    assert!(((x5 - 0.5f64.powi(31)) / 0.5f64.powi(31)).abs() < 1e-14, "P(Q >= 5) = {x5:e}");
+    let (out, err) = text(&mfq(&args));
+    assert!(out.contains("tail polish") && out.contains("relative Newton step"), "{out}\n{err}");
 }
