@@ -150,6 +150,7 @@ fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
         "jacobian_norm": fp.jacobian_norm,
         "local_stability": fp.local,
         "truncation": fp.truncation,
+        "tail_polish": fp.tail_polish,
         "mean_queue_length": fp.observables.mean_queue_length,
         "mean_response_time": fp.observables.mean_response_time,
         "throughput": fp.observables.throughput,
@@ -214,6 +215,14 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         if t.automatic { "automatic" } else { "fixed" },
         t.tol
     );
+    let p = &fp.tail_polish;
+    if p.steps > 0 {
+        let _ = writeln!(
+            s,
+            "  tail polish         {} relative Newton step(s); the last moved no entry >= {:.0e} by more than {:.1e} of itself (stop at {:.0e})",
+            p.steps, p.floor, p.last_relative_step, p.step_tol
+        );
+    }
     let cond = match stability {
         Stability::Stable { condition } => condition.clone(),
         Stability::Unstable { reason } => reason.clone(),

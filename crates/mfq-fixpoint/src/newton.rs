@@ -1,7 +1,7 @@
 //! Pseudo-transient continuation + Newton (the method and its step control: the crate docs,
 //! section "Method").
 
-use crate::{local_stability, FixedPoint, FixedPointError, FixedPointStatus, TruncationReport};
+use crate::{local_stability, FixedPoint, FixedPointError, FixedPointStatus, TailPolish, TruncationReport};
 use mfq_model::{Deadline, Jacobian, MeanFieldModel, Sparsity};
 use mfq_ode::linalg::ShiftedLu;
 use serde::Serialize;
@@ -130,7 +130,7 @@ pub fn solve_model_with(
     fp.truncation.levels = model.layout().level_masses(&fp.x).map_or(model.dim(), |m| m.len());
     fp.truncation.mass_at_truncation = crate::mass_at_truncation(model, &fp.x);
     fp.truncation.tried = vec![fp.truncation.levels];
-    if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues {
+    if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && !opts.deadline.expired() {
         fp.set_local(&local_stability(model, &fp.x));
     }
     Ok(fp)
@@ -155,6 +155,14 @@ const PROBE_STEPS: usize = 10;
 const CHORD_RATE: f64 = 0.25;
 /// A residual at or below this times `max |x|` is round-off: no polishing.
 const ROUND_OFF: f64 = f64::EPSILON;
+/// Entries at or above this magnitude are polished to relative accuracy (see
+/// [`Iterate::polish_relative`]; below it the relative change is not measured).
+pub const RELATIVE_FLOOR: f64 = 1e-250;
+/// The relative polish stops once its last step moved no entry above [`RELATIVE_FLOOR`] by
+/// more than this relative amount.
+pub const RELATIVE_STEP_TOL: f64 = 1e-14;
+/// At most this many relative-polish steps.
+const RELATIVE_STEPS: usize = 4;
 /// Chord steps (before convergence and as polishing) are used only when a factorisation costs
 /// at least this many solves (see [`factor_cost_in_solves`]).
 const CHORD_MIN_COST: f64 = 4.0;
@@ -205,6 +213,8 @@ struct Iterate<'m> {
     /// The solve's deadline: a factorisation that outlasts it is abandoned (see
     /// `ShiftedLu::factor_within`).
     deadline: Deadline,
+    /// What the relative polish did.
+    tail: TailPolish,
 }
 
 impl Iterate<'_> {
@@ -344,6 +354,7 @@ impl<'m> Iterate<'m> {
             deadline: Deadline::none(),
             iters: 0,
             factorisations: 0,
+            tail: TailPolish::default(),
         }
     }
 
@@ -391,7 +402,8 @@ impl<'m> Iterate<'m> {
     /// once it is at the round-off of the state's scale (ROUND_OFF max |x|: drift terms are
     /// rates times fractions). Newton steps; chord steps with the last factorisation (one solve
     /// each) where factorisations are costly (they stop higher, ~3e-14 against ~1e-16 on the
-    /// redundancy pair approximation, still far below tol).
+    /// redundancy pair approximation, still far below tol). Then the relative polish
+    /// ([`Self::polish_relative`]).
     fn polish(&mut self, opts: &FixedPointOptions, reuse_factors: bool) {
         if self.r > ROUND_OFF * max_abs(&self.x) {
             for _ in 0..3 {
@@ -403,6 +415,52 @@ impl<'m> Iterate<'m> {
                     Ok((rn, _)) if rn < self.r => self.accept(rn),
                     _ => break,
                 }
+            }
+        }
+        self.polish_relative(opts, reuse_factors);
+    }
+
+    /// The relative polish of the tail. An absolute residual at round-off (`~1e-17`) leaves an
+    /// entry `x_k ~ 1e-10` wrong by `~1e-19`, i.e. `1e-9` relative, and a tail is read on a log
+    /// scale. Each drift entry is computed to round-off *relative to its own terms* (rates
+    /// times fractions of size `~x_k`), so further Newton steps (chord steps with the last
+    /// factorisation where factorisations are costly) fix the small entries too: Newton's step
+    /// is the same in the variables `ln x_k` (rows and columns scaled by `x_k`), and the LU
+    /// solve's error is relative to the step's largest entry. None is taken when the residual in
+    /// those variables, `max |f_k / x_k|` over `|x_k| >= RELATIVE_FLOOR`, is at most
+    /// `RELATIVE_STEP_TOL` already (rates are of order one per mean job size). Steps continue while the last
+    /// one moved some entry with `|x_k| >= RELATIVE_FLOOR` by more than `RELATIVE_STEP_TOL
+    /// |x_k|`, at most `RELATIVE_STEPS`; a step that raises the residual above its round-off
+    /// level is undone. The last step's largest relative change is reported
+    /// ([`TailPolish`]).
+    fn polish_relative(&mut self, opts: &FixedPointOptions, reuse_factors: bool) {
+        let floor_r = self.r.max(ROUND_OFF * max_abs(&self.x));
+        // the residual in the variables ln x_k: already at the threshold, no step
+        let log_residual =
+            self.x.iter().zip(&self.f).filter(|(x, _)| x.abs() >= RELATIVE_FLOOR).fold(0.0f64, |m, (x, f)| m.max((f / x).abs()));
+        if log_residual <= RELATIVE_STEP_TOL {
+            return;
+        }
+        for _ in 0..RELATIVE_STEPS {
+            if self.iters >= opts.max_iter || self.deadline.expired() {
+                break;
+            }
+            let step = if reuse_factors && self.factored.is_some() { Ok(self.chord()) } else { self.trial(0.0) };
+            let rn = match step {
+                Ok((rn, _)) if rn <= 2.0 * floor_r => rn,
+                _ => break,
+            };
+            let rel = self
+                .x
+                .iter()
+                .zip(&self.xn)
+                .filter(|(x, _)| x.abs() >= RELATIVE_FLOOR)
+                .fold(0.0f64, |m, (x, xn)| m.max(((xn - x) / x).abs()));
+            self.accept(rn);
+            self.tail.steps += 1;
+            self.tail.last_relative_step = rel;
+            if rel <= RELATIVE_STEP_TOL {
+                break;
             }
         }
     }
@@ -521,7 +579,7 @@ impl<'m> Iterate<'m> {
     /// residual and observables (truncation, spectral abscissa: filled in by the callers); and
     /// the storage and factorisation for the next solve of a sweep.
     fn report(self, status: FixedPointStatus) -> (FixedPoint, Held) {
-        let Iterate { model, x, r, iters, factorisations, jac, lu, factored, .. } = self;
+        let Iterate { model, x, r, iters, factorisations, jac, lu, factored, tail, .. } = self;
         let n = model.dim();
         let observables = model.observables(&x);
         let held = Held { n, sparsity: model.sparsity(), jac, lu, alpha: factored };
@@ -538,6 +596,7 @@ impl<'m> Iterate<'m> {
             local: None,
             jacobian: if model.has_analytic_jacobian() { "analytic" } else { "finite differences" },
             observables,
+            tail_polish: tail,
             x,
         };
         (fp, held)

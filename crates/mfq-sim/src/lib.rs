@@ -179,17 +179,6 @@ impl SimStatus {
     }
 }
 
-/// The instant `seconds` from now; `None` when too far away to represent (no limit, in
-/// practice). `seconds` is checked to be finite and `> 0` first (population process, exact chain).
-pub(crate) fn deadline_after(seconds: f64) -> Option<Instant> {
-    std::time::Duration::try_from_secs_f64(seconds).ok().and_then(|d| Instant::now().checked_add(d))
-}
-
-/// Whether `deadline` is set and has passed.
-pub(crate) fn past(deadline: Option<Instant>) -> bool {
-    deadline.is_some_and(|d| Instant::now() >= d)
-}
-
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {

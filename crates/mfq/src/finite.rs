@@ -7,7 +7,7 @@ use mfq_fixpoint::{
     refined_expansion, refined_mean_field_order, solve_model, FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate,
     RefinedMeanField,
 };
-use mfq_model::{Deadline, MeanFieldModel, Simulation};
+use mfq_model::{MeanFieldModel, Simulation};
 use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
 use mfq_sim::{SimOptions, SimReport};
 use serde::Serialize;

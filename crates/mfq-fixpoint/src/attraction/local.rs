@@ -72,7 +72,9 @@ impl Ctx<'_> {
     /// starts counted yet.
     fn equilibrium(&self, e: &EqBuild, summary: f64) -> Equilibrium {
         let opts = self.opts;
-        let local = (self.model.dim() <= opts.max_dim_for_eigenvalues).then(|| local_stability(self.model, &e.x));
+        // (past the deadline: not computed; the verdict is then TimeLimit anyway)
+        let local =
+            (self.model.dim() <= opts.max_dim_for_eigenvalues && !self.deadline.expired()).then(|| local_stability(self.model, &e.x));
         // the shared rule of `fixed-point` and `report` (relative to max(1, ||J||_inf))
         let kind = local.as_ref().map_or(EquilibriumKind::Unknown, |l| l.kind(opts.degeneracy_tol));
         Equilibrium {

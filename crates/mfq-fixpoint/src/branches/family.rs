@@ -228,7 +228,9 @@ impl Family<'_> {
                 break;
             }
             let secant = s1 - g1 * (s1 - s0) / (g1 - g0);
-            let inside = secant.is_finite() && (secant - s0) * (secant - s1) < 0.0;
+            // strictly inside, by comparisons (a product of the two differences underflows for a
+            // bracket near 1e-160 wide)
+            let inside = secant.is_finite() && secant > s0.min(s1) && secant < s0.max(s1);
             let s = if fails > 0 || iter % 2 == 1 || !inside { s0 + FALLBACK[fails] * (s1 - s0) } else { secant };
             // a corrector that fails, or slides onto another branch (near a branch point both cut
             // the hyperplane; the other one's tangent is far from the chord), gives no sign: try

@@ -218,7 +218,7 @@ impl PhaseTypeQueue {
     pub fn phi(&self, v: f64) -> f64 {
         match self.routing {
             Routing::Jsq { d } => v.powi(d as i32),
-            Routing::PodLi { d, eps } => (1.0 - eps) * v.powi(d as i32) + eps * (1.0 - (1.0 - v).powi(d as i32)),
+            Routing::PodLi { d, eps } => (1.0 - eps) * v.powi(d as i32) + eps * crate::models::pod::at_least_one_of(v, d),
             Routing::Jiq => f64::NAN,
         }
     }

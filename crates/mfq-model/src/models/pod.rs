@@ -63,11 +63,12 @@ impl PodLi {
         Ok(PodLi { lambda, d, eps, levels })
     }
 
-    /// `phi(x)`: probability that an arrival joins a server with at least `j` jobs when `x = x_j`.
+    /// `phi(x)`: probability that an arrival joins a server with at least `j` jobs when `x = x_j`
+    /// (to round-off relative to `phi(x)` itself, also for tiny `x`: see [`at_least_one_of`]).
     #[inline]
     pub fn phi(&self, x: f64) -> f64 {
         let d = self.d as i32;
-        (1.0 - self.eps) * x.powi(d) + self.eps * (1.0 - (1.0 - x).powi(d))
+        (1.0 - self.eps) * x.powi(d) + self.eps * at_least_one_of(x, self.d)
     }
 
     #[inline]
@@ -85,6 +86,20 @@ impl PodLi {
             1.0
         }
     }
+}
+
+/// `1 - (1 - x)^d` (the probability that at least one of `d` samples has what a fraction `x`
+/// has) as `x sum_{j<d} (1 - x)^j`: relative error `~d` round-offs for every `x` in `[0, 1]`,
+/// where the direct form loses all digits below `x ~ 1e-16` (and relative accuracy long
+/// before), which a tail read on a log scale shows.
+#[inline]
+pub(crate) fn at_least_one_of(x: f64, d: u32) -> f64 {
+    let (c, mut p, mut s) = (1.0 - x, 1.0, 1.0);
+    for _ in 1..d {
+        p *= c;
+        s += p;
+    }
+    x * s
 }
 
 impl MeanFieldModel for PodLi {
