@@ -370,8 +370,8 @@ fn sweep(
     curve_values: Option<Vec<f64>>,
     max_seconds: Option<f64>,
 ) -> PyResult<String> {
-    let x_axis = mfq::sweep::Axis { name: x_name, values: x_values };
-    let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis { name, values });
+    let x_axis = mfq::sweep::Axis::numbers(&x_name, x_values);
+    let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis::numbers(&name, values));
     let opts = FixedPointOptions { deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
     let r = run::interruptible(py, move |cancel| {
         let opts = FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts };
