@@ -103,6 +103,28 @@ fn a_job_size_law_sweep_equals_the_closed_form_and_the_file() {
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("the value erlang is not allowed") && stderr.contains("missing field `k`"), "{stderr}");
+    // a file with an exponential law: `h2` starts from an empty h2 table (the file's `mean` is
+    // not handed to it), an invalid point whose message names the table in words (no Rust Debug)
+    let dir = tmp_dir("exp-law");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("m.toml");
+    std::fs::write(&file, "[model]\nkind = \"jsq-ph\"\nlambda = 0.5\nd = 2\n[model.job_size]\nlaw = \"exponential\"\nmean = 1.0\n")
+        .unwrap();
+    let o = mfq(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--set",
+        "lambda=0.5,0.6",
+        "--set",
+        "job_size.law=exponential,h2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("model.job_size = law h2 without parameters is not allowed") && !stderr.contains("None"), "{stderr}");
+    let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",exponential,solved,")).count(), 2, "{csv}");
     // a value out of range is an invalid point (exit code 2, named), the others computed
     let out = tmp_dir("scv");
     let law = "job_size={law = \"h2\", scv = 0.5},{law = \"h2\", scv = 4}";
@@ -234,4 +256,35 @@ set = ["truncation.tol=1e-10"]
     let o = mfq(&["figure", "u", "--figures", dir.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("curve 'random routing': set d=1,2 is a sweep"), "{}", text(&o).1);
+}
+
+/// `--max-seconds` over a sweep with a categorical axis: the finished points are kept, the
+/// JSON report says `partial`, `sweep-partial.csv` is written, no complete `sweep.csv`; exit 4
+/// within the limit plus a second. (The LCFS limit at lambda = 0.3 takes well under a second,
+/// at 0.94 some 20 s.)
+#[test]
+fn a_sweep_stopped_by_its_deadline_keeps_the_finished_points_in_csv_and_json() {
+    let out = tmp_dir("partial");
+    let started = std::time::Instant::now();
+    let args = [
+        "sweep",
+        "models/redundancy-lcfs-limit.toml",
+        "--set",
+        "lambda=0.3,0.94",
+        "--max-seconds",
+        "3",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, r, stderr) = json(&args);
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(took < 5.0, "took {took} s");
+    assert!(r["partial"].as_str().unwrap().contains("--max-seconds 3: 1 of 2 points finished"), "{r}");
+    assert_eq!(r["points"].as_array().unwrap().len(), 1);
+    assert!(solved(&r["points"][0], "mean_queue_length") > 0.0);
+    let csv = std::fs::read_to_string(out.join("sweep-partial.csv")).unwrap();
+    assert!(csv.starts_with("# partial: ") && csv.contains("\n0.3,,solved,"), "{csv}");
+    assert!(!out.join("sweep.csv").exists() && !out.join("sweep.svg").exists());
 }
