@@ -1,21 +1,23 @@
-"""``mfq.sweep``: fixed points over one or two parameters, as numpy columns (the front door's
-``mfq::sweep::sweep``: curves in parallel, continuation along each curve)."""
+"""``mfq.sweep``: fixed points over any number of parameters (numbers, names, tables), as numpy
+columns (the front door's ``mfq::sweep::sweep_models``: lines in parallel, continuation along
+each line)."""
 
 import json
-from typing import Any, Dict, Sequence
+import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from . import _mfq
 from ._errors import InvalidInput
-from ._model import Model, _name
+from ._model import Model, _name, toml_value
 
 __all__ = ["sweep", "SweepResult"]
 
 
 class SweepResult(dict):  # type: ignore[type-arg]
     """A sweep as a dict of equal-length numpy columns, one row per point (curve by curve, in x
-    order): the swept parameters (float64), ``status`` (str: ``"solved"``, ``"unstable"``,
+    order): the swept parameters (float64; str for names and tables), ``status`` (str: ``"solved"``, ``"unstable"``,
     ``"failed"``), ``reason`` (str, empty when solved), ``mean_response_time``,
     ``mean_queue_length``, ``prob_wait``, ``residual`` (float64, NaN where not solved),
     ``truncation``, ``iterations`` (int64, -1 where not solved); and ``tails``: a list of float64
@@ -28,28 +30,58 @@ class SweepResult(dict):  # type: ignore[type-arg]
         return pd.DataFrame({k: v for k, v in self.items() if k != "tails"})
 
 
-def sweep(model: Model, *, max_seconds: float = None, **axes: Sequence[float]) -> SweepResult:  # type: ignore[assignment]
-    """Fixed points of ``model`` over one or two parameters: ``mfq.sweep(m, lam=np.linspace(0.5,
-    0.95, 10), d=[2, 3])``. The first keyword is the x axis, the second gives one curve per
-    value. Points outside the stability region have status ``"unstable"``.
+_BARE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _axis(name: str, given: Any) -> Tuple[List[float], Optional[List[str]], List[Any]]:
+    """(values, labels, column values) of one axis: numbers, or names / tables (categorical)."""
+    if isinstance(given, (str, bytes, Mapping)):
+        raise InvalidInput(f"{name}: a sweep takes a list of values, got {given!r}", name, repr(given), "a list of numbers, names or dicts")
+    items = np.asarray(given).ravel().tolist() if isinstance(given, np.ndarray) else list(given)
+    if not items:
+        raise InvalidInput(f"{name}: an empty axis", name, "[]", "at least one value")
+    items = [v.item() if isinstance(v, np.generic) else v for v in items]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+        values = [float(v) for v in items]
+        return values, None, values
+    labels = [v if isinstance(v, str) and _BARE_NAME.match(v) else toml_value(v, name) for v in items]
+    return [float(i) for i in range(len(items))], labels, labels
+
+
+def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResult:  # type: ignore[assignment]
+    """Fixed points of ``model`` over any number of parameters: ``mfq.sweep(m,
+    lam=np.linspace(0.5, 0.95, 10), d=[2, 3])``. An axis is a list of numbers, of names
+    (``discipline=["ps", "fcfs"]``) or of dicts (table parameters: ``job_size=[{"law":
+    "exponential"}, {"law": "h2", "scv": 4.0}]``). The first numeric axis is the x axis, the next
+    axis gives one curve per value, further axes are facets (rows for every combination). A
+    name or dict column holds the names (dicts as their TOML text). Points outside the stability
+    region have status ``"unstable"``.
 
     Raises:
-        InvalidInput: no axis or more than two, an empty axis, a name that is not a key of the
-            model, or a model invalid at its base values.
+        InvalidInput: no axis, an empty axis, a name that is not a key of the model, a name or
+            table the key does not take (with the allowed values), or a model invalid at its
+            base values.
     """
-    if not 1 <= len(axes) <= 2:
-        raise InvalidInput(f"sweep takes one or two axes, got {len(axes)}", "axes", str(len(axes)), "one or two parameters")
-    names = [_name(k) for k in axes]
-    values = [np.asarray(v, dtype=np.float64).ravel().tolist() for v in axes.values()]
-    for name, v in zip(names, values):
-        if not v:
-            raise InvalidInput(f"{name}: an empty axis", name, "[]", "at least one value")
-    curve_name, curve_values = (names[1], values[1]) if len(axes) == 2 else (None, None)
-    r = json.loads(_mfq.sweep(model.to_toml(), names[0], values[0], curve_name, curve_values, max_seconds))
+    if not axes:
+        raise InvalidInput("sweep takes at least one axis, got 0", "axes", "0", "one or more parameters")
+    parsed = [(_name(k), *_axis(_name(k), v)) for k, v in axes.items()]
+    first_numeric = next((i for i, a in enumerate(parsed) if a[2] is None), 0)
+    parsed.insert(0, parsed.pop(first_numeric))
+    arg = [(name, values, labels) for name, values, labels, _ in parsed]
+    r = json.loads(_mfq.sweep_axes(model.to_toml(), arg, max_seconds))
     points = r["points"]
-    cols: Dict[str, Any] = {names[0]: np.asarray([p["x"] for p in points], dtype=np.float64)}
-    if curve_name is not None:
-        cols[curve_name] = np.asarray([p["curve"] for p in points], dtype=np.float64)
+
+    def column(i: int, positions: List[float]) -> np.ndarray:
+        _, _, labels, shown = parsed[i]
+        if labels is None:
+            return np.asarray(positions, dtype=np.float64)
+        return np.asarray([shown[int(p)] for p in positions], dtype=str)
+
+    cols: Dict[str, Any] = {parsed[0][0]: column(0, [p["x"] for p in points])}
+    if len(parsed) > 1:
+        cols[parsed[1][0]] = column(1, [p["curve"] for p in points])
+    for j in range(2, len(parsed)):
+        cols[parsed[j][0]] = column(j, [p["facets"][j - 2] for p in points])
     st = [p["status"] for p in points]
     cols["status"] = np.asarray([s["status"] for s in st], dtype=str)
     cols["reason"] = np.asarray([s.get("reason", "") for s in st], dtype=str)

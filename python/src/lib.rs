@@ -374,12 +374,39 @@ fn sweep(
     curve_values: Option<Vec<f64>>,
     max_seconds: Option<f64>,
 ) -> PyResult<String> {
-    let x_axis = mfq::sweep::Axis { name: x_name, values: x_values };
-    let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis { name, values });
+    let x_axis = mfq::sweep::Axis::numbers(&x_name, x_values);
+    let curve = curve_name.zip(curve_values).map(|(name, values)| mfq::sweep::Axis::numbers(&name, values));
     let opts = FixedPointOptions { deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
     let r = run::interruptible(py, move |cancel| {
         let opts = FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts };
         mfq::sweep::sweep(&text, &[], &x_axis, curve.as_ref(), &opts, &|| {})
+    })?;
+    json(&py_result(py, r.map_err(mfq::Error::from))?)
+}
+
+/// A sweep of the model file `text` over any number of axes (JSON of `mfq::sweep::SweepReport`):
+/// each axis is `(name, values, labels)`, numeric when `labels` is `None`, else categorical with
+/// one label (a name or a TOML value) per value (`mfq::sweep::Axis::categories`). The first axis
+/// is the x axis, the second gives the curves, the others the facets (`mfq::sweep::sweep_models`).
+#[pyfunction]
+#[pyo3(signature = (text, axes, max_seconds = None))]
+fn sweep_axes(
+    py: Python<'_>,
+    text: String,
+    axes: Vec<(String, Vec<f64>, Option<Vec<String>>)>,
+    max_seconds: Option<f64>,
+) -> PyResult<String> {
+    let axes: Vec<mfq::sweep::Axis> = axes
+        .into_iter()
+        .map(|(name, values, labels)| match labels {
+            Some(labels) => mfq::sweep::Axis::categories(&name, labels),
+            None => mfq::sweep::Axis::numbers(&name, values),
+        })
+        .collect();
+    let opts = FixedPointOptions { deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
+    let r = run::interruptible(py, move |cancel| {
+        let opts = FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts };
+        mfq::sweep::sweep_models(&[(String::new(), text)], &[], &axes, &opts, &|| {})
     })?;
     json(&py_result(py, r.map_err(mfq::Error::from))?)
 }
@@ -395,6 +422,7 @@ fn catalog() -> PyResult<String> {
 fn _mfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_axes, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

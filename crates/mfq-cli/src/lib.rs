@@ -35,6 +35,7 @@ mod refinedfig;
 mod simcmd;
 mod simsweep;
 mod sweepcmd;
+mod sweepgrid;
 
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;

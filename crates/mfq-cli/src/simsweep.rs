@@ -86,6 +86,12 @@ pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure) -> Resu
     let (axis_name, axis_text) =
         fig.x.split_once('=').ok_or_else(|| bad(format!("x = '{}': expected NAME=a:b:n or NAME=v1,v2,...", fig.x)))?;
     let axis = Axis::parse(axis_name.trim(), axis_text.trim()).map_err(|e| bad(e.to_string()))?;
+    if axis.is_categorical() {
+        return Err(bad(format!(
+            "x = '{}': the x axis of a simulation sweep takes numbers; names and tables go in the curves' set",
+            fig.x
+        )));
+    }
     let opts = SimOptions {
         servers: fig.servers.unwrap_or(1000),
         time: fig.time,

@@ -2,10 +2,11 @@
 
 use crate::commands::deadline_of;
 use crate::output::{ensure_writable, out_dir, write_atomic};
+use crate::sweepgrid::{self, sweep_csv, SweptFile};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use mfq::sweep::{sweep, Axis, PointStatus, SweepPoint, SweepReport};
+use mfq::sweep::{Axis, PointStatus, SweepPoint, SweepReport};
 use mfq_fixpoint::{solve_spec, FixedPointOptions};
 use mfq_model::{Deadline, ModelFile};
 use mfq_plot::{sweep_svg, tail_svg, SweepPlotStyle, SweepQuantity};
@@ -27,6 +28,9 @@ pub struct SweepArgs {
     /// Log-scale y axis
     #[arg(long)]
     pub log_y: bool,
+    /// Another model file swept with the same settings (repeatable): one curve per file
+    #[arg(long = "model", value_name = "FILE")]
+    pub models: Vec<PathBuf>,
 }
 
 /// Quantities on the command line.
@@ -90,74 +94,16 @@ fn interrupt_flag() -> Arc<AtomicBool> {
 /// Runs a sweep of `text` with `sets` (`NAME=VALUE`; ranges/lists are axes, the rest
 /// overrides) within `deadline`.
 fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool, deadline: &Deadline) -> Result<SweepReport, Failure> {
-    let mut overrides = Vec::new();
-    let mut axes = Vec::new();
-    for s in sets {
-        let (name, value) = s.split_once('=').ok_or_else(|| Failure::input(format!("--set {s}: expected NAME=VALUE")))?;
-        if Axis::is_sweep(value) {
-            axes.push(Axis::parse(name.trim(), value).map_err(|e| Failure::input(e.to_string()))?);
-        } else {
-            overrides.push(s.clone());
-        }
-    }
-    if axes.len() == 2 && axes[0].name.trim_start_matches("model.") == axes[1].name.trim_start_matches("model.") {
-        return Err(Failure::input(format!("--set: the parameter {} is swept twice; allowed: two different parameters", axes[0].name)));
-    }
-    if axes.is_empty() || axes.len() > 2 {
-        return Err(Failure::input(format!(
-            "--set: {} swept parameters given; allowed: one or two, as NAME=start:end:points or NAME=v1,v2,... \
-             (e.g. --set lambda=0.5:0.99:50 --set d=2,3,5)",
-            axes.len()
-        )));
-    }
-    let x_axis = axes.remove(0);
-    let curve_axis = axes.pop();
-    let total = x_axis.values.len() * curve_axis.as_ref().map_or(1, |c| c.values.len());
-    let pb = progress_bar(total, quiet);
-    let opts = FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
-    let report = sweep(text, &overrides, &x_axis, curve_axis.as_ref(), &opts, &|| pb.inc(1))
-        .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-    pb.finish_and_clear();
-    Ok(report)
+    let label = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    run_files(&[SweptFile { label, path: path.display().to_string(), text: text.to_string() }], sets, quiet, deadline)
 }
 
-fn sweep_csv(report: &SweepReport) -> String {
-    let curve_name = report.curve_axis.as_ref().map_or("curve".to_string(), |c| c.name.clone());
-    let mut s = format!(
-        "{},{},status,mean_response_time,mean_queue_length,prob_wait,throughput,loss_probability,residual,levels,iterations,reason\n",
-        report.x_axis.name, curve_name
-    );
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
-    for p in &report.points {
-        let curve = p.curve.map_or(String::new(), |v| v.to_string());
-        let _ = match &p.status {
-            PointStatus::Solved {
-                mean_response_time,
-                mean_queue_length,
-                prob_wait,
-                throughput,
-                loss_probability,
-                residual,
-                levels,
-                iterations,
-                ..
-            } => {
-                writeln!(
-                    s,
-                    "{},{curve},solved,{},{},{},{},{loss_probability:e},{residual:e},{levels},{iterations},",
-                    p.x,
-                    opt(*mean_response_time),
-                    opt(*mean_queue_length),
-                    opt(*prob_wait),
-                    opt(*throughput)
-                )
-            }
-            PointStatus::Unstable { reason } => writeln!(s, "{},{curve},unstable,,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
-            PointStatus::Failed { reason } => writeln!(s, "{},{curve},failed,,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
-            PointStatus::Invalid { reason } => writeln!(s, "{},{curve},invalid,,,,,,,,,\"{}\"", p.x, reason.replace('"', "'")),
-        };
-    }
-    s
+/// Runs a sweep of `files` (one curve per file when there are several) with a progress bar.
+fn run_files(files: &[SweptFile], sets: &[String], quiet: bool, deadline: &Deadline) -> Result<SweepReport, Failure> {
+    let pb = progress_bar(sweepgrid::point_count(files.len(), sets), quiet);
+    let report = sweepgrid::run_grid(files, sets, deadline, &|| pb.inc(1));
+    pb.finish_and_clear();
+    report
 }
 
 /// `mfq sweep`. The output directory is checked before the sweep starts. Within
@@ -167,10 +113,10 @@ fn sweep_csv(report: &SweepReport) -> String {
 pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let path = &args.model.model;
     let deadline = deadline_of(&args.model)?.with_cancel(interrupt_flag());
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("cannot read model file {}: {e}", path.display())))?;
+    let files = std::iter::once(path).chain(&args.models).map(|p| SweptFile::read(p)).collect::<Result<Vec<_>, _>>()?;
     let dir = out_dir(&args.model.out, path);
     ensure_writable(&dir)?;
-    let report = run_sweep(path, &text, &args.model.set, args.model.json, &deadline)?;
+    let report = run_files(&files, &args.model.set, args.model.json, &deadline)?;
     let outcome = sweep_outcome(path, &report);
     if let Some(why) = &report.partial {
         return partial_sweep(args, &dir, &report, why, outcome);
@@ -182,37 +128,26 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         return Err(f);
     }
     let _ = std::fs::remove_file(dir.join("sweep-partial.csv"));
-    let title = ModelFile::parse(&text, &[]).ok().and_then(|f| f.title).unwrap_or_else(|| path.display().to_string());
     let style = SweepPlotStyle {
-        title: format!("Sweep of {}: {title}", report.x_axis.name),
+        title: sweepgrid::sweep_title(&files, &report),
         x_label: report.x_axis.name.clone(),
         y_label: None,
         log_y: args.log_y,
         curve_label: format!("{} = {{}}", report.curve_axis.as_ref().map_or("", |c| c.name.as_str())),
-        curve_labels: None,
+        curve_labels: sweepgrid::curve_labels(&report, None),
     };
-    let plotted = match sweep_svg(&report, args.y.into(), &style) {
-        Ok(svg) => {
-            write_atomic(&dir.join("sweep.svg"), svg.as_bytes())?;
-            true
-        }
-        Err(e) => {
-            eprintln!("mfq: no plot: {e}");
-            // a plot of an earlier sweep in the same directory would pass for this one's
-            let _ = std::fs::remove_file(dir.join("sweep.svg"));
-            false
-        }
-    };
+    // a plot of an earlier sweep in the same directory would pass for this one's: removed first
+    let plots = sweepgrid::write_plots(&dir, "sweep", &report, args.y.into(), &style)?;
     if args.model.json {
         print_json(&report, &outcome);
         return outcome.map_err(|f| Failure { json_printed: true, ..f });
     }
     outln!("{}", counts(&report));
     out!("{csv}");
-    if plotted {
-        outln!("wrote {} and sweep.svg", dir.join("sweep.csv").display());
+    if plots.is_empty() {
+        outln!("wrote {} (no plot: nothing to plot)", dir.join("sweep.csv").display());
     } else {
-        outln!("wrote {} (no sweep.svg: nothing to plot)", dir.join("sweep.csv").display());
+        outln!("wrote {} and {}", dir.join("sweep.csv").display(), plots.join(", "));
     }
     outcome
 }
@@ -240,13 +175,18 @@ fn sweep_outcome(path: &Path, report: &SweepReport) -> Result<(), Failure> {
                 PointStatus::Invalid { reason } => reason.as_str(),
                 _ => "",
             };
+            let mut at = format!("{} = {}", report.x_axis.name, report.x_axis.text_of(p.x));
+            if let (Some(a), Some(c)) = (&report.curve_axis, p.curve) {
+                at.push_str(&format!(", {} = {}", a.name, a.text_of(c)));
+            }
+            if !p.facets.is_empty() {
+                at.push_str(&format!(", {}", report.facet_text(&p.facets)));
+            }
             Err(Failure::input(format!(
-                "{}: {} of {} sweep points have invalid parameters (status invalid in the CSV), the first at {} = {}: {reason}",
+                "{}: {} of {} sweep points have invalid parameters (status invalid in the CSV), the first at {at}: {reason}",
                 path.display(),
                 invalid.len(),
                 report.points.len(),
-                report.x_axis.name,
-                p.x
             )))
         }
     }
@@ -269,7 +209,7 @@ fn partial_sweep(args: &SweepArgs, dir: &Path, report: &SweepReport, why: &str, 
     let file = dir.join("sweep-partial.csv");
     let written = write_atomic(&file, csv.as_bytes());
     let _ = std::fs::remove_file(dir.join("sweep.csv"));
-    let _ = std::fs::remove_file(dir.join("sweep.svg"));
+    sweepgrid::remove_plots(dir, "sweep");
     let mut f =
         Failure::no_convergence(format!("{}: the sweep {why}; the finished points are in {}", args.model.model.display(), file.display()));
     if let Err(w) = &written {
@@ -442,6 +382,9 @@ enum FigureFile {
         /// Warm-up time.
         warmup: f64,
     },
+    /// One sweep drawn once per `[[curves]]` entry (label, model file, extra settings):
+    /// `crate::sweepgrid::curves_figure`.
+    Curves(crate::sweepgrid::CurvesFigure),
 }
 
 impl FigureFile {
@@ -459,6 +402,7 @@ impl FigureFile {
             | FigureFile::CopiesThreshold { title, reproduces, description, .. }
             | FigureFile::HeavyTraffic { title, reproduces, description, .. } => (title, description, reproduces),
             FigureFile::SimulationSweep(f) => (&f.title, &f.description, &f.reproduces),
+            FigureFile::Curves(f) => (&f.title, &f.description, &f.reproduces),
         }
     }
 }
@@ -517,13 +461,20 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
         FigureFile::Sweep { title, model, set, y, log_y, x_label, y_label, curve_label, .. } => {
             let text = read(model)?;
             let report = complete(run_sweep(Path::new(model), &text, set, false, &Deadline::none())?)?;
+            if !report.facet_axes.is_empty() || report.x_axis.is_categorical() {
+                return Err(Failure::input(format!(
+                    "{}: a sweep figure has one plot: one numeric swept parameter (x) and at most one more (curves); \
+                     use `mfq sweep` for facets, or a curves figure",
+                    path.display()
+                )));
+            }
             let style = SweepPlotStyle {
                 title: title.clone(),
                 x_label: x_label.clone(),
                 y_label: y_label.clone(),
                 log_y: *log_y,
                 curve_label: curve_label.clone(),
-                curve_labels: None,
+                curve_labels: sweepgrid::curve_labels(&report, Some(curve_label)),
             };
             let svg = sweep_svg(&report, *y, &style).map_err(|e| Failure::no_convergence(format!("{name}: {e}")))?;
             write_atomic(&out.join(format!("{name}.csv")), sweep_csv(&report).as_bytes())?;
@@ -553,7 +504,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
                 }
             }
             let mut report = combined.ok_or_else(|| Failure::input(format!("{}: no models", path.display())))?;
-            report.curve_axis = Some(Axis { name: "model".into(), values: (0..models.len()).map(|i| i as f64).collect() });
+            report.curve_axis = Some(Axis::categories("model", models.iter().map(|(l, _)| l.clone()).collect()));
             let style = SweepPlotStyle {
                 title: title.clone(),
                 x_label: x_label.clone(),
@@ -642,6 +593,11 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
         FigureFile::SimulationSweep(f) => crate::simsweep::figure(&path, out, name, f)?,
+        FigureFile::Curves(f) => {
+            let (csv, svg) = crate::sweepgrid::curves_figure(&path, f)?;
+            write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
+            write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+        }
         FigureFile::Tail { title, models, set, .. } => {
             let mut fps = Vec::new();
             for (label, model) in models {

@@ -121,7 +121,7 @@ pub fn simulation_sweep(
     for (i, &x) in x_axis.values.iter().enumerate() {
         let mut ov = overrides.to_vec();
         if !sweeps_size {
-            ov.push(format!("{}={}", x_axis.name, crate::sweep::format_value(x)));
+            ov.push(format!("{}={}", x_axis.name, x_axis.text_of(x)));
         } else if !(x >= 1.0 && x.fract() == 0.0 && x <= u32::MAX as f64) {
             let reason = format!("servers = {x} is not allowed: an integer number of servers >= 1");
             points.push(SimSweepPoint { x, status: SimPointStatus::Invalid { reason } });

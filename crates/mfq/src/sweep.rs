@@ -1,8 +1,18 @@
-//! Parameter sweeps of fixed points: one model file, one or two swept parameters.
+//! Parameter sweeps of fixed points: one or several model files, any number of swept parameters.
 //!
-//! The first axis is the x axis of a curve, the optional second axis gives one curve per
-//! value. Curves run in parallel (rayon); along a curve each point starts from the previous
-//! point's fixed point (continuation), which keeps the Newton iterations few near `lambda -> 1`.
+//! A swept parameter ([`Axis`]) is numeric (`lambda=0.5:0.99:50`, `d=1,2,5`) or categorical:
+//! names (`discipline=ps,fcfs,lcfs`, `approximation=pair,triplet`) or TOML values
+//! (`job_size={law="exponential"},{law="h2", scv=4}`). Sweeping the `law` of a tagged table
+//! (`job_size.law=exponential,h2`) gives each law the file's other keys of that table only
+//! when it is the file's own law; another law starts from an empty table (its defaults), so
+//! that the keys of one law are never handed to another (give them with inline tables).
+//!
+//! The first axis is the x axis of a curve; with several model files the files are the curve
+//! axis (one curve per file), else the second axis is; every further axis is a *facet*: the
+//! caller draws one plot per combination of facet values ([`SweepReport::facet`]). Lines (a
+//! model file and one value of each non-x axis) run in parallel (rayon); along a line each
+//! point starts from the previous point's fixed point (continuation), which keeps the Newton
+//! iterations few near `lambda -> 1`.
 //! Points outside the model's stability region are marked [`PointStatus::Unstable`] and carry
 //! no numbers; points whose parameters are invalid are marked [`PointStatus::Invalid`] (the
 //! CLI then exits with code 2, after writing the other points).
@@ -16,48 +26,9 @@ use mfq_model::{ModelError, ModelFile};
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// One swept parameter: a dotted name (as in `--set`) and its values.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Axis {
-    /// Parameter name, e.g. `lambda` or `model.d`.
-    pub name: String,
-    /// Values, in sweep order.
-    pub values: Vec<f64>,
-}
+mod axis;
 
-impl Axis {
-    /// Parses `a:b:n` (n points from a to b, inclusive) or `v1,v2,...`.
-    ///
-    /// # Errors
-    /// [`ModelError::BadOverride`] naming the parameter when the text is neither form, `n < 2`,
-    /// or a value is not finite.
-    pub fn parse(name: &str, text: &str) -> Result<Axis, ModelError> {
-        let bad = |reason: String| ModelError::BadOverride { name: name.to_string(), reason };
-        let num = |s: &str| -> Result<f64, ModelError> {
-            s.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| bad(format!("'{s}' is not a finite number")))
-        };
-        let values = if let [a, b, n] = text.split(':').collect::<Vec<_>>()[..] {
-            let (a, b) = (num(a)?, num(b)?);
-            let n: usize = n
-                .trim()
-                .parse()
-                .ok()
-                .filter(|n| *n >= 2 && *n <= 100_000)
-                .ok_or_else(|| bad(format!("'{n}' is not a number of points in [2, 100000] (range syntax: start:end:points)")))?;
-            (0..n).map(|i| a + (b - a) * i as f64 / (n - 1) as f64).collect()
-        } else if text.contains(',') {
-            text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
-        } else {
-            return Err(bad(format!("'{text}' is not a sweep (use start:end:points or v1,v2,...)")));
-        };
-        Ok(Axis { name: name.to_string(), values })
-    }
-
-    /// Whether `text` has the form of a sweep (`a:b:n` or a comma list).
-    pub fn is_sweep(text: &str) -> bool {
-        text.split(':').count() == 3 || text.contains(',')
-    }
-}
+pub use axis::Axis;
 
 /// How one point of a sweep ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -104,10 +75,13 @@ pub enum PointStatus {
 /// One point: the swept values and the outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepPoint {
-    /// Value of the x axis.
+    /// Value of the x axis (a position for a categorical axis).
     pub x: f64,
-    /// Value of the curve axis, if any.
+    /// Value of the curve axis, if any (the model file's index with several files).
     pub curve: Option<f64>,
+    /// Values of the facet axes (third and later), in [`SweepReport::facet_axes`] order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facets: Vec<f64>,
     /// Outcome.
     pub status: PointStatus,
 }
@@ -117,10 +91,13 @@ pub struct SweepPoint {
 pub struct SweepReport {
     /// The x axis.
     pub x_axis: Axis,
-    /// The curve axis, if any.
+    /// The curve axis, if any (named `model`, labelled by the files' labels, with several files).
     pub curve_axis: Option<Axis>,
-    /// Points, curve by curve, in x order: every point, or the finished ones of a sweep
-    /// stopped early.
+    /// Further axes: one plot per combination of their values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facet_axes: Vec<Axis>,
+    /// Points, line by line (curve, then facets, in axis order), in x order: every point, or the
+    /// finished ones of a sweep stopped early.
     pub points: Vec<SweepPoint>,
     /// `Some(why)` when the sweep stopped before every point was computed (its deadline or a
     /// cancellation): `points` holds the finished ones.
@@ -132,24 +109,36 @@ impl SweepReport {
     pub fn curve(&self, curve: Option<f64>) -> impl Iterator<Item = &SweepPoint> {
         self.points.iter().filter(move |p| p.curve == curve)
     }
-}
 
-pub(crate) fn format_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
+    /// Every combination of facet values, in sweep order (one empty combination without facets).
+    pub fn facet_values(&self) -> Vec<Vec<f64>> {
+        self.facet_axes.iter().fold(vec![vec![]], |acc, axis| {
+            acc.iter().flat_map(|head| axis.values.iter().map(move |v| [head.as_slice(), &[*v]].concat())).collect()
+        })
+    }
+
+    /// The sub-report of one combination of facet values (no facet axes; its points only).
+    pub fn facet(&self, values: &[f64]) -> SweepReport {
+        SweepReport {
+            x_axis: self.x_axis.clone(),
+            curve_axis: self.curve_axis.clone(),
+            facet_axes: vec![],
+            points: self.points.iter().filter(|p| p.facets == values).map(|p| SweepPoint { facets: vec![], ..p.clone() }).collect(),
+            partial: self.partial.clone(),
+        }
+    }
+
+    /// `name = value` for each facet axis at `values` (`discipline = fcfs, d = 3`).
+    pub fn facet_text(&self, values: &[f64]) -> String {
+        self.facet_axes.iter().zip(values).map(|(a, v)| format!("{} = {}", a.name, a.text_of(*v))).collect::<Vec<_>>().join(", ")
     }
 }
 
 /// Sweeps the fixed point of the model file `text` over `x_axis` (and `curve_axis`), after the
-/// scalar `overrides`. `progress` is called once per finished point (from any thread). Each
-/// point is solved within `opts.deadline`; past it (or after a cancellation) the sweep stops
-/// and returns the finished points, marked [`partial`](SweepReport::partial).
+/// scalar `overrides`: [`sweep_models`] with one file.
 ///
 /// # Errors
-/// [`ModelError`] when the base file with the overrides is invalid, or a swept name is not a
-/// key of the file. Invalid values at single points (e.g. `d = 0` in a list) are reported per point.
+/// As [`sweep_models`].
 pub fn sweep(
     text: &str,
     overrides: &[String],
@@ -158,70 +147,76 @@ pub fn sweep(
     opts: &FixedPointOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<SweepReport, ModelError> {
-    check_names(text, overrides, x_axis, curve_axis)?;
-    let curves: Vec<Option<f64>> = match curve_axis {
-        Some(c) => c.values.iter().map(|v| Some(*v)).collect(),
-        None => vec![None],
+    let axes: Vec<Axis> = std::iter::once(x_axis).chain(curve_axis).cloned().collect();
+    sweep_models(&[(String::new(), text.to_string())], overrides, &axes, opts, progress)
+}
+
+/// Sweeps the fixed points of the model files `models` (`(label, text)` pairs) over `axes`
+/// (the first is the x axis; see the module docs for curves and facets), after the scalar
+/// `overrides`. `progress` is called once per finished point (from any thread). Each point is
+/// solved within what remains of `opts.deadline`; past it (or after a cancellation) the sweep
+/// stops and returns the finished points, marked [`partial`](SweepReport::partial).
+///
+/// # Errors
+/// [`ModelError::BadOverride`] naming the parameter when there is no model or no axis, a name
+/// is swept twice or both swept and set, a swept name is not a key of a file, or a value of a
+/// categorical axis is not one the key allows (the message lists the allowed values);
+/// [`ModelError`] when a base file with the overrides is invalid. Invalid numbers at single
+/// points (e.g. `d = 0` in a list) are reported per point ([`PointStatus::Invalid`]).
+pub fn sweep_models(
+    models: &[(String, String)],
+    overrides: &[String],
+    axes: &[Axis],
+    opts: &FixedPointOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<SweepReport, ModelError> {
+    let bad = |name: &str, reason: String| ModelError::BadOverride { name: name.to_string(), reason };
+    let Some((x_axis, others)) = axes.split_first() else {
+        return Err(bad("", "no swept parameter (give one as NAME=start:end:points or NAME=v1,v2,...)".into()));
     };
-    let per_curve: Vec<Vec<SweepPoint>> = curves
+    if models.is_empty() {
+        return Err(bad(&x_axis.name, "no model file to sweep".into()));
+    }
+    for (_, text) in models {
+        check_names(text, overrides, axes)?;
+    }
+    let mut curvish: Vec<Axis> = others.to_vec();
+    if models.len() > 1 {
+        curvish.insert(0, Axis::categories("model", models.iter().map(|(l, _)| l.clone()).collect()));
+    }
+    let with_model = models.len() > 1;
+    // one line per model file and combination of the non-x values
+    let combos = curvish.iter().fold(vec![vec![]], |acc: Vec<Vec<f64>>, axis| {
+        acc.iter().flat_map(|head| axis.values.iter().map(move |v| [head.as_slice(), &[*v]].concat())).collect()
+    });
+    let lines: Vec<(usize, Vec<f64>)> =
+        if with_model { combos.into_iter().map(|c| (c[0] as usize, c)).collect() } else { combos.into_iter().map(|c| (0, c)).collect() };
+    let per_line: Vec<Vec<SweepPoint>> = lines
         .par_iter()
-        .map(|curve| {
-            // the last two converged points (value, state) and the factorisation of the last solve
-            let mut warm: Option<(f64, Vec<f64>)> = None;
-            let mut before: Option<(f64, Vec<f64>)> = None;
-            let mut factors = Factors::default();
+        .map(|(m, values)| {
+            let text = &models[*m].1;
+            let fixed: Vec<(&Axis, f64)> = curvish.iter().zip(values).skip(usize::from(with_model)).map(|(a, v)| (a, *v)).collect();
             let mut out = Vec::with_capacity(x_axis.values.len());
+            let mut line = Line::default();
             for &x in &x_axis.values {
                 if opts.deadline.expired() {
                     break;
                 }
-                let mut ov = overrides.to_vec();
-                ov.push(format!("{}={}", x_axis.name, format_value(x)));
-                if let (Some(c), Some(v)) = (curve_axis, curve) {
-                    ov.push(format!("{}={}", c.name, format_value(*v)));
-                }
-                let status = match ModelFile::parse(text, &ov) {
-                    Err(e) => PointStatus::Invalid { reason: e.to_string() },
-                    Ok(file) => {
-                        let o = FixedPointOptions { x0: predict(x, warm.as_ref(), before.as_ref()), ..opts.clone() };
-                        match solve_spec_with(&file.model, &file.truncation, &o, &mut factors) {
-                            Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
-                            // stopped by the deadline while building the model: not finished
-                            Err(FixedPointError::Model(ModelError::Interrupted { .. })) => break,
-                            Err(e) => PointStatus::Invalid { reason: e.to_string() },
-                            Ok(fp) if fp.status == FixedPointStatus::Converged => {
-                                before = warm.replace((x, fp.x.clone()));
-                                PointStatus::Solved {
-                                    mean_response_time: fp.observables.mean_response_time,
-                                    mean_queue_length: fp.observables.mean_queue_length,
-                                    prob_wait: fp.observables.prob_wait,
-                                    throughput: fp.observables.throughput,
-                                    loss_probability: fp.observables.loss_probability,
-                                    residual: fp.residual,
-                                    levels: fp.truncation.levels,
-                                    iterations: fp.total_iterations,
-                                    tail: fp.observables.tail,
-                                }
-                            }
-                            Ok(fp) if matches!(fp.status, FixedPointStatus::TimeLimit { .. }) => break,
-                            Ok(fp) => {
-                                (warm, before) = (None, None);
-                                PointStatus::Failed { reason: format!("{} (residual {:.2e})", fp.status, fp.residual) }
-                            }
-                        }
-                    }
-                };
+                let assigned: Vec<(&Axis, f64)> = std::iter::once((x_axis, x)).chain(fixed.iter().copied()).collect();
+                let Some(status) = solve_point(text, overrides, &assigned, x, opts, &mut line) else { break };
                 progress();
-                out.push(SweepPoint { x, curve: *curve, status });
+                out.push(SweepPoint { x, curve: values.first().copied(), facets: values.iter().skip(1).copied().collect(), status });
             }
             out
         })
         .collect();
-    let points: Vec<SweepPoint> = per_curve.into_iter().flatten().collect();
-    let total = x_axis.values.len() * curve_axis.map_or(1, |c| c.values.len());
+    let points: Vec<SweepPoint> = per_line.into_iter().flatten().collect();
+    let total = x_axis.values.len() * lines.len();
     let partial =
         (points.len() < total).then(|| format!("stopped at {}: {} of {total} points finished", opts.deadline.reason(), points.len()));
-    Ok(SweepReport { x_axis: x_axis.clone(), curve_axis: curve_axis.cloned(), points, partial })
+    let mut rest = curvish.into_iter();
+    let curve_axis = rest.next();
+    Ok(SweepReport { x_axis: x_axis.clone(), curve_axis, facet_axes: rest.collect(), points, partial })
 }
 
 /// The start of the point at `x` of a sweep: the secant (linear) extrapolation from the last
@@ -242,16 +237,114 @@ fn predict(x: f64, warm: Option<&(f64, Vec<f64>)>, before: Option<&(f64, Vec<f64
     }
 }
 
-/// Checks that the file parses with the overrides and that the swept names are keys of it
-/// (a swept name that does not exist would otherwise fail at every point).
-fn check_names(text: &str, overrides: &[String], x_axis: &Axis, curve_axis: Option<&Axis>) -> Result<(), ModelError> {
+/// The `--set` assignments of one point of the file `text`: the table resets of swept `law`
+/// keys first, then `overrides`, then the other swept values.
+fn assignments(text: &str, overrides: &[String], assigned: &[(&Axis, f64)]) -> Vec<String> {
+    let (mut resets, mut sets) = (Vec::new(), Vec::new());
+    for (axis, v) in assigned {
+        let (reset, s) = assignment(text, &axis.name, &axis.text_of(*v));
+        if reset {
+            resets.push(s);
+        } else {
+            sets.push(s);
+        }
+    }
+    resets.into_iter().chain(overrides.iter().cloned()).chain(sets).collect()
+}
+
+/// `NAME=VALUE`, except for the `law` key of a table set to a law that is not the file's own:
+/// `TABLE={law = "VALUE"}` (an empty table of that law, `true` in the first field), so that the
+/// keys of the file's law are not handed to another law.
+fn assignment(text: &str, name: &str, value: &str) -> (bool, String) {
+    let value = value.trim();
+    if let Some((table, "law")) = name.trim().rsplit_once('.') {
+        let law = value.trim_matches(['"', '\'']);
+        if let Some(toml::Value::String(current)) = mfq_model::spec::value_of(text, name) {
+            if current != law {
+                return (true, format!("{table}={{law = {}}}", toml::Value::String(law.to_string())));
+            }
+        }
+    }
+    (false, format!("{}={value}", name.trim()))
+}
+
+/// What one line of a sweep carries from point to point: the last two converged points (x
+/// value, state) and the factorisation of the last solve.
+#[derive(Default)]
+struct Line {
+    warm: Option<(f64, Vec<f64>)>,
+    before: Option<(f64, Vec<f64>)>,
+    factors: Factors,
+}
+
+/// Solves one point at x value `x` (`line` holds the previous points of the same line and the
+/// last factorisation, updated); `None` when the deadline stopped it before it finished.
+fn solve_point(
+    text: &str,
+    overrides: &[String],
+    assigned: &[(&Axis, f64)],
+    x: f64,
+    opts: &FixedPointOptions,
+    line: &mut Line,
+) -> Option<PointStatus> {
+    let file = match ModelFile::parse(text, &assignments(text, overrides, assigned)) {
+        Err(e) => return Some(PointStatus::Invalid { reason: e.to_string() }),
+        Ok(file) => file,
+    };
+    let o = FixedPointOptions { x0: predict(x, line.warm.as_ref(), line.before.as_ref()), ..opts.clone() };
+    let status = match solve_spec_with(&file.model, &file.truncation, &o, &mut line.factors) {
+        Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
+        // stopped by the deadline while building the model: not finished
+        Err(FixedPointError::Model(ModelError::Interrupted { .. })) => return None,
+        Err(e) => PointStatus::Invalid { reason: e.to_string() },
+        Ok(fp) if fp.status == FixedPointStatus::Converged => {
+            line.before = line.warm.replace((x, fp.x.clone()));
+            PointStatus::Solved {
+                mean_response_time: fp.observables.mean_response_time,
+                mean_queue_length: fp.observables.mean_queue_length,
+                prob_wait: fp.observables.prob_wait,
+                throughput: fp.observables.throughput,
+                loss_probability: fp.observables.loss_probability,
+                residual: fp.residual,
+                levels: fp.truncation.levels,
+                iterations: fp.total_iterations,
+                tail: fp.observables.tail,
+            }
+        }
+        Ok(fp) if matches!(fp.status, FixedPointStatus::TimeLimit { .. }) => return None,
+        Ok(fp) => {
+            (line.warm, line.before) = (None, None);
+            PointStatus::Failed { reason: format!("{} (residual {:.2e})", fp.status, fp.residual) }
+        }
+    };
+    Some(status)
+}
+
+/// Checks that the file parses with the overrides, that the swept names are keys of it (a
+/// swept name that does not exist would otherwise fail at every point), swept once and not
+/// also set, and that every value of a categorical axis is one its key allows.
+fn check_names(text: &str, overrides: &[String], axes: &[Axis]) -> Result<(), ModelError> {
     ModelFile::parse(text, overrides)?;
-    for axis in std::iter::once(x_axis).chain(curve_axis) {
+    let key = |name: &str| name.trim().trim_start_matches("model.").to_string();
+    let bad = |name: &str, reason: String| ModelError::BadOverride { name: name.to_string(), reason };
+    for (i, axis) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|a| key(&a.name) == key(&axis.name)) {
+            return Err(bad(&axis.name, "swept twice; allowed: each parameter once".into()));
+        }
+        if overrides.iter().any(|o| o.split_once('=').is_some_and(|(n, _)| key(n) == key(&axis.name))) {
+            return Err(bad(&axis.name, "both swept and set to one value; allowed: one of the two".into()));
+        }
         if !mfq_model::spec::has_key(text, &axis.name) {
-            return Err(ModelError::BadOverride {
-                name: axis.name.clone(),
-                reason: "not a key of the model file (sweep a parameter the file sets)".into(),
-            });
+            return Err(bad(&axis.name, "not a key of the model file (sweep a parameter the file sets)".into()));
+        }
+        for label in axis.labels.iter().flatten() {
+            let (reset, s) = assignment(text, &axis.name, label);
+            let sets: Vec<String> =
+                if reset { std::iter::once(s).chain(overrides.iter().cloned()).collect() } else { [overrides, &[s]].concat() };
+            // a name or type the key does not take, whatever the other values: refused up front
+            if let Err(e @ ModelError::File { .. }) = ModelFile::parse(text, &sets) {
+                return Err(bad(&axis.name, format!("the value {label} is not allowed: {e}")));
+            }
         }
     }
     Ok(())
@@ -276,12 +369,35 @@ mod tests {
         assert_eq!(predict(0.75, Some(&b), Some(&(0.5, vec![1.0]))), Some(state(0.6)));
     }
 
+    const JSQ: &str = "[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n";
+
     #[test]
-    fn axes_parse() {
-        assert_eq!(Axis::parse("lambda", "0.5:0.9:5").unwrap().values, vec![0.5, 0.6, 0.7, 0.8, 0.9]);
-        assert_eq!(Axis::parse("d", "1,2,5").unwrap().values, vec![1.0, 2.0, 5.0]);
-        assert!(Axis::parse("d", "1:2:1").is_err());
-        assert!(Axis::parse("d", "x,2").is_err());
-        assert!(Axis::is_sweep("0.1:0.2:3") && !Axis::is_sweep("0.3"));
+    fn names_are_checked_before_the_sweep() {
+        let opts = FixedPointOptions::default();
+        let lam = Axis::parse("lambda", "0.5,0.6").unwrap();
+        let run = |axes: &[Axis], ov: &[String]| sweep_models(&[(String::new(), JSQ.to_string())], ov, axes, &opts, &|| {});
+        let e = run(&[lam.clone(), Axis::parse("model.lambda", "0.1,0.2").unwrap()], &[]).unwrap_err();
+        assert!(e.to_string().contains("swept twice"), "{e}");
+        let e = run(std::slice::from_ref(&lam), &["lambda=0.3".into()]).unwrap_err();
+        assert!(e.to_string().contains("both swept and set"), "{e}");
+        let e = run(&[lam.clone(), Axis::parse("d", "two,three").unwrap()], &[]).unwrap_err();
+        assert!(e.to_string().starts_with("--set d: the value two is not allowed") && e.to_string().contains("model.d"), "{e}");
+        let e = run(&[], &[]).unwrap_err();
+        assert!(e.to_string().contains("no swept parameter"), "{e}");
+    }
+
+    #[test]
+    fn facets_split_the_report() {
+        let axes = [
+            Axis::parse("lambda", "0.5,0.6").unwrap(),
+            Axis::parse("d", "1,2").unwrap(),
+            Axis::parse("truncation.tol", "1e-6,1e-8").unwrap(),
+        ];
+        let r = sweep_models(&[(String::new(), JSQ.to_string())], &[], &axes, &FixedPointOptions::default(), &|| {}).unwrap();
+        assert_eq!((r.points.len(), r.facet_axes.len(), r.partial.clone()), (8, 1, None));
+        assert_eq!(r.facet_values(), vec![vec![1e-6], vec![1e-8]]);
+        let f = r.facet(&[1e-8]);
+        assert_eq!((f.points.len(), f.points.iter().all(|p| p.facets.is_empty())), (4, true));
+        assert_eq!(r.facet_text(&[1e-8]), "truncation.tol = 0.00000001");
     }
 }

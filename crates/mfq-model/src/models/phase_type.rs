@@ -535,7 +535,14 @@ impl JobSizeSpec {
                 (None, None, None, Some(p), Some(mu1), Some(mu2)) => PhaseType::h2(*p, *mu1, *mu2),
                 _ => Err(out_of_range(
                     "model.job_size",
-                    format!("{self:?}"),
+                    {
+                        let keys = [("mean", mean), ("scv", scv), ("f", f), ("p", p), ("mu1", mu1), ("mu2", mu2)];
+                        let given: Vec<&str> = keys.iter().filter(|(_, v)| v.is_some()).map(|(k, _)| *k).collect();
+                        match given.as_slice() {
+                            [] => "law h2 without parameters".to_string(),
+                            g => format!("law h2 with {}", g.join(", ")),
+                        }
+                    },
                     "an h2 law with either scv (and optionally mean, f) or all of p, mu1, mu2, not both",
                 )),
             },

@@ -1,0 +1,290 @@
+//! `mfq sweep` over anything (issue 19, point 3; issue 16, sweep parts): names, tables and model
+//! files as swept values, facets, rounded grids, titles that describe the sweep, exit codes.
+//! Every swept value is checked against a value the sweep did not produce: the JSQ(d) closed
+//! form, a published value, or a separate `fixed-point` run of the same parameters.
+
+mod common;
+use common::{mfq, text, tmp_dir};
+use serde_json::Value;
+
+/// JSQ(d) mean-field occupancy `x_k = lambda^((d^k - 1)/(d - 1))` (Mitzenmacher, IEEE TPDS
+/// 12(10), 2001, Theorem 3; Vvedenskaya, Dobrushin, Karpelevich, Probl. Inf. Transm. 32(1),
+/// 1996): the mean queue length per server `sum_k x_k` and the mean response time (Little).
+fn jsq_closed_form(lambda: f64, d: u32) -> (f64, f64) {
+    let mut q = 0.0;
+    for k in 1..200 {
+        let e = if d == 1 { k as f64 } else { (f64::from(d).powi(k) - 1.0) / f64::from(d - 1) };
+        let x = lambda.powf(e);
+        q += x;
+        if x < 1e-18 {
+            break;
+        }
+    }
+    (q, q / lambda)
+}
+
+/// The JSON report of a run (stdout).
+fn json(args: &[&str]) -> (Option<i32>, Value, String) {
+    let o = mfq(args);
+    let (stdout, stderr) = text(&o);
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    (o.status.code(), v, stderr)
+}
+
+fn solved(p: &Value, key: &str) -> f64 {
+    assert_eq!(p["status"]["status"], "solved", "{p}");
+    p["status"][key].as_f64().unwrap_or_else(|| panic!("{key} in {p}"))
+}
+
+/// A sweep over the discipline (a name) of a redundancy pair approximation equals separate
+/// `fixed-point` runs of each discipline; FCFS is near Gardner et al.'s exact FCFS limit
+/// 0.772589 mean copies at lambda = 0.5 (Oper. Res. 2017, as models/redundancy-fcfs-pair.toml).
+#[test]
+fn a_discipline_sweep_equals_separate_runs() {
+    let out = tmp_dir("disciplines");
+    let base = ["--set", "truncation.levels=8", "--set", "truncation.tol=1e-3"];
+    let mut args = vec!["sweep", "models/redundancy-ps-pair.toml", "--set", "lambda=0.5,0.6", "--set", "discipline=ps,fcfs"];
+    args.extend(base);
+    args.extend(["--json", "--out", out.to_str().unwrap()]);
+    let (code, r, stderr) = json(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["curve_axis"]["labels"], serde_json::json!(["ps", "fcfs"]));
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        let lambda = format!("lambda={}", p["x"]);
+        let discipline = ["ps", "fcfs"][p["curve"].as_f64().unwrap() as usize];
+        let mut a = vec!["fixed-point", "models/redundancy-ps-pair.toml", "--set", &lambda];
+        let d = format!("discipline={discipline}");
+        a.extend(["--set", &d]);
+        a.extend(base);
+        a.push("--json");
+        let (code, fp, stderr) = json(&a);
+        assert_eq!(code, Some(0), "{stderr}");
+        let (swept, alone) = (solved(p, "mean_queue_length"), fp["mean_queue_length"].as_f64().unwrap());
+        assert!((swept - alone).abs() < 1e-9 * alone, "{discipline} at {lambda}: sweep {swept}, fixed-point {alone}");
+        if discipline == "fcfs" && p["x"] == 0.5 {
+            assert!((swept - 0.772589).abs() < 2e-3, "FCFS pair {swept} against Gardner's 0.772589");
+        }
+    }
+    // the CSV names the values, and the plot has one curve per discipline
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(csv.starts_with("lambda,discipline,status,") && csv.contains("\n0.6,fcfs,solved,"), "{csv}");
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    assert!(svg.contains("discipline = fcfs") && svg.contains("discipline = ps"), "legend");
+}
+
+/// `job_size.law=exponential,h2` (a table's law): the exponential point is JSQ(2)'s closed form
+/// (the file's H2 keys are not handed to it), the H2 point the file's own law: E[R] = 6.334997
+/// (models/sq2-h2.toml). The same with inline tables, where the H2 keys are given.
+#[test]
+fn a_job_size_law_sweep_equals_the_closed_form_and_the_file() {
+    let (_, t) = jsq_closed_form(0.9, 2);
+    for law in ["job_size.law=exponential,h2", "job_size={law = \"exponential\"},{law = \"h2\", scv = 9.0, f = 0.5}"] {
+        let out = tmp_dir("laws");
+        let (code, r, stderr) =
+            json(&["sweep", "models/sq2-h2.toml", "--set", "lambda=0.5,0.9", "--set", law, "--json", "--out", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{law}: {stderr}");
+        let at = |x: f64, c: f64| r["points"].as_array().unwrap().iter().find(|p| p["x"] == x && p["curve"] == c).cloned().unwrap();
+        let exp = solved(&at(0.9, 0.0), "mean_response_time");
+        assert!((exp - t).abs() < 1e-9 * t, "{law}: exponential {exp}, closed form {t}");
+        let (_, t5) = jsq_closed_form(0.5, 2);
+        assert!((solved(&at(0.5, 0.0), "mean_response_time") - t5).abs() < 1e-9 * t5);
+        let h2 = solved(&at(0.9, 1.0), "mean_response_time");
+        assert!((h2 - 6.334997).abs() < 2e-6, "{law}: h2 {h2}, published 6.334997");
+    }
+    // a law that does not exist: refused before the sweep, naming the key and the allowed laws
+    let o = mfq(&["sweep", "models/sq2-h2.toml", "--set", "lambda=0.5,0.9", "--set", "job_size.law=exponential,gamma"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--set job_size.law: the value gamma is not allowed") && stderr.contains("`erlang`"), "{stderr}");
+    // a law without its own keys: refused up front, naming the missing key
+    let o = mfq(&["sweep", "models/sq2-h2.toml", "--set", "lambda=0.5,0.9", "--set", "job_size.law=h2,erlang"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the value erlang is not allowed") && stderr.contains("missing field `k`"), "{stderr}");
+    // a file with an exponential law: `h2` starts from an empty h2 table (the file's `mean` is
+    // not handed to it), an invalid point whose message names the table in words (no Rust Debug)
+    let dir = tmp_dir("exp-law");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("m.toml");
+    std::fs::write(&file, "[model]\nkind = \"jsq-ph\"\nlambda = 0.5\nd = 2\n[model.job_size]\nlaw = \"exponential\"\nmean = 1.0\n")
+        .unwrap();
+    let o = mfq(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--set",
+        "lambda=0.5,0.6",
+        "--set",
+        "job_size.law=exponential,h2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("model.job_size = law h2 without parameters is not allowed") && !stderr.contains("None"), "{stderr}");
+    let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",exponential,solved,")).count(), 2, "{csv}");
+    // a value out of range is an invalid point (exit code 2, named), the others computed
+    let out = tmp_dir("scv");
+    let law = "job_size={law = \"h2\", scv = 0.5},{law = \"h2\", scv = 4}";
+    let o = mfq(&["sweep", "models/sq2-h2.toml", "--set", "lambda=0.5,0.9", "--set", law, "--out", out.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("2 of 4 sweep points") && stderr.contains("scv"), "{stderr}");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains("scv = 4}\",solved,")).count(), 2, "{csv}");
+}
+
+/// Several model files, one curve each (`--model`), and a third swept parameter as facets
+/// (one plot per value): every point is the JSQ(d) closed form of its own d.
+#[test]
+fn model_files_are_curves_and_a_third_parameter_gives_facets() {
+    let out = tmp_dir("facets");
+    let args = [
+        "sweep",
+        "models/jsq-d2.toml",
+        "--model",
+        "models/jsq-d3.toml",
+        "--set",
+        "lambda=0.1:0.9:9",
+        "--set",
+        "truncation.tol=1e-10,1e-12",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, r, stderr) = json(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["curve_axis"]["labels"], serde_json::json!(["jsq-d2", "jsq-d3"]));
+    assert_eq!(r["facet_axes"][0]["name"], "truncation.tol");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 36);
+    for p in points {
+        let (lambda, d) = (p["x"].as_f64().unwrap(), 2 + p["curve"].as_f64().unwrap() as u32);
+        let tol = p["facets"][0].as_f64().unwrap();
+        let (q, _) = jsq_closed_form(lambda, d);
+        let got = solved(p, "mean_queue_length");
+        assert!((got - q).abs() < 10.0 * tol * q.max(1.0), "d = {d}, lambda = {lambda}, tol {tol}: {got} vs {q}");
+    }
+    // the grid is the decimal one (0.1 + 2 * 0.1 would be 0.30000000000000004) and stops at 0.9
+    let xs: Vec<f64> = points.iter().take(9).map(|p| p["x"].as_f64().unwrap()).collect();
+    assert_eq!(xs, vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
+    for f in ["sweep-truncation.tol=0.0000000001.svg", "sweep-truncation.tol=0.000000000001.svg"] {
+        let svg = std::fs::read_to_string(out.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        // the title describes the sweep, not the files' single point (lambda = 0.9)
+        assert!(svg.contains("2 model files: lambda = 0.1 to 0.9 (9 points)") && svg.contains("jsq-d3"), "{f}");
+        assert!(!svg.contains("NaN") && !svg.contains("inf"), "{f}");
+    }
+    assert!(!out.join("sweep.svg").exists());
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(csv.starts_with("lambda,model,truncation.tol,status,") && csv.contains("\n0.3,jsq-d3,0.000000000001,solved,"), "{csv}");
+}
+
+/// The title of a one-file sweep names the kind and the swept ranges; a point with invalid
+/// input exits 2 after the CSV is written, an unstable point is data (exit 0).
+#[test]
+fn titles_describe_the_sweep_and_exit_codes_tell_invalid_from_unstable() {
+    let out = tmp_dir("titles");
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5:0.95:10", "--set", "d=2,3", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    assert!(svg.contains("JSQ(d) / power-of-d: lambda = 0.5 to 0.95 (10 points); d = 2, 3"), "title");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let xs: Vec<&str> = csv.lines().skip(1).take(10).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(xs, ["0.5", "0.55", "0.6", "0.65", "0.7", "0.75", "0.8", "0.85", "0.9", "0.95"]);
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5,1.5", "--set", "d=2,3", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "unstable points are data: {}", text(&o).1);
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5,0.6", "--set", "d=0,2", "--out", out.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("2 of 4 sweep points have invalid parameters") && stderr.contains("d = 0"), "{stderr}");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",solved,")).count(), 2, "{csv}");
+}
+
+/// A `curves` figure: per-curve model files and settings; each curve equals the closed form of
+/// its own d.
+#[test]
+fn a_curves_figure_has_per_curve_settings() {
+    let dir = tmp_dir("curves");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fig = r#"kind = "curves"
+title = "JSQ(d) by d"
+reproduces = "new"
+description = "test"
+model = "models/jsq-d2.toml"
+set = ["lambda=0.5:0.9:5"]
+y = "mean_queue_length"
+x_label = "lambda"
+
+[[curves]]
+label = "random routing"
+set = ["d=1"]
+
+[[curves]]
+label = "JSQ(2)"
+
+[[curves]]
+label = "JSQ(3) at tol 1e-10"
+model = "models/jsq-d3.toml"
+set = ["truncation.tol=1e-10"]
+"#;
+    std::fs::write(dir.join("t.toml"), fig).unwrap();
+    let o = mfq(&["figure", "t", "--figures", dir.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let csv = std::fs::read_to_string(dir.join("t.csv")).unwrap();
+    assert!(csv.starts_with("lambda,curve,status,"), "{csv}");
+    let mut n = 0;
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let d = match f[1] {
+            "random routing" => 1,
+            "JSQ(2)" => 2,
+            _ => 3,
+        };
+        let (q, _) = jsq_closed_form(f[0].parse().unwrap(), d);
+        let got: f64 = f[4].parse().unwrap();
+        assert!((got - q).abs() < 1e-8 * q.max(1.0), "{line}: closed form {q}");
+        n += 1;
+    }
+    assert_eq!(n, 15);
+    let svg = std::fs::read_to_string(dir.join("t.svg")).unwrap();
+    assert!(svg.contains("random routing") && svg.contains("JSQ(3) at tol 1e-10"));
+    // a curve whose own set is a sweep is refused, naming the curve
+    std::fs::write(dir.join("u.toml"), fig.replace("set = [\"d=1\"]", "set = [\"d=1,2\"]")).unwrap();
+    let o = mfq(&["figure", "u", "--figures", dir.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("curve 'random routing': set d=1,2 is a sweep"), "{}", text(&o).1);
+}
+
+/// `--max-seconds` over a sweep with a categorical axis: the finished points are kept, the
+/// JSON report says `partial`, `sweep-partial.csv` is written, no complete `sweep.csv`; exit 4
+/// within the limit plus a second. (The LCFS limit at lambda = 0.3 takes well under a second,
+/// at 0.94 some 20 s.)
+#[test]
+fn a_sweep_stopped_by_its_deadline_keeps_the_finished_points_in_csv_and_json() {
+    let out = tmp_dir("partial");
+    let started = std::time::Instant::now();
+    let args = [
+        "sweep",
+        "models/redundancy-lcfs-limit.toml",
+        "--set",
+        "lambda=0.3,0.94",
+        "--max-seconds",
+        "3",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, r, stderr) = json(&args);
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(took < 5.0, "took {took} s");
+    assert!(r["partial"].as_str().unwrap().contains("--max-seconds 3: 1 of 2 points finished"), "{r}");
+    assert_eq!(r["points"].as_array().unwrap().len(), 1);
+    assert!(solved(&r["points"][0], "mean_queue_length") > 0.0);
+    let csv = std::fs::read_to_string(out.join("sweep-partial.csv")).unwrap();
+    assert!(csv.starts_with("# partial: ") && csv.contains("\n0.3,,solved,"), "{csv}");
+    assert!(!out.join("sweep.csv").exists() && !out.join("sweep.svg").exists());
+}
