@@ -322,17 +322,31 @@ fn run_one(case: &Case, command: &str, args: &[String], out: &Path) -> Run {
     Run { key, seconds, failures }
 }
 
+/// Every bundled model file: `models/*.toml` and the files of each subdirectory of `models/` that
+/// are models (a `[model]` table; `models/figures/` holds figure descriptions, not models).
 fn model_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["models", "models/generic"] {
-        for e in std::fs::read_dir(root().join(dir)).expect("models/").flatten() {
-            if e.path().extension().is_some_and(|x| x == "toml") {
-                files.push(e.path());
+    let mut dirs = vec![root().join("models")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).expect("models/").flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "toml") && is_model(&path) {
+                files.push(path);
             }
         }
     }
     files.sort();
     files
+}
+
+/// Whether the TOML file at `path` describes a model (it has a `[model]` table).
+fn is_model(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .is_some_and(|doc| doc.get("model").is_some_and(|m| m.is_table()))
 }
 
 // Not yet part of the default run: the whole grid (2,156 runs) takes about 25 minutes on two

@@ -535,7 +535,12 @@ impl JobSizeSpec {
                 (None, None, None, Some(p), Some(mu1), Some(mu2)) => PhaseType::h2(*p, *mu1, *mu2),
                 _ => Err(out_of_range(
                     "model.job_size",
-                    format!("{self:?}"),
+                    {
+                        let keys = [("mean", mean.is_some()), ("scv", scv.is_some()), ("f", f.is_some())];
+                        let more = [("p", p.is_some()), ("mu1", mu1.is_some()), ("mu2", mu2.is_some())];
+                        let given: Vec<&str> = keys.iter().chain(&more).filter(|(_, g)| *g).map(|(k, _)| *k).collect();
+                        format!("an h2 law with keys [{}]", given.join(", "))
+                    },
                     "an h2 law with either scv (and optionally mean, f) or all of p, mu1, mu2, not both",
                 )),
             },
