@@ -80,6 +80,15 @@ const KNOWN_FAILURES: &[&str] = &[
     "models/sq2-h2.toml|d=9999|report|wall",
     "models/sq2-h2.toml|lambda@boundary-|check|wall",
     "models/sq2-h2.toml|lambda@boundary-|report|wall",
+    // The CDN cache at its largest catalogue (contents = 1000) builds its model without looking
+    // at the deadline: `fixed-point --max-seconds 2` ran 32 s (class 1; owner: the cdn-cache
+    // model, not yet assigned)
+    "models/cdn-cache-uniform.toml|contents=1000|fixed-point|wall",
+    "models/cdn-cache-uniform.toml|contents=1000|report|wall",
+    "models/cdn-cache-uniform.toml|contents=1000|check|wall",
+    "models/cdn-cache.toml|contents=1000|fixed-point|wall",
+    "models/cdn-cache.toml|contents=1000|report|wall",
+    "models/cdn-cache.toml|contents=1000|check|wall",
 ];
 
 fn root() -> PathBuf {
