@@ -198,23 +198,34 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         FixedPointStatus::Converged => "converged".to_string(),
         other => format!("NOT converged: {other}"),
     };
-    let _ = writeln!(
-        s,
-        "  status              {status} (residual max|f(x*)| = {:.2e}, {} iterations over K = {}, {} Jacobian)",
-        fp.residual,
-        fp.total_iterations,
-        fp.truncation.tried.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
-        fp.jacobian
-    );
-    let t = &fp.truncation;
-    let _ = writeln!(
-        s,
-        "  truncation          K = {}, x_K = {:.2e} ({}, tol {:e})",
-        t.levels,
-        t.mass_at_truncation,
-        if t.automatic { "automatic" } else { "fixed" },
-        t.tol
-    );
+    if has_tail(fp) {
+        let _ = writeln!(
+            s,
+            "  status              {status} (residual max|f(x*)| = {:.2e}, {} iterations over K = {}, {} Jacobian)",
+            fp.residual,
+            fp.total_iterations,
+            fp.truncation.tried.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+            fp.jacobian
+        );
+        let t = &fp.truncation;
+        let _ = writeln!(
+            s,
+            "  truncation          K = {}, x_K = {:.2e} ({}, tol {:e})",
+            t.levels,
+            t.mass_at_truncation,
+            if t.automatic { "automatic" } else { "fixed" },
+            t.tol
+        );
+    } else {
+        // no queue-length tail: the state has a fixed size, there is no truncation level
+        let _ = writeln!(
+            s,
+            "  status              {status} (residual max|f(x*)| = {:.2e}, {} Newton/PTC iterations, {} Jacobian)",
+            fp.residual, fp.total_iterations, fp.jacobian
+        );
+        let n = fp.x.len();
+        let _ = writeln!(s, "  state               {n} {} of fixed size (no truncation level)", if n == 1 { "entry" } else { "entries" });
+    }
     let p = &fp.tail_polish;
     if p.steps > 0 {
         let _ = writeln!(
@@ -268,13 +279,26 @@ fn local_words(kind: EquilibriumKind, norm: f64) -> String {
     }
 }
 
+/// Most rows of a tail (or state) table printed on the terminal; the CSV has every row.
+const MAX_PRINTED_ROWS: usize = 20;
+
+/// The tail `P(Q >= k)` as a table, down to the first entry below 1e-14 and at most
+/// [`MAX_PRINTED_ROWS`] rows: the first ones, `...`, and the last one (every row is in
+/// `tail.csv`).
 fn tail_table(fp: &FixedPoint) -> String {
+    let tail = &fp.observables.tail;
+    let shown = tail.iter().position(|v| *v < 1e-14).map_or(tail.len(), |k| k + 1);
     let mut s = String::from("  k   P(Q >= k)\n");
-    for (k, v) in fp.observables.tail.iter().enumerate() {
-        let _ = writeln!(s, "  {:<3} {:.10e}", k + 1, v.clamp(0.0, 1.0));
-        if *v < 1e-14 {
-            break;
-        }
+    let row = |s: &mut String, k: usize| {
+        let _ = writeln!(s, "  {:<3} {:.10e}", k + 1, tail[k].clamp(0.0, 1.0));
+    };
+    if shown <= MAX_PRINTED_ROWS {
+        (0..shown).for_each(|k| row(&mut s, k));
+    } else {
+        (0..MAX_PRINTED_ROWS - 2).for_each(|k| row(&mut s, k));
+        let _ =
+            writeln!(s, "  ... {} rows more (all {} rows, k = 1..{}, in tail.csv)", shown - MAX_PRINTED_ROWS + 1, tail.len(), tail.len());
+        row(&mut s, shown - 1);
     }
     s
 }
@@ -283,6 +307,34 @@ fn tail_csv(fp: &FixedPoint) -> String {
     let mut s = String::from("k,p_q_ge_k\n");
     for (k, v) in fp.observables.tail.iter().enumerate() {
         let _ = writeln!(s, "{},{:e}", k + 1, v.clamp(0.0, 1.0));
+    }
+    s
+}
+
+/// Whether the fixed point has a queue-length tail, hence a meaningful truncation level `K`
+/// (the queueing kinds); the others (batch, moldable, mpr-mac, cdn-cache, redundancy-graph,
+/// opinion, generic models without a tail family) have a state of fixed size.
+fn has_tail(fp: &FixedPoint) -> bool {
+    !fp.observables.tail.is_empty()
+}
+
+/// The state `x*` of a model without a queue-length tail, `i,x` per line (`state.csv`).
+fn state_csv(fp: &FixedPoint) -> String {
+    let mut s = String::from("i,x\n");
+    for (i, v) in fp.x.iter().enumerate() {
+        let _ = writeln!(s, "{},{v:e}", i + 1);
+    }
+    s
+}
+
+/// The state `x*` as a table of at most [`MAX_PRINTED_ROWS`] rows (every row is in `state.csv`).
+fn state_table(fp: &FixedPoint) -> String {
+    let mut s = String::from("  i   x*_i\n");
+    for (i, v) in fp.x.iter().enumerate().take(MAX_PRINTED_ROWS) {
+        let _ = writeln!(s, "  {:<3} {}", i + 1, num(*v));
+    }
+    if fp.x.len() > MAX_PRINTED_ROWS {
+        let _ = writeln!(s, "  ... {} entries more (all {} in state.csv)", fp.x.len() - MAX_PRINTED_ROWS, fp.x.len());
     }
     s
 }
@@ -599,6 +651,34 @@ fn solve_refined(args: &SolveArgs, file: &ModelFile, model: &dyn MeanFieldModel,
     Ok(())
 }
 
+/// The files of a fixed point's tail: `tail.csv` and `tail.svg`, or `state.csv` for a model
+/// without a queue-length tail ([`has_tail`]); their contents and their paths.
+#[allow(clippy::type_complexity)]
+fn tail_files(
+    file: &ModelFile,
+    fp: &FixedPoint,
+    dir: &std::path::Path,
+) -> Result<(Vec<(std::path::PathBuf, Vec<u8>)>, Vec<std::path::PathBuf>), Failure> {
+    if !has_tail(fp) {
+        return Ok((vec![(dir.join("state.csv"), state_csv(fp).into_bytes())], vec![dir.join("state.csv")]));
+    }
+    let tail_plot =
+        tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {}", title(file))).map_err(|e| Failure::io(e.to_string()))?;
+    Ok((
+        vec![(dir.join("tail.csv"), tail_csv(fp).into_bytes()), (dir.join("tail.svg"), tail_plot.into_bytes())],
+        vec![dir.join("tail.csv"), dir.join("tail.svg")],
+    ))
+}
+
+/// `tail:` and the tail table, or `state:` and the state for a model without a tail.
+fn tail_or_state_table(fp: &FixedPoint) -> String {
+    if has_tail(fp) {
+        format!("tail:\n{}", tail_table(fp))
+    } else {
+        format!("state:\n{}", state_table(fp))
+    }
+}
+
 /// `report` for a large model or one without dynamics: the fixed point, its tail (CSV, SVG)
 /// and `report.json`, with the transient and the attraction check marked as skipped and `why`.
 fn report_without_dynamics(
@@ -609,28 +689,22 @@ fn report_without_dynamics(
     dir: &std::path::Path,
     why: &str,
 ) -> Result<(), Failure> {
-    let name = title(file);
-    let tail_file = dir.join("tail.svg");
-    let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
-    let files = vec![dir.join("report.json"), dir.join("tail.csv"), tail_file.clone()];
+    let (mut set, mut files) = tail_files(file, fp, dir)?;
+    files.insert(0, dir.join("report.json"));
     let mut value = fixed_point_json(file, fp);
     value["stability"] = json!(stability);
     value["attraction"] = json!({ "skipped": why });
     value["transient"] = json!({ "skipped": why });
     value["files"] = json!(files);
-    crate::output::write_all_atomic(&[
-        (dir.join("tail.csv"), tail_csv(fp).into_bytes()),
-        (tail_file, tail_plot.into_bytes()),
-        (dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().into_bytes()),
-    ])?;
+    set.push((dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().into_bytes()));
+    crate::output::write_all_atomic(&set)?;
     if args.json {
         outln!("{value}");
     } else {
         out!("{}", fixed_point_text(args, file, fp, stability));
         outln!("  transient           skipped: {why}");
         outln!("  attraction          skipped: {why}");
-        outln!("tail:");
-        out!("{}", tail_table(fp));
+        out!("{}", tail_or_state_table(fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         outln!("wrote {}", names.join(", "));
     }
@@ -681,9 +755,8 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let series = DistanceSeries { label: "from the empty state".into(), t: tr.t.clone(), distance: distance.clone() };
     let rate = fp.spectral_abscissa.map(|a| -a);
     let name = title(&file);
-    let tail_file = dir.join("tail.svg");
     let conv_file = dir.join("convergence.svg");
-    let tail_plot = tail_svg(&[(fp.model.as_str(), fp)], &format!("Queue-length tail: {name}")).map_err(|e| Failure::io(e.to_string()))?;
+    let (tail_set, tail_paths) = tail_files(&file, fp, &dir)?;
     let conv_plot = distance_svg(std::slice::from_ref(&series), rate, &format!("Distance to the fixed point: {name}"))
         .map_err(|e| Failure::io(e.to_string()))?;
     let check_plots = crate::output::check_plots(&dir, check)?;
@@ -699,15 +772,16 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         "invariants": tr.invariants,
         "final_distance": series.distance.last(),
     });
-    let mut files = vec![dir.join("report.json"), dir.join("tail.csv"), tail_file.clone(), conv_file.clone()];
+    let mut files = vec![dir.join("report.json")];
+    files.extend(tail_paths);
+    files.push(conv_file.clone());
     files.extend(check_plots.iter().map(|(p, _)| p.clone()));
     value["files"] = json!(files);
-    let mut set = vec![
-        (dir.join("tail.csv"), tail_csv(fp).into_bytes()),
-        (tail_file, tail_plot.into_bytes()),
+    let mut set = tail_set;
+    set.extend([
         (conv_file, conv_plot.into_bytes()),
         (dir.join("report.json"), serde_json::to_string_pretty(&value).unwrap_or_default().into_bytes()),
-    ];
+    ]);
     set.extend(check_plots);
     crate::output::write_all_atomic(&set)?;
     if args.json {
@@ -722,9 +796,12 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         outln!("  transient           from empty: {how}, distance to x* {:.2e}", series.distance.last().copied().unwrap_or(0.0));
         // the verdict with what it rests on (a sampled cooperativity test on the truncated
         // system for `certified`), not only the number of starts
-        outln!("  attraction          {} (truncated at K = {}; `mfq check` for more starts)", check.verdict, fp.truncation.levels);
-        outln!("tail:");
-        out!("{}", tail_table(fp));
+        if has_tail(fp) {
+            outln!("  attraction          {} (truncated at K = {}; `mfq check` for more starts)", check.verdict, fp.truncation.levels);
+        } else {
+            outln!("  attraction          {} (`mfq check` for more starts)", check.verdict);
+        }
+        out!("{}", tail_or_state_table(fp));
         let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         outln!("wrote {}", names.join(", "));
     }

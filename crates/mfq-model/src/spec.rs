@@ -259,6 +259,13 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
     ];
     let join = |s: &str| {
         let mut line = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        // the truncation keys are integers >= 1 and >= 2: say their range, as validate() does
+        for (key, range) in [("levels", "[1, 10000000]"), ("max_levels", "[2, 10000000]")] {
+            let tail = format!(", expected usize in `truncation.{key}`");
+            if let Some(head) = line.strip_suffix(&tail) {
+                line = format!("truncation.{key}: {head}, expected an integer in {range}");
+            }
+        }
         for (from, to) in TYPES {
             line = line.replace(from, to);
         }
@@ -273,7 +280,15 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             // the line itself, which names the key or the table
             let source: String = text.lines().nth(line - 1).unwrap_or("").trim().chars().take(60).collect();
-            (Some(crate::FilePosition { line, column, text: printable(&source) }), join(e.message()))
+            let mut message = join(e.message());
+            // `levels = 2.5` in [truncation]: the key is on the line, its range goes in the message
+            for (key, range) in [("max_levels", "[2, 10000000]"), ("levels", "[1, 10000000]")] {
+                let on_line = source.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('='));
+                if keyed.is_none() && on_line && message.ends_with("expected an integer >= 0") {
+                    message = format!("truncation.{key}: {}in {range}", message.trim_end_matches(">= 0"));
+                }
+            }
+            (Some(crate::FilePosition { line, column, text: printable(&source) }), message)
         }
         // the message without the ` in `model`` that repeats the key
         None if keyed.is_some() => (None, join(e.message())),
@@ -367,6 +382,46 @@ pub fn value_of(text: &str, name: &str) -> Option<toml::Value> {
     node.get(*last).cloned()
 }
 
+/// Why the override path `parts` names no parameter of the model in `doc`, or `None` when it
+/// does: a key of `[model]` must be a parameter the kind declares (the registry), and a generic
+/// model's `parameters.NAME` (or a bare `NAME`) one of its `[model.parameters]`. The truncation
+/// level `K` of the built-in kinds is `truncation.levels`, not a model parameter: the message says so.
+fn undeclared(doc: &toml::Table, parts: &[&str]) -> Option<String> {
+    let model = doc.get("model").and_then(|m| m.as_table())?;
+    let kind_name = model.get("kind").and_then(|k| k.as_str())?;
+    let ["model", key, rest @ ..] = parts else { return None };
+    let hint = |key: &str| {
+        if ["K", "k", "levels"].contains(&key) {
+            "; the truncation level K is set with --set truncation.levels=K (fixed) or truncation.max_levels (the automatic truncation's cap)"
+        } else {
+            ""
+        }
+    };
+    if kind_name == "generic" {
+        let declared: Vec<&str> =
+            model.get("parameters").and_then(|p| p.as_table()).map_or_else(Vec::new, |p| p.keys().map(String::as_str).collect());
+        let list = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
+        let name = match (*key, rest) {
+            ("parameters", [name]) if !declared.contains(name) => *name,
+            // a bare NAME that is not a declared parameter (generic_parameter_path did not match)
+            (name, []) if crate::registry::kind("generic").is_some_and(|k| k.param(name).is_none()) => name,
+            _ => return None,
+        };
+        return Some(format!("the generic model declares no parameter '{name}' (its [model.parameters]: {list}){}", hint(name)));
+    }
+    let kind = crate::registry::kind(kind_name)?;
+    if *key != "kind" && kind.param(key).is_none() {
+        let names: Vec<&str> = kind.params.iter().map(|p| p.name).collect();
+        return Some(format!(
+            "kind {} has no parameter '{key}' (its parameters: {}; see `mfq models`){}",
+            kind.name,
+            names.join(", "),
+            hint(key)
+        ));
+    }
+    None
+}
+
 /// Applies one `NAME=VALUE` override to a parsed model file (see the module docs).
 ///
 /// # Errors
@@ -382,17 +437,8 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
     if parts.iter().any(|p| p.is_empty()) {
         return Err(bad("empty key in the name".into()));
     }
-    // a key of [model] must be a parameter the kind declares (the registry)
-    let kind = doc.get("model").and_then(|m| m.get("kind")).and_then(|k| k.as_str()).and_then(crate::registry::kind);
-    if let (Some(kind), ["model", key, ..]) = (kind, parts.as_slice()) {
-        if *key != "kind" && kind.param(key).is_none() {
-            let names: Vec<&str> = kind.params.iter().map(|p| p.name).collect();
-            return Err(bad(format!(
-                "kind {} has no parameter '{key}' (its parameters: {}; see `mfq models`)",
-                kind.name,
-                names.join(", ")
-            )));
-        }
+    if let Some(reason) = undeclared(doc, &parts) {
+        return Err(bad(reason));
     }
     let value = value.trim();
     // one TOML value, or else the text as a string (`0.9\nlambda = 3` is not a value)
@@ -428,6 +474,42 @@ mod tests {
     use crate::models::{JiqSpec, JsqSpec, OpinionBiasedSpec, OpinionStubbornSpec};
 
     const JSQ: &str = "[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n";
+
+    #[test]
+    fn generic_overrides_must_name_a_declared_parameter() {
+        let generic = "[model]\nkind = \"generic\"\n[model.parameters]\nmu = 2.0\nrho = 0.3\n";
+        for set in ["parameters.nu=1", "model.parameters.nu=1", "nu=1"] {
+            let e = ModelFile::parse(generic, &[set.into()]).unwrap_err().to_string();
+            assert!(e.contains("'nu'") && e.contains("mu, rho"), "{set}: {e}");
+        }
+        let e = ModelFile::parse("[model]\nkind = \"generic\"\n", &["parameters.a=1".into()]).unwrap_err().to_string();
+        assert!(e.contains("'a'") && e.contains("none"), "{e}");
+        // a declared one is applied (the parse then fails later, for the empty model, not on the name)
+        let mut doc: toml::Table = generic.parse().unwrap();
+        apply_override(&mut doc, "parameters.rho=0.7").unwrap();
+        apply_override(&mut doc, "mu=5").unwrap();
+        assert_eq!(doc["model"]["parameters"]["rho"].as_float(), Some(0.7));
+        assert_eq!(doc["model"]["parameters"]["mu"].as_integer(), Some(5));
+    }
+
+    #[test]
+    fn the_truncation_level_is_named_where_k_is_tried() {
+        for set in ["K=30", "levels=30", "model.K=30"] {
+            let e = ModelFile::parse(JSQ, &[set.into()]).unwrap_err().to_string();
+            assert!(e.contains("truncation.levels") && e.contains("lambda, d"), "{set}: {e}");
+        }
+        for (set, key, range) in [
+            ("truncation.levels=0", "truncation.levels", "[1, 10000000]"),
+            ("truncation.levels=2.5", "truncation.levels", "[1, 10000000]"),
+            ("truncation.levels=-3", "truncation.levels", "[1, 10000000]"),
+            ("truncation.max_levels=7.5", "truncation.max_levels", "[2, 10000000]"),
+        ] {
+            let e = ModelFile::parse(JSQ, &[set.into()]).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(range) && !e.contains("usize"), "{set}: {e}");
+        }
+        let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevels = 1.5\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("levels = 1.5") && e.contains("[1, 10000000]"), "{e}");
+    }
 
     #[test]
     fn parses_and_overrides() {

@@ -34,8 +34,8 @@ use serde::Serialize;
 #[error("plot failed: {0}")]
 pub struct PlotError(pub String);
 
-pub(crate) fn err<E: std::fmt::Debug>(e: E) -> PlotError {
-    PlotError(format!("{e:?}"))
+pub(crate) fn err<E: std::fmt::Display>(e: E) -> PlotError {
+    PlotError(e.to_string())
 }
 
 /// Draws the series legend of `chart` (white box, black border) at `position`: the one legend

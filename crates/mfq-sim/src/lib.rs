@@ -551,9 +551,20 @@ fn queues_policy(lambda: f64, routing: Routing) -> Result<(Policy, f64, Shape), 
         }
         Routing::Jiq => Policy::Jiq,
         #[allow(unreachable_patterns)]
-        _ => return Err(out_of_range("model", format!("{routing:?}"), "a routing rule the simulator knows")),
+        _ => return Err(out_of_range("model", routing_text(&routing), "a routing rule the simulator knows")),
     };
     Ok((p, lambda, Shape::Queues))
+}
+
+/// A routing rule in the words of the model files (for messages).
+fn routing_text(routing: &Routing) -> String {
+    match routing {
+        Routing::Jsq { d } => format!("JSQ(d) with d = {d}"),
+        Routing::Pod { d, eps, g: None } => format!("Pod with load-independent errors, d = {d}, eps = {eps}"),
+        Routing::Pod { d, eps, g: Some(g) } => format!("Pod with load-dependent errors, d = {d}, eps = {eps}, g = {g}"),
+        Routing::Jiq => "JIQ".into(),
+        _ => "this routing rule".into(),
+    }
 }
 
 /// JSQ(d), Pod with load-independent errors and JIQ with phase-type job sizes.
@@ -570,7 +581,7 @@ fn phase_policy(lambda: f64, routing: Routing, job_size: &mfq_model::models::Pha
             phase::Routing::PodLi(d, eps)
         }
         Routing::Jiq => phase::Routing::Jiq,
-        _ => return Err(out_of_range("model", format!("{routing:?}"), "a routing rule the phase-type simulator knows")),
+        _ => return Err(out_of_range("model", routing_text(&routing), "a routing rule the phase-type simulator knows")),
     };
     Ok((Policy::Phase { law: law_of(job_size), routing }, lambda, Shape::Queues))
 }
@@ -608,7 +619,7 @@ fn classes_policy(lambda: f64, classes: &[ServerClass], policy: &ClassPolicy, op
             hetero::Policy::PsSq2 { sampling, rule }
         }
         #[allow(unreachable_patterns)]
-        other => return Err(out_of_range("model", format!("{other:?}"), "a class policy the simulator knows")),
+        _ => return Err(out_of_range("model", "this class policy", "a class policy the simulator knows")),
     };
     let sizes = hetero::class_sizes(opts.servers as u32, &fractions);
     if let Some(j) = sizes.iter().position(|&s| s == 0) {
@@ -633,7 +644,11 @@ fn redundancy_policy(
     let discipline = match (discipline, lps_k) {
         (Discipline::Lps, Some(k)) if k >= 1 => redundancy::Discipline::Lps(k),
         (Discipline::Lps, k) => {
-            return Err(out_of_range("model.lps_k", format!("{k:?}"), "an integer >= 1 (required with discipline = \"lps\")"))
+            return Err(out_of_range(
+                "model.lps_k",
+                k.map_or_else(|| "missing".to_string(), |k| k.to_string()),
+                "an integer >= 1 (required with discipline = \"lps\")",
+            ))
         }
         (_, Some(k)) => return Err(out_of_range("model.lps_k", k, "only with discipline = \"lps\"")),
         (Discipline::Ps, None) => redundancy::Discipline::Ps,

@@ -190,7 +190,10 @@ pub fn simulate_as_report(
         return Err(SimError::OutOfRange {
             field: "buffer".into(),
             value: b.to_string(),
-            allowed: format!("none, or the model's truncation level K ({tail_levels:?}): its population process has that buffer"),
+            allowed: match tail_levels {
+                Some(k) => format!("none, or the model's truncation level K = {k}: its population process has that buffer"),
+                None => "none: the model's state is not one tail family, so its population process has no buffer".into(),
+            },
         });
     }
     let started = std::time::Instant::now();

@@ -58,7 +58,12 @@ pub struct IdenticalCopiesReport {
 /// law, `servers` not matching `speeds`, or sizes out of range.
 pub fn copy_system(spec: &RedundancySpec, servers: usize) -> Result<CopySystem, Error> {
     if !spec.is_identical_fcfs() {
-        return Err(bad("model.copies", format!("{:?}", spec.copies), "identical copies under discipline = \"fcfs\""));
+        let copies = match spec.copies {
+            mfq_model::models::redundancy::Copies::Iid => "iid",
+            mfq_model::models::redundancy::Copies::Identical => "identical",
+        };
+        let given = format!("copies = \"{copies}\" with discipline = {}", spec.discipline.label(spec.lps_k.unwrap_or(1)));
+        return Err(bad("model.copies", given, "identical copies under discipline = \"fcfs\""));
     }
     spec.check_identical()?;
     let size = spec.copy_size()?;

@@ -190,7 +190,7 @@ pub fn refined_transient(
     // t_end, because ode_solvers' own last point (at x_end) is less accurate than its dense output
     let dt = t_end / points as f64;
     let mut solver = Dopri5::new(sys, 0.0, t_end + 0.5 * dt, dt, DVector::from_vec(y0), tol.0, tol.1);
-    solver.integrate().map_err(|e| RefinedError::Unsupported(format!("the integration of the moment equations failed: {e:?}")))?;
+    solver.integrate().map_err(|e| RefinedError::Unsupported(format!("the integration of the moment equations failed: {e}")))?;
     let keep = solver.x_out().iter().take_while(|t| **t <= t_end * (1.0 + 1e-12)).count();
     let (ts, ys) = (&solver.x_out()[..keep], &solver.y_out()[..keep]);
     if ys.iter().any(|y| y.iter().any(|v| !v.is_finite())) {

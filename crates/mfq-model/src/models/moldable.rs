@@ -368,7 +368,12 @@ impl Moldable {
 
 impl MeanFieldModel for Moldable {
     fn name(&self) -> String {
-        format!("moldable(lambda={}, d={}, {:?})", self.lambda, self.s.len(), self.scheme)
+        let scheme = match self.scheme {
+            Scheme::Optimal => "optimal",
+            Scheme::OneServer => "one-server",
+            Scheme::DServers => "d-servers",
+        };
+        format!("moldable(lambda={}, d={}, {scheme})", self.lambda, self.s.len())
     }
     fn dim(&self) -> usize {
         self.s.len()
