@@ -79,9 +79,11 @@ fn log_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, Vec<f64>) {
         let minor = if m == 1 && powers.len() <= 8 { mantissas(lo, hi, &[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]) } else { vec![] };
         return (ticks, minor);
     }
-    for set in [&[1.0, 2.0, 5.0][..], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..]] {
+    // within about a decade: the sparsest of 1-2-5, 1-2-3-5, 1..9 with three ticks (two for 1..9)
+    for (set, need) in [(&[1.0, 2.0, 5.0][..], 3), (&[1.0, 2.0, 3.0, 5.0][..], 3), (&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0][..], 2)]
+    {
         let t = mantissas(lo, hi, set);
-        if t.len() >= 2 {
+        if t.len() >= need {
             return (t, vec![]);
         }
     }
@@ -265,6 +267,8 @@ mod tests {
             assert!(distinct(&labels(&a)), "{lo}..{hi}: {:?}", labels(&a));
         }
         assert_eq!(labels(&Axis::log(0.3, 0.9)), ["0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"]);
+        assert_eq!(labels(&Axis::log(0.23, 1.14)), ["0.3", "0.5", "1"]);
+        assert_eq!(labels(&Axis::log(2.0, 3.0)), ["2", "3"]);
         assert_eq!(labels(&Axis::log(1e-6, 1.0)), ["1e-6", "1e-5", "1e-4", "1e-3", "1e-2", "1e-1", "1e0"]);
     }
 

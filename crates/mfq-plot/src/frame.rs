@@ -17,6 +17,10 @@ pub(crate) type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Axi
 /// A drawing area (a panel) of the SVG backend.
 pub(crate) type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
 
+/// plotters writes a font of size `s` as `font-size = s / 1.24` in the SVG: sizes handed to it
+/// are multiplied by this so that the SVG has the style's sizes.
+const FONT: f64 = 1.24;
+
 /// Marker shapes, in the order curves get them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marker {
@@ -335,7 +339,7 @@ where
     {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let font = ("sans-serif", tpx).into_font().color(&BLACK).pos(plotters::style::text_anchor::Pos::new(
+        let font = ("sans-serif", tpx * FONT).into_font().color(&BLACK).pos(plotters::style::text_anchor::Pos::new(
             plotters::style::text_anchor::HPos::Center,
             plotters::style::text_anchor::VPos::Top,
         ));
@@ -390,7 +394,7 @@ pub(crate) fn chart<'a, 'b>(area: &'a Area<'b>, style: &Style, panel: &Panel) ->
     let (xf, yf) = (xa.clone(), ya.clone());
     let mut b = ChartBuilder::on(area);
     if let Some(c) = panel.caption {
-        b.caption(style.substitute(c), ("sans-serif", f * 1.05));
+        b.caption(style.substitute(c), ("sans-serif", f * 1.05 * FONT));
     }
     b.margin_top((f * 0.6) as u32)
         .margin_right((f * 1.2) as u32)
@@ -404,8 +408,8 @@ pub(crate) fn chart<'a, 'b>(area: &'a Area<'b>, style: &Style, panel: &Panel) ->
         .configure_mesh()
         .x_desc(xl)
         .y_desc(yl)
-        .label_style(("sans-serif", f))
-        .axis_desc_style(("sans-serif", f))
+        .label_style(("sans-serif", f * FONT))
+        .axis_desc_style(("sans-serif", f * FONT))
         .x_label_formatter(&|v| xf.label(*v))
         .y_label_formatter(&|v| yf.label(*v))
         .bold_line_style(RGBColor(222, 222, 222).stroke_width(1))
@@ -520,7 +524,7 @@ pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, defau
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
-        .label_font(("sans-serif", f))
+        .label_font(("sans-serif", f * FONT))
         .legend_area_size(len + 8)
         .margin((f * 0.5) as u32)
         .position(pos)
