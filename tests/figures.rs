@@ -339,7 +339,7 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     // redundancy on compatibility graphs: full flexibility is an M/M/1 queue, (1 - rho) E[N] = rho;
     // every graph's (1 - rho) E[N] tends to 1 as rho -> 1 (docs/models/redundancy-graph.md)
     let rows = csv(&out.join("redundancy-graph-heavy-traffic.csv"));
-    assert_eq!(rows.len(), 4 * 18);
+    assert_eq!(rows.len(), 4 * 20);
     for r in &rows {
         let (rho, scaled) = (num(r, "rho"), num(r, "scaled_jobs"));
         if r["model"].starts_with("fully flexible") {
