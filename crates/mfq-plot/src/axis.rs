@@ -18,15 +18,15 @@ pub struct Axis {
     sci: bool,
 }
 
-/// The "nice" step (1, 2 or 5 times a power of ten) nearest above `raw`.
+/// The "nice" step (1, 2 or 5 times a power of ten) nearest to `raw`.
 fn nice_step(raw: f64) -> f64 {
     let p = 10f64.powf(raw.log10().floor());
     let m = raw / p;
-    let f = if m <= 1.0 + 1e-9 {
+    let f = if m < 1.5 {
         1.0
-    } else if m <= 2.0 + 1e-9 {
+    } else if m < 3.5 {
         2.0
-    } else if m <= 5.0 + 1e-9 {
+    } else if m < 7.5 {
         5.0
     } else {
         10.0

@@ -154,9 +154,25 @@ impl Look {
     }
 }
 
+/// The current chart's data polylines (pixels) and legend labels.
+type Occupied = (Vec<Vec<(i32, i32)>>, Vec<String>);
+
 thread_local! {
     /// Curves drawn into the SVG being rendered on this thread (for its `<metadata>`).
     static DRAWN: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The current chart's data polylines (pixels) and legend labels, for placing its legend
+    /// where it hides the fewest points.
+    static OCCUPIED: RefCell<Occupied> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Notes a polyline (data coordinates) of the current chart for the legend placement.
+fn occupy(chart: &Chart, pts: &[(f64, f64)]) {
+    let px: Vec<(i32, i32)> = pts.iter().map(|p| chart.backend_coord(p)).collect();
+    OCCUPIED.with(|o| o.borrow_mut().0.push(px));
+}
+
+fn labelled(label: &str) {
+    OCCUPIED.with(|o| o.borrow_mut().1.push(label.to_string()));
 }
 
 fn xml_escape(s: &str) -> String {
@@ -175,6 +191,7 @@ fn record(label: &str, look: &Look, line: bool) {
         look.color.2
     );
     DRAWN.with(|d| d.borrow_mut().push(line));
+    labelled(label);
 }
 
 /// A marker (or, with `glyph`, a legend sample: a line `len` pixels long in the dash pattern,
@@ -403,13 +420,18 @@ pub(crate) fn chart<'a, 'b>(area: &'a Area<'b>, style: &Style, panel: &Panel) ->
         .x_label_area_size((f * 2.7) as u32)
         .y_label_area_size((f * (1.9 + 0.56 * longest) + 6.0) as u32);
     let mut chart = b.build_cartesian_2d(xa, ya).map_err(err)?;
+    OCCUPIED.with(|o| *o.borrow_mut() = (Vec::new(), Vec::new()));
     let (xl, yl) = (style.x_label_or(panel.x_label), style.y_label_or(panel.y_label));
+    // axis labels longer than their axis get a smaller font (both, down to 70%), not clipped
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let fit = |text: &str, len: i32| (f64::from(len) / (0.56 * text.chars().count().max(1) as f64)).clamp(0.7 * f, f);
+    let (fx, fy) = (fit(&xl, xr.end - xr.start), fit(&yl, yr.end - yr.start + (f * 2.0) as i32));
     chart
         .configure_mesh()
         .x_desc(xl)
         .y_desc(yl)
         .label_style(("sans-serif", f * FONT))
-        .axis_desc_style(("sans-serif", f * FONT))
+        .axis_desc_style(("sans-serif", fx.min(fy) * FONT))
         .x_label_formatter(&|v| xf.label(*v))
         .y_label_formatter(&|v| yf.label(*v))
         .bold_line_style(RGBColor(222, 222, 222).stroke_width(1))
@@ -435,6 +457,7 @@ pub(crate) fn curve<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, pts: &[(f
     if pts.is_empty() {
         return Ok(());
     }
+    occupy(chart, &pts);
     let style = look.color.stroke_width(look.width);
     let anno = match look.dash.pattern(look.width) {
         None => chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(err)?,
@@ -459,6 +482,9 @@ pub(crate) fn curve<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, pts: &[(f
 pub(crate) fn points<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, pts: &[(f64, f64)], label: Option<&str>) -> Result<(), PlotError> {
     let look = Look { marker: Some(look.marker.unwrap_or(Marker::Circle)), radius: look.radius.max(3), ..look };
     let pts = visible(chart, pts);
+    for p in &pts {
+        occupy(chart, std::slice::from_ref(p));
+    }
     let m = look.marker.unwrap_or(Marker::Circle);
     let anno =
         chart.draw_series(pts.iter().map(|at| Mark { at: *at, look: Look { marker: Some(m), ..look }, glyph: None })).map_err(err)?;
@@ -482,21 +508,47 @@ pub(crate) fn key<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, label: &str
     Ok(())
 }
 
+/// A vertical bar from `lo` to `hi` (data coordinates) with caps `cap` pixels wide.
+struct Bar {
+    ends: [(f64, f64); 2],
+    cap: i32,
+    style: ShapeStyle,
+}
+
+impl<'a> PointCollection<'a, (f64, f64)> for &'a Bar {
+    type Point = &'a (f64, f64);
+    type IntoIter = &'a [(f64, f64)];
+    fn point_iter(self) -> Self::IntoIter {
+        &self.ends
+    }
+}
+
+impl<DB: DrawingBackend> Drawable<DB> for Bar {
+    fn draw<I: Iterator<Item = (i32, i32)>>(&self, mut pos: I, b: &mut DB, _: (u32, u32)) -> Result<(), DrawingErrorKind<DB::ErrorType>> {
+        let (Some(p), Some(q)) = (pos.next(), pos.next()) else { return Ok(()) };
+        b.draw_line(p, q, &self.style)?;
+        b.draw_line((p.0 - self.cap, p.1), (p.0 + self.cap, p.1), &self.style)?;
+        b.draw_line((q.0 - self.cap, q.1), (q.0 + self.cap, q.1), &self.style)
+    }
+}
+
 /// Vertical 95% bars `(x, y, half width)` in `look`'s colour (on a log axis, bars reaching
 /// zero or below stop at `y`).
 pub(crate) fn bars<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, pts: &[(f64, f64, f64)]) -> Result<(), PlotError> {
-    let log_y = chart.as_coord_spec().y_spec().is_log();
-    let w = (look.radius * 2).max(6) as u32;
-    let bars: Vec<_> = pts
+    let spec = chart.as_coord_spec();
+    let log_y = spec.y_spec().is_log();
+    let cap = look.radius.max(3);
+    let bars: Vec<Bar> = pts
         .iter()
-        .filter(|(x, y, h)| {
-            *h > 0.0 && h.is_finite() && chart.as_coord_spec().x_spec().accepts(*x) && chart.as_coord_spec().y_spec().accepts(*y)
-        })
+        .filter(|(x, y, h)| *h > 0.0 && h.is_finite() && spec.x_spec().accepts(*x) && spec.y_spec().accepts(*y))
         .map(|&(x, y, h)| {
             let lo = if log_y && y - h <= 0.0 { y } else { y - h };
-            ErrorBar::new_vertical(x, lo, y, y + h, look.color.stroke_width(look.width.max(1)), w)
+            Bar { ends: [(x, lo), (x, y + h)], cap, style: look.color.stroke_width(look.width.max(1)) }
         })
         .collect();
+    for b in &bars {
+        occupy(chart, &b.ends);
+    }
     chart.draw_series(bars).map_err(err)?;
     Ok(())
 }
@@ -505,9 +557,72 @@ fn legend_len(look: Look) -> i32 {
     (look.radius * 2 + 30).max(36)
 }
 
-/// The legend at the style's position (else `default`), in the style's legend font.
+/// The number of drawn points (polylines sampled every 4 pixels) inside `rect`.
+fn hidden(rect: (i32, i32, i32, i32)) -> usize {
+    let (x0, y0, x1, y1) = rect;
+    let inside = |(x, y): (i32, i32)| x >= x0 && x <= x1 && y >= y0 && y <= y1;
+    OCCUPIED.with(|o| {
+        let o = o.borrow();
+        let mut n = 0;
+        for line in &o.0 {
+            n += line.iter().filter(|p| inside(**p)).count();
+            for w in line.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()) / 4).min(400);
+                n += (1..steps).filter(|i| inside((a.0 + (b.0 - a.0) * i / steps, a.1 + (b.1 - a.1) * i / steps))).count();
+            }
+        }
+        n
+    })
+}
+
+/// The legend at the style's position; without one, at the plot's `default` unless another
+/// corner (or edge middle) hides fewer of the drawn points; in the style's legend font.
 pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, default: LegendPosition) -> Result<(), PlotError> {
-    let pos = match style.legend.unwrap_or(default) {
+    let f = style.legend_px();
+    let len = (style.marker_radius_px() * 2 + 30).max(36);
+    let chosen = match style.legend {
+        Some(p) => p,
+        None => {
+            let (xr, yr) = chart.plotting_area().get_pixel_range();
+            let labels = OCCUPIED.with(|o| o.borrow().1.clone());
+            let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+            let (w, h) = ((f64::from(len) + 16.0 + 0.56 * f * chars) as i32, (labels.len() as f64 * f * 1.45 + f) as i32);
+            let m = (f * 0.5) as i32;
+            let (cx, cy) = ((xr.start + xr.end - w) / 2, (yr.start + yr.end - h) / 2);
+            let rect = |p: LegendPosition| {
+                let x = match p {
+                    LegendPosition::UpperLeft | LegendPosition::LowerLeft | LegendPosition::MiddleLeft => xr.start + m,
+                    LegendPosition::UpperMiddle | LegendPosition::LowerMiddle => cx,
+                    _ => xr.end - m - w,
+                };
+                let y = match p {
+                    LegendPosition::UpperLeft | LegendPosition::UpperRight | LegendPosition::UpperMiddle => yr.start + m,
+                    LegendPosition::MiddleLeft | LegendPosition::MiddleRight => cy,
+                    _ => yr.end - m - h,
+                };
+                (x, y, x + w, y + h)
+            };
+            let mut best = (hidden(rect(default)), default);
+            for p in [
+                LegendPosition::UpperRight,
+                LegendPosition::UpperLeft,
+                LegendPosition::LowerRight,
+                LegendPosition::LowerLeft,
+                LegendPosition::MiddleRight,
+                LegendPosition::MiddleLeft,
+                LegendPosition::UpperMiddle,
+                LegendPosition::LowerMiddle,
+            ] {
+                let n = hidden(rect(p));
+                if n < best.0 {
+                    best = (n, p);
+                }
+            }
+            best.1
+        }
+    };
+    let pos = match chosen {
         LegendPosition::None => return Ok(()),
         LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
         LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
@@ -518,8 +633,6 @@ pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, defau
         LegendPosition::MiddleRight => SeriesLabelPosition::MiddleRight,
         LegendPosition::MiddleLeft => SeriesLabelPosition::MiddleLeft,
     };
-    let f = style.legend_px();
-    let len = (style.marker_radius_px() * 2 + 30).max(36);
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))

@@ -210,7 +210,8 @@ pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, 
         let mut chart = chart(&areas[0], st, &panel)?;
         curve(&mut chart, Look::nth(st, 0).plain(), &[(a, cmp.mean_field), (b, cmp.mean_field)], Some(&cmp.mean_field_label))?;
         for (i, (label, v)) in cmp.lines.iter().enumerate() {
-            curve(&mut chart, Look::nth(st, i + 3).plain(), &[(a, *v), (b, *v)], Some(label))?;
+            // markers at the ends: lines of the same dash stay distinct
+            curve(&mut chart, Look::nth(st, i + 3), &[(a, *v), (b, *v)], Some(label))?;
         }
         if cmp.refined_c.is_some() {
             let pts: Vec<(f64, f64)> =

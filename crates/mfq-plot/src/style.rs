@@ -30,8 +30,9 @@ pub const DEFAULT_HEIGHT_CM: f64 = 6.8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Palette {
-    /// Okabe & Ito, "Color Universal Design" (2008): eight colours told apart by the common
-    /// forms of colour blindness (the default; yellow comes last, it is faint on white).
+    /// Okabe & Ito, "Color Universal Design" (2008): colours told apart by the common forms
+    /// of colour blindness (the default), with a mid grey in place of their yellow, which is
+    /// too faint on white.
     #[default]
     OkabeIto,
     /// Tableau 10 (matplotlib's default cycle).
@@ -44,7 +45,7 @@ impl Palette {
     /// The `i`-th colour, cycling.
     pub fn color(self, i: usize) -> (u8, u8, u8) {
         const OKABE_ITO: [(u8, u8, u8); 8] =
-            [(0, 114, 178), (230, 159, 0), (0, 158, 115), (213, 94, 0), (204, 121, 167), (86, 180, 233), (0, 0, 0), (240, 228, 66)];
+            [(0, 114, 178), (230, 159, 0), (0, 158, 115), (213, 94, 0), (204, 121, 167), (86, 180, 233), (0, 0, 0), (120, 120, 120)];
         const TABLEAU: [(u8, u8, u8); 10] = [
             (31, 119, 180),
             (255, 127, 14),

@@ -68,9 +68,9 @@ fn plotted(s: &XySeries, style: &XyStyle) -> Vec<(f64, f64, f64)> {
 }
 
 /// The series of `series` on axes of `style` (log or linear each; the thread's
-/// [`crate::style::Style`] may override scales, ranges and labels). Every series gets its own
-/// marker and dash pattern ([`Look::nth`] of its colour index); `Draw::Dashed` forces a dashed
-/// line, `Draw::Markers` draws markers alone.
+/// [`crate::style::Style`] may override scales, ranges and labels). Every series gets the colour
+/// and marker of [`Look::nth`] of its index; `Draw::Line` is solid, `Draw::Dashed` dashed (so
+/// series of one index differ by dash), `Draw::Markers` draws markers alone.
 ///
 /// # Errors
 /// [`PlotError`] when no series has a point to draw, or plotters fails.
@@ -102,11 +102,8 @@ pub fn xy_svg(series: &[XySeries], style: &XyStyle) -> Result<String, PlotError>
             bars(&mut chart, look, p)?;
             let xy: Vec<(f64, f64)> = p.iter().map(|&(x, y, _)| (x, y)).collect();
             match s.draw {
-                Draw::Line => curve(&mut chart, look, &xy, Some(&s.label))?,
-                Draw::Dashed => {
-                    let dash = if look.dash == Dash::Solid { Dash::Dashed } else { look.dash };
-                    curve(&mut chart, look.dashed(dash), &xy, Some(&s.label))?;
-                }
+                Draw::Line => curve(&mut chart, look.dashed(Dash::Solid), &xy, Some(&s.label))?,
+                Draw::Dashed => curve(&mut chart, look.dashed(Dash::Dashed), &xy, Some(&s.label))?,
                 Draw::Markers => points(&mut chart, look, &xy, Some(&s.label))?,
             }
         }
