@@ -43,7 +43,7 @@ fn jsq_t(lambda: f64, d: f64) -> f64 {
 }
 
 /// The SVG at `path` parses as XML, no coordinate attribute is NaN or infinite, and the curves
-/// of its `<metadata>` (label, marker, dash) have pairwise different (marker, dash).
+/// of its `<metadata>` (label, marker, dash) with different labels have different (marker, dash).
 fn svg_is_sound(path: &Path) {
     let name = path.display();
     let text = std::fs::read_to_string(path).unwrap();
@@ -64,7 +64,8 @@ fn svg_is_sound(path: &Path) {
     assert!(!curves.is_empty(), "{name}: no curve recorded");
     for (i, a) in curves.iter().enumerate() {
         for b in &curves[..i] {
-            assert!((a.1, a.2) != (b.1, b.2), "{name}: curves {a:?} and {b:?} look the same");
+            // the same curve in several panels (same label) keeps its look
+            assert!(a.0 == b.0 || (a.1, a.2) != (b.1, b.2), "{name}: curves {a:?} and {b:?} look the same");
         }
     }
 }
