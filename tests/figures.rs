@@ -42,6 +42,34 @@ fn jsq_t(lambda: f64, d: f64) -> f64 {
     (1..200).map(|k| lambda.powf((d.powi(k) - d) / (d - 1.0))).take_while(|v| *v > 1e-300).sum()
 }
 
+/// The SVG at `path` parses as XML, no coordinate attribute is NaN or infinite, and the curves
+/// of its `<metadata>` (label, marker, dash) with different labels have different (marker, dash).
+fn svg_is_sound(path: &Path) {
+    let name = path.display();
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{name}: not XML: {e}"));
+    for n in doc.descendants() {
+        for a in n.attributes() {
+            if ["x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "width", "height", "points", "d", "font-size"].contains(&a.name()) {
+                let v = a.value().to_ascii_lowercase();
+                assert!(!v.contains("nan") && !v.contains("inf"), "{name}: {} = {}", a.name(), a.value());
+            }
+        }
+    }
+    let curves: Vec<(&str, &str, &str)> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "curve")
+        .map(|n| (n.attribute("label").unwrap_or(""), n.attribute("marker").unwrap_or(""), n.attribute("dash").unwrap_or("")))
+        .collect();
+    assert!(!curves.is_empty(), "{name}: no curve recorded");
+    for (i, a) in curves.iter().enumerate() {
+        for b in &curves[..i] {
+            // the same curve in several panels (same label) keeps its look
+            assert!(a.0 == b.0 || (a.1, a.2) != (b.1, b.2), "{name}: curves {a:?} and {b:?} look the same");
+        }
+    }
+}
+
 #[test]
 fn every_figure_is_generated_and_its_numbers_are_right() {
     let out = figures();
@@ -50,6 +78,14 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
         let name = e.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned();
         let svg = std::fs::read_to_string(out.join(format!("{name}.svg"))).unwrap();
         assert!(svg.contains("<svg") && svg.contains("</svg>"), "{name}");
+    }
+    // every SVG (basins plots too) parses as XML, has no NaN/inf coordinate, and its curves
+    // differ in marker or dash pattern (the curves listed in its metadata)
+    for e in std::fs::read_dir(&out).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "svg") {
+            svg_is_sound(&path);
+        }
     }
 
     // refined-errors: the SIS chain gives the published exact means (Gast, Bortolussi,
@@ -304,7 +340,7 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     // redundancy on compatibility graphs: full flexibility is an M/M/1 queue, (1 - rho) E[N] = rho;
     // every graph's (1 - rho) E[N] tends to 1 as rho -> 1 (docs/models/redundancy-graph.md)
     let rows = csv(&out.join("redundancy-graph-heavy-traffic.csv"));
-    assert_eq!(rows.len(), 4 * 18);
+    assert_eq!(rows.len(), 4 * 20);
     for r in &rows {
         let (rho, scaled) = (num(r, "rho"), num(r, "scaled_jobs"));
         if r["model"].starts_with("fully flexible") {

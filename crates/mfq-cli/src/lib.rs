@@ -28,6 +28,7 @@ mod checkcmd;
 mod commands;
 mod copiesfig;
 mod exactcmd;
+mod figstyle;
 mod graphfig;
 mod output;
 mod refinedcmd;
@@ -47,6 +48,8 @@ use std::path::PathBuf;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    style: figstyle::StyleArgs,
 }
 
 /// Options shared by the commands that read a model file.
@@ -176,20 +179,23 @@ where
         Command::Figure(_) => false,
         Command::Models { json, .. } => *json,
     };
-    let result = match cli.command {
-        Command::Report(a) => commands::report(&a),
-        Command::Solve(a) => commands::solve(&a),
-        Command::FixedPoint(a) => commands::fixed_point(&a),
-        Command::Tail(a) => commands::tail(&a),
-        Command::Check(a) => checkcmd::check(&a),
-        Command::Refined(a) => refinedcmd::refined(&a),
-        Command::Simulate(a) => simcmd::simulate(&a),
-        Command::Compare(a) => simcmd::compare(&a),
-        Command::Exact(a) => exactcmd::exact(&a),
-        Command::Sweep(a) => sweepcmd::sweep_cmd(&a),
-        Command::Branches(a) => branchcmd::branches_cmd(&a),
-        Command::Figure(a) => sweepcmd::figure_cmd(&a),
-        Command::Models { json, markdown } => commands::models(json, markdown),
+    let result = match cli.style.install() {
+        Err(f) => Err(f),
+        Ok(()) => match cli.command {
+            Command::Report(a) => commands::report(&a),
+            Command::Solve(a) => commands::solve(&a),
+            Command::FixedPoint(a) => commands::fixed_point(&a),
+            Command::Tail(a) => commands::tail(&a),
+            Command::Check(a) => checkcmd::check(&a),
+            Command::Refined(a) => refinedcmd::refined(&a),
+            Command::Simulate(a) => simcmd::simulate(&a),
+            Command::Compare(a) => simcmd::compare(&a),
+            Command::Exact(a) => exactcmd::exact(&a),
+            Command::Sweep(a) => sweepcmd::sweep_cmd(&a),
+            Command::Branches(a) => branchcmd::branches_cmd(&a),
+            Command::Figure(a) => sweepcmd::figure_cmd(&a),
+            Command::Models { json, markdown } => commands::models(json, markdown),
+        },
     };
     match result {
         Ok(()) => 0,

@@ -453,7 +453,9 @@ impl FigureArgs {
 fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
     let path = dir.join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read figure {}: {e}", path.display())))?;
+    let (style, text) = crate::figstyle::split(&text, &path)?;
     let fig: FigureFile = toml::from_str(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    let _style = crate::figstyle::install_figure_style(style, &text);
     let read = |model: &str| {
         std::fs::read_to_string(model).map_err(|e| Failure::input(format!("{}: cannot read model {model}: {e}", path.display())))
     };

@@ -1,27 +1,43 @@
 //! Plots of an [`AttractionReport`]: convergence of every run and where each start went.
 //! They only read the report (never integrate or solve).
 
-use crate::{draw_legend, err, PlotError};
+use crate::frame::{chart, curve, key, legend, points, render, Chart, Panel};
+use crate::style::{LegendPosition, Style};
+use crate::{Dash, Look, PlotError};
 use mfq_fixpoint::attraction::{AttractionReport, EquilibriumKind, StartRun, LOG10_FLOOR};
-use plotters::prelude::*;
+use plotters::style::{RGBColor, BLACK};
 
-const SIZE: (u32, u32) = (900, 600);
-/// Colour of runs that did not settle.
+/// Grey of runs that did not settle.
 const UNSETTLED: RGBColor = RGBColor(150, 150, 150);
-/// Colours of the extremal runs (drawn thick, on top).
-const EXTREMAL: [RGBColor; 4] = [RGBColor(200, 30, 30), RGBColor(30, 60, 200), RGBColor(20, 140, 60), RGBColor(160, 60, 160)];
 
-fn eq_color(i: usize) -> RGBColor {
-    // skip the reds and blues used by the extremal runs
-    let c = Palette99::pick(i + 3).to_rgba();
-    RGBColor(c.0, c.1, c.2)
+/// The checker's plots carry long legend entries: full width of a two-column paper (17 cm)
+/// unless the style sets the size.
+fn wide(st: &Style) -> Style {
+    Style { width_cm: Some(st.width_cm.unwrap_or(17.0)), height_cm: Some(st.height_cm.unwrap_or(9.0)), ..st.clone() }
 }
 
-fn run_color(r: &StartRun) -> RGBColor {
-    match (r.settled, r.equilibrium) {
-        (true, Some(i)) => eq_color(i),
-        _ => UNSETTLED,
+/// The look of the runs that reached equilibrium `i` (palette colours from the fifth on, the
+/// first four being the extremal runs'), or of unsettled runs (grey).
+fn group_look(st: &Style, r: &StartRun, n_eq: usize) -> Look {
+    let (i, color) = match (r.settled, r.equilibrium) {
+        (true, Some(i)) => (i, None),
+        _ => (n_eq, Some(UNSETTLED)),
+    };
+    let look = Look::nth(st, 4 + i).dashed(Dash::Solid);
+    let look = Look { width: (look.width / 2).max(1), ..look };
+    color.map_or(look, |c| look.colored(c))
+}
+
+/// A run: its line (without markers), a marker at its end, and its legend entry if `label`.
+fn run_line<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, pts: &[(f64, f64)], label: Option<&str>) -> Result<(), PlotError> {
+    curve(chart, look.plain(), pts, None)?;
+    if let (Some(last), Some(_)) = (pts.last(), look.marker) {
+        points(chart, look, std::slice::from_ref(last), None)?;
     }
+    if let Some(l) = label {
+        key(chart, look, l, true)?;
+    }
+    Ok(())
 }
 
 fn kind_name(k: EquilibriumKind) -> &'static str {
@@ -53,7 +69,6 @@ fn group_label(report: &AttractionReport, r: &StartRun) -> String {
 /// # Errors
 /// [`PlotError`] if plotters fails.
 pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
-    let mut out = String::new();
     let t_max = report.runs.iter().filter_map(|r| r.t.last()).fold(1e-3f64, |m, t| m.max(*t));
     let (mut y_lo, mut y_hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for d in report.runs.iter().flat_map(|r| r.log10_distance.iter()) {
@@ -64,52 +79,33 @@ pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
         (y_lo, y_hi) = (LOG10_FLOOR, 0.0);
     }
     let (y_lo, y_hi) = ((y_lo - 0.5).floor().max(LOG10_FLOOR), (y_hi + 0.5).ceil().max(y_lo + 1.0));
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let caption = format!("{}: distance to the equilibrium reached ({})", report.model, report.verdict.name());
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 20))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0f64..t_max, y_lo..y_hi)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time t (model time units)")
-            .y_desc("max_i |x_i(t) - x_lim,i|  (log scale)")
-            .y_label_formatter(&|v| format!("1e{v:.0}"))
-            .draw()
-            .map_err(err)?;
+    let title = format!("{}: distance to the equilibrium reached ({})", report.model, report.verdict.name());
+    let mut panel = Panel::new("time t (model time units)", "max_i |x_i(t) - x_lim,i|", (0.0, t_max), (10f64.powf(y_lo), 10f64.powf(y_hi)));
+    (panel.log_y, panel.pad) = (true, false);
+    let n_eq = report.equilibria.len();
+    let st = wide(&Style::current());
+    render(&st, &title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
+        let line = |r: &StartRun| -> Vec<(f64, f64)> { r.t.iter().zip(&r.log10_distance).map(|(t, d)| (*t, 10f64.powf(*d))).collect() };
         // random starts, one legend entry per group
         let mut labelled: Vec<String> = Vec::new();
         for r in report.runs.iter().filter(|r| !r.extremal) {
-            let color = run_color(r);
-            let pts: Vec<(f64, f64)> = r.t.iter().copied().zip(r.log10_distance.iter().copied()).collect();
-            let series = chart.draw_series(LineSeries::new(pts, color.mix(0.6).stroke_width(1))).map_err(err)?;
             let label = group_label(report, r);
-            if !labelled.contains(&label) {
+            let new = !labelled.contains(&label);
+            if new {
                 labelled.push(label.clone());
-                series.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             }
+            run_line(&mut chart, group_look(st, r, n_eq), &line(r), new.then_some(label.as_str()))?;
         }
         // extremal starts, thick, with their end marked
         for (k, r) in report.runs.iter().filter(|r| r.extremal).enumerate() {
-            let color = EXTREMAL[k % EXTREMAL.len()];
-            let pts: Vec<(f64, f64)> = r.t.iter().copied().zip(r.log10_distance.iter().copied()).collect();
             let to = match (r.settled, r.equilibrium) {
                 (true, Some(i)) => format!("equilibrium #{i}"),
                 _ => "not settled".to_string(),
             };
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))
-                .map_err(err)?
-                .label(format!("extremal start '{}' -> {to}", r.label))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3)));
-            if let Some(last) = pts.last() {
-                chart.draw_series(std::iter::once(Circle::new(*last, 5, color.filled()))).map_err(err)?;
-            }
+            let look = Look::nth(st, k % 4);
+            let look = Look { width: look.width + 1, ..look };
+            run_line(&mut chart, look, &line(r), Some(&format!("extremal start '{}' -> {to}", r.label)))?;
         }
         // predicted slope at x*
         if let (Some(local), Some(reference)) = (&report.local, report.reference) {
@@ -122,24 +118,21 @@ pub fn convergence_svg(report: &AttractionReport) -> Result<String, PlotError> {
                 .find_map(|r| r.t.iter().zip(&r.log10_distance).find(|(_, d)| **d <= -4.0).map(|(t, d)| (*t, *d)));
             if let (true, Some((t0, d0))) = (alpha < 0.0, anchor) {
                 let slope = alpha / std::f64::consts::LN_10;
-                let line: Vec<(f64, f64)> = (0..=200)
+                let pts: Vec<(f64, f64)> = (0..=200)
                     .map(|j| t0 + (t_max - t0) * j as f64 / 200.0)
                     .map(|t| (t, d0 + slope * (t - t0)))
                     .filter(|(_, d)| *d >= y_lo && *d <= y_hi)
+                    .map(|(t, d)| (t, 10f64.powf(d)))
                     .collect();
-                if line.len() >= 2 {
-                    chart
-                        .draw_series(DashedLineSeries::new(line, 10, 6, BLACK.stroke_width(2)))
-                        .map_err(err)?
-                        .label(format!("predicted slope: spectral abscissa {alpha:.4e} (decay rate {:.4e})", -alpha))
-                        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+                if pts.len() >= 2 {
+                    let look = Look::nth(st, 0).colored(BLACK).plain().dashed(Dash::Dashed);
+                    let label = format!("predicted slope: spectral abscissa {alpha:.4e} (decay rate {:.4e})", -alpha);
+                    curve(&mut chart, look, &pts, Some(&label))?;
                 }
             }
         }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        legend(&mut chart, st, LegendPosition::UpperRight)
+    })
 }
 
 /// Where each start went. One-dimensional models: `x(t)` against `t` for every run,
@@ -174,8 +167,24 @@ fn eq_legend(report: &AttractionReport, i: usize) -> String {
     )
 }
 
+/// The horizontal line of each equilibrium from `x0` to `x1` (solid: stable, dashed: not),
+/// with its own marker at both ends, named in the legend.
+fn equilibrium_lines<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    st: &Style,
+    report: &AttractionReport,
+    x0: f64,
+    x1: f64,
+) -> Result<(), PlotError> {
+    for (i, e) in report.equilibria.iter().enumerate() {
+        let dash = if e.kind == EquilibriumKind::Stable { Dash::Solid } else { Dash::Dashed };
+        let look = Look::nth(st, 4 + i).dashed(dash);
+        curve(chart, look, &[(x0, e.summary), (x1, e.summary)], Some(&eq_legend(report, i)))?;
+    }
+    Ok(())
+}
+
 fn basins_1d(report: &AttractionReport) -> Result<String, PlotError> {
-    let mut out = String::new();
     let t_all = report.runs.iter().filter_map(|r| r.t.last()).fold(1e-3f64, |m, t| m.max(*t));
     // runs that do not settle (degenerate equilibria) would squeeze the settled ones into
     // the left edge: cut the time axis at 5x the last settling time, and say so
@@ -188,48 +197,30 @@ fn basins_1d(report: &AttractionReport) -> Result<String, PlotError> {
         hi = hi.max(*v);
     }
     let pad = 0.03 * (hi - lo).max(1e-9);
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{}: trajectories and equilibria ({}{cut})", report.model, report.verdict.name()), ("sans-serif", 20))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..t_max, (lo - pad)..(hi + pad))
-            .map_err(err)?;
-        chart.configure_mesh().x_desc("time t (model time units)").y_desc(report.summary_name.as_str()).draw().map_err(err)?;
+    let title = format!("{}: trajectories and equilibria ({}{cut})", report.model, report.verdict.name());
+    let mut panel = Panel::new("time t (model time units)", &report.summary_name, (0.0, t_max), (lo - pad, hi + pad));
+    panel.pad = false;
+    let n_eq = report.equilibria.len();
+    let st = wide(&Style::current());
+    render(&st, &title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
         let mut unsettled_labelled = false;
         for r in &report.runs {
-            let color = run_color(r);
+            let look = group_look(st, r, n_eq).plain();
+            let look = if r.extremal { Look { width: look.width * 3, ..look } } else { look };
             let pts: Vec<(f64, f64)> = r.t.iter().copied().zip(r.summary.iter().copied()).filter(|(t, _)| *t <= t_max).collect();
-            let width = if r.extremal { 3 } else { 1 };
-            let series = chart.draw_series(LineSeries::new(pts, color.stroke_width(width))).map_err(err)?;
+            curve(&mut chart, look, &pts, None)?;
             if !r.settled && !unsettled_labelled {
                 unsettled_labelled = true;
-                series
-                    .label(format!("did not settle by t = {}", report.options.time_limit))
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                key(&mut chart, look, &format!("did not settle by t = {}", report.options.time_limit), true)?;
             }
         }
-        for (i, e) in report.equilibria.iter().enumerate() {
-            let color = eq_color(i);
-            let line = vec![(0.0, e.summary), (t_max, e.summary)];
-            let series = if e.kind == EquilibriumKind::Stable {
-                chart.draw_series(LineSeries::new(line, color.stroke_width(2))).map_err(err)?
-            } else {
-                chart.draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(2))).map_err(err)?
-            };
-            series.label(eq_legend(report, i)).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        equilibrium_lines(&mut chart, st, report, 0.0, t_max)?;
+        legend(&mut chart, st, LegendPosition::UpperRight)
+    })
 }
 
 fn basins_scatter(report: &AttractionReport) -> Result<String, PlotError> {
-    let mut out = String::new();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in &report.runs {
         for v in [r.summary_start, r.summary_end] {
@@ -243,55 +234,39 @@ fn basins_scatter(report: &AttractionReport) -> Result<String, PlotError> {
         (lo, hi) = (0.0, 1.0);
     }
     let pad = 0.05 * (hi - lo).max(1e-9);
-    let range = (lo - pad)..(hi + pad);
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{}: where each start went ({})", report.model, report.verdict.name()), ("sans-serif", 20))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(range.clone(), range)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(format!("{} at t = 0", report.summary_name))
-            .y_desc(format!("{} at the end", report.summary_name))
-            .draw()
-            .map_err(err)?;
+    let title = format!("{}: where each start went ({})", report.model, report.verdict.name());
+    let (xl, yl) = (format!("{} at t = 0", report.summary_name), format!("{} at the end", report.summary_name));
+    let mut panel = Panel::new(&xl, &yl, (lo - pad, hi + pad), (lo - pad, hi + pad));
+    panel.pad = false;
+    let n_eq = report.equilibria.len();
+    let st = wide(&Style::current());
+    render(&st, &title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
         // every equilibrium as a horizontal line at its summary value
-        let (x0, x1) = (lo - pad, hi + pad);
-        for (i, e) in report.equilibria.iter().enumerate() {
-            let color = eq_color(i);
-            let line = vec![(x0, e.summary), (x1, e.summary)];
-            let series = if e.kind == EquilibriumKind::Stable {
-                chart.draw_series(LineSeries::new(line, color.stroke_width(1))).map_err(err)?
-            } else {
-                chart.draw_series(DashedLineSeries::new(line, 10, 6, color.stroke_width(1))).map_err(err)?
-            };
-            series.label(eq_legend(report, i)).legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
-        }
+        equilibrium_lines(&mut chart, st, report, lo - pad, hi + pad)?;
         let mut unsettled_labelled = false;
+        let mut extremal_labelled = false;
         for r in &report.runs {
-            let color = run_color(r);
-            let p = (r.summary_start, r.summary_end);
+            let p = [(r.summary_start, r.summary_end)];
+            let look = group_look(st, r, n_eq);
             if r.extremal {
-                chart.draw_series(std::iter::once(TriangleMarker::new(p, 9, color.filled()))).map_err(err)?;
+                let look = Look { marker: Some(crate::Marker::TriangleUp), radius: look.radius * 3 / 2, ..look };
+                points(&mut chart, look, &p, None)?;
+                if !extremal_labelled {
+                    extremal_labelled = true;
+                    key(&mut chart, look.colored(BLACK), "extremal starts (triangles)", false)?;
+                }
             } else if r.settled {
-                chart.draw_series(std::iter::once(Circle::new(p, 5, color.filled()))).map_err(err)?;
+                points(&mut chart, look, &p, None)?;
             } else {
-                let series = chart.draw_series(std::iter::once(Cross::new(p, 6, color.stroke_width(2)))).map_err(err)?;
+                let look = Look { marker: Some(crate::Marker::Cross), ..look };
+                points(&mut chart, look, &p, None)?;
                 if !unsettled_labelled {
                     unsettled_labelled = true;
-                    series
-                        .label(format!("did not settle by t = {} (crosses)", report.options.time_limit))
-                        .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
+                    key(&mut chart, look, &format!("did not settle by t = {} (crosses)", report.options.time_limit), false)?;
                 }
             }
         }
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        legend(&mut chart, st, LegendPosition::LowerRight)
+    })
 }

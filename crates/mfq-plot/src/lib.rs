@@ -19,17 +19,29 @@
 //!
 //! Every function returns the SVG document as a `String`; writing it (atomically) is the
 //! caller's business. Text is emitted as SVG `<text>` (plotters' SVG backend, no font files).
+//!
+//! Every plot is drawn with the [`style::Style`] in effect on the calling thread (size, fonts,
+//! palette, a marker and dash pattern per curve, axis ranges and scales, legend position,
+//! title and label overrides), through one chart set-up (`frame`) and one axis type
+//! ([`axis::Axis`], whose ticks are chosen here: a log axis below a decade still gets two
+//! labelled ticks, integer axes integer ticks, and no two tick labels are the same).
 
 pub mod attraction;
+pub mod axis;
 pub mod branches;
+mod frame;
 pub mod simsweep;
+pub mod style;
 pub mod xy;
 
-use mfq_fixpoint::FixedPoint;
-use plotters::prelude::*;
-use serde::Serialize;
+pub use frame::{Dash, Look, Marker};
 
-/// A drawing failed (plotters' error, as text).
+use frame::{bars, chart, curve, legend, points, render, Panel};
+use mfq_fixpoint::FixedPoint;
+use serde::Serialize;
+use style::{LegendPosition, Style};
+
+/// A drawing failed (plotters' error, as text), or a style value cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("plot failed: {0}")]
 pub struct PlotError(pub String);
@@ -38,53 +50,13 @@ pub(crate) fn err<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError(e.to_string())
 }
 
-/// Draws the series legend of `chart` (white box, black border) at `position`: the one legend
-/// style of every mfq plot.
-pub(crate) fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, position: SeriesLabelPosition) -> Result<(), PlotError>
-where
-    DB: DrawingBackend + 'a,
-    CT: CoordTranslate,
-{
-    chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).position(position).draw().map_err(err)
-}
-
 /// Smallest value shown on log-scale axes; tail entries below it are round-off after Newton.
 pub const LOG_FLOOR: f64 = 1e-16;
 
-/// Distinguishable line colours (the Tableau 10 palette), cycling.
-pub fn series_color(i: usize) -> RGBAColor {
-    const C: [(u8, u8, u8); 10] = [
-        (31, 119, 180),
-        (255, 127, 14),
-        (44, 160, 44),
-        (214, 39, 40),
-        (148, 103, 189),
-        (140, 86, 75),
-        (227, 119, 194),
-        (127, 127, 127),
-        (188, 189, 34),
-        (23, 190, 207),
-    ];
-    let (r, g, b) = C[i % C.len()];
-    RGBColor(r, g, b).to_rgba()
-}
-
-/// Tick label for a log axis: `1e-6`, `1e0`.
-fn log_label(v: &f64) -> String {
-    format!("{v:.0e}")
-}
-
-/// Tick label for linear or log axes over moderate ranges: `0.5`, `12`, `1e-6`.
-fn plain_label(v: &f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if !(1e-3..1e5).contains(&a) {
-        format!("{v:.0e}")
-    } else {
-        let s = format!("{v:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
+/// The colour of the `i`-th curve in the current style's palette ([`style::Palette`]).
+pub fn series_color(i: usize) -> plotters::style::RGBColor {
+    let (r, g, b) = Style::current().palette().color(i);
+    plotters::style::RGBColor(r, g, b)
 }
 
 /// The distance `||x(t) - x*||_inf` along one trajectory, ready to plot.
@@ -111,45 +83,22 @@ impl DistanceSeries {
 /// # Errors
 /// [`PlotError`] if plotters fails; reports without a tail are skipped.
 pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, PlotError> {
-    let mut out = String::new();
     let k_max = reports.iter().map(|(_, fp)| fp.observables.tail.iter().take_while(|v| **v >= LOG_FLOOR).count()).max().unwrap_or(1).max(2);
     // the y axis reaches one decade below the smallest plotted value (not below LOG_FLOOR)
     let smallest =
         reports.iter().flat_map(|(_, fp)| fp.observables.tail.iter().copied()).filter(|v| *v >= LOG_FLOOR).fold(1.0f64, f64::min);
     let floor = 10f64.powf(smallest.log10().floor() - 1.0).max(LOG_FLOOR);
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(78)
-            .build_cartesian_2d(0.5f64..(k_max as f64 + 0.5), (floor..1.5f64).log_scale())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("queue length k")
-            .y_desc("P(Q >= k)")
-            .y_label_formatter(&log_label)
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(err)?;
+    let mut panel = Panel::new("queue length k", "P(Q >= k)", (0.5, k_max as f64 + 0.5), (floor, 1.5));
+    (panel.log_y, panel.integer_x, panel.pad) = (true, true, false);
+    render(&Style::current(), title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
         for (i, (label, fp)) in reports.iter().enumerate() {
-            let color = series_color(i);
             let pts: Vec<(f64, f64)> =
                 fp.observables.tail.iter().enumerate().filter(|(_, v)| **v >= LOG_FLOOR).map(|(k, v)| ((k + 1) as f64, *v)).collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(err)?
-                .label(*label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(err)?;
+            curve(&mut chart, Look::nth(st, i), &pts, Some(label))?;
         }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        legend(&mut chart, st, LegendPosition::UpperRight)
+    })
 }
 
 /// `||x(t) - x*||_inf` against `t` on a log scale for each series, with the decay
@@ -159,35 +108,16 @@ pub fn tail_svg(reports: &[(&str, &FixedPoint)], title: &str) -> Result<String, 
 /// # Errors
 /// [`PlotError`] if plotters fails.
 pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, title: &str) -> Result<String, PlotError> {
-    let mut out = String::new();
     let t_max = series.iter().filter_map(|s| s.t.last()).fold(1e-9f64, |m, t| m.max(*t));
     let d_max = series.iter().flat_map(|s| s.distance.iter()).fold(1e-12f64, |m, d| m.max(*d)) * 2.0;
     let d_min = 1e-14f64.min(d_max / 10.0);
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(78)
-            .build_cartesian_2d(0f64..t_max, (d_min..d_max).log_scale())
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("time t (mean job sizes)")
-            .y_desc("max_k |x_k(t) - x*_k|")
-            .y_label_formatter(&log_label)
-            .draw()
-            .map_err(err)?;
+    let mut panel = Panel::new("time t (mean job sizes)", "max_k |x_k(t) - x*_k|", (0.0, t_max), (d_min, d_max));
+    (panel.log_y, panel.pad) = (true, false);
+    render(&Style::current(), title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
         for (i, s) in series.iter().enumerate() {
-            let color = series_color(i);
             let pts: Vec<(f64, f64)> = s.t.iter().zip(&s.distance).filter(|(_, d)| **d >= d_min).map(|(t, d)| (*t, *d)).collect();
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(err)?
-                .label(s.label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            curve(&mut chart, Look::nth(st, i), &pts, Some(&s.label))?;
         }
         if let (Some(rate), Some(s)) = (predicted_rate, series.first()) {
             if rate > 0.0 {
@@ -198,18 +128,13 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
                         .map(|t| (t, d0 * (-rate * (t - t0)).exp()))
                         .filter(|(_, d)| *d >= d_min && *d <= d_max)
                         .collect();
-                    chart
-                        .draw_series(DashedLineSeries::new(line, 8, 6, BLACK.stroke_width(1)))
-                        .map_err(err)?
-                        .label(format!("slope of the spectral abscissa: exp(-{rate:.4} t)"))
-                        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+                    let look = Look::nth(st, series.len()).colored(plotters::style::BLACK).plain().dashed(Dash::Dashed);
+                    curve(&mut chart, look, &line, Some(&format!("slope of the spectral abscissa: exp(-{rate:.4} t)")))?;
                 }
             }
         }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        legend(&mut chart, st, LegendPosition::UpperRight)
+    })
 }
 
 /// Selected state entries `x_i(t)` against `t` (linear axes), e.g. `x_1..x_5` of a transient.
@@ -217,33 +142,18 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
 /// # Errors
 /// [`PlotError`] if plotters fails.
 pub fn trajectory_svg(t: &[f64], x: &[Vec<f64>], entries: &[(usize, String)], title: &str) -> Result<String, PlotError> {
-    let mut out = String::new();
     let t_max = t.last().copied().unwrap_or(1.0).max(1e-9);
     let y_max = x.iter().flat_map(|xi| entries.iter().map(move |(i, _)| xi[*i])).fold(0.0f64, f64::max).max(1e-9) * 1.05;
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..t_max, 0f64..y_max)
-            .map_err(err)?;
-        chart.configure_mesh().x_desc("time t (mean job sizes)").y_desc("fraction of servers").draw().map_err(err)?;
+    let mut panel = Panel::new("time t (mean job sizes)", "fraction of servers", (0.0, t_max), (0.0, y_max));
+    panel.pad = false;
+    render(&Style::current(), title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
         for (c, (i, name)) in entries.iter().enumerate() {
-            let color = series_color(c);
             let pts: Vec<(f64, f64)> = t.iter().zip(x).map(|(ti, xi)| (*ti, xi[*i])).collect();
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            curve(&mut chart, Look::nth(st, c), &pts, Some(name))?;
         }
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        legend(&mut chart, st, LegendPosition::LowerRight)
+    })
 }
 
 /// Simulation against mean field and refined mean field for several system sizes `N`, ready to
@@ -275,7 +185,6 @@ pub struct SizeComparison {
 /// # Errors
 /// [`PlotError`] if plotters fails.
 pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, PlotError> {
-    let mut out = String::new();
     let n_min = cmp.servers.iter().copied().fold(f64::INFINITY, f64::min).max(1.0);
     let n_max = cmp.servers.iter().copied().fold(1.0f64, f64::max).max(n_min * 10.0);
     let refined = |n: f64| cmp.refined_c.map(|c| cmp.mean_field + c / n);
@@ -294,61 +203,28 @@ pub fn size_comparison_svg(cmp: &SizeComparison, title: &str) -> Result<String, 
         lo = lo.min(r);
     }
     let pad = (hi - lo).max(1e-6) * 0.1;
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(78)
-            .build_cartesian_2d((n_min * 0.8..n_max * 1.25).log_scale(), (lo - pad)..(hi + pad))
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("number of servers N")
-            .y_desc(cmp.quantity.as_str())
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(err)?;
-        let (a, b) = (n_min * 0.8, n_max * 1.25);
-        chart
-            .draw_series(LineSeries::new(vec![(a, cmp.mean_field), (b, cmp.mean_field)], BLUE.stroke_width(2)))
-            .map_err(err)?
-            .label(cmp.mean_field_label.as_str())
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    let (a, b) = (n_min * 0.8, n_max * 1.25);
+    let mut panel = Panel::new("number of servers N", &cmp.quantity, (a, b), (lo - pad, hi + pad));
+    (panel.log_x, panel.pad) = (true, false);
+    render(&Style::current(), title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
+        curve(&mut chart, Look::nth(st, 0).plain(), &[(a, cmp.mean_field), (b, cmp.mean_field)], Some(&cmp.mean_field_label))?;
         for (i, (label, v)) in cmp.lines.iter().enumerate() {
-            let colour = Palette99::pick(i + 3).stroke_width(2);
-            chart
-                .draw_series(DashedLineSeries::new(vec![(a, *v), (b, *v)], 8, 4, colour))
-                .map_err(err)?
-                .label(label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+            // markers at the ends: lines of the same dash stay distinct
+            curve(&mut chart, Look::nth(st, i + 3), &[(a, *v), (b, *v)], Some(label))?;
         }
         if cmp.refined_c.is_some() {
             let pts: Vec<(f64, f64)> =
                 (0..=200).map(|i| a * (b / a).powf(i as f64 / 200.0)).filter_map(|n| refined(n).map(|v| (n, v))).collect();
-            chart
-                .draw_series(LineSeries::new(pts, RGBColor(0, 140, 0).stroke_width(2)))
-                .map_err(err)?
-                .label("refined mean field x* + c/N")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RGBColor(0, 140, 0).stroke_width(2)));
+            curve(&mut chart, Look::nth(st, 1).plain(), &pts, Some("refined mean field x* + c/N"))?;
         }
-        chart
-            .draw_series(
-                cmp.servers
-                    .iter()
-                    .zip(&cmp.simulated)
-                    .zip(&cmp.half_width)
-                    .map(|((n, m), h)| ErrorBar::new_vertical(*n, m - h, *m, m + h, RED.filled(), 10)),
-            )
-            .map_err(err)?
-            .label("simulation (95% CI)")
-            .legend(|(x, y)| Circle::new((x + 10, y), 4, RED.filled()));
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        let sim: Vec<(f64, f64)> = cmp.servers.iter().copied().zip(cmp.simulated.iter().copied()).collect();
+        let look = Look::nth(st, 2);
+        let with_hw: Vec<(f64, f64, f64)> = sim.iter().zip(&cmp.half_width).map(|((n, m), h)| (*n, *m, *h)).collect();
+        bars(&mut chart, look, &with_hw)?;
+        points(&mut chart, look, &sim, Some("simulation (95% CI)"))?;
+        legend(&mut chart, st, LegendPosition::UpperRight)
+    })
 }
 
 /// A quantity of a sweep point to plot.
@@ -428,7 +304,6 @@ pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, styl
         report.x_axis.values.iter().copied().fold(f64::INFINITY, f64::min),
         report.x_axis.values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     );
-    let (x0, x1) = if x1 > x0 { (x0, x1) } else { (x0 - 0.5, x0 + 0.5) };
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let curves: Vec<Option<f64>> = match &report.curve_axis {
@@ -436,50 +311,24 @@ pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, styl
         None => vec![None],
     };
     let y_label = style.y_label.clone().unwrap_or_else(|| quantity.label().to_string());
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut builder = ChartBuilder::on(&root);
-        builder.caption(style.title.as_str(), ("sans-serif", 22)).margin(16).x_label_area_size(48).y_label_area_size(78);
-        macro_rules! draw {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(style.x_label.as_str())
-                    .y_desc(y_label.as_str())
-                    .y_label_formatter(&plain_label)
-                    .draw()
-                    .map_err(err)?;
-                for (i, curve) in curves.iter().enumerate() {
-                    let color = series_color(i);
-                    let pts: Vec<(f64, f64)> =
-                        report.curve(*curve).filter_map(|p| quantity.of(p).filter(|v| v.is_finite()).map(|v| (p.x, v))).collect();
-                    let label = match (curve, &style.curve_labels) {
-                        (Some(_), Some(labels)) => labels.get(i).cloned().unwrap_or_default(),
-                        (Some(v), None) => style.curve_label.replace("{}", &format!("{v}")),
-                        (None, _) => y_label.clone(),
-                    };
-                    chart
-                        .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                        .map_err(err)?
-                        .label(label)
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                    if let Some(p) = report.curve(*curve).find(|p| matches!(p.status, mfq::sweep::PointStatus::Unstable { .. })) {
-                        chart.draw_series(DashedLineSeries::new(vec![(p.x, lo), (p.x, hi)], 6, 4, color.stroke_width(1))).map_err(err)?;
-                    }
-                }
-                draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-            }};
+    let mut panel = Panel::new(&style.x_label, &y_label, (x0, x1), (lo, hi));
+    panel.log_y = style.log_y && lo > 0.0;
+    render(&Style::current(), &style.title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
+        for (i, c) in curves.iter().enumerate() {
+            let pts: Vec<(f64, f64)> =
+                report.curve(*c).filter_map(|p| quantity.of(p).filter(|v| v.is_finite()).map(|v| (p.x, v))).collect();
+            let label = match (c, &style.curve_labels) {
+                (Some(_), Some(labels)) => labels.get(i).cloned().unwrap_or_default(),
+                (Some(v), None) => style.curve_label.replace("{}", &axis::tick_label(*v)),
+                (None, _) => y_label.clone(),
+            };
+            let look = Look::nth(st, i);
+            curve(&mut chart, look, &pts, Some(&label))?;
+            if let Some(p) = report.curve(*c).find(|p| matches!(p.status, mfq::sweep::PointStatus::Unstable { .. })) {
+                curve(&mut chart, look.plain().dashed(Dash::Dotted), &[(p.x, lo), (p.x, hi)], None)?;
+            }
         }
-        if style.log_y && lo > 0.0 {
-            draw!(builder.build_cartesian_2d(x0..x1, (lo / 1.2..hi * 1.2).log_scale()).map_err(err)?);
-        } else {
-            let pad = (hi - lo).max(1e-9) * 0.05;
-            draw!(builder.build_cartesian_2d(x0..x1, (lo - pad)..(hi + pad)).map_err(err)?);
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        legend(&mut chart, st, LegendPosition::UpperLeft)
+    })
 }

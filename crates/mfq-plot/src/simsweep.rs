@@ -2,8 +2,9 @@
 //! curves (e.g. one panel per service law, one curve per redundancy level), drawn from finished
 //! simulation sweeps (`mfq::simsweep`) that the caller has turned into [`SimCurve`]s.
 
-use crate::{draw_legend, err, series_color, PlotError};
-use plotters::prelude::*;
+use crate::frame::{bars, chart, curve, legend, render, Area, Panel};
+use crate::style::{LegendPosition, Style};
+use crate::{Look, PlotError};
 
 /// One curve: its legend label and its points `(x, mean, 95% half width)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +38,8 @@ pub struct SimSweepStyle {
 }
 
 /// The panels in a grid of two columns (one row for one panel), each with its curves as lines
-/// through the means and 95% confidence bars at every point.
+/// through the means (a marker and dash pattern per curve) and 95% confidence bars at every
+/// point. Each panel has the style's panel size.
 ///
 /// # Errors
 /// [`PlotError`] if plotters fails, or when no panel has a point.
@@ -47,25 +49,17 @@ pub fn simulation_sweep_svg(panels: &[SimPanel], style: &SimSweepStyle) -> Resul
     }
     let cols = panels.len().clamp(1, 2);
     let rows = panels.len().div_ceil(cols);
-    let mut out = String::new();
-    {
-        let size = (620 * cols as u32, 80 + 480 * rows as u32);
-        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(&style.title, ("sans-serif", 24)).map_err(err)?;
-        let areas = root.split_evenly((rows, cols));
-        for (panel, area) in panels.iter().zip(areas.iter()) {
-            draw_panel(panel, area, style)?;
+    render(&Style::current(), &style.title, (cols, rows), |st, areas| {
+        for (panel, area) in panels.iter().zip(areas) {
+            draw_panel(panel, area, st, style)?;
         }
-        root.present().map_err(err)?;
-    }
-    Ok(out)
+        Ok(())
+    })
 }
 
-fn draw_panel(panel: &SimPanel, area: &DrawingArea<SVGBackend, plotters::coord::Shift>, style: &SimSweepStyle) -> Result<(), PlotError> {
-    let pts = || panel.curves.iter().flat_map(|c| c.points.iter());
+fn draw_panel(panel: &SimPanel, area: &Area, st: &Style, style: &SimSweepStyle) -> Result<(), PlotError> {
     let (mut x0, mut x1, mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
-    for &(x, m, h) in pts() {
+    for &(x, m, h) in panel.curves.iter().flat_map(|c| c.points.iter()) {
         x0 = x0.min(x);
         x1 = x1.max(x);
         lo = lo.min(m - h);
@@ -74,36 +68,23 @@ fn draw_panel(panel: &SimPanel, area: &DrawingArea<SVGBackend, plotters::coord::
     if !x0.is_finite() {
         return Ok(());
     }
-    let xpad = (x1 - x0).max(1e-6) * 0.04;
-    let (xr, caption) = ((x0 - xpad)..(x1 + xpad), (panel.title.as_str(), ("sans-serif", 18)));
-    let mut builder = ChartBuilder::on(area);
-    builder.caption(caption.0, caption.1).margin(12).x_label_area_size(44).y_label_area_size(64);
-    if style.log_y {
+    let log_y = st.log_y.unwrap_or(style.log_y);
+    let y = if log_y {
         let lo = lo.max(hi * 1e-6).max(1e-300);
-        let mut chart = builder.build_cartesian_2d(xr, (lo / 1.2..hi * 1.2).log_scale()).map_err(err)?;
-        chart.configure_mesh().x_desc(style.x_label.as_str()).y_desc(style.y_label.as_str()).draw().map_err(err)?;
-        draw_curves(&mut chart, panel)
+        (lo, hi)
+    } else if lo >= 0.0 {
+        (0.0, hi + (hi - lo).max(1e-6) * 0.08)
     } else {
-        let pad = (hi - lo).max(1e-6) * 0.08;
-        let y0 = if lo >= 0.0 { 0.0 } else { lo - pad };
-        let mut chart = builder.build_cartesian_2d(xr, y0..(hi + pad)).map_err(err)?;
-        chart.configure_mesh().x_desc(style.x_label.as_str()).y_desc(style.y_label.as_str()).draw().map_err(err)?;
-        draw_curves(&mut chart, panel)
-    }
-}
-
-fn draw_curves<'a, CT>(chart: &mut ChartContext<'a, SVGBackend<'a>, CT>, panel: &SimPanel) -> Result<(), PlotError>
-where
-    CT: CoordTranslate<From = (f64, f64)>,
-{
+        (lo, hi)
+    };
+    let mut spec = Panel::new(&style.x_label, &style.y_label, (x0, x1), y);
+    (spec.caption, spec.log_y) = (Some(panel.title.as_str()), style.log_y);
+    let mut chart = chart(area, st, &spec)?;
     for (i, c) in panel.curves.iter().enumerate() {
-        let colour = series_color(i);
-        chart
-            .draw_series(LineSeries::new(c.points.iter().map(|&(x, m, _)| (x, m)), colour.stroke_width(2)))
-            .map_err(err)?
-            .label(c.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-        chart.draw_series(c.points.iter().map(|&(x, m, h)| ErrorBar::new_vertical(x, m - h, m, m + h, colour.filled(), 6))).map_err(err)?;
+        let look = Look::nth(st, i);
+        bars(&mut chart, look, &c.points)?;
+        let pts: Vec<(f64, f64)> = c.points.iter().map(|&(x, m, _)| (x, m)).collect();
+        curve(&mut chart, look, &pts, Some(&c.label))?;
     }
-    draw_legend(chart, SeriesLabelPosition::UpperLeft)
+    legend(&mut chart, st, LegendPosition::UpperLeft)
 }

@@ -4,10 +4,9 @@
 //! graphs (`(1 - rho) E[N]` against `1 - rho`, log x) and the stability threshold of identical
 //! copies against `d`.
 
-use crate::{draw_legend, err, plain_label, series_color, PlotError};
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use crate::frame::{bars, chart, curve, legend, points, render, Panel};
+use crate::style::{LegendPosition, Style};
+use crate::{Dash, Look, PlotError};
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +34,7 @@ pub struct XySeries {
     pub half_width: Vec<f64>,
     /// Style.
     pub draw: Draw,
-    /// Colour index in the palette ([`series_color`]).
+    /// Index of the series' look: colour, marker and dash pattern ([`Look::nth`]).
     pub color: usize,
 }
 
@@ -59,7 +58,7 @@ pub struct XyStyle {
 }
 
 /// The plotted points of `s` (finite, and positive on log axes).
-fn points(s: &XySeries, style: &XyStyle) -> Vec<(f64, f64, f64)> {
+fn plotted(s: &XySeries, style: &XyStyle) -> Vec<(f64, f64, f64)> {
     s.x.iter()
         .zip(&s.y)
         .enumerate()
@@ -68,120 +67,48 @@ fn points(s: &XySeries, style: &XyStyle) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
-/// An axis range around `lo..hi`: a margin of 5% (linear) or a factor 1.5 (log).
-fn padded(lo: f64, hi: f64, log: bool) -> (f64, f64) {
-    if log {
-        (lo / 1.5, hi * 1.5)
-    } else {
-        let pad = ((hi - lo) * 0.05).max(1e-12);
-        (lo - pad, hi + pad)
-    }
-}
-
-/// The series of `series` on axes of `style` (log or linear each). Dashed series have a
-/// dashed legend sample, so curves differ without colour.
+/// The series of `series` on axes of `style` (log or linear each; the thread's
+/// [`crate::style::Style`] may override scales, ranges and labels). Every series gets the colour
+/// and marker of [`Look::nth`] of its index; `Draw::Line` is solid, `Draw::Dashed` dashed (so
+/// series of one index differ by dash), `Draw::Markers` draws markers alone.
 ///
 /// # Errors
 /// [`PlotError`] when no series has a point to draw, or plotters fails.
 pub fn xy_svg(series: &[XySeries], style: &XyStyle) -> Result<String, PlotError> {
-    let pts: Vec<Vec<(f64, f64, f64)>> = series.iter().map(|s| points(s, style)).collect();
-    let all = pts.iter().flatten();
+    let st = Style::current();
+    let log_x = st.log_x.unwrap_or(style.log_x);
+    let log_y = st.log_y.unwrap_or(style.log_y);
+    let eff = XyStyle { log_x, log_y, ..style.clone() };
+    let pts: Vec<Vec<(f64, f64, f64)>> = series.iter().map(|s| plotted(s, &eff)).collect();
     let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
-    for &(x, y, h) in all {
+    for &(x, y, h) in pts.iter().flatten() {
         x0 = x0.min(x);
         x1 = x1.max(x);
-        let (lo, hi) = if style.log_y && y - h <= 0.0 { (y, y + h) } else { (y - h, y + h) };
+        let (lo, hi) = if log_y && y - h <= 0.0 { (y, y + h) } else { (y - h, y + h) };
         y0 = y0.min(lo);
         y1 = y1.max(hi);
     }
     if !x0.is_finite() {
         return Err(PlotError(format!("{}: no point to plot", style.title)));
     }
-    let (x0, x1) = padded(x0, x1, style.log_x);
-    let (y0, y1) = padded(y0, y1, style.log_y);
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (800, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        match (style.log_x, style.log_y) {
-            (true, true) => draw(&root, (x0..x1).log_scale(), (y0..y1).log_scale(), series, &pts, style)?,
-            (true, false) => draw(&root, (x0..x1).log_scale(), y0..y1, series, &pts, style)?,
-            (false, true) => draw(&root, x0..x1, (y0..y1).log_scale(), series, &pts, style)?,
-            (false, false) => draw(&root, x0..x1, y0..y1, series, &pts, style)?,
+    let mut panel = Panel::new(&style.x_label, &style.y_label, (x0, x1), (y0, y1));
+    (panel.log_x, panel.log_y, panel.integer_x) = (log_x, log_y, style.integer_x);
+    let position = if style.legend_lower_left { LegendPosition::LowerLeft } else { LegendPosition::UpperRight };
+    render(&st, &style.title, (1, 1), |st, areas| {
+        let mut chart = chart(&areas[0], st, &panel)?;
+        for (s, p) in series.iter().zip(&pts) {
+            let look = Look::nth(st, s.color);
+            // 95% bars of every series that has half widths
+            bars(&mut chart, look, p)?;
+            let xy: Vec<(f64, f64)> = p.iter().map(|&(x, y, _)| (x, y)).collect();
+            match s.draw {
+                Draw::Line => curve(&mut chart, look.dashed(Dash::Solid), &xy, Some(&s.label))?,
+                Draw::Dashed => curve(&mut chart, look.dashed(Dash::Dashed), &xy, Some(&s.label))?,
+                Draw::Markers => points(&mut chart, look, &xy, Some(&s.label))?,
+            }
         }
-        root.present().map_err(err)?;
-    }
-    Ok(out)
-}
-
-/// Draws the chart on `root` with the x and y coordinate specs `xs`, `ys`.
-fn draw<'a, X, Y>(
-    root: &DrawingArea<SVGBackend<'a>, Shift>,
-    xs: X,
-    ys: Y,
-    series: &[XySeries],
-    pts: &[Vec<(f64, f64, f64)>],
-    style: &XyStyle,
-) -> Result<(), PlotError>
-where
-    X: AsRangedCoord<Value = f64>,
-    Y: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(root)
-        .caption(style.title.as_str(), ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(84)
-        .build_cartesian_2d(xs, ys)
-        .map_err(err)?;
-    let integer = |v: &f64| if v.fract() == 0.0 { format!("{v:.0}") } else { String::new() };
-    chart
-        .configure_mesh()
-        .x_desc(style.x_label.as_str())
-        .y_desc(style.y_label.as_str())
-        .x_label_formatter(if style.integer_x { &integer } else { &plain_label })
-        .y_label_formatter(&plain_label)
-        .draw()
-        .map_err(err)?;
-    for (s, p) in series.iter().zip(pts) {
-        let color = series_color(s.color);
-        let xy: Vec<(f64, f64)> = p.iter().map(|&(x, y, _)| (x, y)).collect();
-        // 95% bars of every series that has half widths
-        let bars = p.iter().filter(|(_, _, h)| *h > 0.0).map(|&(x, y, h)| {
-            let lo = if style.log_y && y - h <= 0.0 { y } else { y - h };
-            ErrorBar::new_vertical(x, lo, y, y + h, color.stroke_width(1), 8)
-        });
-        chart.draw_series(bars).map_err(err)?;
-        let anno = match s.draw {
-            Draw::Line => {
-                chart.draw_series(xy.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(err)?;
-                chart.draw_series(LineSeries::new(xy, color.stroke_width(2))).map_err(err)?
-            }
-            Draw::Dashed => {
-                chart.draw_series(xy.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(err)?;
-                chart.draw_series(DashedLineSeries::new(xy, 8, 5, color.stroke_width(2))).map_err(err)?
-            }
-            Draw::Markers => chart
-                .draw_series(xy.iter().map(|q| EmptyElement::at(*q) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2))))
-                .map_err(err)?,
-        };
-        let legend_style = color.stroke_width(2);
-        match s.draw {
-            Draw::Markers => anno
-                .label(s.label.as_str())
-                .legend(move |(x, y)| EmptyElement::at((x + 10, y)) + Rectangle::new([(-4, -4), (4, 4)], legend_style)),
-            Draw::Dashed => anno.label(s.label.as_str()).legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (7, 0)], legend_style)
-                    + PathElement::new(vec![(13, 0), (20, 0)], legend_style)
-            }),
-            Draw::Line => anno.label(s.label.as_str()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], legend_style)),
-        };
-    }
-    let position = if style.legend_lower_left { SeriesLabelPosition::LowerLeft } else { SeriesLabelPosition::UpperRight };
-    draw_legend(&mut chart, position)
+        legend(&mut chart, st, position)
+    })
 }
 
 #[cfg(test)]

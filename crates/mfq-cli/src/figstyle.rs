@@ -1,0 +1,258 @@
+//! Plot style from the command line and from figure files (docs/figures.md, "Style").
+//!
+//! - [`StyleArgs`]: `--style FILE.toml` (the keys of [`Style`], at the top level or in a
+//!   `[style]` table) and direct flags (`--title`, `--log-x`, `--width-cm`, `--legend`, ...),
+//!   accepted by every command that draws; [`StyleArgs::install`] makes them the process-wide
+//!   base style ([`Style::set_global`]), which wins over a figure file's `[style]`.
+//! - [`split`]: a figure file's optional `[style]` table, read with its key paths (errors name
+//!   the field), and the file's text without it for the figure's own parser.
+//! - [`figure_params`] / [`model_params`]: the values substituted for `{name}` in titles and
+//!   labels: the model's parameters, the `--set` / `set` values and the swept axes.
+
+use crate::Failure;
+use clap::Args;
+use mfq_model::ModelFile;
+use mfq_plot::style::{LegendPosition, Palette, Style};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// Style options of the commands that draw SVG plots (they apply to every plot the command
+/// writes, and win over a figure file's `[style]` table).
+#[derive(Args, Debug, Clone, Default)]
+pub struct StyleArgs {
+    /// Plot style file (TOML): the keys of a figure file's [style] table (docs/figures.md)
+    #[arg(long = "style", value_name = "FILE.toml", global = true)]
+    pub style: Option<PathBuf>,
+    /// Plot title ({NAME} is replaced by the value of the parameter NAME)
+    #[arg(long, value_name = "TEXT", global = true)]
+    pub title: Option<String>,
+    /// x axis label ({NAME} substituted)
+    #[arg(long, value_name = "TEXT", global = true)]
+    pub x_label: Option<String>,
+    /// y axis label ({NAME} substituted)
+    #[arg(long, value_name = "TEXT", global = true)]
+    pub y_label: Option<String>,
+    /// Logarithmic x axis (--log-x=false: linear)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", global = true)]
+    pub log_x: Option<bool>,
+    /// Logarithmic y axis (--log-y=false: linear)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", global = true)]
+    pub log_y: Option<bool>,
+    /// Width of one plot panel in cm (default 8.5: one column of a two-column paper)
+    #[arg(long, value_name = "CM", global = true)]
+    pub width_cm: Option<f64>,
+    /// Height of one plot panel in cm (default 6.8)
+    #[arg(long, value_name = "CM", global = true)]
+    pub height_cm: Option<f64>,
+    /// Font size of tick and axis labels in pt (default 8)
+    #[arg(long, value_name = "PT", global = true)]
+    pub font_pt: Option<f64>,
+    /// Legend position: upper-right, upper-left, lower-right, lower-left, upper-middle,
+    /// lower-middle, middle-right, middle-left or none
+    #[arg(long, value_name = "POSITION", value_parser = LegendPosition::parse, global = true)]
+    pub legend: Option<LegendPosition>,
+    /// Palette: okabe-ito (default, colour-blind safe), tableau or gray
+    #[arg(long, value_name = "NAME", value_parser = parse_palette, global = true)]
+    pub palette: Option<Palette>,
+}
+
+fn parse_palette(s: &str) -> Result<Palette, String> {
+    match s {
+        "okabe-ito" => Ok(Palette::OkabeIto),
+        "tableau" => Ok(Palette::Tableau),
+        "gray" => Ok(Palette::Gray),
+        _ => Err(format!("palette = {s:?}: allowed okabe-ito, tableau, gray")),
+    }
+}
+
+/// A style file: the keys of [`Style`] at the top level, or under `[style]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StyleFile {
+    Table { style: Style },
+    Flat(Style),
+}
+
+/// Only the `[style]` table of a figure file (its other keys are the figure's).
+#[derive(Deserialize)]
+struct FigureStyle {
+    #[serde(default)]
+    style: Option<Style>,
+}
+
+impl StyleArgs {
+    /// The style these options describe: the `--style` file, then the flags over it.
+    ///
+    /// # Errors
+    /// Invalid input naming the file and the field (unreadable file, unknown key, value out
+    /// of range).
+    pub fn style(&self) -> Result<Style, Failure> {
+        let mut base = Style::default();
+        if let Some(path) = &self.style {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| Failure::input(format!("cannot read style file {}: {e}", path.display())))?;
+            // a flat file first: its errors name the key (an untagged enum's would not)
+            base = match toml::from_str::<Style>(&text) {
+                Ok(s) => s,
+                Err(flat) => match toml::from_str::<StyleFile>(&text) {
+                    Ok(StyleFile::Table { style } | StyleFile::Flat(style)) => style,
+                    Err(_) => match toml::from_str::<FigureStyle>(&text) {
+                        Ok(FigureStyle { style: Some(s) }) => s,
+                        Ok(FigureStyle { style: None }) | Err(_) => {
+                            return Err(Failure::input(format!("style file {}: {}", path.display(), flat.message())))
+                        }
+                    },
+                },
+            };
+        }
+        let flags = Style {
+            title: self.title.clone(),
+            x_label: self.x_label.clone(),
+            y_label: self.y_label.clone(),
+            log_x: self.log_x,
+            log_y: self.log_y,
+            width_cm: self.width_cm,
+            height_cm: self.height_cm,
+            font_pt: self.font_pt,
+            legend: self.legend,
+            palette: self.palette,
+            ..Style::default()
+        };
+        let style = base.merged(&flags);
+        style.validate().map_err(|e| {
+            let origin = self.style.as_ref().map_or(String::new(), |p| format!(" (options and style file {})", p.display()));
+            Failure::input(format!("{e}{origin}"))
+        })?;
+        Ok(style)
+    }
+
+    /// Makes the style of these options the process-wide base of every plot.
+    ///
+    /// # Errors
+    /// As [`StyleArgs::style`].
+    pub fn install(&self) -> Result<(), Failure> {
+        Style::set_global(self.style()?);
+        Ok(())
+    }
+}
+
+/// Splits a figure file's text into its `[style]` table (parsed, validated; `{}` when absent)
+/// and the text without it (the removed lines left empty, so that the figure parser's line
+/// numbers stay right).
+///
+/// # Errors
+/// Invalid input naming the figure file and the style's field.
+pub fn split(text: &str, path: &Path) -> Result<(Style, String), Failure> {
+    let style = toml::from_str::<FigureStyle>(text)
+        .map_err(|e| Failure::input(format!("{}: [style]: {e}", path.display())))?
+        .style
+        .unwrap_or_default();
+    style.validate().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    let mut inside = false;
+    let rest: Vec<&str> = text
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            if t.starts_with('[') {
+                inside = t.starts_with("[style]");
+            }
+            if inside || (t.starts_with("style") && t["style".len()..].trim_start().starts_with('=')) {
+                ""
+            } else {
+                l
+            }
+        })
+        .collect();
+    Ok((style, rest.join("\n")))
+}
+
+/// The parameters of a model file under `set` (`NAME=VALUE`): the model's own values, and
+/// for settings that are sweeps (`a:b:n`, lists) their range as text (`0.5 to 0.95`).
+pub fn model_params(text: &str, set: &[String]) -> Vec<(String, String)> {
+    let (scalar, swept): (Vec<&String>, Vec<&String>) = set.iter().partition(|s| !s.contains(':') && !s.contains(','));
+    let scalar: Vec<String> = scalar.into_iter().cloned().collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    if let Ok(file) = ModelFile::parse(text, &scalar) {
+        if let Some(map) = serde_json::to_value(&file.model).ok().as_ref().and_then(|v| v.as_object()) {
+            for (k, v) in map {
+                let v = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => mfq_plot::axis::tick_label(n.as_f64().unwrap_or(f64::NAN)),
+                    other => other.to_string(),
+                };
+                out.push((k.clone(), v));
+            }
+        }
+    }
+    for s in swept {
+        if let Some((names, values)) = s.split_once('=') {
+            let text = match values.split(':').collect::<Vec<_>>().as_slice() {
+                [a, b, _] | [a, b] => format!("{a} to {b}"),
+                _ => values.replace(',', ", "),
+            };
+            for name in names.split(',') {
+                out.retain(|(k, _)| k != name);
+                out.push((name.to_string(), text.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The parameters of a figure file (its text without `[style]`): those of its `model` (or of
+/// the first of its `models`) under its `set`.
+pub fn figure_params(text: &str) -> Vec<(String, String)> {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else { return vec![] };
+    let model =
+        table.get("model").and_then(|v| v.as_str()).or_else(|| table.get("models")?.as_array()?.first()?.as_array()?.get(1)?.as_str());
+    let set: Vec<String> = table
+        .get("set")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    match model.and_then(|m| std::fs::read_to_string(m).ok()) {
+        Some(t) => model_params(&t, &set),
+        None => vec![],
+    }
+}
+
+/// Installs, for the plots drawn on this thread until the guard drops, a figure file's style
+/// under the command line's (the command line wins), with the figure's parameters.
+pub fn install_figure_style(file_style: Style, text: &str) -> mfq_plot::style::StyleGuard {
+    let style = Style { params: figure_params(text), ..file_style };
+    style.merged(&Style::global()).install()
+}
+
+/// Adds the parameters of the model file a command has read (its text and `--set` values) to
+/// the process-wide style, for `{name}` in `--title` and the labels.
+pub fn note_model(text: &str, set: &[String]) {
+    let params = model_params(text, set);
+    Style::update_global(|s| s.params = params);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_style_is_split_off_and_errors_name_the_field() {
+        let text = "kind = \"tail\"\ntitle = \"t\"\n\n[style]\nwidth_cm = 12\nlegend = \"lower-left\"\n\n[[panels]]\ntitle = \"p\"\n";
+        let (style, rest) = split(text, Path::new("f.toml")).unwrap();
+        assert_eq!((style.width_cm, style.legend), (Some(12.0), Some(LegendPosition::LowerLeft)));
+        assert_eq!(rest.lines().count(), text.lines().count());
+        assert!(!rest.contains("width_cm") && rest.contains("[[panels]]") && rest.contains("title = \"p\""));
+        let e = split("kind = \"tail\"\n[style]\nwidht_cm = 12\n", Path::new("f.toml")).unwrap_err();
+        assert!(e.message.contains("widht_cm") && e.code == 2, "{}", e.message);
+        let e = split("kind = \"tail\"\n[style]\nfont_pt = 100\n", Path::new("f.toml")).unwrap_err();
+        assert!(e.message.contains("style.font_pt = 100"), "{}", e.message);
+    }
+
+    #[test]
+    fn sweeps_become_ranges_in_params() {
+        let text = "[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n";
+        let p = model_params(text, &["lambda=0.5:0.95:20".into(), "d=3".into()]);
+        let get = |k: &str| p.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(get("lambda").as_deref(), Some("0.5 to 0.95"));
+        assert_eq!(get("d").as_deref(), Some("3"));
+    }
+}
