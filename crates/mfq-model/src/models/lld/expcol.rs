@@ -27,7 +27,7 @@ pub(super) const Q: usize = 4;
 /// an extrapolation (stiff accuracy).
 const NODES: [f64; Q] = [0.088_587_959_512_704_04, 0.409_466_864_440_734_6, 0.787_659_461_760_847_1, 1.0];
 /// Their quadrature weights on `[0, 1]` (exact for degree 6).
-const WEIGHTS: [f64; Q] = [0.220_462_211_176_767_95, 0.388_193_468_843_172_68, 0.328_844_319_980_059_03, 0.0625];
+const WEIGHTS: [f64; Q] = [0.220_462_211_176_767_95, 0.388_193_468_843_172_7, 0.328_844_319_980_059_03, 0.0625];
 
 /// Deepest step level: steps down to `h / 2^MAX_LEVEL`.
 pub(super) const MAX_LEVEL: u32 = 60;
