@@ -265,8 +265,12 @@ impl Lld {
             expcol::grid_step(&p, &mut levels, lmin, &mut hint, &mut xi, &mut sums, &stop)
                 .map_err(|e| step_failure(e, i, self.points, deadline, self.lambda))?;
             if from.is_none() {
-                y[i * b] = self.fbar(&xi[..m]);
-                y[i * b + 1..(i + 1) * b].copy_from_slice(&xi[..m]);
+                // stored within the bounds of `project` (rounding may overshoot `xi_j <= r_j` as
+                // `Fbar -> 0`, and the solver would then fight the projection)
+                y[i * b] = self.fbar(&xi[..m]).clamp(0.0, 1.0);
+                for (j, r) in self.size.mean_residual().iter().enumerate() {
+                    y[i * b + 1 + j] = xi[j].clamp(0.0, *r);
+                }
             }
         }
         Ok((y, sums))
