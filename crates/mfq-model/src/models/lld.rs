@@ -10,6 +10,8 @@ use crate::models::phase_type::{JobSizeSpec, PhaseType, MAX_PHASES};
 use crate::models::{check_d, check_lambda, check_levels};
 use crate::registry::{read_spec, Kind, KindSpec};
 use crate::AnalyticJacobian;
+mod expcol;
+
 use crate::{out_of_range, Deadline, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, Stability, StateLayout};
 
 /// Block size on the stack: `Fbar` plus up to [`MAX_PHASES`] entries of `xi`.
@@ -52,10 +54,14 @@ const NB: usize = MAX_PHASES + 1;
 /// dy/dt = y* - y,    xi*_i = Phi_h(xi*_{i-1}),  xi*_{-1} = 0,   Fbar*_i = rho - lambda alpha xi*_i,
 /// ```
 ///
-/// where `Phi_h` is `substeps` classical Runge-Kutta (RK4) steps of the `xi` ODE over one grid
-/// step `h`, integrated once across the grid when the model is built. Its unique equilibrium
-/// `y*` is the RK4 solution on the grid (global error
-/// `O((h/substeps)^4)`); the Jacobian is `-I` (diagonal band), so Newton lands on `y*` in one
+/// where `Phi_h` integrates the `xi` ODE over one grid step `h` with error control:
+/// exponential Radau collocation (4 nodes, order 7, the stiff linear part `A` integrated
+/// exactly, so H2 laws with `f -> 0` cost no more than others) with step doubling, steps
+/// `h / 2^l`, at most `1e-14` of step-doubling difference per step. It is integrated once
+/// across the grid when the model is built, with the integrals `int Fbar^d`, `int Fbar` (Radau
+/// quadrature on the nodes) and an estimate of their error ([`Lld::error_estimates`]). The
+/// grid step is `0.1 E[S]` unless the ccdf decays slowly ([`Lld::automatic_step`]).
+/// The Jacobian is `-I` (diagonal band), so Newton lands on `y*` in one
 /// step and every transient converges like `e^{-t}`. Time integrations of this model
 /// (`mfq solve`, the checker's runs) show that relaxation, **not** the LL(d) dynamics; no order
 /// is claimed. (A chain form `d xi_i/dt = Phi_h(xi_{i-1}) - xi_i` has the same equilibrium, but its
@@ -78,13 +84,41 @@ pub struct Lld {
     m: usize,
     /// `lambda alpha`, used in `Fbar = rho - lambda alpha xi`.
     lam_alpha: Vec<f64>,
+    /// Asymptotic decay rate of `Fbar` (a lower bound; [`decay_rate`]).
+    decay: f64,
+    /// `|lambda alpha (-B)^{-1}|` (see `expcol::Problem::sens`).
+    sens: Vec<f64>,
     /// The grid solution `y*` (computed once, at construction).
     target: Vec<f64>,
+    /// `[int Fbar^d, int Fbar]` over `[0, inf)` at `y*` and their estimated absolute errors.
+    integrals: [f64; 2],
+    errors: [f64; 2],
+    /// Collocation steps taken across the grid.
+    steps: usize,
+}
+
+/// Grid points the automatic grid step aims at: `h = max(0.1 E[S], L / TARGET_POINTS)` with
+/// `L` the estimated workload at which `Fbar` falls below `1e-14`.
+const TARGET_POINTS: f64 = 4096.0;
+
+/// Why an adaptive grid step failed.
+fn step_failure(e: expcol::Failure, i: usize, points: usize, deadline: &Deadline, lambda: f64) -> ModelError {
+    match e {
+        expcol::Failure::Stopped => {
+            ModelError::Interrupted { during: format!("the LL(d) workload grid (point {i} of {points})"), reason: deadline.reason() }
+        }
+        expcol::Failure::NoConvergence => out_of_range(
+            "model.lambda",
+            lambda,
+            "a load at which the collocation steps of the workload ODE converge (they did not at the smallest step)",
+        ),
+    }
 }
 
 impl Lld {
-    /// LL(d) with `points` grid points, grid step `h = 0.1 E[S]` and enough RK4 substeps that
-    /// `delta max(|A_jj|, lambda d) <= 0.02` (`delta = h / substeps`).
+    /// LL(d) with `points` grid points and the automatic grid step [`Lld::automatic_step`]
+    /// (`0.1 E[S]` unless the workload ccdf decays slowly); the ODE is integrated with error
+    /// control at each point (module `expcol`, docs/models/lld.md "Numerics").
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] for `lambda` (`model.lambda`), `d = 0` (`model.d`),
@@ -93,20 +127,39 @@ impl Lld {
         Self::new_within(lambda, d, size, points, &Deadline::none())
     }
 
-    /// [`new`](Self::new) within `deadline`: the grid sweep checks it at every grid point.
+    /// [`new`](Self::new) within `deadline`: the grid sweep checks it at every grid point and
+    /// every 64 collocation steps.
     ///
     /// # Errors
     /// As [`new`](Self::new), and [`ModelError::Interrupted`] past the deadline.
     pub fn new_within(lambda: f64, d: u32, size: PhaseType, points: usize, deadline: &Deadline) -> Result<Self, ModelError> {
-        let h = 0.1 * size.mean();
-        let r = (0..size.phases()).map(|j| -size.rate(j, j)).fold(lambda * d as f64, f64::max);
-        // (a float-to-usize cast saturates: a huge rate gives a huge count, refused by the deadline)
-        let substeps = ((h * r / 0.02).ceil() as usize).max(2);
-        Self::with_grid_within(lambda, d, size, points, h, substeps, deadline)
+        check_lambda(lambda)?;
+        check_d(d)?;
+        let h = Self::automatic_step(lambda, d, &size);
+        Self::with_grid_within(lambda, d, size, points, h, 2, deadline)
     }
 
-    /// LL(d) on a grid of `points` points spaced `step` (workload units), with `substeps`
-    /// RK4 steps per grid step.
+    /// The automatic grid step: `max(0.1 E[S], L / 4096)` with `L = (ln 1e14 + ln(1/(1 - rho))) /
+    /// theta` the workload by which `Fbar` has decayed below about `1e-14` (`theta` from
+    /// [`decay_rate`]), so that about 4096 points reach the truncation tolerance whatever the
+    /// load and the size law (an H2 law with `f -> 1` has a slow phase of mean `~ 1/(1 - f)`).
+    pub fn automatic_step(lambda: f64, d: u32, size: &PhaseType) -> f64 {
+        let rho = lambda * size.mean();
+        let base = 0.1 * size.mean();
+        if !(rho < 1.0 && rho > 0.0) {
+            return base;
+        }
+        let theta = decay_rate(lambda, d, size);
+        let span = (1e14f64.ln() + (-(1.0 - rho).ln()).max(0.0)) / theta;
+        if span.is_finite() {
+            base.max(span / TARGET_POINTS)
+        } else {
+            base
+        }
+    }
+
+    /// LL(d) on a grid of `points` points spaced `step` (workload units), with at least
+    /// `substeps` collocation steps per grid step (more where the error control asks).
     ///
     /// # Errors
     /// As [`new`](Self::new), and `model.grid_step` (not finite or `<= 0`),
@@ -115,7 +168,9 @@ impl Lld {
         Self::with_grid_within(lambda, d, size, points, step, substeps, &Deadline::none())
     }
 
-    /// [`with_grid`](Self::with_grid) within `deadline`.
+    /// [`with_grid`](Self::with_grid) within `deadline`. At `rho >= 1` (unstable: no
+    /// equilibrium) the grid is not integrated and the target is zero; the model's
+    /// [`stability`](MeanFieldModel::stability) says why.
     ///
     /// # Errors
     /// As [`with_grid`](Self::with_grid), and [`ModelError::Interrupted`] past the deadline.
@@ -139,30 +194,121 @@ impl Lld {
         }
         let m = size.phases();
         let lam_alpha = size.alpha().iter().map(|a| lambda * a).collect();
-        let mut model = Lld { lambda, d, rho: lambda * size.mean(), size, points, step, substeps, m, lam_alpha, target: Vec::new() };
-        model.target = model.sweep(deadline)?;
+        let rho = lambda * size.mean();
+        let decay = if rho < 1.0 { decay_rate(lambda, d, &size) } else { 0.0 };
+        let sens = if rho < 1.0 { sensitivity(lambda, d, &size) } else { vec![0.0; m] };
+        let mut model = Lld {
+            sens,
+            lambda,
+            d,
+            rho,
+            size,
+            points,
+            step,
+            substeps,
+            m,
+            lam_alpha,
+            decay,
+            target: Vec::new(),
+            integrals: [0.0; 2],
+            errors: [0.0; 2],
+            steps: 0,
+        };
+        if rho < 1.0 {
+            let (target, sums) = model.sweep(None, deadline)?;
+            model.target = target;
+            model.set_integrals(&sums);
+        } else {
+            model.target = vec![0.0; points * model.block()];
+        }
         Ok(model)
     }
 
-    /// The grid solution `y*`: the `xi` ODE integrated from `xi(0) = 0` across the grid, with
-    /// `Fbar = rho - lambda alpha xi` at each point (layout of [`StateLayout::Workload`]);
-    /// [`ModelError::Interrupted`] when `deadline` passes (checked at every grid point).
-    fn sweep(&self, deadline: &Deadline) -> Result<Vec<f64>, ModelError> {
+    /// The `expcol` problem of this model.
+    fn problem(&self) -> expcol::Problem<'_> {
+        expcol::Problem {
+            m: self.m,
+            a: self.size.sub_generator(),
+            lam_alpha: &self.lam_alpha,
+            rho: self.rho,
+            d: self.d as i32,
+            sens: &self.sens,
+        }
+    }
+
+    /// Smallest step level (`2^lmin >= substeps`).
+    fn lmin(&self) -> u32 {
+        (self.substeps.next_power_of_two().trailing_zeros()).min(expcol::MAX_LEVEL - 2)
+    }
+
+    /// Integrates across the grid. `from = None`: from `xi(0) = 0`, one continuous solution
+    /// (the grid solution `y*`, layout of [`StateLayout::Workload`]); `from = Some(x)`: each
+    /// grid step from the state of `x` at the previous point (for the integrals of any state).
+    /// [`ModelError::Interrupted`] when `deadline` passes.
+    fn sweep(&self, from: Option<&[f64]>, deadline: &Deadline) -> Result<(Vec<f64>, expcol::Sums), ModelError> {
         let (b, m) = (self.block(), self.m);
-        let mut y = vec![0.0; self.points * b];
+        let p = self.problem();
+        let mut levels = expcol::Levels::new(self.step);
+        let lmin = self.lmin();
+        let mut hint = lmin;
+        let mut y = vec![0.0; if from.is_none() { self.points * b } else { 0 }];
         let mut xi = [0.0; NB];
+        let mut sums = expcol::Sums::default();
+        let stop = || deadline.expired();
         for i in 0..self.points {
             if deadline.expired() {
-                return Err(ModelError::Interrupted {
-                    during: format!("the LL(d) workload grid (point {i} of {}, {} RK4 substeps each)", self.points, self.substeps),
-                    reason: deadline.reason(),
-                });
+                return Err(step_failure(expcol::Failure::Stopped, i, self.points, deadline, self.lambda));
             }
-            self.grid_step(&mut xi, None);
-            y[i * b] = self.fbar(&xi[..m]);
-            y[i * b + 1..(i + 1) * b].copy_from_slice(&xi[..m]);
+            if let Some(x) = from {
+                xi = self.previous_xi(x, i);
+            }
+            expcol::grid_step(&p, &mut levels, lmin, &mut hint, &mut xi, &mut sums, &stop)
+                .map_err(|e| step_failure(e, i, self.points, deadline, self.lambda))?;
+            if from.is_none() {
+                // stored within the bounds of `project` (rounding may overshoot `xi_j <= r_j` as
+                // `Fbar -> 0`, and the solver would then fight the projection)
+                y[i * b] = self.fbar(&xi[..m]).clamp(0.0, 1.0);
+                for (j, r) in self.size.mean_residual().iter().enumerate() {
+                    y[i * b + 1 + j] = xi[j].clamp(0.0, *r);
+                }
+            }
         }
-        Ok(y)
+        Ok((y, sums))
+    }
+
+    /// Stores the integrals of `sums` with the tail beyond the last grid point added and
+    /// the error estimate.
+    fn set_integrals(&mut self, sums: &expcol::Sums) {
+        let (totals, errors) = self.finish(sums, self.target.get((self.points - 1) * self.block()).copied().unwrap_or(0.0));
+        self.integrals = totals;
+        self.errors = errors;
+        self.steps = sums.steps;
+    }
+
+    /// `([int Fbar^d, int Fbar], their error estimates)` from the grid sums and `Fbar` at the
+    /// last grid point `f_last`: the tail beyond it is added as `Fbar(w) = f_last e^{-theta (w
+    /// - w_K)}` (`int Fbar^d = f_last^d / (d theta)`), and counted in full in the estimate,
+    /// with the step-doubling differences, the differences of the state carried to the later
+    /// integrals by their linear response ([`sensitivity`]) and rounding terms: `4 eps sqrt(steps)`
+    /// relative, and that times `rho` as a noise floor of `Fbar` over the grid length; the sum
+    /// is doubled. It covers the error in the tests up to `rho = 0.9`; at `d = 1`, `rho = 0.999`
+    /// it falls short by up to 9x (true error 2.5e-10 relative, module `adaptive_tests`).
+    fn finish(&self, sums: &expcol::Sums, f_last: f64) -> ([f64; 2], [f64; 2]) {
+        let f = f_last.max(0.0);
+        let theta = self.decay.max(1e-300);
+        let tail = [f.powi(self.d as i32) / (self.d as f64 * theta), f / theta];
+        let totals = [sums.wait + tail[0], sums.work + tail[1]];
+        // rounding: a random walk of a few ulps per step, in the integrals and in `Fbar = rho -
+        // lambda alpha xi` (a noise floor of `Fbar` integrated over the grid)
+        let ulps = 4.0 * f64::EPSILON * (sums.steps as f64).sqrt();
+        let floor = ulps * self.rho * self.points as f64 * self.step;
+        // a factor 2 of safety (at d = 1, rho = 0.999 the terms add to 0.1-0.6 of the error
+        // against Pollaczek-Khinchine, about 2.5e-10 relative: adaptive_tests)
+        let errors = [
+            2.0 * (sums.wait_err + sums.f_err_wait + tail[0] + ulps * totals[0] + if self.d == 1 { floor } else { 0.0 }),
+            2.0 * (sums.work_err + sums.f_err_work + tail[1] + ulps * totals[1] + floor),
+        ];
+        (totals, errors)
     }
 
     /// Load `rho = lambda E[S]` (= `Fbar(0)`, the busy fraction).
@@ -175,60 +321,32 @@ impl Lld {
         self.step
     }
 
-    /// RK4 substeps per grid step.
+    /// Least collocation steps per grid step (the error control takes more where needed).
     pub fn substeps(&self) -> usize {
         self.substeps
+    }
+
+    /// Collocation steps taken across the grid when the model was built.
+    pub fn collocation_steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Estimated absolute errors of `[int Fbar^d, int Fbar]` (the mean waiting time, hence
+    /// `E[R]`, and the mean workload) at the grid solution (`Lld::finish`).
+    pub fn error_estimates(&self) -> [f64; 2] {
+        self.errors
+    }
+
+    /// Asymptotic decay rate `theta` of `Fbar` used for the grid step and the tail
+    /// ([`decay_rate`]).
+    pub fn decay_rate(&self) -> f64 {
+        self.decay
     }
 
     /// `Fbar` from `xi`: `rho - lambda alpha xi`.
     #[inline]
     fn fbar(&self, xi: &[f64]) -> f64 {
         self.rho - self.lam_alpha.iter().zip(xi).map(|(a, x)| a * x).sum::<f64>()
-    }
-
-    /// Right-hand side of the `xi` ODE, `(1 - Fbar^d) 1 + A xi` with `Fbar = rho - lambda alpha xi`.
-    #[inline]
-    fn rhs(&self, xi: &[f64; NB], out: &mut [f64; NB]) {
-        let m = self.m;
-        let f = self.fbar(&xi[..m]);
-        let s = 1.0 - f.powi(self.d as i32);
-        for j in 0..m {
-            out[j] = s + (0..m).map(|l| self.size.rate(j, l) * xi[l]).sum::<f64>();
-        }
-    }
-
-    /// One grid step `Phi_h`: `substeps` RK4 steps from `xi`. With `acc`, accumulates
-    /// `[int Fbar^d dw, int Fbar dw]` over the step by the same RK4 stages (fourth-order
-    /// quadrature).
-    fn grid_step(&self, xi: &mut [f64; NB], mut acc: Option<&mut [f64; 2]>) {
-        let m = self.m;
-        let dl = self.step / self.substeps as f64;
-        let fd = |x: &[f64; NB]| {
-            let f = self.fbar(&x[..m]);
-            [f.powi(self.d as i32), f]
-        };
-        let (mut k1, mut k2, mut k3, mut k4) = ([0.0; NB], [0.0; NB], [0.0; NB], [0.0; NB]);
-        let mut y = [0.0; NB];
-        for _ in 0..self.substeps {
-            self.rhs(xi, &mut k1);
-            let c1 = fd(xi);
-            axpy(&mut y, xi, 0.5 * dl, &k1, m);
-            self.rhs(&y, &mut k2);
-            let c2 = fd(&y);
-            axpy(&mut y, xi, 0.5 * dl, &k2, m);
-            self.rhs(&y, &mut k3);
-            let c3 = fd(&y);
-            axpy(&mut y, xi, dl, &k3, m);
-            self.rhs(&y, &mut k4);
-            let c4 = fd(&y);
-            for j in 0..m {
-                xi[j] += dl / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
-            }
-            if let Some(a) = acc.as_deref_mut() {
-                a[0] += dl / 6.0 * (c1[0] + 2.0 * c2[0] + 2.0 * c3[0] + c4[0]);
-                a[1] += dl / 6.0 * (c1[1] + 2.0 * c2[1] + 2.0 * c3[1] + c4[1]);
-            }
-        }
     }
 
     #[inline]
@@ -247,17 +365,21 @@ impl Lld {
         xi
     }
 
-    /// `[int_0^{w_K} Fbar(w)^d dw, int_0^{w_K} Fbar(w) dw]`: the mean waiting time (FCFS) and
-    /// the mean workload per server, integrated with the same RK4 stages from the grid values
-    /// in `x` (the part beyond the last grid point, of the order of `Fbar(w_K)` times the
-    /// tail's decay length, is not added).
+    /// `[int_0^inf Fbar(w)^d dw, int_0^inf Fbar(w) dw]`: the mean waiting time (FCFS) and the
+    /// mean workload per server. At the grid solution `y*` these are the values integrated
+    /// when the model was built (Radau quadrature on the collocation nodes); for another state
+    /// `x` each grid step is integrated again from the state of `x` at the previous point.
+    /// The part beyond the last grid point is added as an exponential tail of rate `theta`
+    /// ([`Lld::decay_rate`]).
     pub fn integrals(&self, x: &[f64]) -> [f64; 2] {
-        let mut total = [0.0; 2];
-        for i in 0..self.points {
-            let mut xi = self.previous_xi(x, i);
-            self.grid_step(&mut xi, Some(&mut total));
+        let same = x.len() == self.target.len() && x.iter().zip(&self.target).all(|(a, b)| (a - b).abs() <= 1e-15 * b.abs().max(1.0));
+        if same || self.rho >= 1.0 {
+            return self.integrals;
         }
-        total
+        match self.sweep(Some(x), &Deadline::none()) {
+            Ok((_, sums)) => self.finish(&sums, x.get((self.points - 1) * self.block()).copied().unwrap_or(0.0)).0,
+            Err(_) => self.integrals,
+        }
     }
 
     /// The workload ccdf `(w, Fbar(w))` at `w = 0` and at every grid point of `x`.
@@ -267,11 +389,59 @@ impl Lld {
     }
 }
 
-/// `a = x + c k` on the first `m` entries.
-#[inline]
-fn axpy(a: &mut [f64; NB], x: &[f64; NB], c: f64, k: &[f64; NB], m: usize) {
-    for j in 0..m {
-        a[j] = x[j] + c * k[j];
+/// `|lambda alpha (-B)^{-1}|` entrywise, `B = A + lambda 1 alpha` for `d = 1` and `B = A`
+/// otherwise: a change `e` of `xi` changes the later `int Fbar` by `lambda alpha (-B)^{-1} e`
+/// (exactly for `d = 1`, where the ODE is linear; for `d >= 2` the term `d Fbar^{d-1}` only
+/// speeds the decay). Zeros when the matrix is singular.
+pub fn sensitivity(lambda: f64, d: u32, size: &PhaseType) -> Vec<f64> {
+    let m = size.phases();
+    // (-B)^T u = lambda alpha^T
+    let mut neg_t = vec![0.0; m * m];
+    for i in 0..m {
+        for j in 0..m {
+            let b = size.rate(i, j) + if d == 1 { lambda * size.alpha()[j] } else { 0.0 };
+            neg_t[j * m + i] = -b;
+        }
+    }
+    let rhs: Vec<f64> = size.alpha().iter().map(|a| lambda * a).collect();
+    crate::models::phase_type::solve_dense(&neg_t, &rhs).map_or_else(|| vec![0.0; m], |u| u.iter().map(|v| v.abs()).collect())
+}
+
+/// A lower bound on the asymptotic decay rate `theta` of the workload ccdf of LL(d) at `rho <
+/// 1`: for `d >= 2` the slowest rate of the size law (`Fbar^d` is negligible in the tail, so
+/// `xi' ~ A xi`); for `d = 1` (M/PH/1) the slowest rate of `B = A + lambda 1 alpha` (the ODE is
+/// linear, `xi' = (1 - rho) 1 + B xi`). Both are `1 / r` with `r` the spectral radius of the
+/// nonnegative matrix `(-B)^{-1}`, bounded above by the Collatz-Wielandt quotient
+/// `max_i (M x)_i / x_i` over 100 power iterations (R. S. Varga, Matrix Iterative Analysis,
+/// Thm. 2.2). Returns `1 / E[S]` if the matrix is singular.
+pub fn decay_rate(lambda: f64, d: u32, size: &PhaseType) -> f64 {
+    let m = size.phases();
+    let mut neg: Vec<f64> = size.sub_generator().iter().map(|v| -v).collect();
+    if d == 1 {
+        for i in 0..m {
+            for (j, a) in size.alpha().iter().enumerate() {
+                neg[i * m + j] -= lambda * a;
+            }
+        }
+    }
+    let mut x = vec![1.0; m];
+    let mut bound = f64::INFINITY;
+    for _ in 0..100 {
+        let Some(y) = crate::models::phase_type::solve_dense(&neg, &x) else {
+            return 1.0 / size.mean();
+        };
+        let q = y.iter().zip(&x).map(|(a, b)| a / b).fold(0.0, f64::max);
+        bound = bound.min(q);
+        let top = y.iter().fold(0.0, |a: f64, v| a.max(v.abs()));
+        if !(top.is_finite() && top > 0.0) || y.iter().any(|v| *v <= 0.0) {
+            break;
+        }
+        x = y.iter().map(|v| v / top).collect();
+    }
+    if bound.is_finite() && bound > 0.0 {
+        1.0 / bound
+    } else {
+        1.0 / size.mean()
     }
 }
 
@@ -296,7 +466,9 @@ impl MeanFieldModel for Lld {
 
     /// `E[R] = E[S] + int Fbar^d`, `E[L] = lambda E[R]`, `P(wait) = rho^d`; no queue-length
     /// tail (the state is a workload); extras: `load_rho`, `mean_waiting_time`,
-    /// `mean_workload` (`int Fbar`), `grid_step` (both integrals from [`Lld::integrals`]).
+    /// `mean_workload` (`int Fbar`), `grid_step` (both integrals from [`Lld::integrals`]),
+    /// `mean_response_time_error_estimate` and `mean_workload_error_estimate` (absolute,
+    /// [`Lld::error_estimates`]).
     fn observables(&self, x: &[f64]) -> Observables {
         let [wait, workload] = self.integrals(x);
         let response = self.size.mean() + wait;
@@ -315,6 +487,8 @@ impl MeanFieldModel for Lld {
                 ("mean_waiting_time".into(), wait),
                 ("mean_workload".into(), workload),
                 ("grid_step".into(), self.step),
+                ("mean_response_time_error_estimate".into(), self.errors[0]),
+                ("mean_workload_error_estimate".into(), self.errors[1]),
             ],
         }
     }
@@ -357,8 +531,8 @@ impl MeanFieldModel for Lld {
     }
 
     /// Exponential sizes only: the closed form `Fbar(w_i)` (mean `s`: `Fbar(w) = Fbar_1(w/s)`
-    /// at load `rho`), `xi_i = (rho - Fbar(w_i)) / lambda`. It differs from the RK4 grid
-    /// solution by the integration error `O((h/substeps)^4)`.
+    /// at load `rho`), `xi_i = (rho - Fbar(w_i)) / lambda`. It differs from the grid
+    /// solution by the integration error (about `1e-13`).
     fn analytic_fixed_point(&self) -> Option<Vec<f64>> {
         if !(self.size.is_exponential() && self.rho < 1.0) {
             return None;
@@ -436,6 +610,9 @@ pub fn exponential_response_ccdf(lambda: f64, d: u32, w: f64) -> f64 {
 }
 
 #[cfg(test)]
+mod adaptive_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::models::testutil::jacobian_error;
@@ -452,7 +629,7 @@ mod tests {
         }
     }
 
-    /// d = 2, lambda = 0.5: the closed form at the RK4 grid; the relaxation residual vanishes there
+    /// d = 2, lambda = 0.5: the closed form at the grid; the relaxation residual vanishes there
     /// up to the integration error.
     #[test]
     fn closed_form_is_nearly_a_root() {
@@ -524,20 +701,19 @@ impl KindSpec for LldSpec {
         // `levels` = number of workload grid points
         Ok(Box::new(Lld::new_within(self.lambda, self.d, self.job_size.to_phase_type()?, levels, deadline)?))
     }
-    /// One grid point with one substep: the same parameters and stability verdict (`rho < 1`)
-    /// without the grid, whose cost grows with `lambda d` (`lambda = 1e6` would take minutes
-    /// before the stability check).
     /// The parameter checks of [`build`](KindSpec::build) without the grid (see `build_probe`).
     fn validate(&self, levels: usize) -> Result<(), ModelError> {
         check_levels(levels)?;
         self.build_probe(levels).map(|_| ())
     }
+    /// One grid point: the same parameters and stability verdict (`rho < 1`, checked before
+    /// any integration: at `rho >= 1` nothing is integrated) at the cost of one grid step.
     fn build_probe(&self, _levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         let size = self.job_size.to_phase_type()?;
         let step = 0.1 * size.mean();
         Ok(Box::new(Lld::with_grid(self.lambda, self.d, size, 1, step, 1)?))
     }
-    /// Workload grid points (step 0.1 E[S]).
+    /// Workload grid points (step [`Lld::automatic_step`]).
     fn initial_levels(&self) -> usize {
         128
     }

@@ -93,11 +93,22 @@ pub struct LcfsLimit {
     /// the top (`P(Q >= K)` extrapolates `P(Q = K - 1)` geometrically) and scaled so that
     /// `P(Q >= 1) = lambda` (see `tail_error_estimate`).
     pub tail: Vec<f64>,
+    /// The floor: `P(Q = k)` is computed from the grids while it is at least [`TAIL_FLOOR`];
+    /// below, it continues geometrically with the ratio of the last two computed levels (never
+    /// an exact zero). `0` without a tail.
+    pub tail_floor: f64,
+    /// Estimated relative error of the tail entries above the floor: the largest Richardson
+    /// correction `|P_h(Q = k) - P_{h/2}(Q = k)| / 3` relative to `P(Q = k)` over the computed
+    /// levels, plus `tail_error_estimate`. `0` without a tail.
+    pub tail_relative_error_estimate: f64,
     /// Relative error of the computed `P(Q >= 1)` against its exact value `lambda`, divided
     /// out of `tail` (all `P(Q = k)`, `k >= 1`, are scaled by the same factor): a measure of the
     /// tail's accuracy (3.6e-4 at lambda = 0.9, d = 2; it grows with `d`). `0` without a tail.
     pub tail_error_estimate: f64,
 }
+
+/// Levels of the queue-length distribution are computed while `P(Q = k) >= TAIL_FLOOR`.
+pub const TAIL_FLOOR: f64 = 1e-18;
 
 /// Values of one grid: `E[T]`, `E[B]`, the horizon, and `P(Q = k)` for `k = 0..=levels`.
 struct Grid {
@@ -151,13 +162,27 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
     let (eb, _) = romberg([means[0].1, means[1].1, means[2].1]);
     let scale = lambda * d as f64;
     let mut tail_error = 0.0;
+    let mut tail_rel = 0.0f64;
     let tail = if opts.levels == 0 {
         Vec::new()
     } else {
         // P(Q = k) for k < K; P(Q >= K) by a geometric extrapolation of the last two (summing
         // from the top keeps the relative accuracy of the small tail values)
-        let pk: Vec<f64> = coarse.pq.iter().zip(&fine.pq).map(|(c, f)| richardson(*c, *f).max(0.0)).collect();
+        // (a Richardson value that is not positive keeps the finer grid's value; levels below
+        // the floor were not computed and continue geometrically: never an exact zero)
+        let computed = coarse.pq.len().min(fine.pq.len());
+        let mut pk: Vec<f64> =
+            coarse.pq.iter().zip(&fine.pq).map(|(c, f)| if richardson(*c, *f) > 0.0 { richardson(*c, *f) } else { *f }).collect();
+        for j in (1..computed).filter(|&j| pk[j] >= TAIL_FLOOR) {
+            let rel = (fine.pq[j] - coarse.pq[j]).abs() / 3.0 / pk[j].max(f64::MIN_POSITIVE);
+            tail_rel = tail_rel.max(rel);
+        }
         let k = opts.levels;
+        let r_last = if computed >= 3 && pk[computed - 2] > 0.0 { (pk[computed - 1] / pk[computed - 2]).min(0.99) } else { 0.5 };
+        while pk.len() < k {
+            let next = pk[pk.len() - 1] * r_last;
+            pk.push(next);
+        }
         let (last, before) = (pk[k - 1], if k >= 2 { pk[k - 2] } else { 0.0 });
         let ratio = if before > 0.0 { (last / before).min(0.99) } else { 0.0 };
         let mut tail = vec![0.0; k + 1];
@@ -186,6 +211,8 @@ pub fn lcfs_limit(lambda: f64, d: u32, opts: &LcfsLimitOptions) -> Result<LcfsLi
         busy_period_mean: eb,
         horizon: last.horizon,
         points: last.points,
+        tail_floor: if opts.levels == 0 { 0.0 } else { TAIL_FLOOR },
+        tail_relative_error_estimate: if opts.levels == 0 { 0.0 } else { tail_rel + tail_error },
         tail,
         tail_error_estimate: tail_error,
     })
@@ -368,9 +395,8 @@ fn queue_length(
         let last = phi.buf[phi.buf.len() - n];
         integral -= 0.5 * h * last;
         pq.push((1.0 - lambda) * a * integral);
-        if pq[k] < 1e-18 {
-            // beyond double precision of the tail sums: the rest is zero
-            pq.resize(levels, 0.0);
+        if pq[k] < TAIL_FLOOR {
+            // below the floor: the caller continues the distribution geometrically
             break;
         }
         std::mem::swap(&mut conv_prev, &mut conv_cur);
@@ -482,6 +508,8 @@ impl MeanFieldModel for RedundancyLcfsLimit {
         o.extras = common_extras(l.mean_copies_per_server, l.d, l.lambda, Discipline::Lcfs);
         o.extras.push(("mean_copies_error_estimate".into(), l.error_estimate));
         o.extras.push(("tail_error_estimate".into(), l.tail_error_estimate));
+        o.extras.push(("tail_relative_error_estimate".into(), l.tail_relative_error_estimate));
+        o.extras.push(("tail_floor".into(), l.tail_floor));
         o.extras.push(("busy_period_mean".into(), l.busy_period_mean));
         o.extras.push(("busy_period_mean_exact".into(), 1.0 / (l.d as f64 * (1.0 - l.lambda))));
         o.extras.push(("renewal_horizon".into(), l.horizon));
@@ -549,6 +577,27 @@ mod tests {
             assert!((r.tail[1] - lambda).abs() < 1e-12);
             let m = r.mean_copies_per_server;
             assert!((from_tail - m).abs() < 1e-3 * m, "sum of P(Q >= k) {from_tail} vs mean {m}");
+        }
+    }
+
+    /// d = 1 (M/M/1 under LCFS-PR, `P(Q >= k) = lambda^k`): every tail entry down to the floor
+    /// is positive and within the reported relative error estimate of `lambda^k`, far below
+    /// the level where the old code cut the tail to zero.
+    #[test]
+    fn tail_keeps_relative_accuracy_down_to_the_floor() {
+        let lambda = 0.5;
+        let r = lcfs_limit(lambda, 1, &LcfsLimitOptions { levels: 80, ..Default::default() }).unwrap();
+        let est = r.tail_relative_error_estimate;
+        // the Richardson correction of the coarse grids (4.4e-3 at lambda = 0.5); the extrapolated
+        // values are closer
+        assert!(est > 0.0 && est < 1e-2, "estimate {est}");
+        assert_eq!(r.tail_floor, TAIL_FLOOR);
+        for k in 1..=80 {
+            let x = lambda.powi(k as i32);
+            assert!(r.tail[k] > 0.0, "k = {k}: {}", r.tail[k]);
+            if x >= r.tail_floor {
+                assert!((r.tail[k] - x).abs() <= est * x, "k = {k}: {} vs {x} (estimate {est})", r.tail[k]);
+            }
         }
     }
 
