@@ -189,7 +189,13 @@ fn titles_describe_the_sweep_and_exit_codes_tell_invalid_from_unstable() {
     let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5:0.95:10", "--set", "d=2,3", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
     let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
-    assert!(svg.contains("JSQ(d) / power-of-d: lambda = 0.5 to 0.95 (10 points); d = 2, 3"), "title");
+    // the text of the SVG's <text> elements, joined: a long title wraps over two of them
+    let words: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once("</text>")).map(|(w, _)| w.trim()))
+        .collect();
+    assert!(words.join(" ").contains("JSQ(d) / power-of-d: lambda = 0.5 to 0.95 (10 points); d = 2, 3"), "title: {words:?}");
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let xs: Vec<&str> = csv.lines().skip(1).take(10).map(|l| l.split(',').next().unwrap()).collect();
     assert_eq!(xs, ["0.5", "0.55", "0.6", "0.65", "0.7", "0.75", "0.8", "0.85", "0.9", "0.95"]);

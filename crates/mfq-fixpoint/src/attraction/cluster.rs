@@ -126,7 +126,7 @@ impl Ctx<'_> {
             deadline: self.deadline.instant(),
         };
         let mut f = vec![0.0; x.len()];
-        match mfq_ode::solve(self.model, x, &so) {
+        match mfq_ode::solve_within(self.model, x, &so, &self.deadline) {
             Ok(tr) => {
                 let end = tr.last().to_vec();
                 let r = self.drift_norm(&end, &mut f);
@@ -150,7 +150,7 @@ impl Ctx<'_> {
             deadline: self.deadline.instant(),
         };
         let mut f = vec![0.0; x.len()];
-        match mfq_ode::solve(self.model, x, &so) {
+        match mfq_ode::solve_within(self.model, x, &so, &self.deadline) {
             Ok(tr) => {
                 tr.x.iter()
                     .map(|xi| (self.drift_norm(xi, &mut f), xi))

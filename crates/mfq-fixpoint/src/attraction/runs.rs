@@ -180,7 +180,8 @@ impl Ctx<'_> {
                     record_steps: false,
                     deadline: self.deadline.instant(),
                 };
-                let tr = mfq_ode::solve(model, &x, &so).map_err(|source| CheckError::Integration { start: label.to_string(), source })?;
+                let tr = mfq_ode::solve_within(model, &x, &so, &self.deadline)
+                    .map_err(|source| CheckError::Integration { start: label.to_string(), source })?;
                 x.copy_from_slice(tr.last());
                 // near an equilibrium an explicit method ends up at its stability limit, where
                 // its error noise (~ rtol) keeps max |f| above tol for ever; the L-stable

@@ -219,7 +219,10 @@ impl Ctx<'_> {
                         record_steps: false,
                         deadline: self.deadline.instant(),
                     };
-                    match (mfq_ode::solve(self.model, &lo, &so), mfq_ode::solve(self.model, &hi, &so)) {
+                    match (
+                        mfq_ode::solve_within(self.model, &lo, &so, &self.deadline),
+                        mfq_ode::solve_within(self.model, &hi, &so, &self.deadline),
+                    ) {
                         (Ok(a), Ok(b)) if a.status.is_success() && b.status.is_success() => {
                             lo.copy_from_slice(a.last());
                             hi.copy_from_slice(b.last());

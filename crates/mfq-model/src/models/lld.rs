@@ -250,7 +250,13 @@ impl Lld {
         let p = self.problem();
         let mut levels = expcol::Levels::new(self.step);
         let lmin = self.lmin();
-        let mut hint = lmin;
+        // the first grid step starts at steps of about 1/(8 d mu_max): near w = 0, Fbar^d falls
+        // over a width ~ 1/(d mu_max), which the collocation nodes of a coarser step can step
+        // over entirely (both halves of the step-doubling test then see 0; e.g. LL(10000),
+        // lambda = 0.999: int Fbar^d = 4.5e-9 came out as 6e-17)
+        let mu_max = (0..m).map(|i| -self.size.rate(i, i)).fold(0.0f64, f64::max);
+        let boundary = (self.step * self.d as f64 * mu_max * 8.0).max(1.0).log2().ceil();
+        let mut hint = (boundary as u32).clamp(lmin, expcol::MAX_LEVEL - 2);
         let mut y = vec![0.0; if from.is_none() { self.points * b } else { 0 }];
         let mut xi = [0.0; NB];
         let mut sums = expcol::Sums::default();
