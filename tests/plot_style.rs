@@ -58,6 +58,13 @@ fn style_files_and_bad_values_name_the_field() {
     let o = mfq(&["tail", "models/jsq-d2.toml", "--out", dir.to_str().unwrap(), "--style", typo.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("widht_cm"), "{:?}", text(&o));
+    // a bad value under a `[style]` table is reported as such (it once read "unknown field style")
+    let table = dir.join("table.toml");
+    std::fs::write(&table, "[style]\nlegend = \"top\"\n").unwrap();
+    let o = mfq(&["tail", "models/jsq-d2.toml", "--out", dir.to_str().unwrap(), "--style", table.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = text(&o).1;
+    assert!(stderr.contains("[style]") && stderr.contains("`top`") && !stderr.contains("unknown field"), "{stderr}");
     let o = mfq(&["tail", "models/jsq-d2.toml", "--out", dir.to_str().unwrap(), "--legend", "outside"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("upper-right"), "{:?}", text(&o));

@@ -294,3 +294,25 @@ fn a_sweep_stopped_by_its_deadline_keeps_the_finished_points_in_csv_and_json() {
     assert!(csv.starts_with("# partial: ") && csv.contains("\n0.3,,solved,"), "{csv}");
     assert!(!out.join("sweep.csv").exists() && !out.join("sweep.svg").exists());
 }
+
+/// `{name}` in `--title` is filled in on sweeps too: fixed parameters by their value, swept
+/// ones by their range.
+#[test]
+fn title_placeholders_are_filled_in_on_sweeps() {
+    let out = tmp_dir("placeholders");
+    let o = mfq(&[
+        "sweep",
+        "models/jsq-d2.toml",
+        "--set",
+        "lambda=0.5:0.9:5",
+        "--set",
+        "truncation.tol=1e-10",
+        "--title",
+        "JSQ({d}), lambda {lambda}",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    assert!(svg.contains("JSQ(2), lambda 0.5 to 0.9") && !svg.contains("{d}"), "title not filled in");
+}

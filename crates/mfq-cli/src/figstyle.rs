@@ -65,14 +65,6 @@ fn parse_palette(s: &str) -> Result<Palette, String> {
     }
 }
 
-/// A style file: the keys of [`Style`] at the top level, or under `[style]`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum StyleFile {
-    Table { style: Style },
-    Flat(Style),
-}
-
 /// Only the `[style]` table of a figure file (its other keys are the figure's).
 #[derive(Deserialize)]
 struct FigureStyle {
@@ -91,18 +83,16 @@ impl StyleArgs {
         if let Some(path) = &self.style {
             let text =
                 std::fs::read_to_string(path).map_err(|e| Failure::input(format!("cannot read style file {}: {e}", path.display())))?;
-            // a flat file first: its errors name the key (an untagged enum's would not)
-            base = match toml::from_str::<Style>(&text) {
-                Ok(s) => s,
-                Err(flat) => match toml::from_str::<StyleFile>(&text) {
-                    Ok(StyleFile::Table { style } | StyleFile::Flat(style)) => style,
-                    Err(_) => match toml::from_str::<FigureStyle>(&text) {
-                        Ok(FigureStyle { style: Some(s) }) => s,
-                        Ok(FigureStyle { style: None }) | Err(_) => {
-                            return Err(Failure::input(format!("style file {}: {}", path.display(), flat.message())))
-                        }
-                    },
-                },
+            // a `[style]` table (a style file or a figure file) or the keys at the top level;
+            // errors name the key (serde's message, with the table when there is one)
+            let is_table = toml::from_str::<toml::Table>(&text).is_ok_and(|t| matches!(t.get("style"), Some(toml::Value::Table(_))));
+            base = if is_table {
+                toml::from_str::<FigureStyle>(&text)
+                    .map_err(|e| Failure::input(format!("style file {}: [style]: {}", path.display(), e.message())))?
+                    .style
+                    .unwrap_or_default()
+            } else {
+                toml::from_str::<Style>(&text).map_err(|e| Failure::input(format!("style file {}: {}", path.display(), e.message())))?
             };
         }
         let flags = Style {

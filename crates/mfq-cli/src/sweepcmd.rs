@@ -114,6 +114,8 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let path = &args.model.model;
     let deadline = deadline_of(&args.model)?.with_cancel(interrupt_flag());
     let files = std::iter::once(path).chain(&args.models).map(|p| SweptFile::read(p)).collect::<Result<Vec<_>, _>>()?;
+    // `{name}` in --title and the labels: the first file's parameters, swept ones as ranges
+    crate::figstyle::note_model(&files[0].text, &args.model.set);
     let dir = out_dir(&args.model.out, path);
     ensure_writable(&dir)?;
     let report = run_files(&files, &args.model.set, args.model.json, &deadline)?;
