@@ -13,18 +13,7 @@ use mfq_sim::{simulate, simulate_opinion, SimOptions};
 /// N = 20000 agents, 4 replications of 100 time units after a warm-up of 20 (relaxation rate
 /// |f'| >= 0.1 at the equilibria used: e-folding times of at most 10), 5 batches.
 fn opts() -> SimOptions {
-    SimOptions {
-        servers: 20_000,
-        time: 100.0,
-        warmup: 30.0,
-        replications: 4,
-        batches: 5,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        deadline: mfq_model::Deadline::none(),
-        precision: None,
-    }
+    SimOptions { servers: 20_000, time: 100.0, warmup: 30.0, replications: 4, batches: 5, seed: 1, ..Default::default() }
 }
 
 /// Allowance `c/N` with `c = 5` (2.5e-4): an earlier independent N = 5000 simulation (docs/references.md)

@@ -17,18 +17,7 @@ const H2_SCV9: &str = "law = \"h2\"\nscv = 9\nf = 0.5";
 const ERLANG3: &str = "law = \"erlang\"\nk = 3\nmean = 1";
 
 fn opts(servers: usize, time: f64, warmup: f64) -> SimOptions {
-    SimOptions {
-        servers,
-        time,
-        warmup,
-        replications: 4,
-        batches: 8,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        deadline: mfq_model::Deadline::none(),
-        precision: None,
-    }
+    SimOptions { servers, time, warmup, replications: 4, batches: 8, seed: 1, ..Default::default() }
 }
 
 /// SQ(1) = random routing: every server is an independent M/G/1 queue at every N (Poisson

@@ -53,18 +53,7 @@ fn notes(d: u32, k: usize) -> (f64, f64) {
 /// for batches of 100 and more); `lbar` is between 0.5 K and 0.85 K completions per time unit.
 fn opts(k: usize, events: f64) -> SimOptions {
     let time = (events / 4.0 / (0.7 * k as f64)).round();
-    SimOptions {
-        servers: k,
-        time,
-        warmup: 50.0,
-        replications: 4,
-        batches: 20,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        deadline: mfq_model::Deadline::none(),
-        precision: None,
-    }
+    SimOptions { servers: k, time, warmup: 50.0, replications: 4, batches: 20, seed: 1, ..Default::default() }
 }
 
 /// The reference simulation's `lbar/K` for d = 2 and 3 at K = 4 ... 20, within our interval

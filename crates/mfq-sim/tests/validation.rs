@@ -55,18 +55,7 @@ fn recursion(lambda: f64, phi: impl Fn(f64) -> f64, kmax: usize) -> Vec<f64> {
 /// horizon 2000 after a warm-up of 200, 8 batches of length 250 (long compared with the
 /// correlation time of the number of jobs, a few tens of time units at lambda = 0.9).
 fn large_n() -> SimOptions {
-    SimOptions {
-        servers: 10_000,
-        time: 2000.0,
-        warmup: 200.0,
-        replications: 4,
-        batches: 8,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        deadline: mfq_model::Deadline::none(),
-        precision: None,
-    }
+    SimOptions { servers: 10_000, time: 2000.0, warmup: 200.0, replications: 4, batches: 8, seed: 1, ..Default::default() }
 }
 
 /// Allowance for JSQ(2), lambda = 0.9: the refined mean field gives `E[L_N] - L = V/N + A/N^2`
@@ -316,18 +305,7 @@ fn pod_bias_is_within_c_over_n_at_small_n() {
 }
 
 fn small() -> SimOptions {
-    SimOptions {
-        servers: 100,
-        time: 100.0,
-        warmup: 10.0,
-        replications: 3,
-        batches: 5,
-        seed: 42,
-        buffer: None,
-        progress: false,
-        deadline: mfq_model::Deadline::none(),
-        precision: None,
-    }
+    SimOptions { servers: 100, time: 100.0, warmup: 10.0, replications: 3, batches: 5, seed: 42, ..Default::default() }
 }
 
 /// Everything but the wall-clock fields.

@@ -12,18 +12,7 @@ use mfq_sim::{Estimate, SimOptions, SimReport};
 /// correlation times of these tests are a few time units: lag-1 autocorrelations of the batch
 /// means stay within +-0.25). Seed 1.
 pub fn opts_10k() -> SimOptions {
-    SimOptions {
-        servers: 10_000,
-        time: 300.0,
-        warmup: 60.0,
-        replications: 4,
-        batches: 6,
-        seed: 1,
-        buffer: None,
-        progress: false,
-        deadline: mfq_model::Deadline::none(),
-        precision: None,
-    }
+    SimOptions { servers: 10_000, time: 300.0, warmup: 60.0, replications: 4, batches: 6, seed: 1, ..Default::default() }
 }
 
 /// One comparison of a simulated estimate with a reference value.
