@@ -65,6 +65,12 @@ fn style_files_and_bad_values_name_the_field() {
     assert_eq!(o.status.code(), Some(2));
     let stderr = text(&o).1;
     assert!(stderr.contains("[style]") && stderr.contains("`top`") && !stderr.contains("unknown field"), "{stderr}");
+    // issue 19, defect 9: the key is named with the value
+    assert!(stderr.contains("style.legend = \"top\": unknown variant `top`"), "{stderr}");
+    std::fs::write(&typo, "width_cm = \"wide\"\n").unwrap();
+    let o = mfq(&["tail", "models/jsq-d2.toml", "--out", dir.to_str().unwrap(), "--style", typo.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("style.width_cm = \"wide\": invalid type"), "{:?}", text(&o));
     let o = mfq(&["tail", "models/jsq-d2.toml", "--out", dir.to_str().unwrap(), "--legend", "outside"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("upper-right"), "{:?}", text(&o));
@@ -91,4 +97,21 @@ fn a_figure_files_style_table_applies_and_the_command_line_wins() {
     let o = mfq(&["figure", "t", "--figures", figs.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("width_cm"), "{:?}", text(&o));
+}
+
+/// Issue 19, defect 11: an unknown placeholder in `--title` is refused, naming it and the
+/// parameters there are (JSQ(d): d, kind, lambda).
+#[test]
+fn an_unknown_placeholder_is_refused() {
+    let out = tmp_dir("placeholder");
+    for cmd in ["tail", "sweep"] {
+        let mut a = vec![cmd, "models/jsq-d2.toml", "--title", "JSQ({d}) at mu = {mu}", "--out", out.to_str().unwrap()];
+        if cmd == "sweep" {
+            a.extend(["--set", "lambda=0.5,0.6"]);
+        }
+        let o = mfq(&a);
+        let stderr = text(&o).1;
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {stderr}");
+        assert!(stderr.contains("{mu} is not a parameter; allowed placeholders: d, kind, lambda (--title)"), "{cmd}: {stderr}");
+    }
 }

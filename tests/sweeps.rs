@@ -195,7 +195,8 @@ fn titles_describe_the_sweep_and_exit_codes_tell_invalid_from_unstable() {
         .skip(1)
         .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once("</text>")).map(|(w, _)| w.trim()))
         .collect();
-    assert!(words.join(" ").contains("JSQ(d) / power-of-d: lambda = 0.5 to 0.95 (10 points); d = 2, 3"), "title: {words:?}");
+    // range wording for the grid, a list as a set (issue 19: "d = 1 to 20 (5 points)" was wrong)
+    assert!(words.join(" ").contains("JSQ(d) / power-of-d: lambda = 0.5 to 0.95 (10 points); d in {2, 3}"), "title: {words:?}");
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let xs: Vec<&str> = csv.lines().skip(1).take(10).map(|l| l.split(',').next().unwrap()).collect();
     assert_eq!(xs, ["0.5", "0.55", "0.6", "0.65", "0.7", "0.75", "0.8", "0.85", "0.9", "0.95"]);
@@ -315,4 +316,147 @@ fn title_placeholders_are_filled_in_on_sweeps() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
     let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
     assert!(svg.contains("JSQ(2), lambda 0.5 to 0.9") && !svg.contains("{d}"), "title not filled in");
+}
+
+/// The text nodes of an SVG (which must parse as XML) and its `<mfq:note text=...>` entries.
+fn svg_texts(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = roxmltree::Document::parse(&s).unwrap();
+    let texts = doc.descendants().filter(|n| n.tag_name().name() == "text").map(|n| n.text().unwrap_or("").trim().to_string()).collect();
+    let notes = doc.descendants().filter(|n| n.tag_name().name() == "note").filter_map(|n| n.attribute("text").map(String::from)).collect();
+    (texts, notes)
+}
+
+/// Issue 19, defect 1: unstable and invalid points are left out of the curves and the legend
+/// says how many and where; the CSV's status column has them. JSQ(d) is stable exactly for
+/// lambda < 1 (Mitzenmacher 2001): lambda = 1, 1.05, 1.1 are the unstable points of each curve.
+#[test]
+fn omitted_points_are_named_in_the_legend_and_the_csv() {
+    let out = tmp_dir("omitted");
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5:1.1:13", "--set", "d=2,3", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let unstable: Vec<f64> =
+        csv.lines().filter(|l| l.contains(",unstable,")).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(unstable.len(), 6, "{csv}");
+    assert!(unstable.iter().all(|x| *x >= 1.0), "{unstable:?}");
+    let (texts, notes) = svg_texts(&out.join("sweep.svg"));
+    assert_eq!(notes, ["unstable, omitted: lambda >= 1 (3 points per curve)"]);
+    assert!(texts.iter().any(|t| t == "unstable, omitted: lambda >= 1 (3 points per curve)"), "{texts:?}");
+    // an invalid curve (d = 0) is named with its curve
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5:0.9:5", "--set", "d=0,2", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    let (_, notes) = svg_texts(&out.join("sweep.svg"));
+    assert_eq!(notes, ["d = 0: invalid, omitted: lambda >= 0.5 (5 points)"]);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",0,invalid,")).count(), 5, "{csv}");
+}
+
+/// Issue 19, defect 2: `--y prob-wait` on a model without a probability of waiting (the
+/// redundancy pair approximation) is bad input naming `--y` and the observables it has.
+#[test]
+fn an_observable_the_model_lacks_is_named() {
+    let out = tmp_dir("no-observable");
+    let o = mfq(&[
+        "sweep",
+        "models/redundancy-ps-pair.toml",
+        "--set",
+        "lambda=0.3,0.4",
+        "--set",
+        "truncation.levels=6",
+        "--set",
+        "truncation.tol=1e-2",
+        "--y",
+        "prob-wait",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--y prob-wait: models/redundancy-ps-pair.toml does not report the probability of waiting"), "{stderr}");
+    assert!(stderr.contains("allowed: mean-response-time, mean-queue-length, throughput, loss-probability"), "{stderr}");
+    assert!(!stderr.contains("all unstable"), "{stderr}");
+}
+
+/// Issue 19, defects 3, 12, 13: metadata is not swept, a file is swept once, a numeric key
+/// takes numbers only, and a grid never repeats a point.
+#[test]
+fn metadata_duplicate_files_non_numbers_and_degenerate_grids_are_refused() {
+    let out = tmp_dir("refused");
+    let run = |extra: &[&str]| {
+        let mut a = vec!["sweep", "models/jsq-d2.toml"];
+        a.extend(extra);
+        a.extend(["--out", out.to_str().unwrap()]);
+        let o = mfq(&a);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {:?}", text(&o));
+        assert!(!out.join("sweep.csv").exists(), "{extra:?}: nothing is swept");
+        text(&o).1
+    };
+    let e = run(&["--set", "title=a,b", "--set", "lambda=0.5,0.6"]);
+    assert!(e.contains("--set title: is the file's description (text), not a parameter"), "{e}");
+    let e = run(&["--set", "lambda=0.5,0.6", "--set", "source=a,b"]);
+    assert!(e.contains("--set source: is the file's description"), "{e}");
+    let e = run(&["--model", "models/../models/jsq-d2.toml", "--set", "lambda=0.5,0.6"]);
+    assert!(e.contains("--model models/../models/jsq-d2.toml: the same model file as models/jsq-d2.toml"), "{e}");
+    let e = run(&["--set", "lambda=nan,0.5"]);
+    assert!(e.contains("--set lambda: the value nan is not allowed: model.lambda takes a finite number"), "{e}");
+    let e = run(&["--set", "lambda=0.5,inf"]);
+    assert!(e.contains("the value inf is not allowed"), "{e}");
+    let e = run(&["--set", "lambda=0.5:0.5:3"]);
+    assert!(e.contains("--set lambda: 0.5:0.5:3 has start = end") && e.contains("write 0.5:3:6"), "{e}");
+}
+
+/// Issue 19, defect 4: an x axis of integers (d) gets integer ticks only.
+#[test]
+fn an_integer_x_axis_has_integer_ticks() {
+    let out = tmp_dir("integer-x");
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "d=1,2,3,4,5,6", "--set", "lambda=0.7,0.9", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let s = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&s).unwrap();
+    // x tick labels: the numbers drawn centred (y tick labels are right-aligned)
+    let ticks: Vec<f64> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text" && n.attribute("text-anchor") == Some("middle"))
+        .filter_map(|n| n.text().and_then(|t| t.trim().parse::<f64>().ok()))
+        .collect();
+    assert!(ticks.len() >= 3, "{ticks:?}");
+    assert!(ticks.iter().all(|v| v.fract() == 0.0 && (1.0..=6.0).contains(v)), "{ticks:?}");
+}
+
+/// Issue 19, defect 10: with the automatic truncation (an infinite buffer) JSQ loses nothing
+/// (the loss at the truncation level, ~1e-30, is the truncation's); with a fixed K (a finite
+/// buffer) the loss is the system's. For d = 1 the finite-buffer system is M/M/1/K:
+/// P(loss) = (1 - rho) rho^K / (1 - rho^(K+1)), 0.0729 / 0.3439 at rho = 0.9, K = 3.
+#[test]
+fn truncation_losses_are_not_loss_probabilities() {
+    let out = tmp_dir("loss");
+    let (code, r, stderr) = json(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5,0.9", "--json", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    for p in r["points"].as_array().unwrap() {
+        assert_eq!(solved(p, "loss_probability"), 0.0, "{p}");
+        assert_eq!(solved(p, "throughput"), p["x"].as_f64().unwrap(), "{p}");
+    }
+    let (code, r, stderr) = json(&[
+        "sweep",
+        "models/jsq-d2.toml",
+        "--set",
+        "lambda=0.5,0.9",
+        "--set",
+        "d=1",
+        "--set",
+        "truncation.levels=3",
+        "--set",
+        "truncation.tol=0.5",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    for p in r["points"].as_array().unwrap() {
+        let rho = p["x"].as_f64().unwrap();
+        let mm1k = (1.0 - rho) * rho.powi(3) / (1.0 - rho.powi(4));
+        let loss = solved(p, "loss_probability");
+        assert!((loss - mm1k).abs() < 1e-9, "rho = {rho}: {loss} against M/M/1/3's {mm1k}");
+    }
 }

@@ -61,7 +61,7 @@ fn parse_palette(s: &str) -> Result<Palette, String> {
         "okabe-ito" => Ok(Palette::OkabeIto),
         "tableau" => Ok(Palette::Tableau),
         "gray" => Ok(Palette::Gray),
-        _ => Err(format!("palette = {s:?}: allowed okabe-ito, tableau, gray")),
+        _ => Err(format!("style.palette = {s:?}: allowed okabe-ito, tableau, gray")),
     }
 }
 
@@ -88,11 +88,12 @@ impl StyleArgs {
             let is_table = toml::from_str::<toml::Table>(&text).is_ok_and(|t| matches!(t.get("style"), Some(toml::Value::Table(_))));
             base = if is_table {
                 toml::from_str::<FigureStyle>(&text)
-                    .map_err(|e| Failure::input(format!("style file {}: [style]: {}", path.display(), e.message())))?
+                    .map_err(|e| Failure::input(format!("style file {}: [style]: {}", path.display(), keyed(&text, true, &e))))?
                     .style
                     .unwrap_or_default()
             } else {
-                toml::from_str::<Style>(&text).map_err(|e| Failure::input(format!("style file {}: {}", path.display(), e.message())))?
+                toml::from_str::<Style>(&text)
+                    .map_err(|e| Failure::input(format!("style file {}: {}", path.display(), keyed(&text, false, &e))))?
             };
         }
         let flags = Style {
@@ -126,6 +127,21 @@ impl StyleArgs {
     }
 }
 
+/// A style error naming the key: `style.KEY = VALUE: why` for the first key of the style table
+/// (`text`'s `[style]` table when `table`, else its top level) that a [`Style`] does not take
+/// alone; serde's message `e` when no single key is to blame (e.g. the TOML does not parse).
+fn keyed(text: &str, table: bool, e: &toml::de::Error) -> String {
+    let Ok(doc) = toml::from_str::<toml::Table>(text) else { return e.message().to_string() };
+    let keys = if table { doc.get("style").and_then(|s| s.as_table()).cloned() } else { Some(doc) };
+    for (k, v) in keys.iter().flatten() {
+        let one: toml::Table = std::iter::once((k.clone(), v.clone())).collect();
+        if let Err(e1) = one.try_into::<Style>() {
+            return format!("style.{k} = {v}: {}", e1.message());
+        }
+    }
+    e.message().to_string()
+}
+
 /// Splits a figure file's text into its `[style]` table (parsed, validated; `{}` when absent)
 /// and the text without it (the removed lines left empty, so that the figure parser's line
 /// numbers stay right).
@@ -134,7 +150,7 @@ impl StyleArgs {
 /// Invalid input naming the figure file and the style's field.
 pub fn split(text: &str, path: &Path) -> Result<(Style, String), Failure> {
     let style = toml::from_str::<FigureStyle>(text)
-        .map_err(|e| Failure::input(format!("{}: [style]: {e}", path.display())))?
+        .map_err(|e| Failure::input(format!("{}: [style]: {}", path.display(), keyed(text, true, &e))))?
         .style
         .unwrap_or_default();
     style.validate().map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
@@ -208,16 +224,27 @@ pub fn figure_params(text: &str) -> Vec<(String, String)> {
 
 /// Installs, for the plots drawn on this thread until the guard drops, a figure file's style
 /// under the command line's (the command line wins), with the figure's parameters.
-pub fn install_figure_style(file_style: Style, text: &str) -> mfq_plot::style::StyleGuard {
+///
+/// # Errors
+/// Bad input when the figure's `[style]` title or labels hold a placeholder `{name}` that is
+/// not one of the figure's parameters.
+pub fn install_figure_style(file_style: Style, text: &str) -> Result<mfq_plot::style::StyleGuard, Failure> {
     let style = Style { params: figure_params(text), ..file_style };
-    style.merged(&Style::global()).install()
+    style.check_placeholders().map_err(|e| Failure::input(e.to_string()))?;
+    Ok(style.merged(&Style::global()).install())
 }
 
 /// Adds the parameters of the model file a command has read (its text and `--set` values) to
 /// the process-wide style, for `{name}` in `--title` and the labels.
-pub fn note_model(text: &str, set: &[String]) {
+///
+/// # Errors
+/// Bad input naming the option when `--title`, `--x-label` or `--y-label` (or the `--style`
+/// file's) holds a placeholder `{name}` that is not a parameter of the model (the message
+/// lists those there are).
+pub fn note_model(text: &str, set: &[String]) -> Result<(), Failure> {
     let params = model_params(text, set);
     Style::update_global(|s| s.params = params);
+    Style::global().check_placeholders().map_err(|e| Failure::input(format!("{e} (--{})", e.field.replace('_', "-"))))
 }
 
 #[cfg(test)]

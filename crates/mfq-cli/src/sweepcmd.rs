@@ -115,7 +115,7 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?.with_cancel(interrupt_flag());
     let files = std::iter::once(path).chain(&args.models).map(|p| SweptFile::read(p)).collect::<Result<Vec<_>, _>>()?;
     // `{name}` in --title and the labels: the first file's parameters, swept ones as ranges
-    crate::figstyle::note_model(&files[0].text, &args.model.set);
+    crate::figstyle::note_model(&files[0].text, &args.model.set)?;
     let dir = out_dir(&args.model.out, path);
     ensure_writable(&dir)?;
     let report = run_files(&files, &args.model.set, args.model.json, &deadline)?;
@@ -140,6 +140,7 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     };
     // a plot of an earlier sweep in the same directory would pass for this one's: removed first
     let plots = sweepgrid::write_plots(&dir, "sweep", &report, args.y.into(), &style)?;
+    let outcome = outcome.and(missing_observable(path, &report, args.y.into()));
     if args.model.json {
         print_json(&report, &outcome);
         return outcome.map_err(|f| Failure { json_printed: true, ..f });
@@ -152,6 +153,46 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         outln!("wrote {} and {}", dir.join("sweep.csv").display(), plots.join(", "));
     }
     outcome
+}
+
+/// Bad input naming `--y` when points were solved and none reports `y`, with the observables
+/// that the solved points do report (`--y prob-wait` on a redundancy model, which has no
+/// probability of waiting).
+fn missing_observable(path: &Path, report: &SweepReport, y: SweepQuantity) -> Result<(), Failure> {
+    let solved: Vec<&SweepPoint> = report.points.iter().filter(|p| matches!(p.status, PointStatus::Solved { .. })).collect();
+    if solved.is_empty() || solved.iter().any(|p| y.of(p).is_some()) {
+        return Ok(());
+    }
+    let has: Vec<&str> = [
+        (SweepQuantity::MeanResponseTime, "mean-response-time"),
+        (SweepQuantity::MeanQueueLength, "mean-queue-length"),
+        (SweepQuantity::ProbWait, "prob-wait"),
+        (SweepQuantity::Throughput, "throughput"),
+        (SweepQuantity::LossProbability, "loss-probability"),
+    ]
+    .into_iter()
+    .filter(|(q, _)| solved.iter().any(|p| q.of(p).is_some()))
+    .map(|(_, n)| n)
+    .collect();
+    let name = clap::ValueEnum::to_possible_value(&YArg::from(y)).map_or_else(String::new, |v| v.get_name().to_string());
+    Err(Failure::input(format!(
+        "--y {name}: {} does not report the {} (no plot drawn; the CSV has the other observables); allowed: {}",
+        path.display(),
+        y.label(),
+        has.join(", ")
+    )))
+}
+
+impl From<SweepQuantity> for YArg {
+    fn from(q: SweepQuantity) -> Self {
+        match q {
+            SweepQuantity::MeanResponseTime => YArg::MeanResponseTime,
+            SweepQuantity::MeanQueueLength => YArg::MeanQueueLength,
+            SweepQuantity::ProbWait => YArg::ProbWait,
+            SweepQuantity::Throughput => YArg::Throughput,
+            SweepQuantity::LossProbability => YArg::LossProbability,
+        }
+    }
 }
 
 /// `N points: S solved, U unstable, F failed, I invalid`.
@@ -457,7 +498,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
     let text = std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read figure {}: {e}", path.display())))?;
     let (style, text) = crate::figstyle::split(&text, &path)?;
     let fig: FigureFile = toml::from_str(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-    let _style = crate::figstyle::install_figure_style(style, &text);
+    let _style = crate::figstyle::install_figure_style(style, &text)?;
     let read = |model: &str| {
         std::fs::read_to_string(model).map_err(|e| Failure::input(format!("{}: cannot read model {model}: {e}", path.display())))
     };

@@ -66,6 +66,18 @@ pub(crate) fn run_grid(
     tick: &(dyn Fn() + Sync),
 ) -> Result<SweepReport, Failure> {
     let (overrides, axes) = split_sets(sets)?;
+    for (i, f) in files.iter().enumerate() {
+        let same = |g: &SweptFile| match (std::fs::canonicalize(&g.path), std::fs::canonicalize(&f.path)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => g.path == f.path,
+        };
+        if let Some(g) = files[..i].iter().find(|g| same(g)) {
+            return Err(Failure::input(format!(
+                "--model {}: the same model file as {} (it would be swept twice); allowed: each model file once",
+                f.path, g.path
+            )));
+        }
+    }
     let models: Vec<(String, String)> = files.iter().map(|f| (f.label.clone(), f.text.clone())).collect();
     let opts = FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
     sweep_models(&models, &overrides, &axes, &opts, tick).map_err(|e| {
@@ -145,7 +157,8 @@ pub(crate) fn sweep_csv(report: &SweepReport) -> String {
 
 /// A title that describes the sweep, not the file's single point: the model (the kind's title
 /// up to its first parenthesis or punctuation, or the number of files), then each swept parameter with its range or values, e.g.
-/// `JSQ(d) / power-of-d: lambda = 0.5 to 0.99 (50 points); d = 1, 2, 3, 5`.
+/// `JSQ(d) / power-of-d: lambda = 0.5 to 0.99 (50 points); d in {1, 2, 3, 5}` (range wording
+/// for grids `start:end:points` only).
 pub(crate) fn sweep_title(files: &[SweptFile], report: &SweepReport) -> String {
     let what = match files {
         [one] => ModelFile::parse(&one.text, &[]).map_or_else(|_| one.label.clone(), |f| short_title(f.model.kind_info().title)),
@@ -153,7 +166,7 @@ pub(crate) fn sweep_title(files: &[SweptFile], report: &SweepReport) -> String {
     };
     let axes: Vec<String> = std::iter::once(&report.x_axis)
         .chain(report.curve_axis.iter().filter(|a| files.len() == 1 || a.name != "model"))
-        .map(|a| format!("{} = {}", a.name, a.describe()))
+        .map(Axis::assignment)
         .collect();
     format!("{what}: {}", axes.join("; "))
 }

@@ -68,11 +68,13 @@ fn linear_ticks(lo: f64, hi: f64, target: usize, integer: bool) -> (Vec<f64>, Ve
 }
 
 /// Logarithmic ticks: powers of ten (every m-th when there are many); within about a decade
-/// 1-2-5 or 1..9 times powers of ten; within a factor of ~2 linear ticks.
+/// and a half 1-2-5 or 1..9 times powers of ten; within a factor of ~2 linear ticks.
 fn log_ticks(lo: f64, hi: f64, target: usize) -> (Vec<f64>, Vec<f64>) {
     let (a, b) = (lo.log10(), hi.log10());
     let powers: Vec<i32> = ((a - 1e-9).ceil() as i32..=(b + 1e-9).floor() as i32).collect();
-    if powers.len() >= 2 {
+    // two powers of ten over less than about a decade and a half (0.1..0.99 padded): they alone
+    // would be the only labels, with the data between them; 1-2-5 ticks instead
+    if powers.len() >= 2 && b - a > 1.6 {
         let m = powers.len().div_ceil(target.max(2)).max(1) as i32;
         let ticks: Vec<f64> = powers.iter().filter(|p| p.rem_euclid(m) == 0).map(|p| 10f64.powi(*p)).collect();
         let ticks = if ticks.len() >= 2 { ticks } else { powers.iter().map(|p| 10f64.powi(*p)).collect() };
@@ -270,6 +272,22 @@ mod tests {
         assert_eq!(labels(&Axis::log(0.23, 1.14)), ["0.3", "0.5", "1"]);
         assert_eq!(labels(&Axis::log(2.0, 3.0)), ["2", "3"]);
         assert_eq!(labels(&Axis::log(1e-6, 1.0)), ["1e-6", "1e-5", "1e-4", "1e-3", "1e-2", "1e-1", "1e0"]);
+    }
+
+    /// Issue 19 (a new user's try): log-x over lambda = 0.1..0.99 (padded by the sweep plot's
+    /// factor 1.3) labelled only 0.1 and 1; at least three labelled ticks lie in the data range
+    /// on a log axis under about a decade and a half.
+    #[test]
+    fn log_axes_under_a_decade_and_a_half_label_three_ticks_in_the_data() {
+        for (lo, hi) in [(0.1, 0.99), (0.1, 1.0), (0.05, 0.9), (1.0, 20.0), (0.02, 0.6)] {
+            let a = Axis::log(lo / 1.3, hi * 1.3);
+            let inside = a.ticks().iter().filter(|v| **v >= lo * (1.0 - 1e-9) && **v <= hi * (1.0 + 1e-9)).count();
+            assert!(inside >= 3, "{lo}..{hi}: {:?}", labels(&a));
+            assert!(distinct(&labels(&a)));
+        }
+        assert_eq!(labels(&Axis::log(0.1 / 1.3, 0.99 * 1.3)), ["0.1", "0.2", "0.5", "1"]);
+        // two decades or more: powers of ten as before
+        assert_eq!(labels(&Axis::log(0.01, 1.0)), ["0.01", "0.1", "1"]);
     }
 
     /// Issue 16, class 8: integer axes at small K (the tail plot's 0.5..3.5) label 1, 2, 3 once

@@ -124,14 +124,17 @@ pub struct Look {
 
 impl Look {
     /// The look of the `i`-th curve under `style`: colour, marker and dash cycle together, so
-    /// that the first eight curves differ in all three (in grayscale: marker and dash).
+    /// that the first eight curves differ in all three (in grayscale: marker and dash). Each
+    /// further block of eight shifts the dash pattern by one, so that the (marker, dash) pairs
+    /// of the first 32 curves are pairwise distinct (grayscale too).
     pub fn nth(style: &Style, i: usize) -> Look {
         let (r, g, b) = style.palette().color(i);
         let radius = style.marker_radius_px();
+        let block = i / MARKERS.len();
         Look {
             color: RGBColor(r, g, b),
             marker: (radius > 0).then_some(MARKERS[i % MARKERS.len()]),
-            dash: if style.dashes == Some(false) { Dash::Solid } else { DASHES[i % DASHES.len()] },
+            dash: if style.dashes == Some(false) { Dash::Solid } else { DASHES[(i + block) % DASHES.len()] },
             width: style.line_px(),
             radius,
             index: i,
@@ -154,8 +157,17 @@ impl Look {
     }
 }
 
-/// The current chart's data polylines (pixels) and legend labels.
-type Occupied = (Vec<Vec<(i32, i32)>>, Vec<String>);
+/// One legend entry: its label and the look of its sample (`None`: a note, text alone), with
+/// or without a line.
+#[derive(Debug, Clone)]
+struct Entry {
+    label: String,
+    look: Option<Look>,
+    line: bool,
+}
+
+/// The current chart's data polylines (pixels) and legend entries.
+type Occupied = (Vec<Vec<(i32, i32)>>, Vec<Entry>);
 
 thread_local! {
     /// Curves drawn into the SVG being rendered on this thread (for its `<metadata>`).
@@ -171,8 +183,8 @@ fn occupy(chart: &Chart, pts: &[(f64, f64)]) {
     OCCUPIED.with(|o| o.borrow_mut().0.push(px));
 }
 
-fn labelled(label: &str) {
-    OCCUPIED.with(|o| o.borrow_mut().1.push(label.to_string()));
+fn labelled(label: &str, look: Option<Look>, line: bool) {
+    OCCUPIED.with(|o| o.borrow_mut().1.push(Entry { label: label.to_string(), look, line }));
 }
 
 fn xml_escape(s: &str) -> String {
@@ -191,7 +203,7 @@ fn record(label: &str, look: &Look, line: bool) {
         look.color.2
     );
     DRAWN.with(|d| d.borrow_mut().push(line));
-    labelled(label);
+    labelled(label, Some(*look), dash != "none");
 }
 
 /// A marker (or, with `glyph`, a legend sample: a line `len` pixels long in the dash pattern,
@@ -383,21 +395,79 @@ fn with_metadata(svg: String, drawn: &[String]) -> String {
     s
 }
 
-/// Splits `text` into lines of at most about `n` characters at spaces.
+/// Splits `text` into lines of at most about `n` characters at spaces, never inside an
+/// assignment `NAME = VALUE` or `NAME in {...}` (from the name to the `;`, `:` or `, NAME =`
+/// that ends it, outside braces): a title's line breaks fall between assignments. An
+/// assignment longer than a line alone is split at its spaces.
 fn wrap(text: &str, n: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > n {
-            lines.push(std::mem::take(&mut cur));
+    let t: Vec<&str> = text.split_whitespace().collect();
+    // the units: runs of words with no break inside
+    let mut units: Vec<String> = Vec::new();
+    let (mut inside, mut depth, mut cur) = (false, 0i32, String::new());
+    for (k, w) in t.iter().enumerate() {
+        if matches!(t.get(k + 1), Some(&"=") | Some(&"in")) {
+            // a new assignment: a break may come before its name
+            if inside && depth <= 0 && !cur.is_empty() {
+                units.push(std::mem::take(&mut cur));
+            }
+            inside = true;
+        }
+        depth += w.matches('{').count() as i32 - w.matches('}').count() as i32;
+        let ends = depth <= 0 && (w.ends_with(';') || w.ends_with(':') || (w.ends_with(',') && t.get(k + 2) == Some(&"=")));
+        if ends {
+            (inside, depth) = (false, 0);
         }
         if !cur.is_empty() {
             cur.push(' ');
         }
-        cur.push_str(word);
+        cur.push_str(w);
+        if !inside {
+            units.push(std::mem::take(&mut cur));
+        }
     }
     if !cur.is_empty() {
-        lines.push(cur);
+        units.push(cur);
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for unit in units {
+        if !line.is_empty() && line.chars().count() + 1 + unit.chars().count() > n {
+            lines.push(std::mem::take(&mut line));
+        }
+        if unit.chars().count() > n && line.is_empty() {
+            // longer than a line alone: at its spaces, a name kept with `=` (or `in`) and the
+            // value's first word
+            let words: Vec<&str> = unit.split(' ').collect();
+            let mut pieces: Vec<String> = Vec::new();
+            let mut i = 0;
+            while i < words.len() {
+                let mut piece = words[i].to_string();
+                while i + 1 < words.len() && [words[i], words[i + 1]].iter().any(|w| *w == "=" || *w == "in") {
+                    i += 1;
+                    piece.push(' ');
+                    piece.push_str(words[i]);
+                }
+                pieces.push(piece);
+                i += 1;
+            }
+            for word in &pieces {
+                if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > n {
+                    lines.push(std::mem::take(&mut line));
+                }
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(word);
+            }
+            continue;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&unit);
+    }
+    if !line.is_empty() {
+        lines.push(line);
     }
     lines
 }
@@ -508,6 +578,15 @@ pub(crate) fn key<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, look: Look, label: &str
     Ok(())
 }
 
+/// A legend entry of text alone (e.g. which points are left out of the curves and why),
+/// recorded in the metadata as `<mfq:note text="..."/>` (not a curve).
+pub(crate) fn note<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, text: &str) -> Result<(), PlotError> {
+    chart.draw_series(std::iter::empty::<Mark<(f64, f64)>>()).map_err(err)?.label(text).legend(EmptyElement::at);
+    DRAWN.with(|d| d.borrow_mut().push(format!("<mfq:note text=\"{}\"/>", xml_escape(text))));
+    labelled(text, None, false);
+    Ok(())
+}
+
 /// A vertical bar from `lo` to `hi` (data coordinates) with caps `cap` pixels wide.
 struct Bar {
     ends: [(f64, f64); 2],
@@ -576,52 +655,87 @@ fn hidden(rect: (i32, i32, i32, i32)) -> usize {
     })
 }
 
+/// Where a legend box of `w x h` pixels goes: the style's position; without one, the plot's
+/// `default` unless another corner (or edge middle) hides fewer of the drawn points. Returns
+/// the position and the box's top-left corner (absolute pixels).
+fn place(chart: &Chart, style: &Style, default: LegendPosition, (w, h): (i32, i32), m: i32) -> (LegendPosition, (i32, i32)) {
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let (cx, cy) = ((xr.start + xr.end - w) / 2, (yr.start + yr.end - h) / 2);
+    let corner = |p: LegendPosition| {
+        let x = match p {
+            LegendPosition::UpperLeft | LegendPosition::LowerLeft | LegendPosition::MiddleLeft => xr.start + m,
+            LegendPosition::UpperMiddle | LegendPosition::LowerMiddle => cx,
+            _ => xr.end - m - w,
+        };
+        let y = match p {
+            LegendPosition::UpperLeft | LegendPosition::UpperRight | LegendPosition::UpperMiddle => yr.start + m,
+            LegendPosition::MiddleLeft | LegendPosition::MiddleRight => cy,
+            _ => yr.end - m - h,
+        };
+        (x, y)
+    };
+    let chosen = style.legend.unwrap_or_else(|| {
+        let score = |p: LegendPosition| {
+            let (x, y) = corner(p);
+            hidden((x, y, x + w, y + h))
+        };
+        let mut best = (score(default), default);
+        for p in [
+            LegendPosition::UpperRight,
+            LegendPosition::UpperLeft,
+            LegendPosition::LowerRight,
+            LegendPosition::LowerLeft,
+            LegendPosition::MiddleRight,
+            LegendPosition::MiddleLeft,
+            LegendPosition::UpperMiddle,
+            LegendPosition::LowerMiddle,
+        ] {
+            let n = score(p);
+            if n < best.0 {
+                best = (n, p);
+            }
+        }
+        best.1
+    });
+    (chosen, corner(chosen))
+}
+
+/// Legend layout of `entries` in a plot area `height` pixels high, with the legend font `f` and
+/// sample length `len`: the curves one column while it fills at most half the plot's height,
+/// else in as many columns (filled top to bottom) as keep it there; notes (entries without a
+/// sample) in rows below, across. Returns the rows per column, the columns' widths and the
+/// box's size (pixels).
+fn layout(entries: &[Entry], height: i32, f: f64, len: i32) -> (usize, Vec<i32>, (i32, i32)) {
+    let row = f * 1.45;
+    let text = |e: &Entry| (0.56 * f * e.label.chars().count() as f64) as i32;
+    let (samples, notes): (Vec<&Entry>, Vec<&Entry>) = entries.iter().partition(|e| e.look.is_some());
+    let n = samples.len().max(1);
+    let max_rows = (((0.5 * f64::from(height) - f) / row).floor() as usize).saturating_sub(notes.len()).max(1);
+    let cols = n.div_ceil(max_rows);
+    let rows = n.div_ceil(cols);
+    let widths: Vec<i32> = samples.chunks(rows).map(|c| c.iter().map(|e| len + 16 + text(e)).max().unwrap_or(0)).collect();
+    let note_w = notes.iter().map(|e| 8 + text(e)).max().unwrap_or(0);
+    let w = widths.iter().sum::<i32>().max(note_w) + (f * 0.5) as i32;
+    (rows, widths, (w, ((rows.min(samples.len()) + notes.len()) as f64 * row + f) as i32))
+}
+
 /// The legend at the style's position; without one, at the plot's `default` unless another
-/// corner (or edge middle) hides fewer of the drawn points; in the style's legend font.
+/// corner (or edge middle) hides fewer of the drawn points; in the style's legend font. A
+/// legend taller than half the plot gets several columns (drawn here, not by plotters).
 pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, default: LegendPosition) -> Result<(), PlotError> {
+    if style.legend == Some(LegendPosition::None) {
+        return Ok(());
+    }
     let f = style.legend_px();
     let len = (style.marker_radius_px() * 2 + 30).max(36);
-    let chosen = match style.legend {
-        Some(p) => p,
-        None => {
-            let (xr, yr) = chart.plotting_area().get_pixel_range();
-            let labels = OCCUPIED.with(|o| o.borrow().1.clone());
-            let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
-            let (w, h) = ((f64::from(len) + 16.0 + 0.56 * f * chars) as i32, (labels.len() as f64 * f * 1.45 + f) as i32);
-            let m = (f * 0.5) as i32;
-            let (cx, cy) = ((xr.start + xr.end - w) / 2, (yr.start + yr.end - h) / 2);
-            let rect = |p: LegendPosition| {
-                let x = match p {
-                    LegendPosition::UpperLeft | LegendPosition::LowerLeft | LegendPosition::MiddleLeft => xr.start + m,
-                    LegendPosition::UpperMiddle | LegendPosition::LowerMiddle => cx,
-                    _ => xr.end - m - w,
-                };
-                let y = match p {
-                    LegendPosition::UpperLeft | LegendPosition::UpperRight | LegendPosition::UpperMiddle => yr.start + m,
-                    LegendPosition::MiddleLeft | LegendPosition::MiddleRight => cy,
-                    _ => yr.end - m - h,
-                };
-                (x, y, x + w, y + h)
-            };
-            let mut best = (hidden(rect(default)), default);
-            for p in [
-                LegendPosition::UpperRight,
-                LegendPosition::UpperLeft,
-                LegendPosition::LowerRight,
-                LegendPosition::LowerLeft,
-                LegendPosition::MiddleRight,
-                LegendPosition::MiddleLeft,
-                LegendPosition::UpperMiddle,
-                LegendPosition::LowerMiddle,
-            ] {
-                let n = hidden(rect(p));
-                if n < best.0 {
-                    best = (n, p);
-                }
-            }
-            best.1
-        }
-    };
+    let entries = OCCUPIED.with(|o| o.borrow().1.clone());
+    let (_, yr) = chart.plotting_area().get_pixel_range();
+    let (rows, widths, size) = layout(&entries, yr.end - yr.start, f, len);
+    let m = (f * 0.5) as i32;
+    let (chosen, (x0, y0)) = place(chart, style, default, size, m);
+    if widths.len() > 1 {
+        return columns(chart, &entries, (x0, y0), (rows, &widths, size), f, len);
+    }
     let pos = match chosen {
         LegendPosition::None => return Ok(()),
         LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
@@ -643,6 +757,43 @@ pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, defau
         .position(pos)
         .draw()
         .map_err(err)
+}
+
+/// A legend of `entries` in columns of the given widths (curves filled top to bottom, `rows`
+/// each; notes in rows below, across), its box of `size` pixels at `at` (absolute pixels),
+/// each curve its sample (`len` pixels) and its label.
+fn columns(
+    chart: &Chart,
+    entries: &[Entry],
+    at: (i32, i32),
+    (rows, widths, size): (usize, &[i32], (i32, i32)),
+    f: f64,
+    len: i32,
+) -> Result<(), PlotError> {
+    let area = chart.plotting_area().strip_coord_spec();
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let (x0, y0) = (at.0 - xr.start, at.1 - yr.start);
+    let rect = [(x0, y0), (x0 + size.0, y0 + size.1)];
+    area.draw(&Rectangle::new(rect, WHITE.mix(0.85).filled())).map_err(err)?;
+    area.draw(&Rectangle::new(rect, BLACK.stroke_width(1))).map_err(err)?;
+    let font = ("sans-serif", f * FONT)
+        .into_font()
+        .color(&BLACK)
+        .pos(plotters::style::text_anchor::Pos::new(plotters::style::text_anchor::HPos::Left, plotters::style::text_anchor::VPos::Center));
+    let row_y = |r: usize| y0 + (f * 0.5 + (r as f64 + 0.5) * f * 1.45) as i32;
+    let (samples, notes): (Vec<&Entry>, Vec<&Entry>) = entries.iter().partition(|e| e.look.is_some());
+    for (i, e) in samples.iter().enumerate() {
+        let (c, r) = (i / rows, i % rows);
+        let x = x0 + (f * 0.5) as i32 + widths[..c].iter().sum::<i32>();
+        if let Some(look) = e.look {
+            area.draw(&Mark { at: (x, row_y(r)), look, glyph: Some((len, e.line)) }).map_err(err)?;
+        }
+        area.draw(&Text::new(e.label.clone(), (x + len + 6, row_y(r)), font.clone())).map_err(err)?;
+    }
+    for (i, e) in notes.iter().enumerate() {
+        area.draw(&Text::new(e.label.clone(), (x0 + (f * 0.5) as i32, row_y(rows.min(samples.len()) + i)), font.clone())).map_err(err)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -667,5 +818,58 @@ mod tests {
     fn titles_wrap_at_spaces() {
         assert_eq!(wrap("a bb ccc dddd", 6), ["a bb", "ccc", "dddd"]);
         assert_eq!(wrap("", 6), Vec::<String>::new());
+    }
+
+    /// Issue 19 (a new user's try): a title broke between a name and its value ("lambda =" /
+    /// "0.9"); breaks now fall between assignments only.
+    #[test]
+    fn titles_wrap_between_assignments_only() {
+        let t = "JSQ(d) / power-of-d: lambda = 0.5 to 0.99 (50 points); d in {1, 2, 5, 10, 20}";
+        for n in 10..80 {
+            let lines = wrap(t, n);
+            assert_eq!(lines.join(" "), t, "{n}");
+            for l in &lines {
+                assert!(!l.ends_with('=') && !l.starts_with('=') && !l.ends_with(" in") && !l.ends_with('{'), "{n}: {lines:?}");
+            }
+            if n >= 36 {
+                // every line boundary is one of the two separators
+                assert!(
+                    lines.iter().all(|l| ["JSQ(d)", "power-of-d:", "lambda", "d in"].iter().any(|s| l.starts_with(s))),
+                    "{n}: {lines:?}"
+                );
+            }
+        }
+        assert_eq!(wrap(t, 40), ["JSQ(d) / power-of-d:", "lambda = 0.5 to 0.99 (50 points);", "d in {1, 2, 5, 10, 20}"]);
+        let facets = "2 model files: lambda = 0.1 to 0.9 (9 points) (truncation.tol = 0.0000000001, d = 3)";
+        assert_eq!(wrap(facets, 48), ["2 model files: lambda = 0.1 to 0.9 (9 points)", "(truncation.tol = 0.0000000001, d = 3)"]);
+    }
+
+    /// Issue 19: curves 9 and beyond had the looks of curves 1 to 8; the first 32 differ in
+    /// (marker, dash) and so in grayscale, and in (colour, marker, dash) in every palette.
+    #[test]
+    fn looks_differ_for_twenty_four_curves() {
+        for palette in [crate::style::Palette::OkabeIto, crate::style::Palette::Tableau, crate::style::Palette::Gray] {
+            let st = Style { palette: Some(palette), ..Style::default() };
+            let looks: Vec<Look> = (0..32).map(|i| Look::nth(&st, i)).collect();
+            for i in 0..looks.len() {
+                for j in 0..i {
+                    assert!((looks[i].marker, looks[i].dash) != (looks[j].marker, looks[j].dash), "{palette:?}: curves {i} and {j}");
+                }
+            }
+        }
+    }
+
+    /// Eleven entries at the default size do not fit one column in half the plot: several
+    /// columns, each at most half the plot high; three entries keep one column.
+    #[test]
+    fn long_legends_get_columns() {
+        let st = Style::default();
+        let look = Look::nth(&st, 0);
+        let e = |n: usize| (0..n).map(|i| Entry { label: format!("d = {i}"), look: Some(look), line: true }).collect::<Vec<_>>();
+        let (f, h) = (st.legend_px(), 430);
+        let (rows, widths, (_, height)) = layout(&e(11), h, f, 40);
+        let cols = widths.len();
+        assert!(cols >= 2 && rows * cols >= 11 && height <= h / 2, "{rows} x {cols}, {height} px of {h}");
+        assert_eq!(layout(&e(3), h, f, 40).1.len(), 1);
     }
 }

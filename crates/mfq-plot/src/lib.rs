@@ -290,15 +290,23 @@ pub struct SweepPlotStyle {
     pub curve_labels: Option<Vec<String>>,
 }
 
-/// One curve per value of the curve axis: `quantity` against the x axis. Unstable points are
-/// not drawn; the first unstable x of each curve is marked by a dashed vertical line.
+/// One curve per value of the curve axis: `quantity` against the x axis. Points without a
+/// value (unstable, failed, invalid) are left out and the curve is broken there; the legend
+/// says which ([`omitted`]: "unstable, omitted: lambda >= 1 (2 points per curve)"). An x axis whose
+/// values are all integers (e.g. `d`) gets integer ticks.
 ///
 /// # Errors
-/// [`PlotError`] if plotters fails or no point has a value.
+/// [`PlotError`] if plotters fails or no point has a value (the message says whether the
+/// solved points lack the quantity, or no point was solved).
 pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
     let values: Vec<f64> = report.points.iter().filter_map(|p| quantity.of(p)).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
-        return Err(PlotError("no point of the sweep has a value to plot (all unstable or failed)".into()));
+        let solved = report.points.iter().any(|p| matches!(p.status, mfq::sweep::PointStatus::Solved { .. }));
+        return Err(PlotError(if solved {
+            format!("the model does not report {} (no solved point has it)", quantity.label())
+        } else {
+            "no point of the sweep has a value to plot (all unstable, failed or invalid)".into()
+        }));
     }
     let (x0, x1) = (
         report.x_axis.values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -313,22 +321,99 @@ pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, styl
     let y_label = style.y_label.clone().unwrap_or_else(|| quantity.label().to_string());
     let mut panel = Panel::new(&style.x_label, &y_label, (x0, x1), (lo, hi));
     panel.log_y = style.log_y && lo > 0.0;
+    panel.integer_x = !report.x_axis.is_categorical() && report.x_axis.values.iter().all(|v| v.fract() == 0.0);
+    let label_of = |i: usize, c: &Option<f64>| match (c, &style.curve_labels) {
+        (Some(_), Some(labels)) => labels.get(i).cloned().unwrap_or_default(),
+        (Some(v), None) => style.curve_label.replace("{}", &axis::tick_label(*v)),
+        (None, _) => y_label.clone(),
+    };
+    let notes = omitted(report, &|i, c| label_of(i, c));
     render(&Style::current(), &style.title, (1, 1), |st, areas| {
         let mut chart = chart(&areas[0], st, &panel)?;
         for (i, c) in curves.iter().enumerate() {
-            let pts: Vec<(f64, f64)> =
-                report.curve(*c).filter_map(|p| quantity.of(p).filter(|v| v.is_finite()).map(|v| (p.x, v))).collect();
-            let label = match (c, &style.curve_labels) {
-                (Some(_), Some(labels)) => labels.get(i).cloned().unwrap_or_default(),
-                (Some(v), None) => style.curve_label.replace("{}", &axis::tick_label(*v)),
-                (None, _) => y_label.clone(),
-            };
-            let look = Look::nth(st, i);
-            curve(&mut chart, look, &pts, Some(&label))?;
-            if let Some(p) = report.curve(*c).find(|p| matches!(p.status, mfq::sweep::PointStatus::Unstable { .. })) {
-                curve(&mut chart, look.plain().dashed(Dash::Dotted), &[(p.x, lo), (p.x, hi)], None)?;
+            // runs of consecutive points with a value: the curve is broken at the others
+            let mut runs: Vec<Vec<(f64, f64)>> = vec![vec![]];
+            for p in report.curve(*c) {
+                match quantity.of(p).filter(|v| v.is_finite()) {
+                    Some(v) => runs.last_mut().expect("one run").push((p.x, v)),
+                    None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(vec![]),
+                    None => {}
+                }
             }
+            let look = Look::nth(st, i);
+            let label = label_of(i, c);
+            for (k, run) in runs.iter().filter(|r| !r.is_empty()).enumerate() {
+                curve(&mut chart, look, run, (k == 0).then_some(label.as_str()))?;
+            }
+        }
+        for n in &notes {
+            frame::note(&mut chart, n)?;
         }
         legend(&mut chart, st, LegendPosition::UpperLeft)
     })
+}
+
+/// Which points of a sweep have no value and why, one line per status (`unstable`, `failed`,
+/// `invalid`): where on the x axis ("unstable, omitted: lambda >= 1 (2 points)"), for every curve
+/// when the curves agree, else per curve (`label_of(index, value)` names it), at most six lines.
+pub fn omitted(report: &mfq::sweep::SweepReport, label_of: &dyn Fn(usize, &Option<f64>) -> String) -> Vec<String> {
+    use mfq::sweep::PointStatus;
+    let curves: Vec<Option<f64>> = match &report.curve_axis {
+        Some(a) => a.values.iter().map(|v| Some(*v)).collect(),
+        None => vec![None],
+    };
+    let mut notes = Vec::new();
+    for (what, is) in [
+        ("unstable", (|s: &PointStatus| matches!(s, PointStatus::Unstable { .. })) as fn(&PointStatus) -> bool),
+        ("failed", |s| matches!(s, PointStatus::Failed { .. })),
+        ("invalid", |s| matches!(s, PointStatus::Invalid { .. })),
+    ] {
+        let per: Vec<Vec<f64>> = curves.iter().map(|c| report.curve(*c).filter(|p| is(&p.status)).map(|p| p.x).collect()).collect();
+        if per.iter().all(Vec::is_empty) {
+            continue;
+        }
+        let count = |n: usize| if n == 1 { "1 point".to_string() } else { format!("{n} points") };
+        if per.iter().all(|xs| *xs == per[0]) {
+            let each = if curves.len() > 1 { " per curve" } else { "" };
+            notes.push(format!("{what}, omitted: {} ({}{each})", where_text(&report.x_axis, &per[0]), count(per[0].len())));
+        } else {
+            for (i, (c, xs)) in curves.iter().zip(&per).enumerate().filter(|(_, (_, xs))| !xs.is_empty()) {
+                notes.push(format!("{}: {what}, omitted: {} ({})", label_of(i, c), where_text(&report.x_axis, xs), count(xs.len())));
+            }
+        }
+    }
+    if notes.len() > 6 {
+        let more = notes.len() - 5;
+        notes.truncate(5);
+        notes.push(format!("... {more} more lines: see the CSV's status column"));
+    }
+    notes
+}
+
+/// Where the values `xs` of `axis` lie: `NAME >= a` (every axis value from `a` up),
+/// `NAME <= b`, `a <= NAME <= b` (every value in between), else `NAME = a, b, c`.
+fn where_text(axis: &mfq::sweep::Axis, xs: &[f64]) -> String {
+    let name = &axis.name;
+    let (a, b) = (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let within = |lo: f64, hi: f64| axis.values.iter().filter(|v| (lo..=hi).contains(*v)).count() == xs.len();
+    let (min, max) =
+        (axis.values.iter().copied().fold(f64::INFINITY, f64::min), axis.values.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let t = |v: f64| axis.text_of(v);
+    if xs.len() == 1 {
+        format!("{name} = {}", t(a))
+    } else if b == max && within(a, max) {
+        format!("{name} >= {}", t(a))
+    } else if a == min && within(min, b) {
+        format!("{name} <= {}", t(b))
+    } else if within(a, b) {
+        format!("{} <= {name} <= {}", t(a), t(b))
+    } else {
+        let mut sorted = xs.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let mut list: Vec<String> = sorted.iter().take(5).map(|v| t(*v)).collect();
+        if sorted.len() > 5 {
+            list.push("...".into());
+        }
+        format!("{name} = {}", list.join(", "))
+    }
 }

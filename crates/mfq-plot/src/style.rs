@@ -111,7 +111,7 @@ impl LegendPosition {
         all.iter()
             .find(|(n, _)| *n == s)
             .map(|(_, p)| *p)
-            .ok_or_else(|| format!("legend = {s:?}: allowed {}", all.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))
+            .ok_or_else(|| format!("style.legend = {s:?}: allowed {}", all.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))
     }
 }
 
@@ -304,6 +304,30 @@ impl Style {
         Ok(())
     }
 
+    /// Checks that every placeholder `{name}` (a name of letters, digits, `_` and `.`) of the
+    /// title and axis-label overrides is one of [`Style::params`].
+    ///
+    /// # Errors
+    /// The field, its text, the unknown placeholder and the parameters there are.
+    pub fn check_placeholders(&self) -> Result<(), StyleError> {
+        for (field, s) in [("title", &self.title), ("x_label", &self.x_label), ("y_label", &self.y_label)] {
+            let Some(s) = s else { continue };
+            for name in placeholders(s) {
+                if !self.params.iter().any(|(k, _)| k == name) {
+                    let mut known: Vec<&str> = self.params.iter().map(|(k, _)| k.as_str()).collect();
+                    known.sort_unstable();
+                    let known = if known.is_empty() { "none (no model file read)".to_string() } else { known.join(", ") };
+                    return Err(StyleError {
+                        field,
+                        value: format!("{s:?}"),
+                        allowed: format!("{{{name}}} is not a parameter; allowed placeholders: {known}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `text` with every `{name}` of a known parameter replaced by its value; other braces
     /// (e.g. a curve label's `{}`) are left as they are.
     pub fn substitute(&self, text: &str) -> String {
@@ -370,9 +394,36 @@ impl Style {
     }
 }
 
+/// The names of the placeholders `{name}` in `text` (not `{}`, nor braces around other text
+/// such as a TOML table).
+fn placeholders(text: &str) -> Vec<&str> {
+    text.split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19 (a new user's try): `{mu}` in a title was left as it was; it is refused, naming
+    /// the placeholder and the parameters there are. `{}` (a curve label's value) is not one.
+    #[test]
+    fn unknown_placeholders_are_refused() {
+        let params = vec![("lambda".to_string(), "0.9".to_string()), ("d".to_string(), "2".to_string())];
+        let s = Style { title: Some("JSQ({d}) at {mu}".into()), params: params.clone(), ..Style::default() };
+        let e = s.check_placeholders().unwrap_err().to_string();
+        assert_eq!(e, "style.title = \"JSQ({d}) at {mu}\": {mu} is not a parameter; allowed placeholders: d, lambda");
+        let ok = Style {
+            title: Some("{} and {d}, {law = \"h2\"}".into()),
+            y_label: Some("E[T] at {lambda}".into()),
+            params,
+            ..Style::default()
+        };
+        assert_eq!(ok.check_placeholders(), Ok(()));
+    }
 
     #[test]
     fn parses_validates_and_merges() {

@@ -44,7 +44,9 @@ pub enum PointStatus {
         prob_wait: Option<f64>,
         /// Throughput per server (jobs completed per server per unit time), when defined.
         throughput: Option<f64>,
-        /// Probability that an arrival is lost (blocked), 0 for models without losses.
+        /// Probability that an arrival is lost (blocked): 0 for models without losses, and
+        /// with the automatic truncation (an infinite buffer) when the loss at the truncation
+        /// level is below `truncation.tol` (the truncation's, not the system's).
         loss_probability: f64,
         /// `max |f(x*)|`.
         residual: f64,
@@ -291,8 +293,7 @@ fn solve_point(
         Err(e) => return Some(PointStatus::Invalid { reason: e.to_string() }),
         Ok(file) => file,
     };
-    let o = FixedPointOptions { x0: predict(x, line.warm.as_ref(), line.before.as_ref()), ..opts.clone() };
-    let status = match solve_spec_with(&file.model, &file.truncation, &o, &mut line.factors) {
+    let status = match solve_warm_or_cold(&file, predict(x, line.warm.as_ref(), line.before.as_ref()), opts, &mut line.factors) {
         Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
         // stopped by the deadline while building the model: not finished
         Err(FixedPointError::Model(ModelError::Interrupted { .. })) => return None,
@@ -303,8 +304,16 @@ fn solve_point(
                 mean_response_time: fp.observables.mean_response_time,
                 mean_queue_length: fp.observables.mean_queue_length,
                 prob_wait: fp.observables.prob_wait,
-                throughput: fp.observables.throughput,
-                loss_probability: fp.observables.loss_probability,
+                // lambda (1 - loss): of the system's loss
+                throughput: fp.observables.throughput.map(|t| {
+                    let loss = fp.observables.loss_probability;
+                    if system_loss(&file.truncation, loss) == loss {
+                        t
+                    } else {
+                        t / (1.0 - loss)
+                    }
+                }),
+                loss_probability: system_loss(&file.truncation, fp.observables.loss_probability),
                 residual: fp.residual,
                 levels: fp.truncation.levels,
                 iterations: fp.total_iterations,
@@ -318,6 +327,48 @@ fn solve_point(
         }
     };
     Some(status)
+}
+
+/// Linear solves a warm start (from the previous points of a line) may take per truncation
+/// level before the point is solved again from the cold start: a warm start near the fixed
+/// point converges in a handful of chord or Newton steps; one far from it (a large step of the
+/// swept parameter) can stall in the pseudo-transient phase (FCFS pair redundancy at lambda =
+/// 0.3 from 0.1: 57 iterations against a few dozen from the empty state).
+pub const WARM_BUDGET: usize = 20;
+
+/// The fixed point of `file` from the start `warm` within [`WARM_BUDGET`] iterations, else
+/// from the cold start (the empty state, fresh factorisations) with the full budget; the
+/// iterations of both are counted. Without `warm`, the cold start.
+fn solve_warm_or_cold(
+    file: &ModelFile,
+    warm: Option<Vec<f64>>,
+    opts: &FixedPointOptions,
+    factors: &mut Factors,
+) -> Result<mfq_fixpoint::FixedPoint, FixedPointError> {
+    let cold = FixedPointOptions { x0: None, ..opts.clone() };
+    let Some(x0) = warm else { return solve_spec_with(&file.model, &file.truncation, &cold, factors) };
+    let o = FixedPointOptions { x0: Some(x0), max_iter: WARM_BUDGET.min(opts.max_iter), ..opts.clone() };
+    let spent = match solve_spec_with(&file.model, &file.truncation, &o, factors) {
+        Ok(fp) if fp.status == FixedPointStatus::Converged || matches!(fp.status, FixedPointStatus::TimeLimit { .. }) => return Ok(fp),
+        Ok(fp) => fp.total_iterations,
+        Err(e @ (FixedPointError::Unstable { .. } | FixedPointError::Model(ModelError::Interrupted { .. }))) => return Err(e),
+        Err(_) => 0,
+    };
+    *factors = Factors::default();
+    let mut fp = solve_spec_with(&file.model, &file.truncation, &cold, factors)?;
+    fp.total_iterations += spent;
+    Ok(fp)
+}
+
+/// The loss probability of the system: the model's loss at the truncation level with a fixed
+/// `truncation.levels` (a finite buffer); with the automatic truncation (an infinite buffer)
+/// a loss at or below `truncation.tol` is the truncation's, not the system's: 0.
+fn system_loss(truncation: &mfq_model::spec::Truncation, loss: f64) -> f64 {
+    if truncation.levels.is_none() && loss <= truncation.tol {
+        0.0
+    } else {
+        loss
+    }
 }
 
 /// Checks that the file parses with the overrides, that the swept names are keys of it (a
@@ -334,8 +385,27 @@ fn check_names(text: &str, overrides: &[String], axes: &[Axis]) -> Result<(), Mo
         if overrides.iter().any(|o| o.split_once('=').is_some_and(|(n, _)| key(n) == key(&axis.name))) {
             return Err(bad(&axis.name, "both swept and set to one value; allowed: one of the two".into()));
         }
+        if matches!(axis.name.trim().split('.').next(), Some("title" | "source")) {
+            return Err(bad(
+                &axis.name,
+                "is the file's description (text), not a parameter; allowed: the model's parameters and truncation.*".into(),
+            ));
+        }
         if !mfq_model::spec::has_key(text, &axis.name) {
             return Err(bad(&axis.name, "not a key of the model file (sweep a parameter the file sets)".into()));
+        }
+        // a numeric key given a value that is not a finite number (`lambda=nan,0.5`): the list
+        // would otherwise be read as names
+        if let (Some(labels), Some(toml::Value::Integer(_) | toml::Value::Float(_))) =
+            (&axis.labels, mfq_model::spec::value_of(text, &axis.name))
+        {
+            if let Some(l) = labels.iter().find(|l| !l.trim().parse::<f64>().is_ok_and(f64::is_finite)) {
+                let key = if axis.name.contains('.') { axis.name.trim().to_string() } else { format!("model.{}", axis.name.trim()) };
+                return Err(bad(
+                    &axis.name,
+                    format!("the value {l} is not allowed: {key} takes a finite number (the file has a number there)"),
+                ));
+            }
         }
         for label in axis.labels.iter().flatten() {
             let (reset, s) = assignment(text, &axis.name, label);
@@ -382,6 +452,13 @@ mod tests {
         assert!(e.to_string().contains("both swept and set"), "{e}");
         let e = run(&[lam.clone(), Axis::parse("d", "two,three").unwrap()], &[]).unwrap_err();
         assert!(e.to_string().starts_with("--set d: the value two is not allowed") && e.to_string().contains("model.d"), "{e}");
+        let e = run(&[Axis::parse("lambda", "nan,0.5").unwrap()], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set lambda: the value nan is not allowed: model.lambda takes a finite number (the file has a number there)"
+        );
+        let e = run(&[lam.clone(), Axis::parse("title", "a,b").unwrap()], &[]).unwrap_err();
+        assert!(e.to_string().starts_with("--set title: is the file's description"), "{e}");
         let e = run(&[], &[]).unwrap_err();
         assert!(e.to_string().contains("no swept parameter"), "{e}");
     }

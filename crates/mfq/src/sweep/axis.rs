@@ -19,6 +19,10 @@ pub struct Axis {
     /// The values' text (a name or a TOML value) for a categorical axis; `None` for a numeric one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<String>>,
+    /// Whether the values are a grid `start:end:points` (titles say `0.5 to 0.99 (50
+    /// points)`), not a list (`d in {1, 2, 5}`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub range: bool,
 }
 
 /// `a:b:n` as `n` points `a + i (b - a)/(n - 1)`, each rounded to ten significant digits of the
@@ -68,13 +72,13 @@ pub(crate) fn split_top_level(text: &str) -> Vec<&str> {
 impl Axis {
     /// A numeric axis.
     pub fn numbers(name: &str, values: Vec<f64>) -> Axis {
-        Axis { name: name.to_string(), values, labels: None }
+        Axis { name: name.to_string(), values, labels: None, range: false }
     }
 
     /// A categorical axis: each label is the text of one value (a name such as `fcfs`, or a TOML
     /// value such as `{law = "h2", scv = 4}`), set as `NAME=LABEL`.
     pub fn categories(name: &str, labels: Vec<String>) -> Axis {
-        Axis { name: name.to_string(), values: (0..labels.len()).map(|i| i as f64).collect(), labels: Some(labels) }
+        Axis { name: name.to_string(), values: (0..labels.len()).map(|i| i as f64).collect(), labels: Some(labels), range: false }
     }
 
     /// Parses `a:b:n` (`n` points from `a` to `b`, inclusive: see the module's grid rule) or a
@@ -100,7 +104,12 @@ impl Axis {
                     n.trim()
                 ))
             })?;
-            Axis::numbers(name, grid(a, b, n))
+            check_range(a, b, n).map_err(bad)?;
+            let values = grid(a, b, n);
+            if values.windows(2).any(|w| w[0] == w[1]) {
+                return Err(bad(format!("{text}: the step (end - start)/(points - 1) is too small for double precision: points repeat")));
+            }
+            Axis { range: true, ..Axis::numbers(name, values) }
         } else if Axis::is_sweep(text) {
             let items: Vec<&str> = split_top_level(text).into_iter().map(str::trim).collect();
             if let Some(i) = items.iter().position(|s| s.is_empty()) {
@@ -141,15 +150,71 @@ impl Axis {
         }
     }
 
-    /// The values as a short text for titles: `0.5 to 0.99 (50 points)` for a grid of more than
-    /// four numbers, else the list `ps, fcfs, lcfs`.
+    /// The values as a short text for titles: `0.5 to 0.99 (50 points)` for a grid
+    /// `start:end:points`, else the list `{ps, fcfs, lcfs}` (`{1, 2, 3, 5, 10, 20, ..., 70}`
+    /// beyond eight values).
     pub fn describe(&self) -> String {
         let n = self.values.len();
-        match (&self.labels, self.values.first(), self.values.last()) {
-            (None, Some(a), Some(b)) if n > 4 => format!("{} to {} ({n} points)", format_value(*a), format_value(*b)),
-            _ => self.values.iter().map(|v| self.text_of(*v)).collect::<Vec<_>>().join(", "),
+        match (self.range, self.values.first(), self.values.last()) {
+            (true, Some(a), Some(b)) => format!("{} to {} ({n} points)", format_value(*a), format_value(*b)),
+            _ => {
+                if n > 8 {
+                    let head: Vec<String> = self.values.iter().take(6).map(|v| self.text_of(*v)).collect();
+                    return format!("{{{}, ..., {}}}", head.join(", "), self.text_of(self.values[n - 1]));
+                }
+                format!("{{{}}}", self.values.iter().map(|v| self.text_of(*v)).collect::<Vec<_>>().join(", "))
+            }
         }
     }
+
+    /// The axis as a title's assignment: `lambda = 0.5 to 0.99 (50 points)` for a grid,
+    /// `d in {1, 2, 5, 10, 20}` for a list.
+    pub fn assignment(&self) -> String {
+        let op = if self.range { "=" } else { "in" };
+        format!("{} {op} {}", self.name, self.describe())
+    }
+}
+
+/// Refuses a grid `a:b:n` whose points would all be the same (`a == b`), or that reads more
+/// naturally as `start:step:end` (`1:0.5:3`: from 1 down to 0.5 in 3 points, or 1 to 3 in
+/// steps of 0.5?), naming the grid to write for the other reading.
+fn check_range(a: f64, b: f64, n: usize) -> Result<(), String> {
+    let end = n as f64;
+    // the `start:step:end` reading: a positive step `b` reaching `end` from `a` in whole steps
+    let steps = (end - a) / b;
+    let as_step = b > 0.0 && end > a && (steps - steps.round()).abs() < 1e-9 * steps.max(1.0) && steps.round() >= 1.0;
+    let hint = if as_step {
+        format!(
+            "; for {} to {} in steps of {} write {}:{}:{}",
+            format_value(a),
+            format_value(end),
+            format_value(b),
+            format_value(a),
+            format_value(end),
+            steps.round() as usize + 1
+        )
+    } else {
+        String::new()
+    };
+    let syntax = "the range syntax is start:end:points, the third number a count of points (0:1:11 for steps of 0.1)";
+    if a == b {
+        return Err(format!(
+            "{}:{}:{n} has start = end: its {n} points would all be {}; {syntax}{hint}",
+            format_value(a),
+            format_value(b),
+            format_value(a)
+        ));
+    }
+    if b < a && as_step {
+        return Err(format!(
+            "{}:{}:{n} is ambiguous: it reads as {n} points from {} down to {} ({syntax}){hint}; for the points going down, write them as a list",
+            format_value(a),
+            format_value(b),
+            format_value(a),
+            format_value(b)
+        ));
+    }
+    Ok(())
 }
 
 /// A number as written in a `--set`: integers without a decimal point.
@@ -173,6 +238,7 @@ mod tests {
         assert!(Axis::parse("d", "0:0.1:0.3").is_err());
         assert!(Axis::parse("d", "1,,2").is_err());
         assert!(Axis::parse("d", "1,2,1").is_err());
+        assert!(Axis::parse("lambda", "0.5:0.9:5").unwrap().range && !Axis::parse("d", "1,2").unwrap().range);
         assert!(Axis::is_sweep("0.1:0.2:3") && !Axis::is_sweep("0.3"));
         let a = Axis::parse("discipline", "ps, fcfs,lcfs").unwrap();
         assert_eq!(a.labels.as_deref(), Some(&["ps".to_string(), "fcfs".into(), "lcfs".into()][..]));
@@ -202,5 +268,37 @@ mod tests {
         let g = grid(1e-9, 3e-9, 201);
         assert!(g.iter().all(|v| (1e-9..=3e-9).contains(v)) && g[200] == 3e-9 && g[100] == 2e-9);
         assert_eq!(grid(2.0, 2.0, 3), vec![2.0, 2.0, 2.0]);
+    }
+
+    /// Issue 19 (a new user's try): `0.5:0.5:3` (meant as start 0.5, step 0.5, end 3) ran three
+    /// identical points. A grid never repeats a point, and the step reading is named.
+    #[test]
+    fn degenerate_and_ambiguous_grids_are_refused() {
+        let e = Axis::parse("lambda", "0.5:0.5:3").unwrap_err().to_string();
+        assert!(e.contains("start = end") && e.contains("write 0.5:3:6"), "{e}");
+        // 0.5:3:6 is what the hint says: 0.5, 1, ..., 3
+        assert_eq!(Axis::parse("lambda", "0.5:3:6").unwrap().values, vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0]);
+        let e = Axis::parse("lambda", "1:0.5:3").unwrap_err().to_string();
+        assert!(e.contains("ambiguous") && e.contains("write 1:3:5"), "{e}");
+        let e = Axis::parse("x", "0:0:4").unwrap_err().to_string();
+        assert!(e.contains("start = end") && !e.contains("write"), "{e}");
+        // a decreasing grid that has no step reading is kept
+        assert_eq!(Axis::parse("lambda", "0.99:0.9:4").unwrap().values, vec![0.99, 0.96, 0.93, 0.9]);
+        // points that collapse in double precision
+        let e = Axis::parse("x", "1:1.0000000000000002:3").unwrap_err().to_string();
+        assert!(e.contains("points repeat"), "{e}");
+        for text in ["0:1:11", "0.1:0.99:50", "1e-9:3e-9:201", "0.99:0.9:4"] {
+            let v = Axis::parse("x", text).unwrap().values;
+            assert!(v.windows(2).all(|w| w[0] != w[1]), "{text}");
+        }
+    }
+
+    /// Titles: range wording for grids only, `in {...}` for lists.
+    #[test]
+    fn lists_and_ranges_describe_themselves() {
+        assert_eq!(Axis::parse("d", "1,2,5,10,20").unwrap().assignment(), "d in {1, 2, 5, 10, 20}");
+        assert_eq!(Axis::parse("lambda", "0.5:0.99:50").unwrap().assignment(), "lambda = 0.5 to 0.99 (50 points)");
+        assert_eq!(Axis::parse("lambda", "0.5:0.6:2").unwrap().assignment(), "lambda = 0.5 to 0.6 (2 points)");
+        assert_eq!(Axis::parse("discipline", "ps,fcfs").unwrap().assignment(), "discipline in {ps, fcfs}");
     }
 }
