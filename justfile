@@ -72,3 +72,8 @@ lqf-dn:
 # (about a minute; the table of docs/models/mpr-mac.md)
 mac:
     cargo test --release --locked -p mfq-sim --test mpr_mac -- --ignored --nocapture
+
+# a sweep's large step (FCFS pair redundancy, K = 11, lambda = 0.3 after 0.1): the stalled warm
+# start falls back to the cold start (about 8 s; crates/mfq/src/sweep.rs, docs/guide.md)
+sweep-warm-start:
+    cargo test --release --locked -p mfq --lib -- --ignored --nocapture a_large_step_costs_at_most
