@@ -5,7 +5,7 @@
 //! CPU and wall time of each, the load average, and the largest difference of the final states.
 //!
 //! ```text
-//! cargo run --release -p mfq-ode --example bdf_bench [K] [T_END] [RTOL]
+//! cargo run --release -p mfq-ode --example bdf_bench [K] [T_END] [RTOL] [--bdf-only]
 //! ```
 //!
 //! Defaults: `K = 100`, `T_END = 1000`, `RTOL = 1e-8` (`atol = 1e-12`, the CLI's defaults).
@@ -53,6 +53,12 @@ fn main() {
     println!("PS pair approximation, lambda = 0.9, K = {k} ({} states), empty state to t = {t_end}, rtol {rtol:e}", m.dim());
     println!("load average before: {}", load_average());
 
+    if std::env::args().any(|a| a == "--bdf-only") {
+        let (c0, w0) = (cpu_seconds(), Instant::now());
+        let bdf = solve(&m, &x0, &SolveOptions { method: Method::Bdf, ..opts.clone() }).expect("valid options");
+        println!("bdf: {:.2} s CPU, {:.2} s wall, {:?}", cpu_seconds() - c0, w0.elapsed().as_secs_f64(), bdf.stats);
+        return;
+    }
     let (c0, w0) = (cpu_seconds(), Instant::now());
     let (first, second) = old_auto(&m, &x0, &opts);
     let (old_cpu, old_wall) = (cpu_seconds() - c0, w0.elapsed().as_secs_f64());
