@@ -1,12 +1,16 @@
 //! Issue 20, target 5: the transient of the PS pair approximation of redundancy-2
-//! (`models/redundancy-ps-pair.toml`, lambda = 0.9) at `K = 100` (10 201 states) from the
+//! (`models/redundancy-ps-pair.toml`, lambda = 0.9) at `K = 100` (10 000 states) from the
 //! empty state to `t = 1000`, with the method `Auto` used before `Bdf` existed (Dopri5,
 //! switching to Rosenbrock23 when Hairer's stiffness test fires) and with `Bdf`, in one run:
 //! CPU and wall time of each, the load average, and the largest difference of the final states.
 //!
 //! ```text
-//! cargo run --release -p mfq-ode --example bdf_bench [K] [T_END] [RTOL] [--bdf-only]
+//! cargo run --release -p mfq-ode --example bdf_bench [K] [T_END] [RTOL] [--bdf-only | --jsq]
 //! ```
+//!
+//! With `--jsq`: JSQ(2) at lambda = 0.9 and truncation `K` from the empty state with `Bdf`,
+//! timed in CPU seconds per solve (repeated until 1 s has passed), and the final state, for
+//! bench/bdf_scipy.py (SciPy's `solve_ivp(method='BDF')` on the same problem).
 //!
 //! Defaults: `K = 100`, `T_END = 1000`, `RTOL = 1e-8` (`atol = 1e-12`, the CLI's defaults).
 //! The check: both methods reach `t_end`, their final states agree within `100 rtol` in the
@@ -47,6 +51,10 @@ fn main() {
     let k = args.first().map_or(100, |&v| v as usize);
     let t_end = args.get(1).copied().unwrap_or(1000.0);
     let rtol = args.get(2).copied().unwrap_or(1e-8);
+    if std::env::args().any(|a| a == "--jsq") {
+        jsq(k, t_end, rtol);
+        return;
+    }
     let m = RedundancyPair::new(0.9, 2, Discipline::Ps, 1, k).expect("valid parameters");
     let x0 = vec![0.0; m.dim()];
     let opts = SolveOptions { t_end, rtol, atol: 1e-12, record_steps: false, ..Default::default() };
@@ -94,4 +102,29 @@ fn main() {
     if !ok {
         std::process::exit(1);
     }
+}
+
+/// JSQ(2), lambda = 0.9, `K` levels from empty to `t_end` with `Bdf`: CPU seconds per solve
+/// (median of batches) and the final state, on lines bench/bdf_scipy.py reads.
+fn jsq(k: usize, t_end: f64, rtol: f64) {
+    let m = mfq_model::models::Jsq::new(0.9, 2, k).expect("valid parameters");
+    let opts = SolveOptions { t_end, rtol, atol: 1e-12, method: Method::Bdf, record_steps: false, ..Default::default() };
+    let x0 = vec![0.0; k];
+    let mut times = Vec::new();
+    let mut last = None;
+    let started = cpu_seconds();
+    while times.len() < 5 || cpu_seconds() - started < 1.0 {
+        let c0 = cpu_seconds();
+        let mut n = 0;
+        while cpu_seconds() - c0 < 0.05 || n == 0 {
+            last = Some(solve(&m, &x0, &opts).expect("valid options"));
+            n += 1;
+        }
+        times.push((cpu_seconds() - c0) / n as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    let tr = last.expect("solved at least once");
+    assert_eq!(tr.status, Status::Success);
+    println!("jsq bdf cpu per solve: {:.6e} s ({} steps, {} LU)", times[times.len() / 2], tr.stats.accepted_steps, tr.stats.factorisations);
+    println!("x_final: {}", tr.last().iter().map(|v| format!("{v:e}")).collect::<Vec<_>>().join(","));
 }

@@ -213,7 +213,7 @@ pub(crate) fn integrate(
             return Status::TimeLimit { t };
         }
         // the step to take: clipped at t_end
-        if t + h >= opts.t_end * (1.0 - 1e-15) || t + h > opts.t_end {
+        if t + h >= opts.t_end * (1.0 - 1e-15) {
             let hn = opts.t_end - t;
             change_d(&mut w.dd, n, q, hn / h);
             h = hn;
@@ -260,37 +260,8 @@ pub(crate) fn integrate(
         equal_steps += 1;
         t = if (opts.t_end - (t + h)).abs() <= 1e-15 * opts.t_end { opts.t_end } else { t + h };
         lin.jac_current = false;
-        // the differences of the new interpolating polynomial: D[q+2] = d - D[q+1], D[q+1] = d,
-        // D[j] += D[j+1] for j = q..0
-        for i in 0..n {
-            let di = w.d[i];
-            w.dd[(q + 2) * n + i] = di - w.dd[(q + 1) * n + i];
-            w.dd[(q + 1) * n + i] = di;
-        }
-        for j in (0..=q).rev() {
-            let (lo, hi) = w.dd.split_at_mut((j + 1) * n);
-            for (a, b) in lo[j * n..].iter_mut().zip(&hi[..n]) {
-                *a += b;
-            }
-        }
-        // the accepted state, projected onto the feasible set (the shift moves the polynomial)
-        x.copy_from_slice(&w.dd[..n]);
-        model.project(x);
-        w.dd[..n].copy_from_slice(x);
-        rec.push(t, x);
-        if !max_abs(x).is_finite() {
-            return Status::NonFinite { t };
-        }
-        if let Some(tol) = opts.steady_tol {
-            model.drift(x, &mut w.f);
-            stats.drift_evals += 1;
-            let r = max_abs(&w.f);
-            if !r.is_finite() {
-                return Status::NonFinite { t };
-            }
-            if r < tol {
-                return Status::SteadyState { t };
-            }
+        if let Some(status) = accept(model, t, x, &mut w, q, (opts, &mut *rec, &mut *stats)) {
+            return status;
         }
         if t >= opts.t_end {
             return Status::Success;
@@ -306,6 +277,52 @@ pub(crate) fn integrate(
             }
         }
     }
+}
+
+/// Takes the accepted step into the differences (`D[q+2] = d - D[q+1]`, `D[q+1] = d`,
+/// `D[j] += D[j+1]` for `j = q..0`), projects the new state onto the feasible set (moving
+/// `D[0]` with it), records it in `x` and `rec`: the status when the run ends here (a
+/// non-finite state or drift, a steady state).
+fn accept(
+    model: &dyn MeanFieldModel,
+    t: f64,
+    x: &mut [f64],
+    w: &mut Work,
+    q: usize,
+    (opts, rec, stats): (&SolveOptions, &mut Recorder, &mut Stats),
+) -> Option<Status> {
+    let n = x.len();
+    for i in 0..n {
+        let di = w.d[i];
+        w.dd[(q + 2) * n + i] = di - w.dd[(q + 1) * n + i];
+        w.dd[(q + 1) * n + i] = di;
+    }
+    for j in (0..=q).rev() {
+        let (lo, hi) = w.dd.split_at_mut((j + 1) * n);
+        for (a, b) in lo[j * n..].iter_mut().zip(&hi[..n]) {
+            *a += b;
+        }
+    }
+    // the accepted state, projected onto the feasible set (the shift moves the polynomial)
+    x.copy_from_slice(&w.dd[..n]);
+    model.project(x);
+    w.dd[..n].copy_from_slice(x);
+    rec.push(t, x);
+    if !max_abs(x).is_finite() {
+        return Some(Status::NonFinite { t });
+    }
+    if let Some(tol) = opts.steady_tol {
+        model.drift(x, &mut w.f);
+        stats.drift_evals += 1;
+        let r = max_abs(&w.f);
+        if !r.is_finite() {
+            return Some(Status::NonFinite { t });
+        }
+        if r < tol {
+            return Some(Status::SteadyState { t });
+        }
+    }
+    None
 }
 
 /// The predicted state `sum_{j<=q} D[j]`, the error scale there, and `psi`.
