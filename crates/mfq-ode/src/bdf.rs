@@ -610,8 +610,9 @@ mod tests {
                 let exact = (&a * *t).exp() * DVector::from_column_slice(&x0);
                 worst = worst.max(max_diff(x, exact.as_slice()));
             }
-            // global error: a small multiple of the local tolerance
-            assert!(worst < 30.0 * rtol, "rtol {rtol:e}: {worst:e}");
+            // global error: a small multiple of the local tolerance (measured: 1.6 rtol at 1e-6,
+            // 4.7 rtol at 1e-10)
+            assert!(worst < 10.0 * rtol, "rtol {rtol:e}: {worst:e}");
             // the stiff modes (1e5) do not force steps of 1e-5: far fewer than 10 / 1e-5
             assert!(tr.stats.accepted_steps < 3000, "{:?}", tr.stats);
             assert!(tr.stats.factorisations < tr.stats.accepted_steps / 3, "{:?}", tr.stats);
@@ -619,14 +620,15 @@ mod tests {
     }
 
     /// Robertson's problem against the reference values of validation/robertson.py (SciPy
-    /// Radau, LSODA and BDF at rtol 1e-12 agree to 1e-10) and against Rosenbrock23 at a tight
-    /// tolerance.
+    /// Radau, LSODA and BDF at rtol 1e-12 agree to 1e-10) within 1e-8 relative, and against
+    /// Rosenbrock23 at a tight tolerance.
     #[test]
     fn bdf_solves_robertson_like_the_reference_and_rosenbrock() {
         for (t_end, want) in [(40.0, [0.7158270687, 9.185534765e-6, 0.2841637457]), (1e4, [0.1073004285, 4.800166973e-7, 0.8926990914])] {
             let bdf = run(&Robertson, &[1.0, 0.0, 0.0], t_end, 1e-10, 1e-20, Method::Bdf);
             for (got, want) in bdf.last().iter().zip(&want) {
-                assert!((got - want).abs() < 1e-7 * want, "t = {t_end}: {got} against {want}");
+                // measured: within 1.7e-9 relative
+                assert!((got - want).abs() < 1e-8 * want, "t = {t_end}: {got} against {want}");
             }
             let ros = run(&Robertson, &[1.0, 0.0, 0.0], t_end, 1e-10, 1e-20, Method::Rosenbrock23);
             for (a, b) in bdf.last().iter().zip(ros.last()) {
@@ -648,13 +650,14 @@ mod tests {
         assert!((gap - 8.08e-8).abs() < 0.02e-7, "{gap:e}");
         let ros = run(&m, &[0.0; 50], 200.0, 1e-10, 1e-14, Method::Rosenbrock23);
         let d = max_diff(bdf.last(), ros.last());
-        assert!(d < 1e-9, "{d:e}");
+        // measured: 4.6e-11
+        assert!(d < 2e-10, "{d:e}");
         assert!(bdf.stats.accepted_steps < ros.stats.accepted_steps, "{:?} {:?}", bdf.stats, ros.stats);
     }
 
     /// The PS pair approximation of redundancy-2 at K = 20 (400 states, sparse Jacobian with a
     /// coupling: faer's LU and Woodbury) from empty to t = 200: BDF and the explicit Dop853 at
-    /// rtol 1e-10 agree within 1e-8 over the whole state.
+    /// rtol 1e-10 agree within 1e-10 over the whole state (measured: 7.2e-13).
     #[test]
     fn bdf_matches_the_ps_pair_transient_of_the_explicit_method() {
         use mfq_model::models::redundancy::{Discipline, RedundancyPair};
@@ -663,9 +666,31 @@ mod tests {
         let bdf = run(&m, &x0, 200.0, 1e-10, 1e-14, Method::Bdf);
         let old = run(&m, &x0, 200.0, 1e-10, 1e-14, Method::Dop853);
         let d = max_diff(bdf.last(), old.last());
-        assert!(d < 1e-8, "{d:e}");
+        assert!(d < 1e-10, "{d:e}");
         // the state moved: the check is not of two copies of the empty state
         assert!(bdf.last().iter().fold(0.0f64, |a, v| a.max(*v)) > 1e-2);
         assert!(bdf.stats.factorisations * 5 < bdf.stats.accepted_steps, "{:?}", bdf.stats);
+    }
+}
+
+#[cfg(test)]
+mod auto_tests {
+    use crate::{solve, Method, SolveOptions, AUTO_BDF_MIN_DIM};
+    use mfq_model::models::redundancy::{Discipline, RedundancyPair};
+    use mfq_model::MeanFieldModel;
+
+    /// `Auto` runs `Bdf` from the start on a sparse model of `AUTO_BDF_MIN_DIM` states or more
+    /// (the PS pair at K = 45, 2025 states) and the explicit method below (K = 20, 400 states).
+    #[test]
+    fn auto_chooses_bdf_for_large_sparse_models_only() {
+        for (k, want) in [(45, Some(Method::Bdf)), (20, None)] {
+            let m = RedundancyPair::new(0.9, 2, Discipline::Ps, 1, k).unwrap();
+            assert_eq!(m.dim() >= AUTO_BDF_MIN_DIM, want.is_some());
+            let opts = SolveOptions { t_end: 1.0, record_steps: false, ..Default::default() };
+            let tr = solve(&m, &vec![0.0; m.dim()], &opts).unwrap();
+            assert!(tr.status.is_success(), "{:?}", tr.status);
+            assert_eq!(tr.stats.stiff_method, want, "K = {k}");
+            assert_eq!(tr.stats.switched_to_stiff_at, None);
+        }
     }
 }
