@@ -17,7 +17,7 @@
 //!   for the large sparse pair and triplet approximations (`K^2`, `K^3` states), whose LU
 //!   costs as much as hundreds of drift evaluations, and long stiff runs at tight tolerances.
 //! - `Auto` (default): for a model with a sparse Jacobian pattern and at least
-//!   [`AUTO_BDF_MIN_DIM`] states (pair and triplet approximations at `K >= 44`, `K >= 13`),
+//!   [`AUTO_BDF_MIN_DIM`] states (pair and triplet approximations at `K >= 45`, `K >= 13`),
 //!   `Bdf` from the start; otherwise `Dopri5`, switching to `Rosenbrock23` from the current
 //!   state when the Hairer stiffness test fires (as LSODA switches), so a run never fails for
 //!   stiffness.
@@ -100,9 +100,10 @@ pub enum Method {
 
 /// `Method::Auto` runs [`Method::Bdf`] from the start on models with a sparse Jacobian
 /// pattern ([`mfq_model::Sparsity::Sparse`]) of at least this many states: there one LU
-/// costs hundreds of drift evaluations, and the explicit start plus Rosenbrock23 (one LU per
-/// step) took 12 s of CPU time for the PS pair approximation at `K = 100` to `t = 1000`
-/// (crates/mfq-ode/examples/bdf_bench.rs).
+/// costs hundreds of drift evaluations, and Dopri5 (with or without the switch to
+/// Rosenbrock23, one LU per step) took 12-15 s of CPU time for the PS pair approximation at
+/// `K = 100` to `t = 1000`, `Bdf` 6.7 s (crates/mfq-ode/examples/bdf_bench.rs,
+/// bench/rows-bdf.md).
 pub const AUTO_BDF_MIN_DIM: usize = 2000;
 
 /// Options of [`solve`].
