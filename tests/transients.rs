@@ -66,12 +66,12 @@ fn jiq_boundary_leaving_times() {
 
 /// SciPy's solve_ivp (rtol 1e-10) gives max |x(t) - x*| = 2.54e-7 at lambda = 0.99, t = 2000 and
 /// 3.34e-7 at lambda = 0.999, t = 20000 (JSQ(2), K = 50, from empty; validation/jsq_transient.py):
-/// the stiff path must reproduce the slow transient, not jump to x*.
+/// the stiff paths (Rosenbrock23, BDF) must reproduce the slow transient, not jump to x*.
 #[test]
 fn stiff_jsq_transients_match_scipy() {
     for (lambda, t_end, gap_ref) in [(0.99, 2000.0, 2.54e-7), (0.999, 20000.0, 3.34e-7)] {
         let m = Jsq::new(lambda, 2, 50).unwrap();
-        for method in [Method::Auto, Method::Rosenbrock23] {
+        for method in [Method::Auto, Method::Rosenbrock23, Method::Bdf] {
             let opts = SolveOptions { t_end, rtol: 1e-9, atol: 1e-13, method, record_steps: false, ..Default::default() };
             let tr = solve(&m, &vec![0.0; 50], &opts).unwrap();
             assert!(tr.status.is_success());

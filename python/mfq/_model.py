@@ -235,8 +235,9 @@ class Model:
 
         Args:
             t_end: final time (mean job sizes). t_eval: output times in ``[0, t_end]``,
-                increasing (default: 101 equally spaced). method: ``"auto"`` (Dopri5, switching to
-                Rosenbrock 2(3) when stiff), ``"dopri5"``, ``"dop853"``, ``"rosenbrock23"``.
+                increasing (default: 101 equally spaced). method: ``"auto"`` (BDF for sparse
+                models of 2000 states or more, otherwise Dopri5, switching to Rosenbrock 2(3)
+                when stiff), ``"dopri5"``, ``"dop853"``, ``"rosenbrock23"``, ``"bdf"``.
 
         Returns:
             :class:`Trajectory` with ``t`` ``(m,)`` and ``x`` ``(m, n)``.

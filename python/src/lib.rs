@@ -101,11 +101,12 @@ fn method(name: &str) -> Result<Method, mfq::Error> {
         "dopri5" => Method::Dopri5,
         "dop853" => Method::Dop853,
         "rosenbrock23" => Method::Rosenbrock23,
+        "bdf" => Method::Bdf,
         other => {
             return Err(mfq::errors::ModelError::OutOfRange {
                 field: "method".into(),
                 value: other.into(),
-                allowed: "one of auto, dopri5, dop853, rosenbrock23".into(),
+                allowed: "one of auto, dopri5, dop853, rosenbrock23, bdf".into(),
             }
             .into())
         }

@@ -11,8 +11,16 @@
 //!   Reichelt ("The MATLAB ODE suite", SIAM J. Sci. Comput. 18(1), 1997, §3.1, MATLAB's
 //!   `ode23s`), with the model's Jacobian and a banded or dense LU: for stiff runs (`lambda`
 //!   near 1, long horizons).
-//! - `Auto` (default): `Dopri5`, switching to `Rosenbrock23` from the current state when the
-//!   Hairer stiffness test fires (as LSODA switches), so a run never fails for stiffness.
+//! - `Bdf`: variable-step, variable-order (1-5) backward differentiation formulas in the NDF
+//!   form of MATLAB's `ode15s` (Shampine and Reichelt 1997, §2), with the Jacobian and its LU
+//!   held across steps and refreshed only when the Newton iteration slows or `h` changes much:
+//!   for the large sparse pair and triplet approximations (`K^2`, `K^3` states), whose LU
+//!   costs as much as hundreds of drift evaluations, and long stiff runs at tight tolerances.
+//! - `Auto` (default): for a model with a sparse Jacobian pattern and at least
+//!   [`AUTO_BDF_MIN_DIM`] states (pair and triplet approximations at `K >= 45`, `K >= 13`),
+//!   `Bdf` from the start; otherwise `Dopri5`, switching to `Rosenbrock23` from the current
+//!   state when the Hairer stiffness test fires (as LSODA switches), so a run never fails for
+//!   stiffness.
 //!
 //! After each accepted step the state is mapped back to the feasible set by
 //! [`MeanFieldModel::project`]; an explicit run whose step left the set is restarted from
@@ -22,14 +30,13 @@
 //! `max_i |f_i(x)| < tol`; and at the job's [`Deadline`] ([`solve_within`]: a wall-clock limit
 //! and a cancel flag, which the Python package sets on Ctrl-C) or an instant
 //! ([`SolveOptions::deadline`]): it stops
-//! with [`Status::TimeLimit`] at the first check after it (every step of `Rosenbrock23`, whose
-//! large sparse factorisations are abandoned at the limit as the fixed-point solver's are,
+//! with [`Status::TimeLimit`] at the first check after it (every step of `Rosenbrock23` and
+//! `Bdf`, whose large sparse factorisations are abandoned at the limit as the fixed-point
+//! solver's are,
 //! every [`DEADLINE_CHECK_STEPS`] accepted steps of the explicit methods), not by killing a
 //! thread.
-//!
-//! A stiff solver for large sparse (pair/triplet, `K^2` and `K^3` states) models slots in as
-//! another [`Method`] beside these.
 
+mod bdf;
 mod explicit;
 pub mod linalg;
 mod rosenbrock;
@@ -39,7 +46,7 @@ use serde::Serialize;
 use std::time::{Duration, Instant};
 
 /// The explicit methods check the deadline every this many accepted steps (`Rosenbrock23`
-/// checks it every step): a run stops at most this many steps after its deadline.
+/// and `Bdf` check it every step): a run stops at most this many steps after its deadline.
 pub const DEADLINE_CHECK_STEPS: u64 = 8;
 
 /// The instant `seconds` of wall-clock time from now, for [`SolveOptions::deadline`] and the
@@ -87,7 +94,17 @@ pub enum Method {
     Dop853,
     /// Rosenbrock 2(3), L-stable (linearly implicit, uses the Jacobian).
     Rosenbrock23,
+    /// Variable-order BDF/NDF (orders 1-5, implicit, uses the Jacobian and a held LU).
+    Bdf,
 }
+
+/// `Method::Auto` runs [`Method::Bdf`] from the start on models with a sparse Jacobian
+/// pattern ([`mfq_model::Sparsity::Sparse`]) of at least this many states: there one LU
+/// costs hundreds of drift evaluations, and Dopri5 (with or without the switch to
+/// Rosenbrock23, one LU per step) took 12-15 s of CPU time for the PS pair approximation at
+/// `K = 100` to `t = 1000`, `Bdf` 6.7 s (crates/mfq-ode/examples/bdf_bench.rs,
+/// bench/rows-bdf.md).
+pub const AUTO_BDF_MIN_DIM: usize = 2000;
 
 /// Options of [`solve`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -181,7 +198,7 @@ impl std::fmt::Display for Status {
             Status::StepSizeTooSmall { t } => write!(f, "the step size underflowed at t = {t:.4} (a non-smooth or ill-posed drift)"),
             Status::NonFinite { t } => write!(f, "the state or the drift became NaN or infinite at t = {t:.4}"),
             Status::Stiff { t } => {
-                write!(f, "the explicit method found the problem stiff at t = {t:.4} (use --method auto or rosenbrock23)")
+                write!(f, "the explicit method found the problem stiff at t = {t:.4} (use --method auto, rosenbrock23 or bdf)")
             }
             Status::Singular { t } => write!(f, "the stiff method met a singular matrix at t = {t:.4}"),
             Status::TimeLimit { t } => write!(f, "the wall-clock limit ran out at t = {t:.4}"),
@@ -211,8 +228,11 @@ pub struct Stats {
     pub factorisations: u64,
     /// Restarts of the explicit method after projecting the state onto the feasible set.
     pub projections: u64,
-    /// Time at which `Auto` switched to the stiff method, if it did.
+    /// Time at which `Auto` switched from `Dopri5` to `Rosenbrock23`, if it did (`None` when
+    /// it ran `Bdf` from the start: see [`stiff_method`](Self::stiff_method)).
     pub switched_to_stiff_at: Option<f64>,
+    /// The implicit method that ran (`Rosenbrock23` or `Bdf`), if one did.
+    pub stiff_method: Option<Method>,
 }
 
 /// A computed trajectory: times `t[i]` and states `x[i]` (each of length `dim`).
@@ -345,12 +365,25 @@ pub fn solve_within(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions,
     if stopped(opts, job) {
         return Ok(rec.finish(Status::TimeLimit { t: 0.0 }, stats));
     }
+    let large_sparse = matches!(model.sparsity(), mfq_model::Sparsity::Sparse(_)) && n >= AUTO_BDF_MIN_DIM;
     let status = match opts.method {
-        Method::Rosenbrock23 => rosenbrock::integrate(model, 0.0, &mut x, (opts, job), &mut rec, &mut stats),
+        Method::Rosenbrock23 => {
+            stats.stiff_method = Some(Method::Rosenbrock23);
+            rosenbrock::integrate(model, 0.0, &mut x, (opts, job), &mut rec, &mut stats)
+        }
+        Method::Bdf => {
+            stats.stiff_method = Some(Method::Bdf);
+            bdf::integrate(model, 0.0, &mut x, (opts, job), &mut rec, &mut stats)
+        }
         Method::Dopri5 | Method::Dop853 => explicit::integrate(model, opts.method, 0.0, &mut x, (opts, job), &mut rec, &mut stats),
+        Method::Auto if large_sparse => {
+            stats.stiff_method = Some(Method::Bdf);
+            bdf::integrate(model, 0.0, &mut x, (opts, job), &mut rec, &mut stats)
+        }
         Method::Auto => match explicit::integrate(model, Method::Dopri5, 0.0, &mut x, (opts, job), &mut rec, &mut stats) {
             Status::Stiff { t } => {
                 stats.switched_to_stiff_at = Some(t);
+                stats.stiff_method = Some(Method::Rosenbrock23);
                 rosenbrock::integrate(model, t, &mut x, (opts, job), &mut rec, &mut stats)
             }
             other => other,
@@ -504,7 +537,7 @@ mod tests {
     #[test]
     fn deadline_stops_the_run() {
         let m = Jsq::new(0.99, 2, 200).unwrap();
-        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23] {
+        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23, Method::Bdf] {
             // tight tolerances to t = 1e9: millions of steps for every method, so the deadline
             // (not the end time) stops the run however fast the machine (at rtol 1e-8 the stiff
             // methods reached t = 1e6 within 0.02 s on an idle CI machine)
@@ -529,7 +562,7 @@ mod tests {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
         let m = Jsq::new(0.99, 2, 200).unwrap();
-        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23] {
+        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23, Method::Bdf] {
             let base = SolveOptions { t_end: 1e9, rtol: 1e-12, atol: 1e-14, method, ..Default::default() };
             let started = Instant::now();
             let tr = solve_within(&m, &vec![0.0; 200], &base, &Deadline::after(0.02)).unwrap();
