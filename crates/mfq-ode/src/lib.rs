@@ -31,6 +31,7 @@
 //! another [`Method`] beside these.
 
 mod explicit;
+mod krylov;
 pub mod linalg;
 mod rosenbrock;
 
