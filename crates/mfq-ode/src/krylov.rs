@@ -11,6 +11,8 @@
 //! residual `||b - M x||_2 <= rtol ||b||_2`. The symbolic phase (the pattern of the factors)
 //! runs once per pattern; a factorisation and a solve allocate nothing.
 
+use mfq_model::Deadline;
+
 /// Level of fill kept by the incomplete factorisation.
 const FILL_LEVEL: usize = 1;
 /// Krylov dimension before a restart (the basis: `RESTART + 1` vectors of the system's size).
@@ -63,6 +65,8 @@ pub(crate) struct GmresOutcome {
     pub converged: bool,
     /// Matrix-vector products (one preconditioner solve each).
     pub iterations: usize,
+    /// Whether the deadline passed first (then `b` holds no solution).
+    pub abandoned: bool,
 }
 
 impl IluGmres {
@@ -86,15 +90,6 @@ impl IluGmres {
                 next[r] += 1;
             }
         }
-        let (f_ptr, f_col, f_diag) = symbolic_iluk(size, &m_ptr, &m_col, FILL_LEVEL);
-        let mut m_in_f = vec![0usize; nnz];
-        for i in 0..size {
-            let row = &f_col[f_ptr[i]..f_ptr[i + 1]];
-            for s in m_ptr[i]..m_ptr[i + 1] {
-                m_in_f[s] = f_ptr[i] + row.binary_search(&m_col[s]).expect("the ILU pattern contains the matrix's");
-            }
-        }
-        let fnz = f_col.len();
         let restart = RESTART;
         IluGmres {
             size,
@@ -103,12 +98,12 @@ impl IluGmres {
             m_col,
             m_val: vec![0.0; nnz],
             from_csc,
-            f_ptr,
-            f_col,
-            f_val: vec![0.0; fnz],
-            f_diag,
+            f_ptr: Vec::new(),
+            f_col: Vec::new(),
+            f_val: Vec::new(),
+            f_diag: Vec::new(),
             f_rdiag: vec![0.0; size],
-            m_in_f,
+            m_in_f: Vec::new(),
             marker: vec![usize::MAX; size],
             basis: vec![0.0; size * (restart + 1)],
             hess: vec![0.0; (restart + 1) * restart],
@@ -122,9 +117,33 @@ impl IluGmres {
         }
     }
 
+    /// The ILU(k) pattern, at the first factorisation; `false` when `deadline` passed first.
+    fn analyse(&mut self, deadline: &Deadline) -> bool {
+        if !self.f_ptr.is_empty() {
+            return true;
+        }
+        let Some((f_ptr, f_col, f_diag)) = symbolic_iluk(self.size, &self.m_ptr, &self.m_col, FILL_LEVEL, deadline) else {
+            return false;
+        };
+        self.m_in_f = vec![0usize; self.m_col.len()];
+        for i in 0..self.size {
+            let row = &f_col[f_ptr[i]..f_ptr[i + 1]];
+            for s in self.m_ptr[i]..self.m_ptr[i + 1] {
+                self.m_in_f[s] = f_ptr[i] + row.binary_search(&self.m_col[s]).expect("the ILU pattern contains the matrix's");
+            }
+        }
+        self.f_val = vec![0.0; f_col.len()];
+        (self.f_ptr, self.f_col, self.f_diag) = (f_ptr, f_col, f_diag);
+        true
+    }
+
     /// Takes the matrix values (aligned with the column-compressed pattern of [`new`](Self::new))
-    /// and computes the incomplete factors. `Err(row)` on a (near-)zero pivot.
-    pub(crate) fn factor(&mut self, csc_values: &[f64]) -> Result<(), usize> {
+    /// and computes the incomplete factors (their pattern at the first call). `Ok(false)` when
+    /// `deadline` passed during the pattern's analysis; `Err(row)` on a (near-)zero pivot.
+    pub(crate) fn factor(&mut self, csc_values: &[f64], deadline: &Deadline) -> Result<bool, usize> {
+        if !self.analyse(deadline) {
+            return Ok(false);
+        }
         for (&k, &v) in self.from_csc.iter().zip(csc_values) {
             self.m_val[k] = v;
         }
@@ -159,7 +178,7 @@ impl IluGmres {
             }
             self.f_rdiag[i] = 1.0 / p;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// `v <- (L U)^{-1} v`.
@@ -187,11 +206,11 @@ impl IluGmres {
 
     /// Solves `M x = b` in place by GMRES(RESTART) preconditioned on the right with the
     /// incomplete factors, from `x = 0`, to `||b - M x||_2 <= rtol ||b||_2` (checked on the true
-    /// residual at each restart).
-    pub(crate) fn solve(&mut self, b: &mut [f64], rtol: f64) -> GmresOutcome {
+    /// residual at each restart). Stops early, `abandoned`, when `deadline` passes.
+    pub(crate) fn solve(&mut self, b: &mut [f64], rtol: f64, deadline: &Deadline) -> GmresOutcome {
         let n = self.size;
         let bnorm = norm(b);
-        let mut out = GmresOutcome { converged: true, iterations: 0 };
+        let mut out = GmresOutcome { converged: true, iterations: 0, abandoned: false };
         if bnorm == 0.0 {
             return out;
         }
@@ -201,7 +220,11 @@ impl IluGmres {
         let mut beta = bnorm;
         out.converged = false;
         for _ in 0..MAX_RESTARTS {
-            let k = self.arnoldi_cycle(beta, target, &mut out.iterations);
+            let k = self.arnoldi_cycle(beta, target, &mut out.iterations, deadline);
+            if deadline.expired() {
+                out.abandoned = true;
+                return out;
+            }
             self.update_iterate(k);
             // the true residual r = b - M x
             let (x, mut r) = (std::mem::take(&mut self.x), std::mem::take(&mut self.r));
@@ -223,9 +246,9 @@ impl IluGmres {
 
     /// One GMRES cycle from the residual in `r` (norm `beta`): builds the Krylov basis of
     /// `M P^{-1}` until the least-squares residual is at most `target` or `RESTART` vectors;
-    /// returns the number of steps taken (the Hessenberg matrix and `g` hold the reduced problem,
+    /// or the deadline passes; returns the number of steps taken (the Hessenberg matrix and `g` hold the reduced problem,
     /// triangularised by Givens rotations).
-    fn arnoldi_cycle(&mut self, beta: f64, target: f64, iterations: &mut usize) -> usize {
+    fn arnoldi_cycle(&mut self, beta: f64, target: f64, iterations: &mut usize, deadline: &Deadline) -> usize {
         let n = self.size;
         let m1 = self.restart + 1;
         for (v, r) in self.basis[..n].iter_mut().zip(&self.r) {
@@ -272,7 +295,7 @@ impl IluGmres {
             col[j + 1] = 0.0;
             self.g[j + 1] = -s * self.g[j];
             self.g[j] *= c;
-            if self.g[j + 1].abs() <= target || hn == 0.0 || !rho.is_finite() {
+            if self.g[j + 1].abs() <= target || hn == 0.0 || !rho.is_finite() || deadline.expired() {
                 return j + 1;
             }
         }
@@ -306,7 +329,9 @@ impl IluGmres {
 /// The ILU(k) pattern of a CSR pattern (columns sorted, diagonal present): row pointers,
 /// sorted columns and the position of each diagonal (Saad 2003, Algorithm 10.6: the level of
 /// a fill entry made from `(i, q)` and `(q, j)` is `lev(i, q) + lev(q, j) + 1`).
-fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+/// `None` when `deadline` passes first (checked every 1024 rows).
+type IluPattern = (Vec<usize>, Vec<usize>, Vec<usize>);
+fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize, deadline: &Deadline) -> Option<IluPattern> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut f_ptr = vec![0usize];
@@ -315,6 +340,9 @@ fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize) -> (Ve
     let mut cols: Vec<usize> = Vec::new();
     let mut heap = BinaryHeap::new();
     for i in 0..size {
+        if i % 1024 == 0 && deadline.expired() {
+            return None;
+        }
         for &j in &col[ptr[i]..ptr[i + 1]] {
             lev[j] = 0;
             cols.push(j);
@@ -356,7 +384,7 @@ fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize) -> (Ve
         cols.clear();
         f_ptr.push(f_col.len());
     }
-    (f_ptr, f_col, f_diag)
+    Some((f_ptr, f_col, f_diag))
 }
 
 /// `sum_q vals[q] v[cols[q]]` in four lanes (independent dependency chains: a row of a
@@ -424,13 +452,13 @@ mod tests {
         let rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
         let vals: Vec<f64> = entries.iter().map(|e| e.2).collect();
         let mut it = IluGmres::new(n, &col_ptr, &rows);
-        it.factor(&vals).unwrap();
+        assert_eq!(it.factor(&vals, &Deadline::none()), Ok(true));
         let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.1).sin()).collect();
         let mut b = vec![0.0; n];
         for &(r, c, v) in &entries {
             b[r] += v * xs[c];
         }
-        let out = it.solve(&mut b, 1e-13);
+        let out = it.solve(&mut b, 1e-13, &Deadline::none());
         assert!(out.converged && out.iterations < 60, "{out:?}");
         let err = b.iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(err < 1e-11, "{err}");

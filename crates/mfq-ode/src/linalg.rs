@@ -125,6 +125,9 @@ struct SparseKind {
     iterative: Option<Box<IluGmres>>,
     /// Whether the incomplete factors of the current values are held (else `lu` is used).
     iterative_ready: bool,
+    /// The deadline of the last [`ShiftedLu::factor_within`]: GMRES solves stop at it (leaving
+    /// a zero step) instead of running on or falling back on the complete LU.
+    deadline: Deadline,
 }
 
 #[derive(Clone)]
@@ -165,6 +168,7 @@ impl Clone for SparseKind {
             }),
             iterative: self.iterative.clone(),
             iterative_ready: self.iterative_ready,
+            deadline: self.deadline.clone(),
         }
     }
 }
@@ -252,6 +256,7 @@ impl SparseKind {
             woodbury: None,
             iterative,
             iterative_ready: false,
+            deadline: Deadline::none(),
         }
     }
 
@@ -279,9 +284,10 @@ impl SparseKind {
         }
         self.iterative_ready = false;
         if let Some(it) = &mut self.iterative {
-            // the incomplete factors; a (near-)zero pivot falls back to the complete LU
-            if it.factor(&self.values).is_ok() {
-                self.iterative_ready = true;
+            // the incomplete factors; a (near-)zero pivot falls back to the complete LU, a
+            // deadline that passed during their analysis leaves no factorisation
+            if let Ok(ready) = it.factor(&self.values, &self.deadline) {
+                self.iterative_ready = ready;
                 return Ok(());
             }
         }
@@ -322,7 +328,13 @@ impl SparseKind {
             if let Some(it) = &mut self.iterative {
                 self.rhs[..n].copy_from_slice(b);
                 self.rhs[n..].iter_mut().for_each(|v| *v = 0.0);
-                if it.solve(&mut self.rhs, GMRES_RTOL).converged {
+                let out = it.solve(&mut self.rhs, GMRES_RTOL, &self.deadline);
+                if out.abandoned {
+                    // past the deadline: a zero step, which the caller's deadline check follows
+                    b.iter_mut().for_each(|v| *v = 0.0);
+                    return;
+                }
+                if out.converged {
                     b.copy_from_slice(&self.rhs[..n]);
                     return;
                 }
@@ -444,6 +456,12 @@ impl ShiftedLu {
             return Ok(false);
         }
         let Kind::Sparse(sp) = &mut self.kind else { return self.factor(alpha, beta, jac).map(|()| true) };
+        sp.deadline = deadline.clone();
+        // (the incomplete factors take milliseconds; the GMRES solves watch the deadline)
+        if sp.iterative.is_some() {
+            sp.factor(alpha, beta, jac)?;
+            return Ok(sp.iterative_ready || sp.lu.is_some());
+        }
         if sp.size < THREADED_MIN_SIZE || deadline.limit().is_none() {
             return sp.factor(alpha, beta, jac).map(|()| true);
         }
@@ -479,7 +497,10 @@ impl ShiftedLu {
     pub fn factor(&mut self, alpha: f64, beta: f64, jac: &Jacobian) -> Result<(), SingularMatrix> {
         let n = self.n;
         match &mut self.kind {
-            Kind::Sparse(sp) => sp.factor(alpha, beta, jac),
+            Kind::Sparse(sp) => {
+                sp.deadline = Deadline::none();
+                sp.factor(alpha, beta, jac)
+            }
             Kind::Banded { lower, upper, width, ab, piv, rdiag } => {
                 let (p, q, w) = (*lower, *upper, *width);
                 // A[i][j] lives at ab[i * w + (j + p - i)] for j - i in [-p, p + q]: the layout of a
