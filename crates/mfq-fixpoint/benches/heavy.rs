@@ -4,7 +4,10 @@
 //! `cargo bench -p mfq-fixpoint --bench heavy -- CASE K`, CASE one of `triplet` (the fixed
 //! point from the pair closure of the mean field), `pair`, `probe` / `probe-pair` (the time of
 //! one drift, one Jacobian, two LU factorisations and one solve: where a Newton step's time
-//! goes), `pair-sweep` (50 load points, with and without held factorisations, in one run).
+//! goes), `pair-sweep` (50 load points, with and without held factorisations, in one run),
+//! `triplet-ab` (the triplet solved in two child processes, ILU(1) + GMRES and the complete
+//! sparse LU before it: CPU and wall time, peak RSS, ratios and the largest difference of the
+//! two fixed points; `triplet-ab K new-only` skips the complete LU, which needs ~4 GB at K = 40).
 //! Times of the sweep are CPU seconds of the process (the machine may be shared).
 
 use mfq_fixpoint::{solve_model, FixedPointOptions};
@@ -57,6 +60,8 @@ fn main() {
         Some("probe") => factor_probe(k, false),
         Some("probe-pair") => factor_probe(k, true),
         Some("pair-sweep") => pair_sweep(k),
+        Some("triplet-child") => triplet_child(k, args.get(2).map(String::as_str) == Some("direct")),
+        Some("triplet-ab") => triplet_ab(k, args.get(2).map(String::as_str) != Some("new-only")),
         _ => eprintln!("usage: heavy (triplet | pair | probe | probe-pair | pair-sweep) K"),
     }
 }
@@ -143,4 +148,69 @@ fn pair_sweep(k: usize) {
         t0 / t1
     );
     println!("  peak RSS {} MiB", peak_memory_mib());
+}
+
+/// One fixed point of the PS triplet at `K` (lambda = 0.9, from the pair closure of the mean
+/// field) in this process, by the complete sparse LU (`direct`) or ILU + GMRES: prints
+/// `RESULT cpu wall peak_mib residual mean_copies solves lu` and writes the state to
+/// `$TMPDIR/heavy-triplet-K-{direct,iterative}.txt`.
+fn triplet_child(k: usize, direct: bool) {
+    mfq_ode::linalg::set_iterative_solves(!direct);
+    let (c0, t) = (cpu_seconds(), Instant::now());
+    let m = RedundancyTriplet::new(0.9, 2, k).unwrap();
+    let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, x0: m.mean_field_start(), ..Default::default() };
+    let fp = solve_model(&m, &opts).expect("valid options");
+    let (cpu, wall) = (cpu_seconds() - c0, t.elapsed().as_secs_f64());
+    let path = std::env::temp_dir().join(format!("heavy-triplet-{k}-{}.txt", if direct { "direct" } else { "iterative" }));
+    let text: String = fp.x.iter().map(|v| format!("{v:e}\n")).collect();
+    std::fs::write(&path, text).expect("temporary file");
+    println!(
+        "RESULT {cpu} {wall} {} {:e} {:.10} {} {} {}",
+        peak_memory_mib(),
+        fp.residual,
+        fp.observables.mean_queue_length.unwrap_or(f64::NAN),
+        fp.iterations,
+        fp.factorisations,
+        u8::from(fp.converged())
+    );
+}
+
+/// The PS triplet at `K` solved in two child processes, the complete LU (the method before
+/// ILU + GMRES; skipped with `new-only`) and ILU + GMRES: CPU (user + sys) and wall seconds,
+/// peak RSS of each, their ratio, and the largest difference of the two fixed points.
+fn triplet_ab(k: usize, with_direct: bool) {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average before: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    let exe = std::env::current_exe().expect("own path");
+    let run = |mode: &str| -> Vec<f64> {
+        let out = std::process::Command::new(&exe).args(["triplet-child", &k.to_string(), mode]).output().expect("child runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("RESULT"))
+            .unwrap_or_else(|| panic!("child failed: {text} {}", String::from_utf8_lossy(&out.stderr)));
+        line.split_whitespace().skip(1).map(|v| v.parse().unwrap_or(f64::NAN)).collect()
+    };
+    let read = |mode: &str| -> Vec<f64> {
+        let path = std::env::temp_dir().join(format!("heavy-triplet-{k}-{mode}.txt"));
+        std::fs::read_to_string(path).unwrap_or_default().lines().map(|v| v.parse().unwrap()).collect()
+    };
+    let show = |name: &str, r: &[f64]| {
+        println!(
+            "PS triplet K = {k} ({} states), {name}: {:.3} s CPU (user+sys), {:.3} s wall, peak RSS {} MiB, residual {:.1e}, mean copies {:.10}, {} solves, {} factorisations, converged {}",
+            k * k * k, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] == 1.0
+        );
+    };
+    let new = run("iterative");
+    assert!(new[3] < 1e-12, "ILU + GMRES did not converge: residual {}", new[3]);
+    show("ILU(1) + GMRES", &new);
+    if with_direct {
+        let old = run("direct");
+        show("complete sparse LU (before)", &old);
+        let (xo, xn) = (read("direct"), read("iterative"));
+        let gap = xo.iter().zip(&xn).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        println!("  ratio (CPU) {:.1}, ratio (peak RSS) {:.1}; max |x_direct - x_iterative| = {gap:.1e}", old[0] / new[0], old[2] / new[2]);
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average after: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
 }

@@ -363,7 +363,8 @@ impl<'m> Iterate<'m> {
     /// pseudo-transient step. Every pass costs one linear solve or stops.
     fn iterate(&mut self, opts: &FixedPointOptions, deadline: &Deadline) -> FixedPointStatus {
         let (mut saved_x, mut saved_f) = (Vec::new(), Vec::new());
-        let reuse_factors = factor_cost_in_solves(self.model.dim(), &self.model.sparsity()) >= CHORD_MIN_COST;
+        // (an iterative solve, GMRES with an incomplete LU, costs more than the factorisation)
+        let reuse_factors = !self.lu.is_iterative() && factor_cost_in_solves(self.model.dim(), &self.model.sparsity()) >= CHORD_MIN_COST;
         let mut ctl = StepControl { dt: opts.dt0, rejected: false, r_ref: self.r, since: 0, window: STALL_WINDOW };
         // a factorisation held from the previous point of a sweep: chord steps with it first
         if reuse_factors && self.factored.is_some() && self.r > opts.tol {

@@ -38,6 +38,7 @@
 
 mod bdf;
 mod explicit;
+mod krylov;
 pub mod linalg;
 mod rosenbrock;
 

@@ -25,6 +25,15 @@
 //! `S = D + C Z`, `y = P^{-1} b - Z S^{-1} C P^{-1} b`. The bordered matrix fills in
 //! heavily when `C` has long rows (row sums of a pair approximation); Woodbury only factors
 //! the sparse `P`.
+//!
+//! A bordered matrix of size `n + r >= 10 000` (the triplet approximation from K = 22) is not
+//! factorised completely: its complete LU fills in to ~1 GB at K = 30 (the fibre sums couple
+//! every pair of `b`-slabs of the `K^3` grid, so no ordering keeps the fill local). It gets an
+//! incomplete LU with level of fill 1 (symbolic pattern once, numeric factors at each
+//! [`ShiftedLu::factor`]), and each [`ShiftedLu::solve`] runs GMRES(100) preconditioned with
+//! it to a relative residual of `1e-12` ([`crate::krylov`]). When GMRES does not converge in
+//! 1000 iterations (or a pivot of the incomplete factors vanishes), that solve and the next
+//! ones with the same values use the complete LU instead (not interruptible by a deadline).
 
 use faer::linalg::solvers::SolveCore;
 use faer::sparse::linalg::solvers::{Lu as SparseLu, SymbolicLu};
@@ -34,6 +43,25 @@ use mfq_model::{Deadline, Jacobian, Sparsity, SparsityPattern};
 /// Sparse systems from this size on are factorised on a helper thread by
 /// [`ShiftedLu::factor_within`] (below it a factorisation takes milliseconds).
 const THREADED_MIN_SIZE: usize = 2000;
+/// Bordered sparse systems from this size on (the triplet approximation from K = 22) are
+/// solved by GMRES preconditioned with an incomplete LU ([`crate::krylov`]), not factorised
+/// completely (whose fill-in reaches 1 GB at 28 000 unknowns).
+const ITERATIVE_MIN_SIZE: usize = 10_000;
+/// Relative residual `||b - M y||_2 / ||b||_2` of the GMRES solves.
+const GMRES_RTOL: f64 = 1e-12;
+use crate::krylov::IluGmres;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether large bordered systems go to ILU(k) + GMRES (see [`set_iterative_solves`]).
+static ITERATIVE_SOLVES: AtomicBool = AtomicBool::new(true);
+
+/// Process-wide switch between the iterative solves of large bordered sparse systems (GMRES
+/// with an ILU(k) preconditioner, the default) and their complete sparse LU (the method before
+/// it): for benchmarks that measure both in one run (crates/mfq-fixpoint/benches/heavy.rs). Applies to
+/// [`ShiftedLu`]s created afterwards.
+pub fn set_iterative_solves(enabled: bool) {
+    ITERATIVE_SOLVES.store(enabled, Ordering::Relaxed);
+}
 use nalgebra::{DMatrix, DVector};
 
 /// A zero pivot met during factorisation: the matrix is singular to working precision.
@@ -92,6 +120,14 @@ struct SparseKind {
     /// Woodbury mode (coupled patterns with small `r`): the coupling, `Z = P^{-1} beta B`
     /// (`n x r`, column-major), the LU of `S = D + C Z`.
     woodbury: Option<Woodbury>,
+    /// Iterative mode (bordered matrices from [`ITERATIVE_MIN_SIZE`] on): ILU(k) + GMRES, with
+    /// the complete LU as the fallback when GMRES does not converge.
+    iterative: Option<Box<IluGmres>>,
+    /// Whether the incomplete factors of the current values are held (else `lu` is used).
+    iterative_ready: bool,
+    /// The deadline of the last [`ShiftedLu::factor_within`]: GMRES solves stop at it (leaving
+    /// a zero step) instead of running on or falling back on the complete LU.
+    deadline: Deadline,
 }
 
 #[derive(Clone)]
@@ -130,6 +166,9 @@ impl Clone for SparseKind {
                 w.s = None;
                 w
             }),
+            iterative: self.iterative.clone(),
+            iterative_ready: self.iterative_ready,
+            deadline: self.deadline.clone(),
         }
     }
 }
@@ -195,6 +234,8 @@ impl SparseKind {
             col_ptr[c + 1] += col_ptr[c];
         }
         let nnz = row_idx.len();
+        let iterative = (r > 0 && size >= ITERATIVE_MIN_SIZE && ITERATIVE_SOLVES.load(Ordering::Relaxed))
+            .then(|| Box::new(IluGmres::new(size, &col_ptr, &row_idx)));
         let pattern = SymbolicSparseColMat::new_checked(size, size, col_ptr, None, row_idx);
         let [at_diag, at_a, at_b, at_c, at_d] = at;
         SparseKind {
@@ -213,6 +254,9 @@ impl SparseKind {
             lu: None,
             rhs: vec![0.0; size],
             woodbury: None,
+            iterative,
+            iterative_ready: false,
+            deadline: Deadline::none(),
         }
     }
 
@@ -238,6 +282,30 @@ impl SparseKind {
         if let Some(index) = self.values.iter().position(|v| !v.is_finite()) {
             return Err(SingularMatrix { index: self.pattern.row_idx()[index].min(self.size - 1) });
         }
+        self.iterative_ready = false;
+        if let Some(it) = &mut self.iterative {
+            // the incomplete factors; a (near-)zero pivot falls back to the complete LU, a
+            // deadline that passed during their analysis leaves no factorisation
+            if let Ok(ready) = it.factor(&self.values, &self.deadline) {
+                self.iterative_ready = ready;
+                return Ok(());
+            }
+        }
+        self.complete_lu_of_values()?;
+        if let (Some(w), Some(lu)) = (&mut self.woodbury, &self.lu) {
+            let (_, b, c, d) = jac.sparse_values();
+            if let Err(e) = w.factor(lu, beta, b, c, d) {
+                self.lu = None;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The complete sparse LU of the values held, in `lu` (the symbolic analysis, COLAMD
+    /// ordering, at the first call).
+    fn complete_lu_of_values(&mut self) -> Result<(), SingularMatrix> {
+        self.lu = None;
         if !self.analysed {
             self.symbolic = SymbolicLu::try_new(self.pattern.as_ref()).ok();
             self.analysed = true;
@@ -246,9 +314,6 @@ impl SparseKind {
         let m = SparseColMatRef::new(self.pattern.as_ref(), &self.values);
         match SparseLu::try_new_with_symbolic(symbolic, m) {
             Ok(lu) => {
-                if let Some(w) = &mut self.woodbury {
-                    w.factor(&lu, beta, b, c, d)?;
-                }
                 self.lu = Some(lu);
                 Ok(())
             }
@@ -258,8 +323,29 @@ impl SparseKind {
     }
 
     fn solve(&mut self, b: &mut [f64]) {
-        let Some(lu) = &self.lu else { return };
         let n = b.len();
+        if self.iterative_ready {
+            if let Some(it) = &mut self.iterative {
+                self.rhs[..n].copy_from_slice(b);
+                self.rhs[n..].iter_mut().for_each(|v| *v = 0.0);
+                let out = it.solve(&mut self.rhs, GMRES_RTOL, &self.deadline);
+                if out.abandoned {
+                    // past the deadline: a zero step, which the caller's deadline check follows
+                    b.iter_mut().for_each(|v| *v = 0.0);
+                    return;
+                }
+                if out.converged {
+                    b.copy_from_slice(&self.rhs[..n]);
+                    return;
+                }
+            }
+            // GMRES did not converge: the complete LU of the same values, kept for the next solves
+            self.iterative_ready = false;
+            if self.complete_lu_of_values().is_err() {
+                return;
+            }
+        }
+        let Some(lu) = &self.lu else { return };
         self.rhs[..n].copy_from_slice(b);
         self.rhs[n..].iter_mut().for_each(|v| *v = 0.0);
         let size = self.size;
@@ -343,6 +429,13 @@ impl Woodbury {
 }
 
 impl ShiftedLu {
+    /// Whether solves are iterative (GMRES with an incomplete LU; see the module docs): then a
+    /// factorisation costs less than one solve, and reusing an old one (chord steps) saves
+    /// nothing.
+    pub fn is_iterative(&self) -> bool {
+        matches!(&self.kind, Kind::Sparse(sp) if sp.iterative.is_some())
+    }
+
     /// Storage for an `n x n` matrix with the given sparsity.
     pub fn new(n: usize, sparsity: Sparsity) -> Self {
         let kind = match sparsity {
@@ -371,6 +464,12 @@ impl ShiftedLu {
             return Ok(false);
         }
         let Kind::Sparse(sp) = &mut self.kind else { return self.factor(alpha, beta, jac).map(|()| true) };
+        sp.deadline = deadline.clone();
+        // (the incomplete factors take milliseconds; the GMRES solves watch the deadline)
+        if sp.iterative.is_some() {
+            sp.factor(alpha, beta, jac)?;
+            return Ok(sp.iterative_ready || sp.lu.is_some());
+        }
         if sp.size < THREADED_MIN_SIZE || deadline.limit().is_none() {
             return sp.factor(alpha, beta, jac).map(|()| true);
         }
@@ -406,7 +505,10 @@ impl ShiftedLu {
     pub fn factor(&mut self, alpha: f64, beta: f64, jac: &Jacobian) -> Result<(), SingularMatrix> {
         let n = self.n;
         match &mut self.kind {
-            Kind::Sparse(sp) => sp.factor(alpha, beta, jac),
+            Kind::Sparse(sp) => {
+                sp.deadline = Deadline::none();
+                sp.factor(alpha, beta, jac)
+            }
             Kind::Banded { lower, upper, width, ab, piv, rdiag } => {
                 let (p, q, w) = (*lower, *upper, *width);
                 // A[i][j] lives at ab[i * w + (j + p - i)] for j - i in [-p, p + q]: the layout of a
@@ -660,6 +762,83 @@ mod tests {
         let mut e = xs.clone();
         lu.solve(&mut e);
         assert!(e.iter().zip(&xs).all(|(a, b)| (a - b).abs() < 1e-14));
+    }
+
+    /// A bordered system large enough for ILU(k) + GMRES (a 3-D 7-point stencil on a 24^3
+    /// grid, not symmetric, with 300 coupling rows of line sums: `n r > 4e6`, so not Woodbury)
+    /// recovers a known solution, at a pseudo-transient shift and at `alpha = 0` (Newton).
+    #[test]
+    fn large_bordered_systems_are_solved_iteratively() {
+        use mfq_model::SparsityPattern;
+        use std::sync::Arc;
+        let g = 24;
+        let n = g * g * g;
+        let idx = |i: usize, j: usize, k: usize| (i * g + j) * g + k;
+        let (mut rows, mut vals) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        for i in 0..g {
+            for j in 0..g {
+                for k in 0..g {
+                    let q = idx(i, j, k);
+                    let mut push = |c: usize, v: f64| {
+                        rows[q].push(c);
+                        vals[q].push(v);
+                    };
+                    // a generator-like stencil: leaves at rate 6.2, arrives from the neighbours
+                    push(q, -6.2);
+                    for (ok, c, v) in [
+                        (i > 0, q.wrapping_sub(g * g), 1.2),
+                        (i + 1 < g, q + g * g, 0.8),
+                        (j > 0, q.wrapping_sub(g), 1.1),
+                        (j + 1 < g, q + g, 0.9),
+                        (k > 0, q.wrapping_sub(1), 1.3),
+                        (k + 1 < g, q + 1, 0.7),
+                    ] {
+                        if ok {
+                            push(c, v);
+                        }
+                    }
+                }
+            }
+        }
+        let r = 300;
+        // coupling k < 300: the sum over the line (i, j) = (k / g, k % g), weighted 1/(1 + l)
+        let c_rows: Vec<Vec<usize>> = (0..r).map(|k| (0..g).map(|l| idx(k / g, k % g, l)).collect()).collect();
+        let b_rows: Vec<Vec<usize>> = (0..n).map(|q| vec![q % r, (q / 7) % r]).collect();
+        let d_rows: Vec<Vec<usize>> = (0..r).map(|k| vec![k]).collect();
+        let p = SparsityPattern::from_rows(n, rows.clone()).with_coupling(r, b_rows.clone(), c_rows.clone(), d_rows);
+        let s = Sparsity::Sparse(Arc::new(p));
+        let mut jac = Jacobian::new(n, s.clone());
+        for q in 0..n {
+            for (&c, &v) in rows[q].iter().zip(&vals[q]) {
+                jac.add(q, c, v);
+            }
+            jac.add_coupling_b(q, q % r, 0.05);
+            jac.add_coupling_b(q, (q / 7) % r, -0.03);
+        }
+        for (k, cr) in c_rows.iter().enumerate() {
+            for (l, &c) in cr.iter().enumerate() {
+                jac.add_coupling_c(k, c, 1.0 / (1 + l) as f64);
+            }
+            jac.add_coupling_d(k, k, 2.0);
+        }
+        let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        // J xs = A xs + B D^{-1} C xs
+        let u: Vec<f64> = c_rows.iter().map(|cr| cr.iter().enumerate().map(|(l, &c)| xs[c] / (1 + l) as f64).sum::<f64>() / 2.0).collect();
+        let jxs: Vec<f64> = (0..n)
+            .map(|q| rows[q].iter().zip(&vals[q]).map(|(&c, &v)| v * xs[c]).sum::<f64>() + 0.05 * u[q % r] - 0.03 * u[(q / 7) % r])
+            .collect();
+        let mut lu = ShiftedLu::new(n, s);
+        let Kind::Sparse(sp) = &lu.kind else { unreachable!("a sparse pattern") };
+        assert!(sp.iterative.is_some(), "the iterative mode at n + r = {}", n + r);
+        for alpha in [0.1, 0.0] {
+            let mut b: Vec<f64> = xs.iter().zip(&jxs).map(|(x, j)| alpha * x - j).collect();
+            lu.factor(alpha, -1.0, &jac).unwrap();
+            lu.solve(&mut b);
+            let Kind::Sparse(sp) = &lu.kind else { unreachable!("a sparse pattern") };
+            assert!(sp.iterative_ready && sp.lu.is_none(), "alpha {alpha}: solved by GMRES, no complete LU");
+            let err = b.iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert!(err < 1e-9, "alpha {alpha}: {err}");
+        }
     }
 
     #[test]

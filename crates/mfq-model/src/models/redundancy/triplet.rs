@@ -57,9 +57,10 @@ use crate::AnalyticJacobian;
 use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, SparsityPattern, Stability, StateLayout};
 use std::sync::{Arc, Mutex};
 
-/// Largest truncation level: `K^3` states; the bordered LU fills in to about 1 GB at K = 30
-/// (3.9 GB at K = 40).
-const MAX_TRIPLET_LEVELS: usize = 32;
+/// Largest truncation level: `K^3` states (64 000 at K = 40). The shifted Jacobians are solved
+/// by ILU(1) + GMRES from 10 000 unknowns on (`mfq_ode::linalg`), about 100 MiB at K = 30; the
+/// complete LU it falls back on fills in to about 1 GB at K = 30 (3.9 GB at K = 40).
+const MAX_TRIPLET_LEVELS: usize = 40;
 
 /// Triplet approximation of redundancy-2 with i.i.d. exponential copies under PS (see the
 /// module docs for the ODE and its derivation).
@@ -140,7 +141,7 @@ impl RedundancyTriplet {
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] for `lambda` not finite or `<= 0` (`model.lambda`), `d != 2`
-    /// (`model.d`), `levels` outside `3..=32` (`truncation.levels`).
+    /// (`model.d`), `levels` outside `3..=40` (`truncation.levels`).
     pub fn new(lambda: f64, d: u32, levels: usize) -> Result<Self, ModelError> {
         super::check_common(lambda, d)?;
         if d != 2 {
