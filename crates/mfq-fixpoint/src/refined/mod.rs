@@ -532,7 +532,7 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
     let order = if r.second.is_some() { 4 } else { 2 };
     let obs = model.observables(&r.x);
     let group = |f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
-        let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
+        let ld = local::local_derivatives(&r.x, order, local::OBSERVABLE_WORK, &mut |y, out| {
             out.clear();
             out.extend(f(&model.observables(y)));
         })
@@ -556,7 +556,7 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
 fn throughput_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Option<Expansion> {
     let value = model.observables(&r.x).throughput?;
     let order = if r.second.is_some() { 4 } else { 2 };
-    let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
+    let ld = local::local_derivatives(&r.x, order, local::OBSERVABLE_WORK, &mut |y, out| {
         out.clear();
         out.extend(model.observables(y).throughput);
     });
