@@ -274,7 +274,7 @@ class Model:
         Raises:
             InvalidInput: ``order`` not 1 or 2, a size that is not a finite number >= 1; a kind
                 without transitions or with a non-smooth drift (``field == "kind"``); order 2 when
-                a rate depends on more than four state entries. Unstable, NotConverged: as
+                the rates depend on too many state entries for their derivative grids. Unstable, NotConverged: as
                 :meth:`fixed_point`.
         """
         if order not in (1, 2) or isinstance(order, bool):

@@ -259,3 +259,36 @@ fn identical_classes_have_the_one_class_terms() {
         }
     }
 }
+
+/// The cancel flag of `ExactOptions::deadline` (what Ctrl-C sets in `mfq exact` and the Python
+/// package) stops `exact_comparison` within a second and it returns what it has: the fixed
+/// point, the refined terms, the size finished before (N = 4, 210 states, its E[x_1] the
+/// throughput `lambda (1 - P(loss))` exactly) and the reason; JSQ(2), buffer 6, N = 20 (230,230
+/// states) is the size stopped.
+#[test]
+fn the_cancel_flag_stops_the_exact_comparison_with_what_it_has() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let m = model("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n[truncation]\nlevels = 6\n");
+    let flag = Arc::new(AtomicBool::new(false));
+    let deadline = mfq::Deadline::none().with_cancel(flag.clone());
+    let setter = {
+        let flag = flag.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            flag.store(true, Ordering::Relaxed);
+            std::time::Instant::now()
+        })
+    };
+    let cmp = m.exact_comparison(&[4, 20], &ExactOptions { deadline, ..Default::default() }).unwrap();
+    let returned = std::time::Instant::now();
+    let late = returned.saturating_duration_since(setter.join().unwrap()).as_secs_f64();
+    assert!(late < 1.0, "stopped {late:.2} s after the flag was set");
+    let why = cmp.stopped.as_deref().unwrap_or_default();
+    assert!(why.contains("N = 20") && why.contains("cancel"), "{why}");
+    assert!(cmp.refined.is_some() && cmp.fixed_point.converged());
+    let first = &cmp.exact[0];
+    assert_eq!((first.servers, first.states, first.status), (4, 210, mfq::ExactStatus::Converged));
+    let loss = first.observables.loss_probability;
+    assert!((first.mean[0] - 0.9 * (1.0 - loss)).abs() < 1e-12, "{} vs {}", first.mean[0], 0.9 * (1.0 - loss));
+}
