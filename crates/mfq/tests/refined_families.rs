@@ -292,3 +292,23 @@ fn the_cancel_flag_stops_the_exact_comparison_with_what_it_has() {
     let loss = first.observables.loss_probability;
     assert!((first.mean[0] - 0.9 * (1.0 - loss)).abs() < 1e-12, "{} vs {}", first.mean[0], 0.9 * (1.0 - loss));
 }
+
+/// Three-phase jobs at buffer 2 (Erlang-3 and a Coxian-3): the chain's start states have all
+/// servers busy with phase fractions summing to 1 - 1e-16, where the arrival rate to an idle
+/// server `lambda (1 - phi(x_1))` is rounding, not a rate (it was refused as leaving the state
+/// space). The chain now builds, and the busy fraction `sum_j E[x_{1,j}]` is `lambda (1 -
+/// P(loss)) E[S]` exactly (Little's law for one server: accepted jobs times their mean size).
+#[test]
+fn three_phase_chains_at_buffer_two() {
+    for (law, mean) in [
+        ("law = \"erlang\"\nk = 3", 1.0),
+        ("law = \"coxian\"\nrates = [3.0, 1.5, 0.5]\nnext = [0.5, 0.4]", 1.0 / 3.0 + 0.5 / 1.5 + 0.2 / 0.5),
+    ] {
+        let m = model(&format!("[model]\nkind = \"jsq-ph\"\nlambda = 0.7\nd = 2\n[model.job_size]\n{law}\n[truncation]\nlevels = 2\n"));
+        let r = m.exact(&ExactOptions { servers: 6, ..Default::default() }).unwrap();
+        assert_eq!(r.states, 924);
+        let busy: f64 = r.mean[..3].iter().sum();
+        let want = 0.7 * (1.0 - r.observables.loss_probability) * mean;
+        assert!((busy - want).abs() < 1e-12, "{law}: busy {busy} vs {want}");
+    }
+}
