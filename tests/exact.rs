@@ -143,11 +143,15 @@ fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
     let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "10", "--buffer", "5", "--max-states", "1000"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("3.003e3 states, more than the limit of 1000"));
-    // a wall-clock limit far below the solve time (230,230 states): exit code 4, quickly
+    // a wall-clock limit far below the solve time (230,230 states): exit code 4, quickly, with
+    // the size finished before (N = 4: 210 states) printed and the reason
     let started = std::time::Instant::now();
-    let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "20", "--buffer", "6", "--max-seconds", "0.3"]);
+    let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "4,20", "--buffer", "6", "--max-seconds", "0.3"]);
     assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(started.elapsed().as_secs_f64() < 5.0);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("N = 4: 210 states") && out.contains("mean queue length"), "{out}");
+    assert!(err.contains("at N = 20") && err.contains("the sizes finished are printed"), "{err}");
 }
 
 /// `mfq compare` runs generic models (the population process of their transitions) and, with a

@@ -14,13 +14,13 @@ check, finite-N simulation and parameter sweeps. Every call goes to the same fro
 
 from . import _mfq
 from ._errors import Error, InvalidInput, NotConverged, Unstable
-from ._model import Model, models
-from ._results import CheckResult, Estimate, FixedPoint, Refined, Result, Simulation, Trajectory
+from ._model import Model, exact, models
+from ._results import CheckResult, Estimate, Exact, FixedPoint, Refined, Result, Simulation, Trajectory
 from ._sweep import SweepResult, sweep
 
 __version__: str = _mfq.__version__
 
 __all__ = [
-    "Model", "models", "sweep", "SweepResult", "Result", "FixedPoint", "Trajectory", "Refined", "Estimate",
+    "Model", "models", "exact", "Exact", "sweep", "SweepResult", "Result", "FixedPoint", "Trajectory", "Refined", "Estimate",
     "Simulation", "CheckResult", "Error", "InvalidInput", "Unstable", "NotConverged", "__version__",
 ]  # fmt: skip

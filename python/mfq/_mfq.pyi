@@ -52,6 +52,14 @@ class Core:
         buffer: Optional[int] = None,
         max_seconds: Optional[float] = None,
     ) -> str: ...
+    def exact(
+        self,
+        servers: List[int],
+        buffer: Optional[int] = None,
+        method: str = "auto",
+        max_states: int = 4000000,
+        max_seconds: Optional[float] = None,
+    ) -> str: ...
 
 def sweep(
     text: str,

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _mfq
 from ._errors import InvalidInput, NotConverged
-from ._results import CheckResult, Estimate, FixedPoint, Refined, Simulation, Trajectory
+from ._results import CheckResult, Estimate, Exact, FixedPoint, Refined, Simulation, Trajectory
 
 __all__ = ["Model", "models", "toml_value"]
 
@@ -97,6 +97,16 @@ def _overrides(params: Mapping[str, Any]) -> List[str]:
 def _number(v: Any) -> float:
     """A float of the JSON text (serde_json writes NaN, e.g. an estimate without data, as null)."""
     return math.nan if v is None else float(v)
+
+
+def _status(s: Any) -> str:
+    """An exact chain's status tag (``"converged"``, ``"cancelled"``, ``"time-limit"``, ...)."""
+    return str(s["status"]) if isinstance(s, dict) else str(s)
+
+
+def exact(model: "Model", servers: Union[int, Sequence[int]] = 10, **options: Any) -> Exact:
+    """``model.exact(servers, **options)``: see :meth:`Model.exact`."""
+    return model.exact(servers, **options)
 
 
 def _estimate(e: Mapping[str, Any]) -> Estimate:
@@ -275,7 +285,7 @@ class Model:
         Raises:
             InvalidInput: ``order`` not 1 or 2, a size that is not a finite number >= 1; a kind
                 without transitions or with a non-smooth drift (``field == "kind"``); order 2 when
-                a rate depends on more than four state entries. Unstable, NotConverged: as
+                the rates depend on too many state entries for their derivative grids. Unstable, NotConverged: as
                 :meth:`fixed_point`.
         """
         if order not in (1, 2) or isinstance(order, bool):
@@ -325,6 +335,47 @@ class Model:
         if strict and status != "completed":
             raise NotConverged(f"simulation stopped by the wall-clock limit of {max_seconds} s", status, sim)
         return sim
+
+    def exact(
+        self, servers: Union[int, Sequence[int]] = 10, *, buffer: Optional[int] = None, method: str = "auto",
+        max_states: int = 4_000_000, max_seconds: Optional[float] = None, strict: bool = True,
+    ) -> Exact:  # fmt: skip
+        """Exact stationary expectations of the ``N``-object chain of the finite-buffer system for
+        each ``N`` in ``servers``, beside ``x*``, ``x* + V/N`` and ``x* + V/N + A/N^2``
+        (docs/exact.md). Queueing models need a buffer: ``buffer`` (or ``truncation.levels`` in
+        the model). ``method``: ``"auto"`` (sparse LU up to 20,000 states, iterative above),
+        ``"lu"`` or ``"iterative"``. Ctrl-C stops the chain within a second (``KeyboardInterrupt``).
+
+        Raises:
+            InvalidInput: options out of range, no buffer for a queueing model, a chain over
+                ``max_states``, a kind without transitions (``field == "kind"``).
+            NotConverged (``strict``): ``max_seconds`` ran out (the partial :class:`Exact` is
+                its ``result``) or an iterative solve did not converge.
+        """
+        sizes = [int(servers)] if isinstance(servers, (int, np.integer)) else [int(n) for n in servers]
+        r = json.loads(self._core.exact(sizes, buffer, method, max_states, max_seconds))
+        fp, terms = r["fixed_point"], r["refined"]
+        x = np.asarray(fp["x"], dtype=np.float64)
+        arr = lambda v: None if v is None else np.asarray(v, dtype=np.float64)  # noqa: E731
+        V, A = (arr(terms["v"]), arr(terms["a"])) if terms else (None, None)
+        ns = np.asarray(sizes, dtype=np.float64)[:, None]
+        first = None if V is None else x + V / ns
+        second = None if A is None else x + V / ns + A / ns**2
+        rows = r["exact"]
+        nan = float("nan")
+        qlen = [e["observables"]["mean_queue_length"] for e in rows]
+        res = Exact(
+            servers=np.asarray(sizes, dtype=np.int64), names=list(r["names"]), x=x, order=int(terms["order"]) if terms else 0,
+            V=V, A=A, first=first, second=second,
+            exact=np.asarray([e["mean"] for e in rows], dtype=np.float64).reshape(len(rows), len(x)),
+            mean_queue_length=np.asarray([nan if q is None else q for q in qlen], dtype=np.float64),
+            states=[int(e["states"]) for e in rows], status=[_status(e["status"]) for e in rows], stopped=r["stopped"],
+            refined_unavailable=r["refined_unavailable"], report=r,
+        )  # fmt: skip
+        if strict and (res.stopped is not None or any(s != "converged" for s in res.status)):
+            why = res.stopped or f"an iterative solve did not converge ({res.status})"
+            raise NotConverged(f"exact chain of {self.kind}: {why}", "time-limit" if res.stopped else "max-iterations", res)
+        return res
 
     def check(self, *, starts: int = 32, seed: int = 1, max_seconds: Optional[float] = None, strict: bool = True) -> CheckResult:
         """Is the fixed point unique and globally attracting? The checker's verdict with the

@@ -18,6 +18,7 @@ __all__ = [
     "Refined",
     "Estimate",
     "Simulation",
+    "Exact",
     "CheckResult",
 ]
 
@@ -291,4 +292,46 @@ class CheckResult(Result):
     unsettled: int
     summary: str
     fixed_point: FixedPoint
+    report: Dict[str, Any]
+
+
+class Exact(Result):
+    """Exact stationary expectations of the ``N``-object chain beside the mean field and the
+    refined mean field (docs/exact.md; the chain of the finite-buffer system, solved by sparse LU
+    or Gauss-Seidel with aggregation, no expansion and no simulation).
+
+    Attributes:
+        servers: the sizes ``N`` asked (``(s,)`` ints). names: the state entries (``x_1``, ...).
+        x: float64 ``(n,)``: the fixed point ``x*`` of the finite-buffer mean field.
+        order: 2 when ``A`` is available, 1 with ``V`` alone, 0 without refined terms (then
+            ``refined_unavailable`` says why). V, A: float64 ``(n,)`` or ``None``.
+        first: float64 ``(s, n)``: ``x* + V/N`` per size (``None`` without ``V``).
+        second: float64 ``(s, n)``: ``x* + V/N + A/N^2`` (``None`` without ``A``).
+        exact: float64 ``(f, n)``: ``E[X^N]`` for the first ``f`` sizes (``f < s`` when stopped).
+        mean_queue_length: float64 ``(f,)``: the exact mean number of jobs per server (NaN
+            for models without queues).
+        states: states of each chain solved. status: ``"converged"``, ``"cancelled"``, ...
+        stopped: why the sizes stop short (``max_seconds``), else ``None``.
+        refined_unavailable: why there are no refined terms, else ``None``.
+        report: the whole answer as plain data (the JSON of ``mfq exact --json``).
+    """
+
+    _fields = (
+        "servers", "names", "x", "order", "V", "A", "first", "second", "exact", "mean_queue_length", "states",
+        "status", "stopped", "refined_unavailable", "report",
+    )  # fmt: skip
+    servers: np.ndarray
+    names: List[str]
+    x: np.ndarray
+    order: int
+    V: Optional[np.ndarray]
+    A: Optional[np.ndarray]
+    first: Optional[np.ndarray]
+    second: Optional[np.ndarray]
+    exact: np.ndarray
+    mean_queue_length: np.ndarray
+    states: List[int]
+    status: List[str]
+    stopped: Optional[str]
+    refined_unavailable: Optional[str]
     report: Dict[str, Any]

@@ -1,6 +1,6 @@
 //! Rust errors as the Python exceptions of `mfq/_errors.py`, with their fields.
 
-use mfq::errors::{CheckError, FixedPointError, ModelError, OdeError, RefinedError, SimError};
+use mfq::errors::{CheckError, ExactError, FixedPointError, ModelError, OdeError, RefinedError, SimError};
 use mfq::Error;
 use pyo3::prelude::*;
 
@@ -73,6 +73,8 @@ fn carried(e: &Error) -> Carried {
         }
         Error::Simulation(SimError::OutOfRange { field, value, allowed }) => invalid(field, value, allowed),
         Error::Simulation(SimError::Unsupported { kind, reason }) => invalid("kind", kind, reason),
+        Error::Exact(ExactError::OutOfRange { field, value, allowed }) => invalid(field, value, allowed),
+        Error::Exact(ExactError::NoTransitions { model }) => invalid("kind", model, e.to_string()),
         Error::StateSize { entries, dim, levels } => {
             invalid("x", format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }

@@ -12,7 +12,8 @@
 mod errors;
 mod run;
 
-use mfq::{CheckOptions, Deadline, FixedPoint, FixedPointOptions, Method, SimOptions, SolveOptions};
+use mfq::errors::ExactError;
+use mfq::{CheckOptions, Deadline, ExactMethod, ExactOptions, FixedPoint, FixedPointOptions, Method, SimOptions, SolveOptions};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -360,6 +361,45 @@ impl Core {
             model.simulate(&SimOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
         })?;
         json(&py_result(py, r)?)
+    }
+
+    /// The exact chain of the finite-buffer system at each of `servers` beside `x*` and the
+    /// refined terms (JSON of `mfq::ExactComparison`); `buffer` sets `truncation.levels`. Ctrl-C
+    /// (the cancel flag) and `max_seconds` stop it; `stopped` in the JSON then says where.
+    #[pyo3(signature = (servers, buffer = None, method = "auto", max_states = 4_000_000, max_seconds = None))]
+    fn exact(
+        &self,
+        py: Python<'_>,
+        servers: Vec<usize>,
+        buffer: Option<usize>,
+        method: &str,
+        max_states: usize,
+        max_seconds: Option<f64>,
+    ) -> PyResult<String> {
+        let bad = |field: &str, value: String, allowed: &str| {
+            let e = ExactError::OutOfRange { field: field.into(), value, allowed: allowed.into() };
+            errors::to_py(py, &mfq::Error::Exact(e))
+        };
+        let method = match method {
+            "auto" => ExactMethod::Auto,
+            "lu" => ExactMethod::SparseLu,
+            "iterative" => ExactMethod::Iterative,
+            other => return Err(bad("method", other.to_string(), "\"auto\", \"lu\" or \"iterative\"")),
+        };
+        if servers.is_empty() || servers.contains(&0) {
+            return Err(bad("servers", format!("{servers:?}"), "one or more integers >= 1"));
+        }
+        let deadline = Deadline::checked_after("max_seconds", max_seconds)
+            .map_err(|_| bad("max_seconds", max_seconds.unwrap_or(f64::NAN).to_string(), "a finite number of seconds > 0"))?;
+        let model = match buffer {
+            Some(k) => py_result(py, self.model.with(&[format!("truncation.levels={k}")]))?,
+            None => self.model.clone(),
+        };
+        let out = run::interruptible(py, move |cancel| {
+            let opts = ExactOptions { method, max_states, deadline: deadline.with_cancel(cancel), ..Default::default() };
+            model.exact_comparison(&servers, &opts)
+        })?;
+        json(&py_result(py, out)?)
     }
 }
 

@@ -1,7 +1,7 @@
 //! `mfq exact`: the exact N-server (N-object) chain beside the mean field and the refined mean
 //! field, through the front door ([`mfq::Model::exact_comparison`]).
 
-use crate::commands::{deadline_of, time_limit_failure, title, with_error};
+use crate::commands::{time_limit_failure, title, with_error};
 use crate::output::write_atomic;
 use crate::{Failure, ModelArgs};
 use clap::Args;
@@ -36,9 +36,10 @@ fn failure(args: &ExactArgs, e: Error) -> Failure {
     }
 }
 
-/// `mfq exact`.
+/// `mfq exact`. Stopped by `--max-seconds` or Ctrl-C, it prints the sizes finished (and the
+/// one in progress, marked) and exits with code 4, writing no file.
 pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
-    let deadline = deadline_of(&args.model)?;
+    let deadline = crate::interrupt::interruptible_deadline(&args.model)?;
     if args.servers.is_empty() || args.servers.contains(&0) {
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
@@ -56,6 +57,15 @@ pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
     let opts = ExactOptions { method, max_states: args.max_states, deadline, ..Default::default() };
     let cmp = model.exact_comparison(&args.servers, &opts).map_err(|e| failure(args, e))?;
     let value = serde_json::to_value(&cmp).unwrap_or_default();
+    if let Some(why) = &cmp.stopped {
+        let f = Failure::no_convergence(format!("{}: {why}; the sizes finished are printed, no files written", args.model.model.display()));
+        if args.model.json {
+            outln!("{}", with_error(value, &f));
+        } else {
+            print_text(&title(&file), &cmp);
+        }
+        return Err(Failure { json_printed: args.model.json, ..f });
+    }
     let stopped = cmp.exact.iter().find(|r| r.status != ExactStatus::Converged);
     if let Some(r) = stopped {
         let f = match r.status {
@@ -100,7 +110,7 @@ fn print_text(title: &str, cmp: &ExactComparison) {
     if let Some(why) = &cmp.refined_unavailable {
         outln!("  refined mean field not available: {why}");
     } else if cmp.refined.as_ref().is_some_and(|r| r.order < 2) {
-        outln!("  the 1/N^2 term is not available for this model (a rate depends on more than four state entries)");
+        outln!("  the 1/N^2 term is not available for this model (the rates depend on too many state entries for its derivative grids)");
     }
     let x = &cmp.fixed_point.x;
     let r1 = cmp.refined.as_ref();
@@ -119,6 +129,10 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             r.residual,
             r.build_seconds + r.solve_seconds
         );
+        if matches!(r.status, ExactStatus::Cancelled | ExactStatus::TimeLimit { .. }) {
+            outln!("    stopped before convergence (after {} iterations): no expectations", r.iterations);
+            continue;
+        }
         outln!(
             "    {:<22} {:>13} {:>13} {:>13} {:>13} {:>10} {:>10} {:>10}",
             "",

@@ -30,6 +30,7 @@ mod copiesfig;
 mod exactcmd;
 mod figstyle;
 mod graphfig;
+mod interrupt;
 mod output;
 mod refinedcmd;
 mod refinedfig;

@@ -1,6 +1,5 @@
 //! `mfq sweep` and `mfq figure`.
 
-use crate::commands::deadline_of;
 use crate::output::{ensure_writable, out_dir, write_atomic};
 use crate::sweepgrid::{self, sweep_csv, SweptFile};
 use crate::{Failure, ModelArgs};
@@ -14,8 +13,7 @@ use serde::Deserialize;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::Ordering;
 
 /// Options of `mfq sweep`.
 #[derive(Args, Debug)]
@@ -71,26 +69,6 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
     pb
 }
 
-/// The process's Ctrl-C flag: set by the first Ctrl-C (a sweep then stops and keeps its
-/// finished points); a second Ctrl-C exits at once (code 130). The handler is installed once,
-/// on the first sweep.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        // (fails only when another handler is installed: then Ctrl-C ends the process as before)
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            eprintln!("\nmfq: interrupted: finishing the points in progress is skipped; writing the finished points");
-        });
-        flag
-    })
-    .clone()
-}
-
 /// Runs a sweep of `text` with `sets` (`NAME=VALUE`; ranges/lists are axes, the rest
 /// overrides) within `deadline`.
 fn run_sweep(path: &Path, text: &str, sets: &[String], quiet: bool, deadline: &Deadline) -> Result<SweepReport, Failure> {
@@ -112,7 +90,7 @@ fn run_files(files: &[SweptFile], sets: &[String], quiet: bool, deadline: &Deadl
 /// the other points are written (an unstable point is data, not an error).
 pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let path = &args.model.model;
-    let deadline = deadline_of(&args.model)?.with_cancel(interrupt_flag());
+    let deadline = crate::interrupt::interruptible_deadline(&args.model)?;
     let files = std::iter::once(path).chain(&args.models).map(|p| SweptFile::read(p)).collect::<Result<Vec<_>, _>>()?;
     // `{name}` in --title and the labels: the first file's parameters, swept ones as ranges
     crate::figstyle::note_model(&files[0].text, &args.model.set)?;

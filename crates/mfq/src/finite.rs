@@ -8,7 +8,7 @@ use mfq_fixpoint::{
     RefinedMeanField,
 };
 use mfq_model::{MeanFieldModel, Simulation};
-use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport};
+use mfq_sim::exact::{exact, ExactError, ExactOptions, ExactReport, ExactStatus};
 use mfq_sim::{SimOptions, SimReport};
 use serde::Serialize;
 
@@ -23,16 +23,21 @@ pub struct ExactComparison {
     /// finite-buffer system).
     pub fixed_point: FixedPoint,
     /// The refined terms at `x*`, when defined: `V` (Gast and Van Houdt, SIGMETRICS 2017) and
-    /// `A` (Gast, Bortolussi, Tribastone, Perf. Eval. 2019) when order 2 is supported (rates
-    /// depending on at most four state entries), else `V` alone (`order` says which).
+    /// `A` (Gast, Bortolussi, Tribastone, Perf. Eval. 2019) when order 2 is supported (the
+    /// derivative grids of the rates within `mfq_fixpoint::refined::local::MAX_WORK`), else `V`
+    /// alone (`order` says which).
     pub refined: Option<RefinedMeanField>,
     /// The refined estimates at each `N` (in the order asked), to the order of `refined`:
     /// `x* + V/N (+ A/N^2)` and the observables expanded likewise (empty without `refined`).
     pub refined_estimates: Vec<RefinedEstimate>,
     /// Why there are no refined terms (a non-smooth model, no transitions), when there are none.
     pub refined_unavailable: Option<String>,
-    /// The exact answer at each `N`, in the order asked.
+    /// The exact answer at each `N`, in the order asked; fewer when the job stopped (`stopped`),
+    /// the last one then possibly unfinished (status `Cancelled` or `TimeLimit`).
     pub exact: Vec<ExactReport>,
+    /// Why `exact` stops short of the sizes asked (Ctrl-C, the cancel flag of
+    /// `ExactOptions::deadline`, or its time limit), when it does.
+    pub stopped: Option<String>,
 }
 
 /// The mean field of the finite-N system a model file describes.
@@ -133,8 +138,10 @@ impl Model {
     }
 
     /// The exact chain at each of `servers` beside the fixed point `x*` and the refined terms
-    /// of the same finite-buffer model; `opts.deadline` bounds the whole call (and its cancel flag
-    /// stops it).
+    /// of the same finite-buffer model; `opts.deadline` bounds the whole call, and when it
+    /// expires or its cancel flag is set (Ctrl-C) the call returns what it has: the sizes
+    /// finished, the one in progress when its iterative solver was stopped, and the reason in
+    /// `stopped`.
     ///
     /// # Errors
     /// As [`exact`](Self::exact); [`Error::FixedPoint`] for the fixed-point options.
@@ -159,11 +166,30 @@ impl Model {
             let e = refined_expansion(model.as_ref(), r);
             servers.iter().map(|&n| e.estimate(r, n as f64)).collect()
         });
-        let exact =
-            servers.iter().map(|&n| exact(model.as_ref(), &ExactOptions { servers: n, ..opts.clone() })).collect::<Result<Vec<_>, _>>()?;
+        let (exact, stopped) = exact_sizes(model.as_ref(), servers, opts)?;
         let buffer = if self.has_levels() { self.file().truncation.levels } else { None };
         let layout = model.layout();
         let names = (0..model.dim()).map(|i| layout.name(i)).collect();
-        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_estimates, refined_unavailable, exact })
+        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_estimates, refined_unavailable, exact, stopped })
     }
+}
+
+/// The exact chains at `servers` in turn, until the deadline of `opts` stops one: then the
+/// reports so far (the stopped iterative solve included) and why.
+fn exact_sizes(model: &dyn MeanFieldModel, servers: &[usize], opts: &ExactOptions) -> Result<(Vec<ExactReport>, Option<String>), Error> {
+    let mut out = Vec::with_capacity(servers.len());
+    for &n in servers {
+        match exact(model, &ExactOptions { servers: n, ..opts.clone() }) {
+            Ok(r) => {
+                let halted = matches!(r.status, ExactStatus::Cancelled | ExactStatus::TimeLimit { .. });
+                out.push(r);
+                if halted {
+                    return Ok((out, Some(format!("the iterative solver at N = {n} was stopped by {}", opts.deadline.reason()))));
+                }
+            }
+            Err(e @ ExactError::TimeLimit { .. }) => return Ok((out, Some(format!("at N = {n}: {e}")))),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok((out, None))
 }

@@ -41,5 +41,6 @@ pub mod errors {
     pub use mfq_fixpoint::{CheckError, ContinuationError, FixedPointError, RefinedError};
     pub use mfq_model::ModelError;
     pub use mfq_ode::OdeError;
+    pub use mfq_sim::exact::ExactError;
     pub use mfq_sim::SimError;
 }

@@ -184,7 +184,8 @@ impl Model {
     ///
     /// # Errors
     /// As [`refined`](Self::refined); [`Error::Refined`] with `BadOrder`, or `Unsupported` for
-    /// order 2 when a rate depends on more than four state entries.
+    /// order 2 when the rates depend on so many state entries that their derivative grids
+    /// exceed `mfq_fixpoint::refined::local::MAX_WORK`.
     pub fn refined_of_order(&self, fp: &FixedPoint, order: u8) -> Result<RefinedMeanField, Error> {
         let model = self.build(Some(fp.truncation.levels))?;
         // the fixed point must be this model's: right size, drift (near) zero

@@ -1,14 +1,18 @@
 //! Derivatives up to order 4 of many scalar functions of the state that each depend on a few
 //! state entries (the rates `beta_l(x)` of a model's transitions, an observable such as
-//! `P(wait)`), by finite differences on a small tensor grid over each function's support.
+//! `P(wait)`), by finite differences on a sparse grid over each function's support.
 //!
 //! The support of every function is found by moving one entry at a time. Functions with the same
-//! support share one grid of `5^s` points (`s` = support size): per entry five nodes `x_j + z h`,
-//! `z in {-2, -1, 0, 1, 2}` (or `{0..4}`, `{-4..0}` near the ends of `[0, 1]`, so that no node
-//! leaves the feasible box and no clamp inside a model bends the function), with the weights of
-//! the five-point interpolating polynomial (exact for polynomials of degree <= 4 in each entry).
-//! Mixed partial derivatives are products of the one-dimensional weights. Step `h = 1/64`:
-//! the rounding error of a fourth derivative is then about `1e-16 * 16 / h^4 ~ 3e-8` of the
+//! support share one grid. Per entry there are five nodes `x_j + z h`, `z in {-2, -1, 0, 1, 2}`
+//! (or `{0..4}`, `{-4..0}` near the ends of `[0, 1]`, so that no node leaves the feasible box
+//! and no clamp inside a model bends the function), with the weights of the five-point
+//! interpolating polynomial (exact for polynomials of degree <= 4 in each entry). A mixed partial
+//! derivative is the product of the one-dimensional weights; since a partial of total order
+//! `<= 4` involves at most four entries and the order-0 weights pick the centre node, only the
+//! points with at most four entries off centre carry weight: `sum_{k <= 4} C(s, k) 4^k` points
+//! for a support of `s` entries (`5^s` for the full tensor grid: 15,625 against 5,385 at
+//! `s = 6`), so any support size works, at a cost that grows like `s^4`. Step `h = 1/64`: the
+//! rounding error of a fourth derivative is then about `1e-16 * 16 / h^4 ~ 3e-8` of the
 //! function's scale.
 
 // the stencils are index arithmetic over several arrays at once
@@ -19,9 +23,17 @@ use std::collections::HashMap;
 /// Step of the difference grids (a power of two, so that the nodes are exact).
 const H: f64 = 1.0 / 64.0;
 
-/// Largest support (state entries a single function depends on) the grids handle: `5^4 = 625`
-/// evaluations per distinct support.
-pub const MAX_SUPPORT: usize = 4;
+/// Largest work the grids of the rates may take (grid points times the larger of the number of
+/// functions and the state dimension, the cost of one evaluation): a few seconds. Three-phase
+/// jobs or three server classes (supports of 6 entries) at `K = 30` need about `1.6e5` points
+/// of a few hundred rates each.
+pub const MAX_WORK: f64 = 2e8;
+
+/// The bound for observables (whose evaluation computes every observable of the model, far more
+/// than one pass over the state): in a 36-entry state an observable of 6 entries (5,385 points)
+/// is expanded at order 2, one of 12 entries (141,905 points) is not (then the caller leaves it
+/// out or takes its mean-field value, see `refined_expansion`).
+pub const OBSERVABLE_WORK: f64 = 2e6;
 
 /// Local derivatives of `m` scalar functions `g_t(x)` at a state `x`.
 #[derive(Debug, Clone)]
@@ -38,12 +50,14 @@ pub struct LocalDerivatives {
 /// Why local derivatives could not be formed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LocalError {
-    /// A function depends on more than [`MAX_SUPPORT`] entries.
+    /// The grids would need more work than the caller's bound (supports too large).
     SupportTooLarge {
-        /// Index of the function.
+        /// Index of the function with the largest support.
         index: usize,
         /// Its support size.
         size: usize,
+        /// Function values the grids would need.
+        work: f64,
     },
     /// The functions changed number between two evaluations, or a value is not finite.
     Inconsistent(String),
@@ -101,13 +115,21 @@ fn nodes(v: f64) -> [f64; 5] {
 
 /// Derivatives up to `max_order` (1..=4) of the functions `eval` computes: `eval(x, out)`
 /// clears `out` and pushes every function's value at `x` (always the same functions, in the same
-/// order).
+/// order). `max_work` bounds the grid points times the cost of one evaluation (taken as the
+/// larger of the number of functions and the state dimension): [`MAX_WORK`] for the rates,
+/// [`OBSERVABLE_WORK`] for observables.
 ///
 /// # Errors
-/// [`LocalError::SupportTooLarge`]; [`LocalError::Inconsistent`] when the number of functions
-/// changes or a value is not finite.
-pub fn local_derivatives(x: &[f64], max_order: usize, eval: &mut dyn FnMut(&[f64], &mut Vec<f64>)) -> Result<LocalDerivatives, LocalError> {
+/// [`LocalError::SupportTooLarge`] when the grids would need more than `max_work`; [`LocalError::Inconsistent`] when the number of functions changes or a value is not
+/// finite.
+pub fn local_derivatives(
+    x: &[f64],
+    max_order: usize,
+    max_work: f64,
+    eval: &mut dyn FnMut(&[f64], &mut Vec<f64>),
+) -> Result<LocalDerivatives, LocalError> {
     let n = x.len();
+    let max_order = max_order.clamp(1, 4);
     let mut value = Vec::new();
     eval(x, &mut value);
     let m = value.len();
@@ -132,76 +154,194 @@ pub fn local_derivatives(x: &[f64], max_order: usize, eval: &mut dyn FnMut(&[f64
             }
         }
     }
-    if let Some((index, s)) = support.iter().enumerate().find(|(_, s)| s.len() > MAX_SUPPORT) {
-        return Err(LocalError::SupportTooLarge { index, size: s.len() });
-    }
     let mut groups: HashMap<&[usize], Vec<usize>> = HashMap::new();
     for (t, s) in support.iter().enumerate() {
         groups.entry(s.as_slice()).or_default().push(t);
     }
+    // the cost: every grid point evaluates all m functions (at least one pass over the state)
+    let total: f64 = groups.keys().filter(|s| !s.is_empty()).map(|s| grid_points(s.len(), max_order) as f64).sum::<f64>() * m.max(n) as f64;
+    if total > max_work {
+        let (index, s) = support.iter().enumerate().max_by_key(|(_, s)| s.len()).map(|(i, s)| (i, s.len())).unwrap_or((0, 0));
+        return Err(LocalError::SupportTooLarge { index, size: s, work: total });
+    }
     let mut d: Vec<Vec<Vec<f64>>> = support.iter().map(|s| (1..=max_order).map(|o| vec![0.0; s.len().pow(o as u32)]).collect()).collect();
+    let mut groups: Vec<(&[usize], Vec<usize>)> = groups.into_iter().filter(|(s, _)| !s.is_empty()).collect();
+    groups.sort();
     for (sup, members) in &groups {
-        if sup.is_empty() {
-            continue;
-        }
-        let s = sup.len();
-        let z: Vec<[f64; 5]> = sup.iter().map(|&j| nodes(x[j])).collect();
-        let w: Vec<[[f64; 5]; 5]> = z.iter().map(weights).collect();
-        let points = 5usize.pow(s as u32);
-        // values[member][grid point]
-        let mut vals = vec![vec![0.0; points]; members.len()];
-        for g in 0..points {
-            let mut r = g;
-            for (c, &j) in sup.iter().enumerate() {
-                xp[j] = x[j] + z[c][r % 5] * H;
-                r /= 5;
+        group_derivatives(x, sup, members, max_order, &mut xp, &mut buf, eval, &mut d)?;
+    }
+    Ok(LocalDerivatives { value, support, d })
+}
+
+/// Number of points of the sparse grid of `s` entries for derivatives up to `order`: the
+/// points with at most `order` entries off their centre node, four other nodes each.
+pub fn grid_points(s: usize, order: usize) -> usize {
+    let mut total = 0usize;
+    let mut binom = 1usize; // C(s, k)
+    for k in 0..=order.min(s) {
+        total = total.saturating_add(binom.saturating_mul(4usize.pow(k as u32)));
+        binom = binom.saturating_mul(s - k) / (k + 1);
+    }
+    total
+}
+
+/// Advance a non-decreasing (`strict = false`) or increasing (`strict = true`) multi-index over
+/// `0..s` in lexicographic order; `false` after the last one.
+fn next_multi_index(idx: &mut [usize], s: usize, strict: bool) -> bool {
+    let k = idx.len();
+    for pos in (0..k).rev() {
+        // the largest value position `pos` may take
+        let cap = if strict { s - (k - pos) } else { s - 1 };
+        if idx[pos] < cap {
+            idx[pos] += 1;
+            for q in pos + 1..k {
+                idx[q] = if strict { idx[q - 1] + 1 } else { idx[pos] };
             }
-            eval(&xp, &mut buf);
-            if buf.len() != m {
-                return Err(LocalError::Inconsistent(format!("{} functions, then {}", m, buf.len())));
-            }
-            for (mi, &t) in members.iter().enumerate() {
-                vals[mi][g] = buf[t];
-            }
+            return true;
         }
-        for &j in sup.iter() {
-            xp[j] = x[j];
+    }
+    false
+}
+
+/// The derivatives of the functions `members`, which all depend on the entries `sup`, from their
+/// values on the sparse grid: a mixed partial of total order `<= 4` involves at most four
+/// entries, and the product of the one-dimensional weights vanishes off the centre node of the
+/// others (the order-0 weights interpolate at a node), so only points with at most `max_order`
+/// entries off centre are evaluated. Each distinct multi-index is computed once and copied to
+/// its permutations in the full tensors `d[t]`.
+#[allow(clippy::too_many_arguments)]
+fn group_derivatives(
+    x: &[f64],
+    sup: &[usize],
+    members: &[usize],
+    max_order: usize,
+    xp: &mut [f64],
+    buf: &mut Vec<f64>,
+    eval: &mut dyn FnMut(&[f64], &mut Vec<f64>),
+    d: &mut [Vec<Vec<f64>>],
+) -> Result<(), LocalError> {
+    let s = sup.len();
+    let nm = members.len();
+    let z: Vec<[f64; 5]> = sup.iter().map(|&j| nodes(x[j])).collect();
+    let w: Vec<[[f64; 5]; 5]> = z.iter().map(weights).collect();
+    let centre: Vec<usize> = z.iter().map(|z| z.iter().position(|&v| v == 0.0).unwrap_or(2)).collect();
+    // blocks of points: one per subset of at most max_order entries (an increasing index list),
+    // 4^k points each (the non-centre nodes, digits in subset order)
+    let mut offset: HashMap<u64, usize> = HashMap::new();
+    let mut points = 0usize;
+    let mut sub = [0usize; 4];
+    for k in 0..=max_order.min(s) {
+        for (i, v) in sub[..k].iter_mut().enumerate() {
+            *v = i;
         }
-        // every multi-index of orders (m_1..m_s), sum in 1..=max_order
-        let mut cache: HashMap<Vec<u8>, Vec<f64>> = HashMap::new();
-        for (order, dst) in (1..=max_order).map(|o| (o, o - 1)) {
-            let entries = s.pow(order as u32);
-            for e in 0..entries {
-                let mut counts = vec![0u8; s];
-                let mut r = e;
-                for _ in 0..order {
-                    counts[r % s] += 1;
-                    r /= s;
-                }
-                let per_member = cache.entry(counts.clone()).or_insert_with(|| {
-                    let mut acc = vec![0.0; members.len()];
-                    for g in 0..points {
-                        let mut wg = 1.0;
-                        let mut r = g;
-                        for c in 0..s {
-                            wg *= w[c][counts[c] as usize][r % 5];
-                            r /= 5;
-                        }
-                        if wg != 0.0 {
-                            for (a, v) in acc.iter_mut().zip(&vals) {
-                                *a += wg * v[g];
-                            }
-                        }
-                    }
-                    acc
-                });
-                for (mi, &t) in members.iter().enumerate() {
-                    d[t][dst][e] = per_member[mi];
-                }
+        loop {
+            let mask = sub[..k].iter().fold(0u64, |acc, &c| acc | 1u64 << c);
+            offset.insert(mask, points);
+            points += 4usize.pow(k as u32);
+            if k == 0 || !next_multi_index(&mut sub[..k], s, true) {
+                break;
             }
         }
     }
-    Ok(LocalDerivatives { value, support, d })
+    // values[point * nm + member]
+    let mut vals = vec![0.0; points * nm];
+    let mut node = [0usize; 4];
+    for k in 0..=max_order.min(s) {
+        for (i, v) in sub[..k].iter_mut().enumerate() {
+            *v = i;
+        }
+        loop {
+            let mask = sub[..k].iter().fold(0u64, |acc, &c| acc | 1u64 << c);
+            let base = offset[&mask];
+            for g in 0..4usize.pow(k as u32) {
+                let mut r = g;
+                for (q, &c) in sub[..k].iter().enumerate() {
+                    let digit = r % 4;
+                    r /= 4;
+                    node[q] = if digit < centre[c] { digit } else { digit + 1 };
+                    xp[sup[c]] = x[sup[c]] + z[c][node[q]] * H;
+                }
+                eval(xp, buf);
+                if buf.len() <= *members.iter().max().unwrap_or(&0) {
+                    return Err(LocalError::Inconsistent(format!("{} functions at the state, then {}", members.len(), buf.len())));
+                }
+                for (mi, &t) in members.iter().enumerate() {
+                    vals[(base + g) * nm + mi] = buf[t];
+                }
+            }
+            for &c in &sub[..k] {
+                xp[sup[c]] = x[sup[c]];
+            }
+            if k == 0 || !next_multi_index(&mut sub[..k], s, true) {
+                break;
+            }
+        }
+    }
+    let mut acc = vec![0.0; nm];
+    let mut idx = [0usize; 4];
+    let mut ent = [0usize; 4]; // distinct entries of the multi-index
+    let mut cnt = [0usize; 4]; // their counts
+    for order in 1..=max_order {
+        idx[..order].iter_mut().for_each(|v| *v = 0);
+        loop {
+            // distinct entries and counts of idx[..order] (non-decreasing)
+            let mut k = 0;
+            for &c in &idx[..order] {
+                if k > 0 && ent[k - 1] == c {
+                    cnt[k - 1] += 1;
+                } else {
+                    ent[k] = c;
+                    cnt[k] = 1;
+                    k += 1;
+                }
+            }
+            acc.iter_mut().for_each(|a| *a = 0.0);
+            for g in 0..5usize.pow(k as u32) {
+                let (mut r, mut wg, mut mask, mut pos, mut stride) = (g, 1.0, 0u64, 0usize, 1usize);
+                // digits in increasing entry order, matching the block layout
+                for q in 0..k {
+                    let nd = r % 5;
+                    r /= 5;
+                    let c = ent[q];
+                    wg *= w[c][cnt[q]][nd];
+                    if nd != centre[c] {
+                        mask |= 1u64 << c;
+                        pos += stride * if nd < centre[c] { nd } else { nd - 1 };
+                        stride *= 4;
+                    }
+                }
+                if wg == 0.0 {
+                    continue;
+                }
+                let row = (offset[&mask] + pos) * nm;
+                for (a, v) in acc.iter_mut().zip(&vals[row..row + nm]) {
+                    *a += wg * v;
+                }
+            }
+            let flat = idx[..order].iter().fold(0usize, |f, &c| f * s + c);
+            for (mi, &t) in members.iter().enumerate() {
+                d[t][order - 1][flat] = acc[mi];
+            }
+            if !next_multi_index(&mut idx[..order], s, false) {
+                break;
+            }
+        }
+        // copy each sorted entry to its permutations
+        for &t in members {
+            let dt = &mut d[t][order - 1];
+            for e in 0..dt.len() {
+                let mut r = e;
+                for q in (0..order).rev() {
+                    idx[q] = r % s;
+                    r /= s;
+                }
+                idx[..order].sort_unstable();
+                let flat = idx[..order].iter().fold(0usize, |f, &c| f * s + c);
+                dt[e] = dt[flat];
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -219,7 +359,7 @@ mod tests {
                 out.push(2.0 * x[2].powi(4)); // support {2}
                 out.push(3.0); // constant
             };
-            let d = local_derivatives(&x, 4, &mut f).unwrap();
+            let d = local_derivatives(&x, 4, MAX_WORK, &mut f).unwrap();
             assert_eq!(d.support[0], vec![0, 1]);
             assert_eq!(d.support[1], vec![2]);
             assert!(d.support[2].is_empty());
@@ -232,5 +372,52 @@ mod tests {
             assert!((d.d[1][3][0] - 48.0).abs() < 1e-5, "{}", d.d[1][3][0]);
             assert!((d.d[1][2][0] - 48.0 * x[2]).abs() < 1e-6);
         }
+    }
+
+    /// Supports of six and seven entries (beyond the full tensor grid's reach), with one entry next
+    /// to each end of `[0, 1]`: every derivative up to order 4 of `prod_i p(c_i x_i)`, `p` the
+    /// quartic Taylor polynomial of `exp` (so the mixed partial of counts `m_i` is
+    /// `prod_i c_i^{m_i} p^{(m_i)}(c_i x_i)`, and degree 4 per entry is within the stencils'
+    /// exactness), and selected derivatives of a second polynomial, against their closed forms.
+    #[test]
+    fn large_supports_on_the_sparse_grid() {
+        let c = [0.3, -0.7, 1.1, 0.5, -0.2, 0.9, 0.4];
+        let x = [0.4, 0.999, 0.2, 1e-9, 0.6, 0.35, 0.5];
+        // p^(m)(u) = sum_{j = m..4} u^(j - m) / (j - m)!
+        let p = |m: usize, u: f64| (m..=4).map(|j| u.powi((j - m) as i32) / [1.0, 1.0, 2.0, 6.0, 24.0][j - m]).sum::<f64>();
+        let mut f = |x: &[f64], out: &mut Vec<f64>| {
+            out.clear();
+            out.push(c.iter().zip(x).map(|(c, x)| p(0, c * x)).product());
+            out.push(x[0] * x[1] * x[2] * x[3] * x[4] * x[5] + x[0] * x[0] * x[3] * x[3]);
+        };
+        let d = local_derivatives(&x, 4, MAX_WORK, &mut f).unwrap();
+        assert_eq!(d.support[0], (0..7).collect::<Vec<_>>());
+        assert_eq!(d.support[1], (0..6).collect::<Vec<_>>());
+        let s = 7;
+        let mut worst = 0.0f64;
+        for (order, t) in d.d[0].iter().enumerate() {
+            for (flat, v) in t.iter().enumerate() {
+                let (mut r, mut counts) = (flat, [0usize; 7]);
+                for _ in 0..=order {
+                    counts[r % s] += 1;
+                    r /= s;
+                }
+                let want: f64 = (0..s).map(|i| c[i].powi(counts[i] as i32) * p(counts[i], c[i] * x[i])).product();
+                worst = worst.max((v - want).abs());
+            }
+        }
+        // rounding: products of one-sided stencils (entries 1 and 3) reach `~1e10` in weight
+        assert!(worst < 2e-6, "product: worst error {worst}");
+        // the polynomial over entries 0..6
+        let p = &d.d[1];
+        let at = |idx: &[usize]| idx.iter().fold(0, |f, &i| f * 6 + i);
+        let prod = |skip: &[usize]| (0..6).filter(|i| !skip.contains(i)).map(|i| x[i]).product::<f64>();
+        assert!((p[3][at(&[0, 1, 2, 3])] - prod(&[0, 1, 2, 3])).abs() < 1e-7);
+        assert!((p[3][at(&[3, 0, 3, 0])] - 4.0).abs() < 1e-6, "{}", p[3][at(&[3, 0, 3, 0])]);
+        assert!((p[3][at(&[5, 2, 4, 1])] - prod(&[1, 2, 4, 5])).abs() < 1e-7);
+        assert!((p[2][at(&[2, 0, 1])] - prod(&[0, 1, 2])).abs() < 1e-8);
+        assert!((p[1][at(&[3, 0])] - prod(&[0, 3]) - 4.0 * x[0] * x[3]).abs() < 1e-10);
+        assert!((p[0][at(&[5])] - prod(&[5])).abs() < 1e-12);
+        assert_eq!(grid_points(6, 4), 5385);
     }
 }

@@ -396,7 +396,8 @@ fn queue_length_correction(model: &dyn MeanFieldModel, x_star: &[f64], v: &[f64]
 ///
 /// # Errors
 /// As [`refined_mean_field`]; [`RefinedError::BadOrder`]; for order 2,
-/// [`RefinedError::Unsupported`] when a rate depends on more than four state entries.
+/// [`RefinedError::Unsupported`] when the rates depend on so many state entries that their
+/// derivative grids exceed `refined::local::MAX_WORK`.
 pub fn refined_mean_field_order(model: &dyn MeanFieldModel, x_star: &[f64], order: u8) -> Result<RefinedMeanField, RefinedError> {
     if !(1..=2).contains(&order) {
         return Err(RefinedError::BadOrder(order));
@@ -487,8 +488,8 @@ impl Expansion {
 pub struct RefinedExpansion {
     /// `P(Q >= k)`, `k = 1..K` (empty for models without queues).
     pub tail: Vec<Expansion>,
-    /// `P(wait)` (`None`: the model has none, or its function depends on more than four
-    /// state entries).
+    /// `P(wait)` (`None`: the model has none, or its function depends on so many state
+    /// entries that its derivative grids exceed `refined::local::OBSERVABLE_WORK`).
     pub prob_wait: Option<Expansion>,
     /// The model's extras by name.
     pub extras: Vec<(String, Expansion)>,
@@ -525,14 +526,14 @@ impl RefinedExpansion {
 /// The expansions of the observables of `model` (tail, `P(wait)`, extras) from the terms `r`
 /// (of order 1 or 2). Observables that are nonlinear in the state are expanded with the moments
 /// (`W`, and `B`, `C` at order 2), not evaluated at `x* + V/N`. An observable whose function
-/// depends on more than four state entries (see `refined::local`) is left out (`None`, or
-/// missing from the extras).
+/// depends on so many state entries that its derivative grids exceed
+/// `refined::local::OBSERVABLE_WORK` is left out (`None`, or missing from the extras).
 pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> RefinedExpansion {
     let n = r.x.len();
     let order = if r.second.is_some() { 4 } else { 2 };
     let obs = model.observables(&r.x);
     let group = |f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
-        let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
+        let ld = local::local_derivatives(&r.x, order, local::OBSERVABLE_WORK, &mut |y, out| {
             out.clear();
             out.extend(f(&model.observables(y)));
         })
@@ -550,13 +551,13 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
 
 /// The expansion of the model's throughput per server (a function of the state: with a finite
 /// buffer, arrivals lost at full servers depend on it); `None` when the model has none. When its
-/// function depends on more than four state entries (heterogeneous classes) the mean-field
+/// derivative grids exceed `refined::local::OBSERVABLE_WORK` (heterogeneous classes) the mean-field
 /// throughput is used as a constant: exact when no arrivals are lost (the automatic truncation
 /// level), an `O(1/N)` bias in the response time of a small finite buffer.
 fn throughput_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Option<Expansion> {
     let value = model.observables(&r.x).throughput?;
     let order = if r.second.is_some() { 4 } else { 2 };
-    let ld = local::local_derivatives(&r.x, order, &mut |y, out| {
+    let ld = local::local_derivatives(&r.x, order, local::OBSERVABLE_WORK, &mut |y, out| {
         out.clear();
         out.extend(model.observables(y).throughput);
     });

@@ -41,7 +41,7 @@ pub(crate) fn rate_derivatives(model: &dyn MeanFieldModel, x: &[f64], order: usi
     let tr = model.transitions().ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
     let mut jumps = Vec::new();
     tr.visit(x, &mut |j, _| jumps.push(j.to_vec()));
-    let ld = local_derivatives(x, order, &mut |y, out| {
+    let ld = local_derivatives(x, order, super::local::MAX_WORK, &mut |y, out| {
         out.clear();
         tr.visit(y, &mut |_, r| out.push(r));
     })
@@ -51,10 +51,10 @@ pub(crate) fn rate_derivatives(model: &dyn MeanFieldModel, x: &[f64], order: usi
 
 pub(crate) fn local_error(model: &dyn MeanFieldModel, e: LocalError) -> RefinedError {
     match e {
-        LocalError::SupportTooLarge { index, size } => RefinedError::Unsupported(format!(
-            "the rate of transition {index} of {} depends on {size} state entries; the 1/N^2 term differentiates rates of at most {} entries",
+        LocalError::SupportTooLarge { index, size, work } => RefinedError::Unsupported(format!(
+            "the rate of transition {index} of {} depends on {size} state entries; the derivative grids of the 1/N^2 term would need {work:.1e} rate values, more than the limit of {:.0e} (the grids grow like the fourth power of the number of entries a rate depends on)",
             model.name(),
-            super::local::MAX_SUPPORT
+            super::local::MAX_WORK
         )),
         LocalError::Inconsistent(m) => RefinedError::Unsupported(format!("the rates of {}: {m}", model.name())),
     }
@@ -112,6 +112,10 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
     let mut z = vec![0.0; n * n * n];
     // F_s : W for every s
     let mut hw = vec![0.0; n];
+    // per-transition buffers, sized once for the largest support
+    let kmax = ld.support.iter().map(Vec::len).max().unwrap_or(0);
+    let mut ws = vec![0.0; n * kmax];
+    let mut g = vec![0.0; n];
     for (t, jump) in jumps.iter().enumerate() {
         let s = &ld.support[t];
         if s.is_empty() {
@@ -124,7 +128,7 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
         }
         // (W F_s W)_pq += l_s * sum_ab W[p, S_a] d2[a,b] W[S_b, q]
         let k = s.len();
-        let mut ws = vec![0.0; n * k]; // (W[:, S] d2)[p, b]
+        // (W[:, S] d2)[p, b]
         for p in 0..n {
             for b in 0..k {
                 let mut acc = 0.0;
@@ -136,7 +140,9 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
         }
         // g_t,s = sum_r dbeta/dx_r W[r, s]
         let d1 = &ld.d[t][0];
-        let g: Vec<f64> = (0..n).map(|col| s.iter().zip(d1).map(|(&r, d)| d * w[r * n + col]).sum()).collect();
+        for (col, gv) in g.iter_mut().enumerate() {
+            *gv = s.iter().zip(d1).map(|(&r, d)| d * w[r * n + col]).sum();
+        }
         for &(si, l) in jump {
             for p in 0..n {
                 for qq in 0..n {
@@ -244,8 +250,8 @@ pub(crate) fn second_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, 
 /// row-major).
 ///
 /// # Errors
-/// [`RefinedError::NoTransitions`], [`RefinedError::Unsupported`] (a rate of more than four
-/// entries), [`RefinedError::Singular`].
+/// [`RefinedError::NoTransitions`], [`RefinedError::Unsupported`] (rates of so many entries
+/// that their derivative grids exceed `refined::local::MAX_WORK`), [`RefinedError::Singular`].
 pub fn second_order(
     model: &dyn MeanFieldModel,
     x: &[f64],

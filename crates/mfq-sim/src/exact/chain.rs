@@ -199,6 +199,9 @@ pub(crate) fn build(model: &dyn MeanFieldModel, search: &Search<'_>) -> Result<C
                 }
                 return;
             }
+            // a rate of rounding size (`1 - phi(x_1)` with the phase fractions of x_1 summing to
+            // 1 - 1e-16) that would leave the state space is a zero rate, as a negative one is
+            let rounding = rate < 1e-12;
             target.iter_mut().zip(&counts).for_each(|(t, &c)| *t = c as i64);
             for &(k, change) in jump {
                 let step = change.round();
@@ -212,12 +215,18 @@ pub(crate) fn build(model: &dyn MeanFieldModel, search: &Search<'_>) -> Result<C
                 target[k] += step as i64;
             }
             if target.iter().any(|&t| t < 0 || t > n as i64) {
+                if rounding {
+                    return;
+                }
                 failure = Some(ExactError::BadJump { state: x.clone(), reason: off_range_reason(jump, n) });
                 return;
             }
             xt.iter_mut().zip(&target).for_each(|(v, &t)| *v = t as f64 / big_n);
             model.project(&mut xt);
             if xt.iter().zip(&target).any(|(v, &t)| (v - t as f64 / big_n).abs() > 1e-12) {
+                if rounding {
+                    return;
+                }
                 failure = Some(ExactError::BadJump { state: x.clone(), reason: "a jump at positive rate leaves the feasible set".into() });
                 return;
             }
