@@ -150,3 +150,76 @@ fn output_under_a_file_is_refused_before_the_work() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `mfq tail` on a kind without a queue-length tail is an input error naming the kind and
+/// saying where its state goes, not an empty table (nor a tail.csv).
+#[test]
+fn tail_refuses_kinds_without_a_tail() {
+    for (file, kind) in [("models/moldable-one-server.toml", "moldable"), ("models/opinion-biased.toml", "opinion")] {
+        let dir = tmp_dir(&format!("tail-{kind}"));
+        let o = mfq(&["tail", file, "--max-seconds", "20", "--out", dir.to_str().unwrap()]);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{file}: {stdout}\n{stderr}");
+        assert!(stderr.contains(kind) && stderr.contains("no tail") && stderr.contains("state.csv"), "{file}: {stderr}");
+        assert!(!dir.join("tail.csv").exists(), "{file}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The caching system: a tail of requests in service but a state of fixed size (no `K`
+/// printed, `truncation.fixed_size` in the JSON); its spectral abscissa near the service rate
+/// -1 beside fast modes of the regularised boundary (`||J||_inf` ~ 1e6) is locally stable,
+/// judged on the scale of the second eigenvalue (docs/checker.md), not degenerate.
+#[test]
+fn the_caching_system_has_no_truncation_level_and_a_clear_verdict() {
+    let set = ["--set", "replication=\"uniform\"", "--set", "lambda=3.9", "--set", "contents=10"];
+    let o = mfq(&[&["fixed-point", "models/cdn-cache.toml"][..], &set].concat());
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stdout.contains("K =") && !stdout.contains("at K") && stdout.contains("of fixed size"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&mfq(&[&["fixed-point", "models/cdn-cache.toml", "--json"][..], &set].concat()).stdout).unwrap();
+    assert_eq!(v["truncation"]["fixed_size"], true, "{v}");
+    let (alpha, norm, scale) =
+        (v["spectral_abscissa"].as_f64().unwrap(), v["jacobian_norm"].as_f64().unwrap(), v["degeneracy_scale"].as_f64().unwrap());
+    assert!(norm > 1e5 && scale < 1e2 && alpha < -0.5, "alpha {alpha}, ||J|| {norm}, s {scale}");
+    assert_eq!(v["local_stability"], "stable", "alpha {alpha}, ||J|| {norm}, s {scale}");
+}
+
+/// A catalogue whose state would exceed the dense limit is refused at once (it took minutes to
+/// build past --max-seconds), naming `model` and the size, never `truncation.levels`.
+#[test]
+fn a_large_catalogue_is_refused_at_once() {
+    let started = std::time::Instant::now();
+    let o = mfq(&["fixed-point", "models/cdn-cache-uniform.toml", "--set", "contents=600", "--max-seconds", "2"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    // 600 contents, uniform, C = 2: 300 server types of 4 levels each, above the 1024 allowed
+    assert!(stderr.contains("model = ") && stderr.contains(" states") && !stderr.contains("truncation.levels"), "{stderr}");
+    assert!(started.elapsed().as_secs_f64() < 10.0, "{:?}", started.elapsed());
+}
+
+/// `check` of a phase-type JSQ whose staircase order has ~4 10^5 up-sets (H2 sizes, d = 1,
+/// lambda = 0.85: K = 885) stops near its limit (it ran a minute past it): the order's tables are built once and the deadline is
+/// looked at before each generator and each ordered pair.
+#[test]
+fn check_of_a_large_staircase_order_stops_at_its_limit() {
+    let started = std::time::Instant::now();
+    let o = mfq(&["check", "models/sq2-h2.toml", "--set", "d=1", "--set", "lambda=0.85", "--starts", "4", "--max-seconds", "2", "--json"]);
+    let seconds = started.elapsed().as_secs_f64();
+    let (stdout, stderr) = text(&o);
+    assert!(matches!(o.status.code(), Some(0 | 4)), "{stdout}\n{stderr}");
+    assert!(seconds < 5.0, "{seconds} s");
+}
+
+/// A rate whose derivative is not finite (here `(1 - E)^0.5` at `E = 1`) is refused in
+/// words, naming the transition: no `inf` or `NaN` token in the message.
+#[test]
+fn an_infinite_rate_derivative_is_named_in_words() {
+    let o = mfq(&["fixed-point", "models/generic/two-class.toml", "--set", "d=0.5"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("model.transitions[") && stderr.contains("is infinite"), "{stderr}");
+    let tokens = stderr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '+'));
+    assert!(tokens.filter(|t| !t.is_empty()).all(|t| t.parse::<f64>().map_or(true, f64::is_finite)), "{stderr}");
+}

@@ -149,6 +149,7 @@ fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
         "jacobian": fp.jacobian,
         "spectral_abscissa": fp.spectral_abscissa,
         "jacobian_norm": fp.jacobian_norm,
+        "degeneracy_scale": fp.degeneracy_scale,
         "local_stability": fp.local,
         "truncation": fp.truncation,
         "tail_polish": fp.tail_polish,
@@ -199,7 +200,7 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         FixedPointStatus::Converged => "converged".to_string(),
         other => format!("NOT converged: {other}"),
     };
-    if has_tail(fp) {
+    if has_levels(fp) {
         let _ = writeln!(
             s,
             "  status              {status} (residual max|f(x*)| = {:.2e}, {} iterations over K = {}, {} Jacobian)",
@@ -218,7 +219,7 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
             t.tol
         );
     } else {
-        // no queue-length tail: the state has a fixed size, there is no truncation level
+        // no queue-length tail, or a state of fixed size: there is no truncation level
         let _ = writeln!(
             s,
             "  status              {status} (residual max|f(x*)| = {:.2e}, {} Newton/PTC iterations, {} Jacobian)",
@@ -242,7 +243,7 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     };
     let _ = writeln!(s, "  stability condition {cond}");
     if let (Some(a), Some(kind)) = (fp.spectral_abscissa, fp.local) {
-        let _ = writeln!(s, "  spectral abscissa   {a:.6e} ({})", local_words(kind, fp.jacobian_norm.unwrap_or(1.0)));
+        let _ = writeln!(s, "  spectral abscissa   {a:.6e} ({})", local_words(kind, fp.degeneracy_scale.unwrap_or(1.0)));
     }
     let o = &fp.observables;
     if let Some(v) = o.mean_queue_length {
@@ -255,7 +256,8 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         let _ = writeln!(s, "  P(wait)             {}", num(v));
     }
     if o.loss_probability > 0.0 {
-        let _ = writeln!(s, "  P(loss at K)        {:.2e}", o.loss_probability);
+        let label = if has_levels(fp) { "P(loss at K)" } else { "P(loss)" };
+        let _ = writeln!(s, "  {label:<20}{:.2e}", o.loss_probability);
     }
     for (name, v) in &o.extras {
         let _ = writeln!(s, "  {name:<19} {}", num(*v));
@@ -267,14 +269,16 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
 }
 
 /// The words for the local character of `x*` (the shared rule of `mfq check`,
-/// [`mfq_fixpoint::LocalStability::kind`]); `norm` is `||J(x*)||_inf`.
-fn local_words(kind: EquilibriumKind, norm: f64) -> String {
+/// [`mfq_fixpoint::LocalStability::kind`]); `scale` is the test's scale
+/// ([`mfq_fixpoint::degeneracy_scale`]).
+fn local_words(kind: EquilibriumKind, scale: f64) -> String {
     match kind {
         EquilibriumKind::Stable => "locally stable".into(),
         EquilibriumKind::Unstable => "NOT locally stable: an eigenvalue with positive real part".into(),
         EquilibriumKind::Degenerate => format!(
-            "degenerate: within {:.1e} (= {DEGENERACY_TOL:e} x max(1, ||J||)) of zero, local stability inconclusive; see `mfq check`",
-            DEGENERACY_TOL * norm.max(1.0)
+            "degenerate: within {:.1e} (= {DEGENERACY_TOL:e} x max(1, min(||J||, |lambda_2|))) of zero, local stability \
+             inconclusive; see `mfq check`",
+            DEGENERACY_TOL * scale.max(1.0)
         ),
         EquilibriumKind::Unknown => "eigenvalues not computed".into(),
     }
@@ -317,6 +321,13 @@ fn tail_csv(fp: &FixedPoint) -> String {
 /// opinion, generic models without a tail family) have a state of fixed size.
 fn has_tail(fp: &FixedPoint) -> bool {
     !fp.observables.tail.is_empty()
+}
+
+/// Whether the fixed point has a truncation level `K` worth printing: a tail, and a state
+/// whose size depends on `K` (the caching system has a tail of requests in service but a
+/// state of fixed size, [`mfq_fixpoint::TruncationReport::fixed_size`]).
+fn has_levels(fp: &FixedPoint) -> bool {
+    has_tail(fp) && !fp.truncation.fixed_size
 }
 
 /// The state `x*` of a model without a queue-length tail, `i,x` per line (`state.csv`).
@@ -382,6 +393,16 @@ pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
     check_out(args, true)?;
     let fp = fixed_point_of(args, &file, &deadline)?;
     require_converged(&fp, &file)?;
+    if !has_tail(&fp) {
+        return Err(Failure::input(format!(
+            "{}: `mfq tail` does not apply to kind {}: its state ({} {}, no queue-length levels) has no tail \
+             P(Q >= k); `mfq fixed-point` prints the state and `mfq report` writes it to state.csv",
+            args.model.display(),
+            file.model.kind(),
+            fp.x.len(),
+            if fp.x.len() == 1 { "entry" } else { "entries" }
+        )));
+    }
     let dir = out_dir(&args.out, &args.model);
     write_atomic(&dir.join("tail.csv"), tail_csv(&fp).as_bytes())?;
     let svg =
@@ -393,7 +414,11 @@ pub fn tail(args: &ModelArgs) -> Result<(), Failure> {
             json!({ "tail": fp.observables.tail, "truncation": fp.truncation, "files": [dir.join("tail.csv"), dir.join("tail.svg")] })
         );
     } else {
-        outln!("{}  P(Q >= k) at the fixed point (K = {})", title(&file), fp.truncation.levels);
+        if has_levels(&fp) {
+            outln!("{}  P(Q >= k) at the fixed point (K = {})", title(&file), fp.truncation.levels);
+        } else {
+            outln!("{}  P(Q >= k) at the fixed point (state of fixed size)", title(&file));
+        }
         out!("{}", tail_table(&fp));
         outln!("wrote {} and {}", dir.join("tail.csv").display(), dir.join("tail.svg").display());
     }
@@ -808,7 +833,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
         outln!("  transient           from empty: {how}, distance to x* {:.2e}", series.distance.last().copied().unwrap_or(0.0));
         // the verdict with what it rests on (a sampled cooperativity test on the truncated
         // system for `certified`), not only the number of starts
-        if has_tail(fp) {
+        if has_levels(fp) {
             outln!("  attraction          {} (truncated at K = {}; `mfq check` for more starts)", check.verdict, fp.truncation.levels);
         } else {
             outln!("  attraction          {} (`mfq check` for more starts)", check.verdict);

@@ -400,7 +400,7 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         batches: args.sim.batches,
         replications: args.sim.replications,
         seed: args.sim.seed,
-        max_seconds: deadline.remaining(),
+        deadline: deadline.clone(),
         ..Default::default()
     };
     let rep = mfq_sim::population::simulate_population(model.as_ref(), &fp.x, &opts).map_err(|e| sim_failure(&args.model.model, e))?;

@@ -96,7 +96,7 @@ pub use refined::{
     refined_estimates, refined_expansion, refined_mean_field, refined_mean_field_order, Expansion, RefinedError, RefinedEstimate,
     RefinedExpansion, RefinedMeanField,
 };
-pub use stability::{classify, local_stability, EquilibriumKind, LocalStability, DEGENERACY_TOL};
+pub use stability::{classify, degeneracy_scale, local_stability, EquilibriumKind, LocalStability, DEGENERACY_TOL};
 
 use mfq_model::{MeanFieldModel, ModelError, ModelSpec, Observables, Stability, StateLayout, Truncation};
 use serde::Serialize;
@@ -172,12 +172,15 @@ pub struct FixedPoint {
     /// Largest real part of the Jacobian's eigenvalues at `x*` (negative: locally stable);
     /// `None` when not computed.
     pub spectral_abscissa: Option<f64>,
-    /// `||J(x*)||_inf`, the scale of the degeneracy test; `None` when not computed.
+    /// `||J(x*)||_inf`; `None` when not computed.
     pub jacobian_norm: Option<f64>,
+    /// The scale `s` of the degeneracy test ([`stability::degeneracy_scale`]: `max(1,
+    /// min(||J||_inf, |lambda_2|))`); `None` when not computed.
+    pub degeneracy_scale: Option<f64>,
     /// Local character of `x*` by the shared rule ([`LocalStability::kind`] with
     /// [`DEGENERACY_TOL`]): stable, unstable, or degenerate (a spectral abscissa within
-    /// `DEGENERACY_TOL * max(1, ||J||_inf)` of zero: inconclusive, as the checker says);
-    /// `None` when not computed.
+    /// `DEGENERACY_TOL * s` of zero: inconclusive, as the checker says); `None` when not
+    /// computed.
     pub local: Option<EquilibriumKind>,
     /// Whether the Jacobian was analytic or finite differences.
     pub jacobian: &'static str,
@@ -222,6 +225,7 @@ impl FixedPoint {
         if local.spectral_abscissa.is_finite() {
             self.spectral_abscissa = Some(local.spectral_abscissa);
             self.jacobian_norm = Some(local.jacobian_norm);
+            self.degeneracy_scale = Some(local.scale);
             self.local = Some(local.kind(DEGENERACY_TOL));
         }
     }
@@ -240,6 +244,11 @@ pub struct TruncationReport {
     pub automatic: bool,
     /// Levels tried, in order.
     pub tried: Vec<usize>,
+    /// Whether the state has a fixed size that no truncation level changes (a
+    /// [`StateLayout::Named`](mfq_model::StateLayout::Named) layout, e.g. the caching system's
+    /// server types): then `levels` is only the level the model was built with and means
+    /// nothing, and outputs print the state's size instead of a `K`.
+    pub fixed_size: bool,
 }
 
 /// Misuse, or a question that has no fixed-point answer.
@@ -413,6 +422,7 @@ impl TruncationSearch<'_> {
             tol: trunc.tol,
             automatic: trunc.levels.is_none(),
             tried: std::mem::take(&mut self.tried),
+            fixed_size: matches!(model.layout(), mfq_model::StateLayout::Named { .. }),
         };
         // (past the deadline the eigenvalues are skipped: not computed, as above the dimension limit)
         if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() && !opts.deadline.expired() {

@@ -135,11 +135,25 @@ pub(crate) fn unexpected(value: &toml::Value) -> serde::de::Unexpected<'_> {
 /// or running for hours.
 pub const MAX_DENSE_DIM: usize = 2048;
 
-/// Refuses a truncation that makes a dense-Jacobian model larger than [`MAX_DENSE_DIM`].
+/// Refuses a truncation that makes a dense-Jacobian model larger than [`MAX_DENSE_DIM`]; a
+/// model whose state has a fixed size ([`crate::StateLayout::Named`]) is refused naming
+/// `model` and its size, not `truncation.levels`.
 pub(crate) fn check_dense_size(model: &dyn MeanFieldModel, levels: usize) -> Result<(), ModelError> {
     let n = model.dim();
     if n <= MAX_DENSE_DIM || !matches!(model.sparsity(), crate::Sparsity::Dense) {
         return Ok(());
+    }
+    if matches!(model.layout(), crate::StateLayout::Named { .. }) {
+        // a state of fixed size (e.g. the caching system's server types): its parameters set
+        // the size, a truncation level does not
+        return Err(crate::out_of_range(
+            "model",
+            format!("{} with {n} states", model.name()),
+            &format!(
+                "parameters giving at most {MAX_DENSE_DIM} states: its Jacobian is dense (solving a larger one takes minutes \
+                 and gigabytes); choose smaller parameters (e.g. fewer contents)"
+            ),
+        ));
     }
     let per_level = n.div_ceil(levels.max(1)).max(1);
     Err(crate::out_of_range(

@@ -858,7 +858,7 @@ fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimErr
 /// The random stream of replication `r` for `seed`: the xoshiro256++ stream seeded by
 /// `seed_from_u64(seed)` and advanced by `r` jumps of `2^128` steps, so the streams of
 /// different replications never overlap and each depends on the seed and its index alone.
-fn stream(seed: u64, r: usize) -> Rng {
+pub(crate) fn stream(seed: u64, r: usize) -> Rng {
     let mut rng = Rng::seed_from_u64(seed);
     for _ in 0..r {
         rng.jump();

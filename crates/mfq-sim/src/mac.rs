@@ -24,7 +24,7 @@ use crate::stats::{mean_estimate, ratio_estimate};
 use crate::Estimate;
 use mfq_model::models::mpr_mac::MacParams;
 use mfq_model::ModelError;
-use rand::{Rng as _, SeedableRng};
+use rand::Rng as _;
 use rayon::prelude::*;
 
 /// Run lengths of [`simulate_mac`].
@@ -38,7 +38,9 @@ pub struct MacSimOptions {
     pub batches: usize,
     /// Independent replications (`>= 1`), run in parallel.
     pub replications: usize,
-    /// Seed of replication 0 (replication `r` uses `seed + r`).
+    /// Seed of the random streams: replication `r` runs on the xoshiro256++ stream of `seed`
+    /// advanced by `r` jumps of `2^128` steps (as every simulator here), so no two replications,
+    /// and no replication of neighbouring seeds, share random numbers.
     pub seed: u64,
     /// Airtime of exactly `round(T)` mini-slots instead of geometric of mean `T`.
     pub fixed_airtime: bool,
@@ -102,7 +104,7 @@ pub fn simulate_mac(p: &MacParams, opts: &MacSimOptions) -> Result<MacSimReport,
         return Err(mfq_model::out_of_range("replications", 0, "an integer >= 1"));
     }
     let runs: Vec<Vec<Counts>> =
-        (0..opts.replications).into_par_iter().map(|r| replication(p, opts, opts.seed.wrapping_add(r as u64))).collect();
+        (0..opts.replications).into_par_iter().map(|r| replication(p, opts, crate::stream(opts.seed, r))).collect();
     let all: Vec<Counts> = runs.into_iter().flatten().collect();
     let batch_slots = (opts.slots / opts.batches as u64) as f64;
     let col = |f: &dyn Fn(&Counts) -> f64| all.iter().map(f).collect::<Vec<f64>>();
@@ -117,8 +119,7 @@ pub fn simulate_mac(p: &MacParams, opts: &MacSimOptions) -> Result<MacSimReport,
 }
 
 /// One replication: the batch counts after the warm-up.
-fn replication(p: &MacParams, opts: &MacSimOptions, seed: u64) -> Vec<Counts> {
-    let mut rng = Rng::seed_from_u64(seed);
+fn replication(p: &MacParams, opts: &MacSimOptions, mut rng: Rng) -> Vec<Counts> {
     let n = p.nodes;
     let b = p.backoff;
     let window = |j: usize| (b.window as u64) << j.min(b.stages);
@@ -216,4 +217,37 @@ fn replication(p: &MacParams, opts: &MacSimOptions, seed: u64) -> Vec<Counts> {
     }
     out.push(cur);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mfq_model::models::mpr_mac::Backoff;
+
+    /// Replication `r` runs on stream `r` of the seed (`crate::stream`, jumps of `2^128`): the
+    /// report is the batches of those streams, and replication 1 of seed `s` is not
+    /// replication 0 of seed `s + 1` (as it was with seeds `seed + r`).
+    #[test]
+    fn replications_run_on_independent_streams() {
+        let p = MacParams {
+            nodes: 8,
+            mpr: 2,
+            threshold: 2,
+            backoff: Backoff { window: 16, stages: 4, retry_limit: Some(3) },
+            airtime: 10.0,
+            sensing_error: 0.0,
+        };
+        let opts = MacSimOptions { slots: 2_000, warmup: 200, batches: 4, replications: 2, seed: 5, fixed_airtime: false };
+        let successes = |c: &[Counts]| c.iter().map(|b| b.successes).collect::<Vec<f64>>();
+        let r1 = replication(&p, &opts, crate::stream(5, 1));
+        assert_eq!(successes(&r1), successes(&replication(&p, &opts, crate::stream(5, 1))), "reproducible");
+        assert_ne!(successes(&r1), successes(&replication(&p, &opts, crate::stream(6, 0))), "seed + 1 shares no stream");
+        assert_ne!(successes(&r1), successes(&replication(&p, &opts, crate::stream(5, 0))), "replications differ");
+        // the report's throughput is the mean over the batches of streams 0 and 1
+        let mut all = replication(&p, &opts, crate::stream(5, 0));
+        all.extend(r1);
+        let batch_slots = (opts.slots / opts.batches as u64) as f64;
+        let want = mean_estimate(&all.iter().map(|c| c.successes * p.airtime / batch_slots).collect::<Vec<f64>>());
+        assert_eq!(simulate_mac(&p, &opts).unwrap().throughput, want);
+    }
 }

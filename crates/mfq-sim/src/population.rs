@@ -47,10 +47,10 @@ pub struct PopulationOptions {
     pub record: Option<f64>,
     /// Stop a replication after this many events (`>= 1`), a guard against runaway rates.
     pub max_events: u64,
-    /// Wall-clock limit of the whole call, in seconds (finite, `> 0`; default `None`): past it
-    /// every replication stops at its next check (every [`crate::DEADLINE_CHECK_EVENTS`]
-    /// events) and [`PopulationReport::status`] says so.
-    pub max_seconds: Option<f64>,
+    /// The job's shared wall-clock limit and cancel flag (default: none): past it every
+    /// replication stops at its next check (every [`crate::DEADLINE_CHECK_EVENTS`] events)
+    /// and [`PopulationReport::status`] says so.
+    pub deadline: Deadline,
 }
 
 impl Default for PopulationOptions {
@@ -64,7 +64,7 @@ impl Default for PopulationOptions {
             seed: 1,
             record: None,
             max_events: 1_000_000_000,
-            max_seconds: None,
+            deadline: Deadline::none(),
         }
     }
 }
@@ -105,22 +105,7 @@ fn check(field: &str, ok: bool, value: impl std::fmt::Display, allowed: &str) ->
 /// with entries outside `[0, 1]`; [`SimError::Unsupported`] when the model does not provide its
 /// transitions.
 pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions) -> Result<PopulationReport, SimError> {
-    if let Some(s) = opts.max_seconds {
-        check("max_seconds", s.is_finite() && s > 0.0, s, "a finite number of seconds > 0")?;
-    }
-    let deadline = opts.max_seconds.map_or_else(Deadline::none, Deadline::after);
-    simulate_population_within(model, x0, opts, &deadline)
-}
-
-/// [`simulate_population`] under the job's shared `deadline` (wall-clock limit and cancel
-/// flag) instead of `opts.max_seconds`: what [`simulate_as_report`] runs, so that a
-/// cancellation (the Python package's Ctrl-C) stops the population process too.
-fn simulate_population_within(
-    model: &dyn MeanFieldModel,
-    x0: &[f64],
-    opts: &PopulationOptions,
-    deadline: &Deadline,
-) -> Result<PopulationReport, SimError> {
+    let deadline = &opts.deadline;
     check("objects", opts.objects >= 1, opts.objects, "an integer >= 1")?;
     check("time", opts.time.is_finite() && opts.time > 0.0, opts.time, "a finite time > 0")?;
     check("warmup", opts.warmup.is_finite() && opts.warmup >= 0.0, opts.warmup, "a finite time >= 0")?;
@@ -204,11 +189,10 @@ pub fn simulate_as_report(
         batches: opts.batches,
         replications: opts.replications,
         seed: opts.seed,
-        // the limit is `opts.deadline`, passed on below with its cancel flag
-        max_seconds: None,
+        deadline: opts.deadline.clone(),
         ..Default::default()
     };
-    let rep = simulate_population_within(model, x0, &popts, &opts.deadline)?;
+    let rep = simulate_population(model, x0, &popts)?;
     let wall_seconds = started.elapsed().as_secs_f64();
     let nb = opts.batches * opts.replications;
     let undefined = Estimate { mean: f64::NAN, half_width: f64::NAN, n: nb };
@@ -370,13 +354,11 @@ mod tests {
     #[test]
     fn a_wall_clock_limit_stops_the_run() {
         let m = Jsq::new(0.9, 2, 20).unwrap();
-        let opts = PopulationOptions { objects: 100_000, time: 1e7, max_seconds: Some(0.05), ..Default::default() };
+        let opts = PopulationOptions { objects: 100_000, time: 1e7, deadline: Deadline::after(0.05), ..Default::default() };
         let started = std::time::Instant::now();
         let r = simulate_population(&m, &[0.0; 20], &opts).unwrap();
         assert_eq!(r.status, crate::SimStatus::TimeLimit { seconds: 0.05 });
         assert!(started.elapsed().as_secs_f64() < 1.0, "{:?}", started.elapsed());
-        let e = simulate_population(&m, &[0.0; 20], &PopulationOptions { max_seconds: Some(-1.0), ..Default::default() }).unwrap_err();
-        assert!(e.to_string().contains("max_seconds = -1"), "{e}");
     }
 
     /// The cancel flag of the shared deadline (the Python package's Ctrl-C) stops the

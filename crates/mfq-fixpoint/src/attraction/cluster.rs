@@ -123,7 +123,8 @@ impl Ctx<'_> {
             max_steps: 200_000,
             steady_tol: Some(self.opts.tol),
             record_steps: false,
-            deadline: self.deadline.instant(),
+            // the job's deadline is passed to solve_within
+            deadline: None,
         };
         let mut f = vec![0.0; x.len()];
         match mfq_ode::solve_within(self.model, x, &so, &self.deadline) {
@@ -147,7 +148,8 @@ impl Ctx<'_> {
             max_steps: 100_000,
             steady_tol: Some(self.opts.tol),
             record_steps: true,
-            deadline: self.deadline.instant(),
+            // the job's deadline is passed to solve_within
+            deadline: None,
         };
         let mut f = vec![0.0; x.len()];
         match mfq_ode::solve_within(self.model, x, &so, &self.deadline) {

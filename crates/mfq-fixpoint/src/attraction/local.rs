@@ -56,12 +56,12 @@ impl Ctx<'_> {
         for (i, e) in equilibria.iter().enumerate() {
             if e.kind == EquilibriumKind::Degenerate {
                 notes.push(format!(
-                    "equilibrium #{i} ({} = {:.8}) is degenerate: spectral abscissa {:.3e} within degeneracy_tol x max(1, ||J||) = {:.0e} \
+                    "equilibrium #{i} ({} = {:.8}) is degenerate: spectral abscissa {:.3e} within degeneracy_tol x s = {:.0e} \
                      (a zero eigenvalue: convergence there is algebraic, not exponential, and no certificate rests on it)",
                     summary_name,
                     e.summary,
                     e.local.as_ref().map_or(f64::NAN, |l| l.spectral_abscissa),
-                    opts.degeneracy_tol * e.local.as_ref().map_or(1.0, |l| l.jacobian_norm.max(1.0))
+                    opts.degeneracy_tol * e.local.as_ref().map_or(1.0, |l| l.scale)
                 ));
             }
         }

@@ -178,7 +178,8 @@ impl Ctx<'_> {
                     max_steps: 200_000,
                     steady_tol: Some(opts.tol),
                     record_steps: false,
-                    deadline: self.deadline.instant(),
+                    // the job's deadline is passed to solve_within
+                    deadline: None,
                 };
                 let tr = mfq_ode::solve_within(model, &x, &so, &self.deadline)
                     .map_err(|source| CheckError::Integration { start: label.to_string(), source })?;

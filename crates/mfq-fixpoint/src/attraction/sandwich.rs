@@ -4,6 +4,7 @@
 
 use super::report::{ExtremalRun, Sandwich, StartRun};
 use super::{inf_dist, Ctx};
+use mfq_model::models::coxian::OrderTables;
 use mfq_model::{Jacobian, PartialOrder};
 use mfq_ode::{Method, SolveOptions};
 use rand::{Rng, SeedableRng};
@@ -60,9 +61,14 @@ impl Ctx<'_> {
         if opts.cooperativity_samples > 0 {
             samples.push(x_star.to_vec());
         }
-        let coop = self.cooperativity(order, &samples);
-        let pairs: Vec<(Vec<f64>, Vec<f64>)> = (0..opts.order_pairs).map(|_| self.ordered_pair(order, &mut srng)).collect();
-        let ord = self.order_preservation(order, &pairs);
+        // the up-sets and moves of a phase order, built once (not per sample, pair or checkpoint)
+        let tables = (order != PartialOrder::Componentwise).then(|| order.tables(model.dim()));
+        let coop = self.cooperativity(order, tables.as_ref(), &samples);
+        // (past the deadline no more pairs are drawn: the verdict is TimeLimit anyway)
+        let pairs: Vec<(Vec<f64>, Vec<f64>)> = (0..opts.order_pairs)
+            .map_while(|_| (!self.deadline.expired()).then(|| self.ordered_pair(order, tables.as_ref(), &mut srng)))
+            .collect();
+        let ord = self.order_preservation(order, tables.as_ref(), &pairs);
         let extremal: Vec<ExtremalRun> = runs
             .iter()
             .enumerate()
@@ -113,7 +119,7 @@ impl Ctx<'_> {
     /// the off-diagonal Jacobian entries (Kamke's condition, a scan of the band); for the other
     /// orders the cross-positivity of the Jacobian on the order's cone
     /// ([`PartialOrder::cooperativity`]).
-    fn cooperativity(&self, order: PartialOrder, samples: &[Vec<f64>]) -> Coop {
+    fn cooperativity(&self, order: PartialOrder, tables: Option<&OrderTables>, samples: &[Vec<f64>]) -> Coop {
         let model = self.model;
         let n = model.dim();
         let relative_threshold = if model.has_analytic_jacobian() { 1e-12 } else { 1e-6 };
@@ -144,7 +150,18 @@ impl Ctx<'_> {
                         }
                     }
                     other => {
-                        let c = other.cooperativity(&jac);
+                        let built;
+                        let tables = match tables {
+                            Some(t) => t,
+                            None => {
+                                built = other.tables(n);
+                                &built
+                            }
+                        };
+                        // checked before each generator: a large staircase order takes seconds per sample
+                        let Some(c) = other.cooperativity_with(tables, &jac, &|| self.deadline.expired()) else {
+                            return (false, 0.0, None);
+                        };
                         scale = scale.max(c.scale);
                         if c.min.is_finite() && -c.min > 0.0 {
                             worst = -c.min;
@@ -164,7 +181,7 @@ impl Ctx<'_> {
     /// max of two random feasible states; otherwise a random feasible `x` and `y` obtained from
     /// it by moving random fractions of servers up along random generators of the order's cone
     /// ([`PartialOrder::push_up`]).
-    fn ordered_pair(&self, order: PartialOrder, rng: &mut Xoshiro256PlusPlus) -> (Vec<f64>, Vec<f64>) {
+    fn ordered_pair(&self, order: PartialOrder, tables: Option<&OrderTables>, rng: &mut Xoshiro256PlusPlus) -> (Vec<f64>, Vec<f64>) {
         let mut a = self.random_state(rng);
         self.model.project(&mut a);
         match order {
@@ -176,12 +193,20 @@ impl Ctx<'_> {
                 (lo, hi)
             }
             other => {
-                let generators = other.generators(a.len()).len();
+                let built;
+                let tables = match tables {
+                    Some(t) => t,
+                    None => {
+                        built = other.tables(a.len());
+                        &built
+                    }
+                };
+                let generators = tables.generators();
                 let mut hi = a.clone();
                 if generators > 0 {
                     for _ in 0..(4 + generators / 4).min(64) {
                         let g = rng.random_range(0..generators);
-                        other.push_up(&mut hi, g, rng.random());
+                        other.push_up_with(tables, &mut hi, g, rng.random());
                     }
                 }
                 (a, hi)
@@ -192,7 +217,7 @@ impl Ctx<'_> {
     /// Integrates each ordered pair over the checkpoints and measures how far the order breaks:
     /// `max_i (x_i - y_i)` for `Componentwise`, `-min_U Phi_U(y - x)` ([`PartialOrder::order_gap`])
     /// otherwise (`<= 0` while `x <= y`).
-    fn order_preservation(&self, order: PartialOrder, pairs: &[(Vec<f64>, Vec<f64>)]) -> OrderCheck {
+    fn order_preservation(&self, order: PartialOrder, tables: Option<&OrderTables>, pairs: &[(Vec<f64>, Vec<f64>)]) -> OrderCheck {
         let tl = self.opts.time_limit;
         let mut checkpoints: Vec<f64> = ORDER_CHECKPOINTS.iter().copied().filter(|t| *t <= tl).collect();
         if checkpoints.is_empty() {
@@ -200,7 +225,7 @@ impl Ctx<'_> {
         }
         let excess = |lo: &[f64], hi: &[f64]| match order {
             PartialOrder::Componentwise => lo.iter().zip(hi).map(|(a, b)| a - b).fold(f64::NEG_INFINITY, f64::max),
-            other => -other.order_gap(lo, hi),
+            other => -tables.map_or_else(|| other.order_gap(lo, hi), |t| PartialOrder::order_gap_with(t, lo, hi)),
         };
         let per: Vec<(f64, bool)> = pairs
             .par_iter()
@@ -217,7 +242,8 @@ impl Ctx<'_> {
                         max_steps: 200_000,
                         steady_tol: None,
                         record_steps: false,
-                        deadline: self.deadline.instant(),
+                        // the job's deadline is passed to solve_within
+                        deadline: None,
                     };
                     match (
                         mfq_ode::solve_within(self.model, &lo, &so, &self.deadline),

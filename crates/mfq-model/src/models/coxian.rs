@@ -606,7 +606,12 @@ impl PartialOrder {
 
     /// `min_U Phi_U(y - x)`: `>= 0` iff `x <= y` (up to round-off). Allocates the up-set list.
     pub fn order_gap(&self, x: &[f64], y: &[f64]) -> f64 {
-        self.upsets(x.len()).iter().map(|f| apply(f, y) - apply(f, x)).fold(f64::INFINITY, f64::min)
+        Self::order_gap_with(&self.tables(x.len()), x, y)
+    }
+
+    /// [`order_gap`](Self::order_gap) with precomputed `tables` ([`tables`](Self::tables)).
+    pub fn order_gap_with(tables: &OrderTables, x: &[f64], y: &[f64]) -> f64 {
+        tables.upsets.iter().map(|f| apply(f, y) - apply(f, x)).fold(f64::INFINITY, f64::min)
     }
 
     /// Cross-positivity of the Jacobian `jac` for the order's cone: the smallest `Phi_U(J g)`
@@ -615,9 +620,23 @@ impl PartialOrder {
     /// `Componentwise` this is Kamke's condition `J_ij >= 0`, `i != j`; for `Lexicographic`
     /// Kamke's condition in the chain's tail coordinates). Allocates.
     pub fn cooperativity(&self, jac: &Jacobian) -> Cooperativity {
+        self.cooperativity_with(&self.tables(jac.dim()), jac, &|| false).expect("never stopped")
+    }
+
+    /// The up-sets and covering moves of the order for a state of dimension `n`, computed
+    /// once for many calls of [`cooperativity_with`](Self::cooperativity_with),
+    /// [`push_up_with`](Self::push_up_with) and [`order_gap_with`](Self::order_gap_with)
+    /// (the `Staircase` order at `K` levels has `C(K + m, m) - 1` up-sets and moves with up
+    /// to `2K` entries: rebuilding them per call cost the checker minutes at `K = 1351`).
+    pub fn tables(&self, n: usize) -> OrderTables {
+        OrderTables { upsets: self.upsets(n), moves: self.moves(n) }
+    }
+
+    /// [`cooperativity`](Self::cooperativity) on precomputed `tables`, calling `stop` before
+    /// each generator: `None` when it returned `true` (the job's deadline passed).
+    pub fn cooperativity_with(&self, tables: &OrderTables, jac: &Jacobian, stop: &dyn Fn() -> bool) -> Option<Cooperativity> {
         let n = jac.dim();
-        let ups = self.upsets(n);
-        let gens = self.generators(n);
+        let ups = &tables.upsets;
         let mut scale: f64 = 0.0;
         for i in 0..n {
             let (lo, hi) = jac.row_range(i);
@@ -628,7 +647,10 @@ impl PartialOrder {
         let mut best = Cooperativity { min: f64::INFINITY, upset: 0, generator: 0, scale };
         let mut jg = vec![0.0; n];
         let mut g_dense = vec![0.0; n];
-        for (gi, g) in gens.iter().enumerate() {
+        for (gi, g) in tables.moves.iter().map(|mv| &mv.direction).enumerate() {
+            if stop() {
+                return None;
+            }
             jg.iter_mut().for_each(|v| *v = 0.0);
             for &(c, w) in g {
                 g_dense[c] = w;
@@ -653,7 +675,7 @@ impl PartialOrder {
                 g_dense[c] = 0.0;
             }
         }
-        best
+        Some(best)
     }
 
     /// Moves the fraction `fraction` (in `[0, 1]`) of the servers at the source of generator
@@ -661,9 +683,12 @@ impl PartialOrder {
     /// `Staircase` and `Lexicographic` on phase-tail states; for `Componentwise` on tail-form
     /// states, where generator `i` raises `x_{i+1}` toward `x_i`). Returns the mass moved.
     pub fn push_up(&self, x: &mut [f64], g: usize, fraction: f64) -> f64 {
-        let n = x.len();
-        let moves = self.moves(n);
-        let mv = &moves[g];
+        self.push_up_with(&self.tables(x.len()), x, g, fraction)
+    }
+
+    /// [`push_up`](Self::push_up) with precomputed `tables` ([`tables`](Self::tables)).
+    pub fn push_up_with(&self, tables: &OrderTables, x: &mut [f64], g: usize, fraction: f64) -> f64 {
+        let mv = &tables.moves[g];
         let available = match mv.source {
             Source::Idle => 1.0 - mv.occupied.iter().map(|&i| x[i]).sum::<f64>(),
             Source::Entry(i, next) => x[i] - next.map_or(0.0, |nx| x[nx]),
@@ -733,6 +758,20 @@ impl PartialOrder {
                 out
             }
         }
+    }
+}
+
+/// The up-set functionals and covering moves of an order at one dimension
+/// ([`PartialOrder::tables`]).
+pub struct OrderTables {
+    upsets: Vec<SparseVector>,
+    moves: Vec<Move>,
+}
+
+impl OrderTables {
+    /// The number of generators of the order's cone (covering moves).
+    pub fn generators(&self) -> usize {
+        self.moves.len()
     }
 }
 

@@ -89,8 +89,14 @@ pub fn solve_rates(lambda: f64, p: &[f64], u: usize, types: &[ServerType], start
     let n = p.len();
     let mut nu = start;
     let mut rates = vec![0.0; types.len()];
+    // for content i, the types storing it: each root and update touches those only (the
+    // wrap-around placement gives each content a few types, so a sweep costs O(N C), not O(N T))
+    let mut holders = vec![Vec::new(); n];
     for (t, ty) in types.iter().enumerate() {
         rates[t] = ty.contents.iter().map(|&i| nu[i]).sum();
+        for &i in &ty.contents {
+            holders[i].push(t);
+        }
     }
     for sweep in 1..=10_000 {
         let mut change = 0.0f64;
@@ -99,21 +105,14 @@ pub fn solve_rates(lambda: f64, p: &[f64], u: usize, types: &[ServerType], start
             let old = nu[i];
             let g = |w: f64| {
                 let v = w.exp();
-                let free: f64 = types
-                    .iter()
-                    .zip(&rates)
-                    .filter(|(ty, _)| ty.contents.contains(&i))
-                    .map(|(ty, r)| ty.fraction * free_probability(r - old + v, u))
-                    .sum();
+                let free: f64 = holders[i].iter().map(|&t| types[t].fraction * free_probability(rates[t] - old + v, u)).sum();
                 v * (free + SLIDING_EPS) - target
             };
             let (lo, hi) = ((target / (1.0 + SLIDING_EPS)).ln(), (target / SLIDING_EPS).ln());
             let w = bracketed_root(g, lo, hi, 1e-15)?;
             let new = w.exp();
-            for (ty, r) in types.iter().zip(rates.iter_mut()) {
-                if ty.contents.contains(&i) {
-                    *r += new - old;
-                }
+            for &t in &holders[i] {
+                rates[t] += new - old;
             }
             nu[i] = new;
             change = change.max((new - old).abs() / new);

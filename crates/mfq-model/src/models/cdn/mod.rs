@@ -30,6 +30,12 @@ pub use placement::{Replication, ServerType};
 /// Largest request rate per server.
 pub const MAX_LAMBDA: f64 = 1e6;
 
+/// Largest state (server types x bandwidth `U`): the Jacobian is dense (finite differences)
+/// and a Newton step factorises it by an LU that cannot be interrupted, about 0.3 s of CPU
+/// time at 1024 states; `models/cdn-cache-uniform.toml` with 1000 contents (2000 states) ran
+/// `fixed-point --max-seconds 2` for 9 s.
+pub const MAX_STATES: usize = 1024;
+
 /// The parameters of the caching system, checked ([`CdnParams::new`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CdnParams {
@@ -338,9 +344,24 @@ impl KindSpec for CdnSpec {
     fn lambda(&self) -> Option<f64> {
         Some(self.lambda)
     }
-    /// The state has `U` levels per server type: `levels` does not apply.
+    /// The state has `U` levels per server type: `levels` does not apply. A state larger than
+    /// [`MAX_STATES`] is refused before the fixed-point rate equations are solved (seconds at
+    /// 1000 contents).
     fn build(&self, _levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
-        Ok(Box::new(CdnCache::new(self.params()?)?))
+        let params = self.params()?;
+        let n = params.types.len() * params.bandwidth;
+        if n > MAX_STATES {
+            return Err(out_of_range(
+                "model",
+                format!("{} server types x bandwidth {} = {n} states", params.types.len(), params.bandwidth),
+                &format!(
+                    "parameters giving at most {MAX_STATES} states: the Jacobian is dense and its LU cannot be \
+                     interrupted (at 2000 states each Newton step takes seconds, past --max-seconds); choose fewer \
+                     contents or a smaller bandwidth"
+                ),
+            ));
+        }
+        Ok(Box::new(CdnCache::new(params)?))
     }
     fn validate(&self, _levels: usize) -> Result<(), ModelError> {
         self.params().map(|_| ())

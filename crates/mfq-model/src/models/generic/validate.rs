@@ -308,8 +308,9 @@ fn check_rates_at(model: &GenericModel, spec: &GenericSpec, labels: &[(usize, St
         return Err(ModelError::OutOfRange {
             field,
             value: format!(
-                "{rate_text} = {rate:.4e} is finite but its derivative with respect to {} is {d} at the state ({})",
+                "{rate_text} = {rate:.4e} is finite but its derivative with respect to {} is {} at the state ({})",
                 model.names[col],
+                non_finite_words(d),
                 state()
             ),
             allowed: "a rate whose derivatives are finite at every feasible state (the solvers use the Jacobian; a floor such \
@@ -318,6 +319,17 @@ fn check_rates_at(model: &GenericModel, spec: &GenericSpec, labels: &[(usize, St
         });
     }
     Ok(())
+}
+
+/// A non-finite number in words, for messages (an output never prints `inf` or `NaN`).
+fn non_finite_words(d: f64) -> &'static str {
+    if d.is_nan() {
+        "undefined (0/0 or an infinite difference)"
+    } else if d > 0.0 {
+        "infinite (positive: it overflows)"
+    } else {
+        "infinite (negative: it overflows)"
+    }
 }
 
 pub(super) fn check_rates(

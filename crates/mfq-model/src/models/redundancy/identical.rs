@@ -100,12 +100,12 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
         Discipline::Fcfs => {
             let lmax = red_id_lambda_max(d);
             if lambda < lmax {
-                Stability::Stable { condition: format!("lambda < lambda_max = {lmax:.5} (identical copies, FCFS, N -> inf)") }
+                Stability::Stable { condition: format!("lambda < lambda_max = {lmax:.5} (identical copies, FCFS, large-N limit)") }
             } else {
                 Stability::Unstable {
                     reason: format!(
                         "lambda = {lambda_text} >= lambda_max = {lmax:.5}: identical copies under FCFS waste capacity; the stable \
-                         region is set by the saturated system (Anton et al. 2021), whose N -> inf throughput is the \
+                         region is set by the saturated system (Anton et al. 2021), whose large-N throughput is the \
                          Red_id(d) lambda_max (Hellemans and Van Houdt)"
                     ),
                 }
@@ -138,7 +138,7 @@ pub fn identical_region(lambda: f64, d: u32, discipline: Discipline) -> crate::S
             "closed form 1/d (Anton, Ayesta, Jonckheere and Verloop, Oper. Res. 69(5), 2021)".to_string(),
         ),
         Discipline::Fcfs => (
-            "lambda < lambda_max, the N -> inf throughput per server of the saturated system".to_string(),
+            "lambda < lambda_max, the large-N throughput per server of the saturated system".to_string(),
             Some(red_id_lambda_max(d)),
             "computed from Hellemans and Van Houdt's ODE for Red_id(d) (RK4 step 0.01, bisection in lambda); published \
              0.81669 for d = 2 (T. Hellemans' PhD thesis)"
@@ -254,7 +254,7 @@ pub fn identical_region_general(
             "lambda < lambda_max, the throughput per server of the saturated system (Anton et al. 2021)".to_string(),
             (d == 1).then(|| 1.0 / mean),
             if d == 1 { "closed form 1/E[X] (d = 1: no redundancy)".to_string() } else { String::new() },
-            "the N -> inf lambda_max of non-exponential identical copies is not computed here; `mfq simulate --servers K` \
+            "the large-N lambda_max of non-exponential identical copies is not computed here; `mfq simulate --servers K` \
              gives lambda_max of K servers from the saturated system with a 95% confidence interval (exactly for small K)"
                 .to_string(),
         ),

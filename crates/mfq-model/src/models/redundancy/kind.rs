@@ -188,7 +188,7 @@ impl KindSpec for RedundancySpec {
             };
             notes.push(format!(
                 "the headline numbers (mean queue length = mean copies per server, mean response time) describe {what}, not \
-                 the exact N -> inf FCFS system; that system's values (Gardner et al., Oper. Res. 65(4), 2017) are \
+                 the exact large-N FCFS system; that system's values (Gardner et al., Oper. Res. 65(4), 2017) are \
                  gardner_fcfs_limit_mean_copies = {:.6} and gardner_fcfs_limit_mean_response_time = {:.6}",
                 super::gardner_fcfs_mean_copies(self.lambda, self.d),
                 super::gardner_fcfs_mean_response_time(self.lambda, self.d)
