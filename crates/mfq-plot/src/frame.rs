@@ -700,23 +700,55 @@ fn place(chart: &Chart, style: &Style, default: LegendPosition, (w, h): (i32, i3
     (chosen, corner(chosen))
 }
 
-/// Legend layout of `entries` in a plot area `height` pixels high, with the legend font `f` and
-/// sample length `len`: the curves one column while it fills at most half the plot's height,
-/// else in as many columns (filled top to bottom) as keep it there; notes (entries without a
-/// sample) in rows below, across. Returns the rows per column, the columns' widths and the
-/// box's size (pixels).
-fn layout(entries: &[Entry], height: i32, f: f64, len: i32) -> (usize, Vec<i32>, (i32, i32)) {
+/// Legend layout of `entries` in a plot area of `plot` = (width, height) pixels, with the legend
+/// font `f` and sample length `len`: the curves one column while it fills at most half the plot's
+/// height, else in as many columns (filled top to bottom) as keep it there; notes (entries
+/// without a sample) in rows below, across, wrapped between words to the plot's width. Returns
+/// the rows per column, the columns' widths, the box's size (pixels) and the notes' lines.
+fn layout(entries: &[Entry], plot: (i32, i32), f: f64, len: i32) -> (usize, Vec<i32>, (i32, i32), Vec<String>) {
     let row = f * 1.45;
-    let text = |e: &Entry| (0.56 * f * e.label.chars().count() as f64) as i32;
+    let char_w = 0.56 * f;
+    let text = |label: &str| (char_w * label.chars().count() as f64) as i32;
     let (samples, notes): (Vec<&Entry>, Vec<&Entry>) = entries.iter().partition(|e| e.look.is_some());
+    let fit = (((f64::from(plot.0) - 2.0 * f - 8.0) / char_w).floor() as usize).max(12);
+    let lines: Vec<String> = notes.iter().flat_map(|e| wrap_words(&e.label, fit)).collect();
     let n = samples.len().max(1);
-    let max_rows = (((0.5 * f64::from(height) - f) / row).floor() as usize).saturating_sub(notes.len()).max(1);
+    let max_rows = (((0.5 * f64::from(plot.1) - f) / row).floor() as usize).saturating_sub(lines.len()).max(1);
     let cols = n.div_ceil(max_rows);
     let rows = n.div_ceil(cols);
-    let widths: Vec<i32> = samples.chunks(rows).map(|c| c.iter().map(|e| len + 16 + text(e)).max().unwrap_or(0)).collect();
-    let note_w = notes.iter().map(|e| 8 + text(e)).max().unwrap_or(0);
+    let widths: Vec<i32> = samples.chunks(rows).map(|c| c.iter().map(|e| len + 16 + text(&e.label)).max().unwrap_or(0)).collect();
+    let note_w = lines.iter().map(|l| 8 + text(l)).max().unwrap_or(0);
     let w = widths.iter().sum::<i32>().max(note_w) + (f * 0.5) as i32;
-    (rows, widths, (w, ((rows.min(samples.len()) + notes.len()) as f64 * row + f) as i32))
+    (rows, widths, (w, ((rows.min(samples.len()) + lines.len()) as f64 * row + f) as i32), lines)
+}
+
+/// `text` broken between words into lines of at most `fit` characters (a longer word keeps its
+/// own line); a comparison (`lambda >= 0.8`, `d = 2`) is kept on one line.
+fn wrap_words(text: &str, fit: usize) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut glue = false;
+    for token in text.split(' ') {
+        let op = matches!(token, "=" | ">=" | "<=" | "<" | ">");
+        match words.last_mut() {
+            Some(w) if op || glue => {
+                w.push(' ');
+                w.push_str(token);
+            }
+            _ => words.push(token.to_string()),
+        }
+        glue = op;
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for word in &words {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= fit => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.clone()),
+        }
+    }
+    lines
 }
 
 /// The legend at the style's position; without one, at the plot's `default` unless another
@@ -729,12 +761,12 @@ pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, defau
     let f = style.legend_px();
     let len = (style.marker_radius_px() * 2 + 30).max(36);
     let entries = OCCUPIED.with(|o| o.borrow().1.clone());
-    let (_, yr) = chart.plotting_area().get_pixel_range();
-    let (rows, widths, size) = layout(&entries, yr.end - yr.start, f, len);
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let (rows, widths, size, lines) = layout(&entries, (xr.end - xr.start, yr.end - yr.start), f, len);
     let m = (f * 0.5) as i32;
     let (chosen, (x0, y0)) = place(chart, style, default, size, m);
-    if widths.len() > 1 {
-        return columns(chart, &entries, (x0, y0), (rows, &widths, size), f, len);
+    if widths.len() > 1 || !lines.is_empty() {
+        return columns(chart, &entries, (x0, y0), (rows, &widths, size, &lines), f, len);
     }
     let pos = match chosen {
         LegendPosition::None => return Ok(()),
@@ -760,13 +792,13 @@ pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, defau
 }
 
 /// A legend of `entries` in columns of the given widths (curves filled top to bottom, `rows`
-/// each; notes in rows below, across), its box of `size` pixels at `at` (absolute pixels),
+/// each; the notes' `lines` in rows below, across), its box of `size` pixels at `at` (absolute pixels),
 /// each curve its sample (`len` pixels) and its label.
 fn columns(
     chart: &Chart,
     entries: &[Entry],
     at: (i32, i32),
-    (rows, widths, size): (usize, &[i32], (i32, i32)),
+    (rows, widths, size, lines): (usize, &[i32], (i32, i32), &[String]),
     f: f64,
     len: i32,
 ) -> Result<(), PlotError> {
@@ -781,7 +813,7 @@ fn columns(
         .color(&BLACK)
         .pos(plotters::style::text_anchor::Pos::new(plotters::style::text_anchor::HPos::Left, plotters::style::text_anchor::VPos::Center));
     let row_y = |r: usize| y0 + (f * 0.5 + (r as f64 + 0.5) * f * 1.45) as i32;
-    let (samples, notes): (Vec<&Entry>, Vec<&Entry>) = entries.iter().partition(|e| e.look.is_some());
+    let samples: Vec<&Entry> = entries.iter().filter(|e| e.look.is_some()).collect();
     for (i, e) in samples.iter().enumerate() {
         let (c, r) = (i / rows, i % rows);
         let x = x0 + (f * 0.5) as i32 + widths[..c].iter().sum::<i32>();
@@ -790,8 +822,8 @@ fn columns(
         }
         area.draw(&Text::new(e.label.clone(), (x + len + 6, row_y(r)), font.clone())).map_err(err)?;
     }
-    for (i, e) in notes.iter().enumerate() {
-        area.draw(&Text::new(e.label.clone(), (x0 + (f * 0.5) as i32, row_y(rows.min(samples.len()) + i)), font.clone())).map_err(err)?;
+    for (i, l) in lines.iter().enumerate() {
+        area.draw(&Text::new(l.clone(), (x0 + (f * 0.5) as i32, row_y(rows.min(samples.len()) + i)), font.clone())).map_err(err)?;
     }
     Ok(())
 }
@@ -867,9 +899,26 @@ mod tests {
         let look = Look::nth(&st, 0);
         let e = |n: usize| (0..n).map(|i| Entry { label: format!("d = {i}"), look: Some(look), line: true }).collect::<Vec<_>>();
         let (f, h) = (st.legend_px(), 430);
-        let (rows, widths, (_, height)) = layout(&e(11), h, f, 40);
+        let (rows, widths, (_, height), _) = layout(&e(11), (500, h), f, 40);
         let cols = widths.len();
         assert!(cols >= 2 && rows * cols >= 11 && height <= h / 2, "{rows} x {cols}, {height} px of {h}");
-        assert_eq!(layout(&e(3), h, f, 40).1.len(), 1);
+        assert_eq!(layout(&e(3), (500, h), f, 40).1.len(), 1);
+    }
+
+    /// A note longer than the plot is wide is broken between words into lines that fit, and the
+    /// box is no wider than the plot.
+    #[test]
+    fn long_notes_wrap_to_the_plot_width() {
+        let st = Style::default();
+        let f = st.legend_px();
+        let note = "lambda = 0.5: unstable, omitted: eps >= 0.675 (14 points)";
+        let entries = [Entry { label: note.into(), look: None, line: false }];
+        let (_, _, (w, _), lines) = layout(&entries, (200, 400), f, 40);
+        assert!(lines.len() >= 2 && w <= 200, "{lines:?}, box {w} px");
+        assert_eq!(lines.join(" "), note);
+        let (_, _, _, lines) = layout(&entries, (2000, 400), f, 40);
+        assert_eq!(lines, [note]);
+        // comparisons stay whole
+        assert_eq!(wrap_words("unstable for lambda >= 0.8", 21), ["unstable for", "lambda >= 0.8"]);
     }
 }

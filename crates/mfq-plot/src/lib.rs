@@ -292,7 +292,7 @@ pub struct SweepPlotStyle {
 
 /// One curve per value of the curve axis: `quantity` against the x axis. Points without a
 /// value (unstable, failed, invalid) are left out and the curve is broken there; the legend
-/// says which ([`omitted`]: "unstable, omitted: lambda >= 1 (2 points per curve)"). An x axis whose
+/// says which ([`omitted`]: "every curve: unstable for lambda >= 1 (not drawn)"). An x axis whose
 /// values are all integers (e.g. `d`) gets integer ticks.
 ///
 /// # Errors
@@ -354,8 +354,10 @@ pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, styl
 }
 
 /// Which points of a sweep have no value and why, one line per status (`unstable`, `failed`,
-/// `invalid`): where on the x axis ("unstable, omitted: lambda >= 1 (2 points)"), for every curve
-/// when the curves agree, else per curve (`label_of(index, value)` names it), at most six lines.
+/// `invalid`): where on the x axis, for every curve when the curves agree ("every curve:
+/// unstable for lambda >= 1 (not drawn)"), else per curve, named by `label_of(index, value)`
+/// ("lambda = 0.5: unstable for eps >= 0.675"); at most six lines. How many points each line
+/// covers is in the CSV's status column.
 pub fn omitted(report: &mfq::sweep::SweepReport, label_of: &dyn Fn(usize, &Option<f64>) -> String) -> Vec<String> {
     use mfq::sweep::PointStatus;
     let curves: Vec<Option<f64>> = match &report.curve_axis {
@@ -372,13 +374,12 @@ pub fn omitted(report: &mfq::sweep::SweepReport, label_of: &dyn Fn(usize, &Optio
         if per.iter().all(Vec::is_empty) {
             continue;
         }
-        let count = |n: usize| if n == 1 { "1 point".to_string() } else { format!("{n} points") };
         if per.iter().all(|xs| *xs == per[0]) {
-            let each = if curves.len() > 1 { " per curve" } else { "" };
-            notes.push(format!("{what}, omitted: {} ({}{each})", where_text(&report.x_axis, &per[0]), count(per[0].len())));
+            let each = if curves.len() > 1 { "every curve: " } else { "" };
+            notes.push(format!("{each}{what} for {} (not drawn)", where_text(&report.x_axis, &per[0])));
         } else {
             for (i, (c, xs)) in curves.iter().zip(&per).enumerate().filter(|(_, (_, xs))| !xs.is_empty()) {
-                notes.push(format!("{}: {what}, omitted: {} ({})", label_of(i, c), where_text(&report.x_axis, xs), count(xs.len())));
+                notes.push(format!("{}: {what} for {}", label_of(i, c), where_text(&report.x_axis, xs)));
             }
         }
     }
