@@ -133,7 +133,7 @@ fn last_cell_row(t: &[f64], i: usize, r: &mut Vec<f64>) -> usize {
     r.clear();
     r.push(0.0);
     let mut k = 0;
-    while k + 1 <= i && t[k] < h {
+    while k < i && t[k] < h {
         let (ua, ub) = (t[k], t[k + 1].min(h));
         let hk = t[k + 1] - t[k];
         let (wa, wb) = (1.0 - ua / h, 1.0 - ub / h);
@@ -298,68 +298,69 @@ fn next_step(t: &[f64], xs: &[&Vec<f64>], d: u32, h1: f64, eta: f64) -> f64 {
     by_curvature.min(1.5 * h0).min(t[i])
 }
 
+/// Levels of the queue-length distribution computed together in [`queue_length`].
+const BLOCK: usize = 16;
+
 /// `P(Q = k)` for `k = 0..levels` from the recursion for `Phi_k` (module docs of
 /// [`super::lcfs_limit`]) on a marched grid with its rows, up to node `n_phi`; stops below
-/// [`super::lcfs_limit::TAIL_FLOOR`]. `O(n^2)` per level.
+/// [`super::lcfs_limit::TAIL_FLOOR`]. `O(n^2)` per level; [`BLOCK`] levels at a time, stored
+/// node by node, so that each row is read once per block and the sums over the history are
+/// vector operations across the levels.
 pub(super) fn queue_length(lambda: f64, d: u32, m: &Marched, levels: usize, deadline: &Deadline) -> Result<Vec<f64>, ModelError> {
     let a = lambda * d as f64;
     let n = m.n_phi;
     let t = &m.t[..n];
     let fe: Vec<f64> = m.f[..n].iter().map(|v| v.powi(d as i32 - 1)).collect();
     let mut pq = vec![1.0 - lambda];
-    // (P * Phi_(k-1))(t_i) of the previous level (zero for k = 1)
-    let mut conv_prev = vec![0.0; n];
-    let mut conv_cur = vec![0.0; n];
-    let mut phi = vec![0.0; n];
-    for k in 1..levels {
-        if deadline.expired() {
-            return Err(ModelError::Interrupted {
-                during: format!("the LCFS limit's queue-length distribution (level {k} of {levels})"),
-                reason: deadline.reason(),
-            });
+    // (P * Phi_(k-1))(t_i) for the level before the block (zero for k = 1)
+    let mut carry = vec![0.0; n];
+    // phi[i * BLOCK + b] = Phi_(k0 + b)(t_i)
+    let mut phi = vec![0.0; n * BLOCK];
+    let mut k0 = 1;
+    while k0 < levels {
+        let nb = BLOCK.min(levels - k0);
+        phi.fill(0.0);
+        if k0 == 1 {
+            phi[0] = 1.0;
         }
-        phi[0] = if k == 1 { 1.0 } else { 0.0 };
-        conv_cur[0] = 0.0;
-        let mut integral = 0.0;
+        let mut integral = [0.0; BLOCK];
         for i in 1..n {
+            if i % 256 == 0 && deadline.expired() {
+                return Err(ModelError::Interrupted {
+                    during: format!("the LCFS limit's queue-length distribution (level {k0} of {levels})"),
+                    reason: deadline.reason(),
+                });
+            }
             let (rp, rq) = (&m.rows_p[row_start(i)..row_start(i + 1)], &m.rows_q[row_start(i)..row_start(i + 1)]);
-            let (kp, kq) = dot2(&rp[..i], &rq[..i], &phi[..i]);
-            let source = if k == 1 { m.q[i] } else { 0.0 };
-            // Phi_i = source + a fe_i (conv_prev_i - kp - rp_i Phi_i) + a (kq + rq_i Phi_i)
-            let rhs = source + a * fe[i] * (conv_prev[i] - kp) + a * kq;
+            let (mut kp, mut kq) = ([0.0; BLOCK], [0.0; BLOCK]);
+            for ((&wp, &wq), row) in rp[..i].iter().zip(&rq[..i]).zip(phi.chunks_exact(BLOCK)) {
+                for b in 0..BLOCK {
+                    kp[b] += wp * row[b];
+                    kq[b] += wq * row[b];
+                }
+            }
             let coef = 1.0 + a * fe[i] * rp[i] - a * rq[i];
-            let v = (rhs / coef).max(0.0);
-            phi[i] = v;
-            conv_cur[i] = kp + rp[i] * v;
-            integral += 0.5 * (t[i] - t[i - 1]) * (phi[i - 1] + v);
+            let mut conv_prev = carry[i];
+            for b in 0..nb {
+                let source = if k0 + b == 1 { m.q[i] } else { 0.0 };
+                // Phi_i = source + a fe_i (conv_prev_i - kp - rp_i Phi_i) + a (kq + rq_i Phi_i)
+                let v = ((source + a * fe[i] * (conv_prev - kp[b]) + a * kq[b]) / coef).max(0.0);
+                integral[b] += 0.5 * (t[i] - t[i - 1]) * (phi[(i - 1) * BLOCK + b] + v);
+                phi[i * BLOCK + b] = v;
+                conv_prev = kp[b] + rp[i] * v;
+            }
+            carry[i] = conv_prev;
         }
-        pq.push((1.0 - lambda) * a * integral);
-        if pq[k] < super::lcfs_limit::TAIL_FLOOR {
-            // below the floor: the caller continues the distribution geometrically
-            break;
+        for v in &integral[..nb] {
+            pq.push((1.0 - lambda) * a * v);
+            if pq[pq.len() - 1] < super::lcfs_limit::TAIL_FLOOR {
+                // below the floor: the caller continues the distribution geometrically
+                return Ok(pq);
+            }
         }
-        std::mem::swap(&mut conv_prev, &mut conv_cur);
+        k0 += nb;
     }
     Ok(pq)
-}
-
-/// `(sum_j x[j] z[j], sum_j y[j] z[j])` in one pass with four accumulators each (vectorises).
-fn dot2(x: &[f64], y: &[f64], z: &[f64]) -> (f64, f64) {
-    let (mut a, mut b) = ([0.0f64; 4], [0.0f64; 4]);
-    let (xc, yc, zc) = (x.chunks_exact(4), y.chunks_exact(4), z.chunks_exact(4));
-    let (xr, yr, zr) = (xc.remainder(), yc.remainder(), zc.remainder());
-    for ((p, q), r) in xc.zip(yc).zip(zc) {
-        for j in 0..4 {
-            a[j] += p[j] * r[j];
-            b[j] += q[j] * r[j];
-        }
-    }
-    let (mut ta, mut tb) = (0.0, 0.0);
-    for ((p, q), r) in xr.iter().zip(yr).zip(zr) {
-        ta += p * r;
-        tb += q * r;
-    }
-    ((a[0] + a[1]) + (a[2] + a[3]) + ta, (b[0] + b[1]) + (b[2] + b[3]) + tb)
 }
 
 #[cfg(test)]
