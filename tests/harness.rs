@@ -61,9 +61,6 @@ const KNOWN_FAILURES: &[&str] = &[
     "models/generic/two-class.toml|mu1=1e300|report|nan",
     "models/generic/two-class.toml|mu2=1e300|check|nan",
     "models/generic/two-class.toml|mu2=1e300|report|nan",
-    // the LCFS limit at a tiny load (class 7; owner: the LCFS-limit work)
-    "models/redundancy-lcfs-limit.toml|lambda=1e-6|fixed-point|nan",
-    "models/redundancy-lcfs-limit.toml|lambda=1e-6|report|nan",
     // Time limits of the checker (class 1; owner: the attraction-checker work, `mfq check`
     // speed): its sampled cooperativity test and sandwich runs overrun --max-seconds 5 on large
     // phase-type / Pod models (pod-errors-li-unstable at the boundary: 18.7 s, CI-sized run of
