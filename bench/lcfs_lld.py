@@ -7,11 +7,11 @@ lambda E[S^2]/(2(1 - rho)); otherwise Brumelle's H = lambda G between the two in
 (mean workload = rho E[W] + lambda E[S^2]/2). The LCFS limit is checked against its exact
 identity E[B] = 1/(d(1 - lambda)) (docs/models/redundancy.md).
 
-Usage: python3 bench/lcfs_lld.py [path/to/mfq]   (release build: cargo build --release -p mfq-cli)
+Usage: python3 bench/lcfs_lld.py [path/to/mfq] [--lcfs-only]   (release build: cargo build --release -p mfq-cli)
 """
-import json, math, subprocess, sys, time
+import json, math, os, subprocess, sys, time
 
-MFQ = sys.argv[1] if len(sys.argv) > 1 else "target/release/mfq"
+MFQ = next((a for a in sys.argv[1:] if not a.startswith("--")), "target/release/mfq")
 
 
 def run(model, sets, limit=60):
@@ -65,6 +65,13 @@ def check_lld(model, d, lam, f, o, ex):
 
 def main():
     rows, slowest = [], (0.0, "")
+    if "--lcfs-only" not in sys.argv:
+        lld()
+    lcfs()
+
+
+def lld():
+    rows, slowest = [], (0.0, "")
     print("LL(d): case, seconds, E[R], error estimate, check")
     for model, d, lam, f in lld_points():
         sets = [f"d={d}", f"lambda={lam}"] + ([f"job_size.f={f}"] if f is not None else [])
@@ -79,19 +86,30 @@ def main():
         print(f"{case}: {dt:.3f} s, E[R] {o['mean_response_time']:.10g}, est {ex.get('mean_response_time_error_estimate')}, {how} rel {rel:.1e}")
         slowest = max(slowest, (dt, case))
     print(f"LL(d) slowest: {slowest[1]} {slowest[0]:.3f} s")
+
+
+def lcfs():
+    # the old uniform-grid solver (before the adaptive grids), same machine, earlier run
+    # (mean copies per server; levels = 60): the baseline figures of bench/rows-lcfs.md
+    old = {(2, 0.5): 0.7918004130431877, (2, 0.8): 2.284523781153748, (2, 0.9): 3.940478592732380, (2, 0.94): 5.580997530905509,
+           (3, 0.5): 0.7511109736590009, (3, 0.8): 1.994175456335947, (3, 0.9): 3.206600662423476, (1, 0.5): 1.0, (1, 0.8): 4.0}
     slow2 = (0.0, "")
-    print("LCFS limit (d = 2, 3): case, seconds, mean copies, E[B] check")
-    for d in [2, 3]:
-        for lam in [0.1, 0.5, 0.8, 0.9, 0.94]:
-            dt, out, err = run("models/redundancy-lcfs-limit.toml", [f"d={d}", f"lambda={lam}"], limit=120)
+    print("LCFS limit: case, wall s, CPU s, mean copies, error estimate, E[B] check, old solver")
+    for d in [1, 2, 3]:
+        for lam in [0.5, 0.8, 0.9, 0.94, 0.97, 0.99, 0.995]:
+            t0 = time.perf_counter(); c0 = os.times()
+            dt, out, err = run("models/redundancy-lcfs-limit.toml", [f"d={d}", f"lambda={lam}", "truncation.levels=400"], limit=120)
+            c1 = os.times(); cpu = (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)
             case = f"LCFS limit d={d} lambda={lam}"
             if out is None:
-                print(f"{case}: FAILED {err} ({dt:.2f} s)")
-                slow2 = max(slow2, (dt, case + " (failed)"))
+                print(f"{case}: REFUSED/FAILED {err} ({dt:.2f} s)")
                 continue
             o, ex = extras(out)
             eb = 1 / (d * (1 - lam))
-            print(f"{case}: {dt:.3f} s, copies {ex.get('mean_copies_per_server')}, E[B] rel {abs(ex['busy_period_mean'] - eb) / eb:.1e}, tail floor {ex.get('tail_floor')}, tail rel est {ex.get('tail_relative_error_estimate')}")
+            m, est = ex.get("mean_copies_per_server"), ex.get("mean_copies_error_estimate")
+            ref = old.get((d, lam))
+            vs = f", old solver {ref:.10g} (diff {abs(m - ref):.1e}, within est: {abs(m - ref) <= max(est, 1e-9)})" if ref else ""
+            print(f"{case}: {dt:.3f} s wall, {cpu:.3f} s CPU, copies {m:.10g} est {est:.1e}, E[B] rel {abs(ex['busy_period_mean'] - eb) / eb:.1e}{vs}")
             slow2 = max(slow2, (dt, case))
     print(f"LCFS slowest: {slow2[1]} {slow2[0]:.3f} s")
 

@@ -29,6 +29,7 @@
 mod copy_size;
 mod identical;
 mod kind;
+mod lcfs_grid;
 mod lcfs_limit;
 mod mean_field;
 mod pair;
@@ -37,7 +38,7 @@ mod triplet;
 pub use copy_size::{check_speeds, CopySize, CopySizeSpec, MAX_SPEEDS};
 pub use identical::{identical_region, identical_region_general, identical_stability, red_id_lambda_max, red_id_load};
 pub use kind::{RedundancySpec, REDUNDANCY};
-pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE};
+pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE, MAX_RELATIVE_ERROR};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
 pub use pair::RedundancyPair;
 pub use triplet::RedundancyTriplet;
