@@ -404,16 +404,19 @@ fn check_reports_the_verdict_and_report_includes_it() {
     assert!(text(&o).1.contains("starts"), "{}", text(&o).1);
 }
 
-/// A sweep within `--max-seconds` stops at the limit and keeps the finished points: the LCFS
-/// limit at lambda = 0.3 and 0.5 takes well under a second, at 0.94 some 20 s.
+/// A sweep within `--max-seconds` stops at the limit and keeps the finished points: the PS
+/// triplet approximation at lambda = 0.9 (truncation.tol = 0.1) takes a tenth of a second at
+/// K = 12 and 14, and several seconds at K = 40 (64,000 states).
 #[test]
 fn sweep_at_the_time_limit_keeps_the_finished_points() {
     let out = tmp_dir("sweep-partial");
     let a = [
         "sweep",
-        "models/redundancy-lcfs-limit.toml",
+        "models/redundancy-ps-triplet.toml",
         "--set",
-        "lambda=0.3,0.5,0.94",
+        "truncation.tol=0.1",
+        "--set",
+        "truncation.levels=12,14,40",
         "--max-seconds",
         "3",
         "--out",
@@ -428,8 +431,8 @@ fn sweep_at_the_time_limit_keeps_the_finished_points() {
     assert!(stderr.contains("--max-seconds 3") && stderr.contains("of 3 points finished"), "{stderr}");
     let csv = std::fs::read_to_string(out.join("sweep-partial.csv")).expect("the finished points are written");
     assert!(csv.starts_with("# partial: stopped at the wall-clock limit --max-seconds 3"), "{csv}");
-    assert!(csv.lines().any(|l| l.starts_with("0.3,") && l.contains(",solved,")), "{csv}");
-    assert!(!csv.contains("0.94,"), "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with("12,") && l.contains(",solved,")), "{csv}");
+    assert!(!csv.lines().any(|l| l.starts_with("40,")), "{csv}");
     assert!(!out.join("sweep.csv").exists(), "a partial sweep is not written as a complete one");
 }
 
@@ -438,13 +441,22 @@ fn sweep_at_the_time_limit_keeps_the_finished_points() {
 fn interrupted_sweep_keeps_the_finished_points() {
     let out = tmp_dir("sweep-interrupted");
     let child = Command::new(env!("CARGO_BIN_EXE_mfq"))
-        .args(["sweep", "models/redundancy-lcfs-limit.toml", "--set", "lambda=0.3,0.5,0.94", "--out", out.to_str().unwrap()])
+        .args([
+            "sweep",
+            "models/redundancy-ps-triplet.toml",
+            "--set",
+            "truncation.tol=0.1",
+            "--set",
+            "truncation.levels=12,14,40",
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .current_dir(root())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("mfq runs");
-    // the first two points take well under a second; the third some 20 s
+    // the first two points take a tenth of a second; the third (K = 40) several seconds
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
     assert!(sent.success());
@@ -456,7 +468,7 @@ fn interrupted_sweep_keeps_the_finished_points() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     let csv = std::fs::read_to_string(out.join("sweep-partial.csv")).expect("the finished points are written");
     assert!(csv.starts_with("# partial: stopped at cancellation"), "{csv}");
-    assert!(csv.lines().any(|l| l.starts_with("0.3,") && l.contains(",solved,")), "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with("12,") && l.contains(",solved,")), "{csv}");
 }
 
 /// A sweep point with invalid parameters is bad input (exit code 2, after the CSV is written,
