@@ -342,6 +342,41 @@ fn json_errors_are_json_objects() {
     assert_eq!(v["error"]["code"], 3);
 }
 
+/// Fields of one CSV line (RFC 4180 quoting: a quoted field may hold commas).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+/// The pair approximation's state names hold commas (`P[0,0]`): `trajectory.csv` quotes them,
+/// so that its header has as many fields as its rows (a new user's pandas read them shifted).
+#[test]
+fn trajectory_csv_quotes_state_names_with_commas() {
+    let out = tmp_dir("solve-pair");
+    let o = mfq(&["solve", "models/redundancy-ps-pair.toml", "--levels", "4", "--t-end", "1", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = csv_fields(lines.next().unwrap());
+    assert!(header.iter().any(|h| h.contains(',')), "{header:?}");
+    for line in lines {
+        assert_eq!(csv_fields(line).len(), header.len(), "{line}");
+    }
+}
+
 #[test]
 fn solve_and_tail_write_their_files() {
     let out = tmp_dir("solve");

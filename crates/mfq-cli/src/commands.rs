@@ -1,6 +1,6 @@
 //! One function per command; each reads a model file, calls the library, writes output.
 
-use crate::output::{ensure_writable, num, out_dir, write_atomic};
+use crate::output::{csv_field, ensure_writable, num, out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq_fixpoint::{solve_spec, EquilibriumKind, FixedPoint, FixedPointError, FixedPointOptions, FixedPointStatus, DEGENERACY_TOL};
@@ -564,7 +564,7 @@ fn trajectory_csv(model: &dyn MeanFieldModel, tr: &mfq_ode::Trajectory) -> Strin
     let layout = model.layout();
     let mut s = String::from("t");
     for i in 0..model.dim() {
-        let _ = write!(s, ",{}", layout.name(i));
+        let _ = write!(s, ",{}", csv_field(&layout.name(i)));
     }
     s.push('\n');
     for (t, x) in tr.t.iter().zip(&tr.x) {
@@ -660,10 +660,10 @@ fn solve_refined(args: &SolveArgs, file: &ModelFile, model: &dyn MeanFieldModel,
     let layout = model.layout();
     let mut csv = String::from("t");
     for i in 0..model.dim() {
-        let _ = write!(csv, ",{}", layout.name(i));
+        let _ = write!(csv, ",{}", csv_field(&layout.name(i)));
     }
     for i in 0..model.dim() {
-        let _ = write!(csv, ",refined_{}", layout.name(i));
+        let _ = write!(csv, ",{}", csv_field(&format!("refined_{}", layout.name(i))));
     }
     csv.push('\n');
     let rows: Vec<Vec<f64>> = (0..tr.t.len()).map(|i| tr.at(i, n)).collect();

@@ -119,3 +119,13 @@ pub(crate) fn check_plots(
     }
     Ok(files)
 }
+
+/// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a line
+/// break (state names such as `P[0,0]` of the pair approximations, table values of sweeps).
+pub(crate) fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

@@ -41,7 +41,7 @@ fn levels_csv(names: &[String], r: &RefinedReport) -> String {
     }
     s.push('\n');
     for i in 0..t.x.len() {
-        let _ = write!(s, "{},{:e},{:e}", names[i], t.x[i], t.v[i]);
+        let _ = write!(s, "{},{:e},{:e}", crate::output::csv_field(&names[i]), t.x[i], t.v[i]);
         if let Some(a) = &t.a {
             let _ = write!(s, ",{:e}", a[i]);
         }

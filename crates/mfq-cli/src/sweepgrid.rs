@@ -2,7 +2,7 @@
 //! the CSV of any sweep (numeric, categorical and facet axes), titles that describe the sweep,
 //! one plot per facet, and the `curves` figure kind (per-curve model files and settings).
 
-use crate::output::write_atomic;
+use crate::output::{csv_field, write_atomic};
 use crate::Failure;
 use mfq::sweep::{sweep_models, Axis, PointStatus, SweepReport};
 use mfq_fixpoint::FixedPointOptions;
@@ -91,19 +91,10 @@ pub(crate) fn point_count(files: usize, sets: &[String]) -> usize {
     split_sets(sets).map_or(0, |(_, axes)| axes.iter().map(|a| a.values.len()).product::<usize>() * files.max(1))
 }
 
-/// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// The value of `axis` at `v` as a CSV field: numbers as Rust prints them, labels quoted when needed.
 fn value_field(axis: &Axis, v: f64) -> String {
     if axis.is_categorical() {
-        field(&axis.text_of(v))
+        csv_field(&axis.text_of(v))
     } else {
         v.to_string()
     }
@@ -112,10 +103,10 @@ fn value_field(axis: &Axis, v: f64) -> String {
 /// The CSV of a sweep: one column per swept parameter (x, curve or `curve`, then the facets),
 /// the status, the observables and the reason of a point without numbers.
 pub(crate) fn sweep_csv(report: &SweepReport) -> String {
-    let curve_name = report.curve_axis.as_ref().map_or("curve".to_string(), |c| field(&c.name));
-    let mut s = format!("{},{curve_name},", field(&report.x_axis.name));
+    let curve_name = report.curve_axis.as_ref().map_or("curve".to_string(), |c| csv_field(&c.name));
+    let mut s = format!("{},{curve_name},", csv_field(&report.x_axis.name));
     for a in &report.facet_axes {
-        let _ = write!(s, "{},", field(&a.name));
+        let _ = write!(s, "{},", csv_field(&a.name));
     }
     s.push_str("status,mean_response_time,mean_queue_length,prob_wait,throughput,loss_probability,residual,levels,iterations,reason\n");
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));

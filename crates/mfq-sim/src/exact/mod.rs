@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 /// Largest chain that [`ExactMethod::Auto`] solves by sparse LU.
-pub const DIRECT_LIMIT: usize = 20_000;
+pub const DIRECT_LIMIT: usize = 2_000;
 
 /// Which solver [`exact`] uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
