@@ -251,7 +251,8 @@ impl fmt::Display for Verdict {
             Verdict::Unsettled { unsettled, failed: 0, runs, time_limit, largest_end_drift } => write!(
                 f,
                 "UNSETTLED: {unsettled} of {runs} runs did not settle within t = {time_limit} (largest end drift \
-                 {largest_end_drift:.1e}); nothing is certified"
+                 {largest_end_drift:.1e}); nothing is certified (a longer horizon may settle them: --time-limit; near \
+                 the stability boundary relaxation takes about 1/|spectral abscissa|)"
             ),
             Verdict::Unsettled { unsettled, failed, runs, time_limit, largest_end_drift } => {
                 write!(
@@ -351,11 +352,12 @@ impl fmt::Display for AttractionReport {
             writeln!(f, "  sandwich: the model claims no order")?;
         }
         let settled = self.runs.iter().filter(|r| !r.extremal && r.settled).count();
-        writeln!(
-            f,
-            "  multi-start: {} random starts (seed {}), {settled} settled within t = {}",
-            self.options.starts, self.options.seed, self.options.time_limit
-        )?;
+        let by = if matches!(self.verdict, Verdict::TimeLimit { .. }) {
+            format!("before the wall-clock limit stopped them (horizon t = {})", self.options.time_limit)
+        } else {
+            format!("within t = {}", self.options.time_limit)
+        };
+        writeln!(f, "  multi-start: {} random starts (seed {}), {settled} settled {by}", self.options.starts, self.options.seed)?;
         for (i, e) in self.equilibria.iter().enumerate() {
             let alpha = e.local.as_ref().map_or("-".to_string(), |l| format!("{:.4e}", l.spectral_abscissa));
             writeln!(
