@@ -11,6 +11,7 @@ import numpy as np
 from . import _mfq
 from ._errors import InvalidInput
 from ._model import Model, _name, toml_value
+from ._results import _equal
 
 __all__ = ["sweep", "SweepResult"]
 
@@ -22,6 +23,20 @@ class SweepResult(dict):  # type: ignore[type-arg]
     ``mean_queue_length``, ``prob_wait``, ``residual`` (float64, NaN where not solved),
     ``truncation``, ``iterations`` (int64, -1 where not solved); and ``tails``: a list of float64
     arrays ``P(Q >= k)`` (empty where not solved). Pickles as a dict."""
+
+    def __eq__(self, other: object) -> bool:
+        """Equal column by column as the other results compare (NaN equal to NaN, numpy arrays
+        by value and dtype)."""
+        return isinstance(other, SweepResult) and _equal(dict(self), dict(other))
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The columns as a plain dict (arrays stay numpy arrays), as every result has."""
+        return dict(self)
 
     def to_pandas(self) -> Any:
         """The columns as a ``pandas.DataFrame`` (``tails`` left out). Needs pandas."""

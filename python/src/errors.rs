@@ -75,6 +75,9 @@ fn carried(e: &Error) -> Carried {
         Error::Simulation(SimError::Unsupported { kind, reason }) => invalid("kind", kind, reason),
         Error::Exact(ExactError::OutOfRange { field, value, allowed }) => invalid(field, value, allowed),
         Error::Exact(ExactError::NoTransitions { model }) => invalid("kind", model, e.to_string()),
+        Error::InfeasibleStart { constraint, index, amount, rules } => {
+            invalid("x0", format!("entry {index} breaks {constraint} by {amount:.3e}"), format!("a feasible state ({rules})"))
+        }
         Error::StateSize { entries, dim, levels } => {
             invalid("x", format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }

@@ -259,6 +259,9 @@ impl Core {
         let limit = max_seconds.map_or_else(Deadline::none, Deadline::after);
         let out = run::interruptible(py, move |cancel| -> Result<_, mfq::Error> {
             let job = limit.with_cancel(cancel);
+            // the start must be a state of the model (as `mfq solve --x0` checks); later
+            // intervals continue from the integrator's own states
+            model.check_start(levels, &x0)?;
             let (mut t, mut xs) = (Vec::with_capacity(t_eval.len()), Vec::with_capacity(t_eval.len()));
             let (mut now, mut x) = (0.0, x0);
             let (mut tag, mut message) = ("success".to_string(), "reached the last time".to_string());

@@ -106,6 +106,16 @@ def test_trajectory_shapes():
     assert traj.x.shape == (3, 10) and traj.status == "success"
 
 
+def test_solve_refuses_start_states_outside_the_state_space():
+    # as `mfq solve --x0` does: the broken constraint and the entry are named
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    for x0 in ([2.0, -1.0], [0.5, 0.9, 0.1], [1.5, 0.2]):
+        with pytest.raises(mfq.InvalidInput) as e:
+            m.solve(5.0, x0=x0)
+        assert e.value.field == "x0" and "x_{k+1} <= x_k" in str(e.value), str(e.value)
+    assert m.solve(1.0, x0=[0.9, 0.729, 0.478], t_eval=[0.0, 1.0]).status == "success"
+
+
 def test_results_and_models_pickle_equal():
     m = mfq.Model(kind="jsq", lam=0.9, d=2, title="t")
     assert pickle.loads(pickle.dumps(m)) == m
@@ -121,6 +131,8 @@ def test_results_and_models_pickle_equal():
     assert sim.tail.shape == sim.tail_half_width.shape and sim.tail.dtype == np.float64
     s = mfq.sweep(m, lam=[0.5, 0.9])
     assert all(np.array_equal(a, b) for a, b in zip(pickle.loads(pickle.dumps(s)).values(), s.values()) if not isinstance(a, list))
+    assert pickle.loads(pickle.dumps(s)) == s and type(s.to_dict()) is dict and s.to_dict().keys() == s.keys()
+    assert s != mfq.sweep(m, lam=[0.5, 0.8])
     traj = m.solve(1.0, t_eval=[0.0, 1.0])
     assert pickle.loads(pickle.dumps(traj)) == traj
 

@@ -245,6 +245,20 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     if let (Some(a), Some(kind)) = (fp.spectral_abscissa, fp.local) {
         let _ = writeln!(s, "  spectral abscissa   {a:.6e} ({})", local_words(kind, fp.degeneracy_scale.unwrap_or(1.0)));
     }
+    if !matches!(fp.status, FixedPointStatus::Converged) {
+        // the last iterate is not a fixed point: its observables would read as results
+        let _ = writeln!(s, "  observables         not reported: the solve did not converge (the JSON has the last iterate)");
+    } else {
+        observables_text(&mut s, fp);
+    }
+    for note in file.model.notes() {
+        let _ = writeln!(s, "  note                {note}");
+    }
+    s
+}
+
+/// The observables of a converged fixed point, a line each.
+fn observables_text(s: &mut String, fp: &FixedPoint) {
     let o = &fp.observables;
     if let Some(v) = o.mean_queue_length {
         let _ = writeln!(s, "  mean queue length   {}", num(v));
@@ -255,17 +269,16 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
     if let Some(v) = o.prob_wait {
         let _ = writeln!(s, "  P(wait)             {}", num(v));
     }
-    if o.loss_probability > 0.0 {
+    // with the automatic truncation (an infinite buffer) a loss at or below tol is the
+    // truncation's, not the system's: not printed (as `sweep` reports it as 0)
+    let truncation_only = has_levels(fp) && fp.truncation.automatic && o.loss_probability <= fp.truncation.tol;
+    if o.loss_probability > 0.0 && !truncation_only {
         let label = if has_levels(fp) { "P(loss at K)" } else { "P(loss)" };
         let _ = writeln!(s, "  {label:<20}{:.2e}", o.loss_probability);
     }
     for (name, v) in &o.extras {
         let _ = writeln!(s, "  {name:<19} {}", num(*v));
     }
-    for note in file.model.notes() {
-        let _ = writeln!(s, "  note                {note}");
-    }
-    s
 }
 
 /// The words for the local character of `x*` (the shared rule of `mfq check`,
@@ -522,24 +535,11 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                     v.constraint,
                     v.amount,
                     v.index + 1,
-                    layout_rules(&model.layout())
+                    model.layout().rules()
                 )));
             }
             Ok(x)
         }
-    }
-}
-
-/// The constraints of a layout in words, for messages.
-fn layout_rules(layout: &mfq_model::StateLayout) -> &'static str {
-    use mfq_model::StateLayout as L;
-    match layout {
-        L::Tail { .. } => "0 <= x_k <= 1 and x_{k+1} <= x_k",
-        L::ClassTail { .. } => "0 <= x_{j,k} <= 1 and x_{j,k+1} <= x_{j,k} in every class j",
-        L::PhaseTail { .. } => "x_{k,j} >= 0, x_{k+1,j} <= x_{k,j} and sum_j x_{1,j} <= 1",
-        L::Named { .. } => "every entry in [0, 1]",
-        L::Workload { .. } => "0 <= Fbar <= 1 nonincreasing in w, xi >= 0",
-        _ => "every entry >= 0",
     }
 }
 

@@ -319,7 +319,7 @@ pub fn solve_spec_with(
 ) -> Result<FixedPoint, FixedPointError> {
     trunc.validate()?;
     opts.validate()?;
-    let probe = spec.build_probe(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)))?;
+    let probe = spec.build_probe_within(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)), &opts.deadline)?;
     if let Stability::Unstable { reason } = probe.stability() {
         return Err(FixedPointError::Unstable { reason });
     }

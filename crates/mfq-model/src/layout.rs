@@ -370,6 +370,19 @@ impl std::fmt::Display for Violation {
 }
 
 impl StateLayout {
+    /// The constraints that [`largest_violation`](Self::largest_violation) tests, in words
+    /// (for messages about a start state).
+    pub fn rules(&self) -> &'static str {
+        match self {
+            StateLayout::Tail { .. } => "0 <= x_k <= 1 and x_{k+1} <= x_k",
+            StateLayout::ClassTail { .. } => "0 <= x_{j,k} <= 1 and x_{j,k+1} <= x_{j,k} in every class j",
+            StateLayout::PhaseTail { .. } => "x_{k,j} >= 0, x_{k+1,j} <= x_{k,j} and sum_j x_{1,j} <= 1",
+            StateLayout::Named { .. } => "every entry in [0, 1]",
+            StateLayout::Workload { .. } => "0 <= Fbar <= 1 nonincreasing in w, xi >= 0",
+            _ => "every entry >= 0",
+        }
+    }
+
     /// The largest broken constraint of `x` (`None` when every one holds), from what the
     /// entries mean: tail forms `0 <= x_k <= 1` and `x_{k+1} <= x_k` (per class for class
     /// tails); phase tails `x_{k,j} >= 0`, `x_{k+1,j} <= x_{k,j}` and `sum_j x_{1,j} <= 1`;

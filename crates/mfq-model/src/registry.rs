@@ -199,6 +199,16 @@ pub trait KindSpec: Serialize + DeserializeOwned + Clone + Debug + PartialEq + S
         self.build(levels)
     }
 
+    /// [`build_probe`](Self::build_probe) within the job's `deadline` (default: the probe,
+    /// which is cheap for most kinds; kinds whose probe is the whole model watch the deadline).
+    ///
+    /// # Errors
+    /// As [`build_probe`](Self::build_probe), and [`ModelError::Interrupted`].
+    fn build_probe_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        let _ = deadline;
+        self.build_probe(levels)
+    }
+
     /// `Some(reason)` when the built model's drift is not the system's dynamics (see
     /// [`MeanFieldModel::dynamics_note`]), known without building it. Default `None`.
     fn dynamics_note(&self) -> Option<String> {
@@ -247,6 +257,7 @@ trait DynSpec: Debug + Send + Sync {
     fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError>;
     fn validate(&self, levels: usize) -> Result<(), ModelError>;
     fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError>;
+    fn build_probe_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError>;
     fn dynamics_note(&self) -> Option<String>;
     fn initial_levels(&self) -> usize;
     fn has_model(&self) -> bool;
@@ -277,6 +288,9 @@ impl<T: KindSpec> DynSpec for T {
     }
     fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         KindSpec::build_probe(self, levels)
+    }
+    fn build_probe_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        KindSpec::build_probe_within(self, levels, deadline)
     }
     fn dynamics_note(&self) -> Option<String> {
         KindSpec::dynamics_note(self)
@@ -382,6 +396,15 @@ impl ModelSpec {
     /// As [`validate`](Self::validate).
     pub fn build_probe(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         self.0.build_probe(levels)
+    }
+
+    /// [`build_probe`](Self::build_probe) within the job's `deadline`.
+    ///
+    /// # Errors
+    /// As [`build_probe`](Self::build_probe), and [`ModelError::Interrupted`] when the deadline
+    /// passes while a costly probe is built (a generic model's probe is the model).
+    pub fn build_probe_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        self.0.build_probe_within(levels, deadline)
     }
 
     /// `Some(reason)` for models without dynamics, as [`MeanFieldModel::dynamics_note`] of the

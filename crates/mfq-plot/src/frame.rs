@@ -697,7 +697,9 @@ fn place(chart: &Chart, style: &Style, default: LegendPosition, (w, h): (i32, i3
         }
         best.1
     });
-    (chosen, corner(chosen))
+    // a box wider than the plot starts at its left edge (never left of it, where it is cut)
+    let (x, y) = corner(chosen);
+    (chosen, (x.max(xr.start + m), y))
 }
 
 /// Legend layout of `entries` in a plot area of `plot` = (width, height) pixels, with the legend
@@ -753,7 +755,7 @@ fn wrap_words(text: &str, fit: usize) -> Vec<String> {
 
 /// The legend at the style's position; without one, at the plot's `default` unless another
 /// corner (or edge middle) hides fewer of the drawn points; in the style's legend font. A
-/// legend taller than half the plot gets several columns (drawn here, not by plotters).
+/// legend taller than half the plot gets several columns.
 pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, default: LegendPosition) -> Result<(), PlotError> {
     if style.legend == Some(LegendPosition::None) {
         return Ok(());
@@ -765,30 +767,12 @@ pub(crate) fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, style: &Style, defau
     let (rows, widths, size, lines) = layout(&entries, (xr.end - xr.start, yr.end - yr.start), f, len);
     let m = (f * 0.5) as i32;
     let (chosen, (x0, y0)) = place(chart, style, default, size, m);
-    if widths.len() > 1 || !lines.is_empty() {
-        return columns(chart, &entries, (x0, y0), (rows, &widths, size, &lines), f, len);
+    if chosen == LegendPosition::None {
+        return Ok(());
     }
-    let pos = match chosen {
-        LegendPosition::None => return Ok(()),
-        LegendPosition::UpperRight => SeriesLabelPosition::UpperRight,
-        LegendPosition::UpperLeft => SeriesLabelPosition::UpperLeft,
-        LegendPosition::LowerRight => SeriesLabelPosition::LowerRight,
-        LegendPosition::LowerLeft => SeriesLabelPosition::LowerLeft,
-        LegendPosition::UpperMiddle => SeriesLabelPosition::UpperMiddle,
-        LegendPosition::LowerMiddle => SeriesLabelPosition::LowerMiddle,
-        LegendPosition::MiddleRight => SeriesLabelPosition::MiddleRight,
-        LegendPosition::MiddleLeft => SeriesLabelPosition::MiddleLeft,
-    };
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", f * FONT))
-        .legend_area_size(len + 8)
-        .margin((f * 0.5) as u32)
-        .position(pos)
-        .draw()
-        .map_err(err)
+    // drawn here for every legend, one column or several: plotters' own series labels put the
+    // line samples over the labels' first letters in a box at the left edge
+    columns(chart, &entries, (x0, y0), (rows, &widths, size, &lines), f, len)
 }
 
 /// A legend of `entries` in columns of the given widths (curves filled top to bottom, `rows`

@@ -129,7 +129,7 @@ pub fn distance_svg(series: &[DistanceSeries], predicted_rate: Option<f64>, titl
                         .filter(|(_, d)| *d >= d_min && *d <= d_max)
                         .collect();
                     let look = Look::nth(st, series.len()).colored(plotters::style::BLACK).plain().dashed(Dash::Dashed);
-                    curve(&mut chart, look, &line, Some(&format!("slope of the spectral abscissa: exp(-{rate:.4} t)")))?;
+                    curve(&mut chart, look, &line, Some(&format!("exp(-{rate:.4} t): spectral abscissa")))?;
                 }
             }
         }

@@ -51,6 +51,20 @@ pub enum Error {
         /// The truncation level.
         levels: usize,
     },
+    /// A start state (`x0` of a transient) outside the model's state space: the largest broken
+    /// constraint of its layout (`mfq_model::StateLayout::largest_violation`), e.g. `x_2 <= x_1`
+    /// or `0 <= x_1`, with the entry and the amount (a NaN entry breaks it by infinity).
+    #[error("x0 breaks the constraint {constraint} of the model's state space by {amount:.3e} at entry {index} (1-based); allowed: a feasible state ({rules})")]
+    InfeasibleStart {
+        /// The broken constraint, with the entries' names.
+        constraint: String,
+        /// The 1-based entry that breaks it.
+        index: usize,
+        /// By how much (`> mfq_ode::INVARIANT_TOL`).
+        amount: f64,
+        /// Every constraint of the layout, in words.
+        rules: &'static str,
+    },
     /// A model file that cannot be read.
     #[error("cannot read model file {path}: {reason}")]
     Read {

@@ -143,6 +143,32 @@ impl Model {
         Ok(solve_spec(&self.file.model, &self.file.truncation, opts)?)
     }
 
+    /// Checks that `x0` is a state of the model at truncation level `levels` (as
+    /// [`transient`](Self::transient) builds it): no constraint of its layout broken by more than `mfq_ode::INVARIANT_TOL` (`0 <= x_k <= 1`,
+    /// `x_{k+1} <= x_k`, phase and class constraints: [`mfq_model::StateLayout::largest_violation`]).
+    /// `mfq solve --x0` makes the same test; a transient itself accepts any finite start, so
+    /// that a run can continue from the round-off of another.
+    ///
+    /// A start of the wrong size passes: the transient reports it (`OdeError::WrongDimension`).
+    ///
+    /// # Errors
+    /// [`Error::InfeasibleStart`] naming the broken constraint; [`Error::Model`] as
+    /// [`build`](Self::build).
+    pub fn check_start(&self, levels: Option<usize>, x0: &[f64]) -> Result<(), Error> {
+        let model = self.build(levels)?;
+        if model.dim() != x0.len() {
+            // the transient reports the size (`OdeError::WrongDimension`, naming x0)
+            return Ok(());
+        }
+        let layout = model.layout();
+        match layout.largest_violation(x0).filter(|v| !(v.amount <= mfq_ode::INVARIANT_TOL)) {
+            Some(v) => {
+                Err(Error::InfeasibleStart { constraint: v.constraint, index: v.index + 1, amount: v.amount, rules: layout.rules() })
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The transient `x(t)` from `x0` (length: the model's dimension at `levels`).
     ///
     /// # Errors
@@ -350,6 +376,33 @@ pub struct RefinedReport {
     pub wall_seconds: f64,
 }
 
+impl RefinedReport {
+    /// Warnings about estimates outside the state space: for each size `N` whose refined state
+    /// `x* + V/N (+ A/N^2)` breaks a constraint of `layout` (the layout of the model at the
+    /// fixed point's truncation level: `0 <= x_k <= 1`, `x_{k+1} <= x_k`, ...) by more than
+    /// 1e-9, one sentence naming `N`, the largest broken constraint and its amount. The
+    /// expansion in `1/N` is then not accurate at that `N` (the terms are right; `N` is too
+    /// small for them, e.g. JSQ(2) at lambda = 0.99 and N = 2): the exact chain gives the
+    /// finite-N values. Empty when every estimate is a state.
+    pub fn state_space_warnings(&self, layout: &mfq_model::StateLayout) -> Vec<String> {
+        self.estimates
+            .iter()
+            .filter(|e| e.state.len() == layout.dim())
+            .filter_map(|e| {
+                let v = layout.largest_violation(&e.state).filter(|v| !(v.amount <= 1e-9))?;
+                Some(format!(
+                    "at N = {} the refined state breaks {} by {:.3e} (entry {}): the expansion in 1/N is not accurate at this N; \
+                     `mfq exact` gives the finite-N values",
+                    e.servers,
+                    v.constraint,
+                    v.amount,
+                    v.index + 1
+                ))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,6 +448,27 @@ mod tests {
         let tail: Vec<f64> = (1..=30).map(|k| lam.powi(2_i32.pow(k) - 1)).collect();
         assert!(m.drift(&tail[..5], None).unwrap().iter().all(|v| v.abs() < 1e-9));
         assert!(matches!(m.drift(&x, Some(5)), Err(Error::StateSize { entries: 3, dim: 5, levels: 5 })));
+    }
+
+    /// `check_start` refuses start states outside the tail layout (naming the broken
+    /// constraint and the entry) and accepts feasible ones, the fixed point among them.
+    #[test]
+    fn check_start_names_the_broken_constraint() {
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n", &[]).unwrap();
+        for (x0, entry) in [(vec![2.0, -1.0], 1), (vec![0.5, 0.9, 0.1], 2), (vec![1.5, 0.2], 1), (vec![0.4, f64::NAN], 2)] {
+            match m.check_start(Some(x0.len()), &x0) {
+                Err(e @ Error::InfeasibleStart { index, .. }) => {
+                    assert_eq!(index, entry, "{x0:?}: {e}");
+                    assert!(e.to_string().contains("x_{k+1} <= x_k"), "{e}");
+                }
+                other => panic!("{x0:?}: {other:?}"),
+            }
+        }
+        let tail: Vec<f64> = (1..=12).map(|k| 0.9_f64.powi(2_i32.pow(k) - 1)).collect();
+        assert!(m.check_start(Some(12), &tail).is_ok());
+        assert!(m.check_start(Some(3), &[0.0; 3]).is_ok() && m.check_start(Some(3), &[1.0; 3]).is_ok());
+        // the size is the transient's to report
+        assert!(m.check_start(Some(5), &[0.5]).is_ok());
     }
 
     /// A model written as TOML reads back as the same model.

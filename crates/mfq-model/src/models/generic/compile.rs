@@ -90,7 +90,19 @@ impl GenericModel {
     /// # Errors
     /// As [`new`](Self::new); [`ModelError::OutOfRange`] naming `model` when a limit is exceeded.
     pub fn with_limits(spec: &GenericSpec, levels: Option<usize>, limits: Limits) -> Result<Self, ModelError> {
+        Self::within(spec, levels, limits, &crate::Deadline::none())
+    }
+
+    /// [`with_limits`](Self::with_limits) within the job's `deadline`: each phase of the
+    /// construction (unrolling the transitions, the symbolic derivatives, the sampled rate
+    /// checks) watches it, so a model of a million transitions stops near the limit.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); [`ModelError::Interrupted`] when the deadline passes (or the job
+    /// is cancelled) before the model is built.
+    pub fn within(spec: &GenericSpec, levels: Option<usize>, limits: Limits, deadline: &crate::Deadline) -> Result<Self, ModelError> {
         let mut r = Resolver::parameters_only(spec)?;
+        r.deadline = deadline.clone();
         r.budget.set(limits.max_nodes);
         r.max_nodes = limits.max_nodes;
         // the truncation-level parameter
@@ -106,9 +118,11 @@ impl GenericModel {
         }
         let Reduced { member_lists, slot_of, names, laws } = reduce(&mut r, spec)?;
         let Unrolled { jumps, jump_ptr, rates, labels } = unroll_transitions(&r, spec, &member_lists, &slot_of, limits.max_transitions)?;
+        r.check_deadline("the conservation check")?;
         let undeclared = undeclared_conservation(&jumps, &jump_ptr, names.len());
         let Programs { drift_blocks, jac_items, jac_blocks, sparsity, scratch } =
             compile_programs(&r, &rates, &jumps, &jump_ptr, names.len())?;
+        r.check_deadline("the rate checks")?;
         let tail_family = validate::tail_family(&r, spec)?;
         let layout = match &spec.levels {
             Some(p) => {
@@ -398,6 +412,9 @@ fn unroll_transition(
     };
     let for_src = t.for_each.clone().unwrap_or_default();
     let mut body = |scope: &mut Vec<(String, i64)>| -> Result<(), ModelError> {
+        if out.rates.len() % 1024 == 1023 {
+            r.check_deadline("unrolling the transitions")?;
+        }
         let jump = instance_jump(r, &key, &jump_keys, scope, member_lists, slot_of)?;
         let rate = r.resolve(&rate_expr, &rate_src, &rkey, scope)?;
         if let Some(c) = rate.as_const() {
@@ -463,7 +480,11 @@ fn compile_programs(r: &Resolver, rates: &[Node], jumps: &[(usize, f64)], jump_p
     let mut jac_items = Vec::new();
     let mut derivs = Vec::new();
     let mut vars = Vec::new();
+    r.check_deadline("compiling the drift")?;
     for (i, rate) in rates.iter().enumerate() {
+        if i % 1024 == 1023 {
+            r.check_deadline("the symbolic Jacobian")?;
+        }
         vars.clear();
         rate.vars(&mut vars);
         vars.sort_unstable();

@@ -18,6 +18,24 @@ impl KindSpec for GenericSpec {
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         Ok(Box::new(GenericSpec::build(self, levels)?))
     }
+    /// [`build`](Self::build) within the job's deadline (see [`super::GenericModel::within`]).
+    fn build_within(&self, levels: usize, deadline: &crate::Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        Ok(Box::new(super::GenericModel::within(self, Some(levels), Default::default(), deadline)?))
+    }
+    /// Builds the model to check the file, for at most a quarter of a second: a larger model (a
+    /// million transitions) is checked when a job builds it within its own deadline (the same
+    /// errors), so that reading a file never outlasts `--max-seconds`.
+    fn validate(&self, levels: usize) -> Result<(), ModelError> {
+        match super::GenericModel::within(self, Some(levels), Default::default(), &crate::Deadline::after(0.25)) {
+            Ok(_) | Err(ModelError::Interrupted { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+    /// The probe is the model itself (its stability is unknown, but the solvers read its
+    /// layout), built within the deadline.
+    fn build_probe_within(&self, levels: usize, deadline: &crate::Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        KindSpec::build_within(self, levels, deadline)
+    }
     /// The `levels` parameter's value, or the (fixed) dimension.
     fn initial_levels(&self) -> usize {
         GenericSpec::initial_levels(self)

@@ -43,6 +43,8 @@ pub(super) struct Resolver {
     /// Expression nodes still allowed.
     pub(super) budget: std::cell::Cell<usize>,
     pub(super) max_nodes: usize,
+    /// The job's deadline: construction stops with [`ModelError::Interrupted`] when it passes.
+    pub(super) deadline: crate::Deadline,
 }
 
 impl Resolver {
@@ -57,6 +59,7 @@ impl Resolver {
             element_names: Vec::new(),
             budget: std::cell::Cell::new(Limits::default().max_nodes),
             max_nodes: Limits::default().max_nodes,
+            deadline: crate::Deadline::none(),
         };
         for (name, v) in &spec.parameters {
             let key = format!("model.parameters.{name}");
@@ -68,6 +71,18 @@ impl Resolver {
             r.params.push((name.clone(), *v));
         }
         Ok(r)
+    }
+
+    /// `Err(ModelError::Interrupted)` when the job's deadline has passed during `phase` (e.g.
+    /// `unrolling the transitions`).
+    pub(super) fn check_deadline(&self, phase: &str) -> Result<(), ModelError> {
+        if self.deadline.expired() {
+            return Err(ModelError::Interrupted {
+                during: format!("building the generic model ({phase})"),
+                reason: self.deadline.reason(),
+            });
+        }
+        Ok(())
     }
 
     fn known_names(&self, scope: &[(String, i64)]) -> String {

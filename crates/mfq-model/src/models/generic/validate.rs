@@ -346,6 +346,7 @@ pub(super) fn check_rates(
     let mut values = vec![0.0; n_elements];
     let mut x = vec![0.0; dim];
     for _ in 0..VALIDATION_SAMPLES {
+        r.check_deadline("the sampled rate checks")?;
         for v in values.iter_mut().take(spec.variables.len()) {
             *v = rng.next_f64();
         }
