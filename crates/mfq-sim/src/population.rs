@@ -275,15 +275,16 @@ fn dependency_graph(t: &dyn IndexedTransitions, dim: usize) -> Option<(Vec<usize
 }
 
 /// A complete binary tree of partial sums over the rates (leaves `size..size + count`, node
-/// `k` the sum of nodes `2k` and `2k + 1`, the root `1` the total): an update re-adds the
-/// ancestors of the changed leaves, a selection descends from the root, both `O(log count)`.
-/// Every node is recomputed from its children (never updated by differences), so the sums do
-/// not drift.
+/// `k` the sum of nodes `2k` and `2k + 1`, the root `1` the total): an update adds a leaf's
+/// change to its ancestors (independent additions, no chain of dependent loads), a selection
+/// descends from the root without branches, both `O(log count)`. The inner nodes are rebuilt from the leaves every [`SumTree::rebuild_every`]
+/// updates, which bounds the rounding that the differences accumulate (about `1e-16` relative
+/// per update).
 struct SumTree {
     size: usize,
     node: Vec<f64>,
-    /// Ancestors to re-add, one level at a time (reused).
-    dirty: Vec<usize>,
+    updates: usize,
+    rebuild_every: usize,
 }
 
 impl SumTree {
@@ -291,56 +292,60 @@ impl SumTree {
         let size = rates.len().next_power_of_two().max(2);
         let mut node = vec![0.0; 2 * size];
         node[size..size + rates.len()].copy_from_slice(rates);
-        for k in (1..size).rev() {
-            node[k] = node[2 * k] + node[2 * k + 1];
+        let mut tree = SumTree { size, node, updates: 0, rebuild_every: (2 * size).max(4096) };
+        tree.rebuild();
+        tree
+    }
+
+    fn rebuild(&mut self) {
+        for k in (1..self.size).rev() {
+            self.node[k] = self.node[2 * k] + self.node[2 * k + 1];
         }
-        SumTree { size, node, dirty: Vec::new() }
+        self.updates = 0;
     }
 
     fn total(&self) -> f64 {
         self.node[1]
     }
 
-    /// Sets the leaves of `leaves` (sorted) to `rate(l)` and re-adds their ancestors.
+    /// Sets the leaves of `leaves` to `rate(l)` and adds each leaf's change along its path to
+    /// the root.
     fn update(&mut self, leaves: &[usize], mut rate: impl FnMut(usize) -> f64) {
-        self.dirty.clear();
         for &l in leaves {
-            self.node[self.size + l] = rate(l);
-            let p = (self.size + l) / 2;
-            if self.dirty.last() != Some(&p) {
-                self.dirty.push(p);
+            let new = rate(l);
+            let mut k = self.size + l;
+            let d = new - self.node[k];
+            self.node[k] = new;
+            while k > 1 {
+                k /= 2;
+                self.node[k] += d;
             }
         }
-        while !self.dirty.is_empty() {
-            let mut w = 0;
-            let mut last = 0;
-            for r in 0..self.dirty.len() {
-                let k = self.dirty[r];
-                self.node[k] = self.node[2 * k] + self.node[2 * k + 1];
-                if k > 1 && k / 2 != last {
-                    last = k / 2;
-                    self.dirty[w] = last;
-                    w += 1;
-                }
-            }
-            self.dirty.truncate(w);
+        self.updates += 1;
+        if self.updates >= self.rebuild_every {
+            self.rebuild();
         }
     }
 
     /// The leaf where the cumulative sum passes `target` (`0 <= target < total`), never a
-    /// zero leaf: rounding that would step into an empty subtree steps into the other one.
+    /// zero leaf: rounding that would step into an empty subtree steps into the other one,
+    /// and a zero leaf reached through an inner sum left positive by rounding gives way to
+    /// the nearest positive leaf.
     fn select(&self, mut target: f64) -> usize {
         let mut k = 1;
         while k < self.size {
             let left = self.node[2 * k];
-            if target >= left && self.node[2 * k + 1] > 0.0 {
-                target -= left;
-                k = 2 * k + 1;
-            } else {
-                k *= 2;
-            }
+            let right = target >= left && self.node[2 * k + 1] > 0.0;
+            target -= if right { left } else { 0.0 };
+            k = 2 * k + right as usize;
         }
-        k - self.size
+        let l = k - self.size;
+        if self.node[k] > 0.0 {
+            return l;
+        }
+        let leaves = &self.node[self.size..];
+        let before = leaves[..l].iter().rposition(|&r| r > 0.0);
+        before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
     }
 }
 
@@ -640,15 +645,8 @@ eliminate = "R"
         assert_eq!(t.count(), 3);
         let graph = dependency_graph(t, m.dim()).unwrap();
         for (warmup, max_events) in [(10.0, 1_000_000_000), (0.0, 20_000)] {
-            let opts = PopulationOptions {
-                objects: 300,
-                time: 200.0,
-                warmup,
-                batches: 7,
-                record: Some(3.0),
-                max_events,
-                ..Default::default()
-            };
+            let opts =
+                PopulationOptions { objects: 300, time: 200.0, warmup, batches: 7, record: Some(3.0), max_events, ..Default::default() };
             let x0 = [0.7, 0.1];
             let d = Deadline::none();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);

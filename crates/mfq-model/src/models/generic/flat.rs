@@ -7,7 +7,7 @@
 use super::node::{sign, Fun, Node};
 
 /// Stack depth of the flat programs; deeper expressions are evaluated as trees.
-const STACK: usize = 32;
+const STACK: usize = 16;
 
 #[derive(Debug, Clone, Copy)]
 enum Ins {

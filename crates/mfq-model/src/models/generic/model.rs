@@ -1,9 +1,9 @@
 //! The compiled model: its data, the accessors, and the [`MeanFieldModel`] implementation
 //! (drift and Jacobian run the compiled programs; see `program.rs`).
 
+use super::flat::FlatRates;
 use super::node::Node;
 use super::program::{with_scratch, Block, CHUNK};
-use super::flat::FlatRates;
 use crate::{AnalyticJacobian, IndexedTransitions, TransitionVisitor, Transitions};
 use crate::{Jacobian, MeanFieldModel, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
