@@ -8,7 +8,11 @@
 //! the mean-field ODE `dx/dt = sum_l l beta_l(x)`, and its stationary mean is
 //! `x* + V/N + O(1/N^2)` (the refined mean field). The simulation is Gillespie's direct method:
 //! exponential holding times of rate `N sum_l beta_l(x)`, the next transition drawn with
-//! probability `beta_l / sum beta`. It uses the model's own rate functions, so it checks the
+//! probability `beta_l / sum beta`. When the model gives its transitions one at a time
+//! ([`IndexedTransitions`], the generic models), an event re-evaluates only the rates that read
+//! a state entry it changed (Gibson and Bruck's dependency graph, J. Phys. Chem. A 104(9),
+//! 2000) and draws the transition from a binary tree of partial sums; otherwise every rate is
+//! re-evaluated at every event. It uses the model's own rate functions, so it checks the
 //! ODE solvers and the `1/N` terms, not the rates themselves (the event-driven simulator of the
 //! built-in queueing systems, [`crate::simulate`], is the independent check of those).
 //!
