@@ -417,6 +417,31 @@ pub trait Transitions {
     /// `(index, change)` of the state in units of `1/N` (one object changing) and `rate` is the
     /// rate per object, so that `f(x) = sum_l jump_l rate_l(x)`.
     fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>);
+
+    /// The same transitions one at a time ([`IndexedTransitions`]), when the model can
+    /// evaluate a single rate and say which state entries it reads (default: `None`; the
+    /// generic models can). Simulators then re-evaluate only the rates an event changed.
+    fn indexed(&self) -> Option<&dyn IndexedTransitions> {
+        None
+    }
+}
+
+/// Optional capability of a [`Transitions`]: the transitions numbered `0..count()`, each with
+/// its jump, its rate alone and the state entries that rate depends on, so that a simulator
+/// re-evaluates after an event only the rates that read an entry the event changed (the
+/// dependency graph of Gibson and Bruck's next-reaction method, J. Phys. Chem. A 104(9), 2000).
+/// The transitions and rates are those of [`Transitions::visit`], possibly in another order.
+pub trait IndexedTransitions {
+    /// Number of transitions.
+    fn count(&self) -> usize;
+    /// The jump of transition `l < count()`: `(state index, change in units of 1/N)` pairs.
+    fn jump(&self, l: usize) -> &[(usize, f64)];
+    /// The state indices the rate of transition `l` reads (sorted, without repeats): its rate
+    /// changes only when one of them does.
+    fn reads(&self, l: usize) -> &[usize];
+    /// The rate per object of transition `l` at `x` (length `dim`), as `visit` gives it.
+    /// Must not allocate.
+    fn rate(&self, l: usize, x: &[f64]) -> f64;
 }
 
 impl dyn MeanFieldModel + '_ {

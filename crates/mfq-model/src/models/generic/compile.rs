@@ -133,6 +133,7 @@ impl GenericModel {
         };
         let observe = observables(&r, spec, tail_family)?;
         let initial = initial_state(&r, spec, &slot_of)?;
+        let flat = super::flat::FlatRates::compile(&rates);
         let model = GenericModel {
             name: spec.name.clone().unwrap_or_else(|| "generic".into()),
             names,
@@ -141,6 +142,7 @@ impl GenericModel {
             jumps,
             jump_ptr,
             drift_blocks,
+            flat,
             jac_items,
             jac_blocks,
             sparsity,

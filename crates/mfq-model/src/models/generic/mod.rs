@@ -80,6 +80,7 @@
 
 mod compile;
 mod expr;
+mod flat;
 mod kind;
 mod model;
 mod node;

@@ -1,9 +1,10 @@
 //! The compiled model: its data, the accessors, and the [`MeanFieldModel`] implementation
 //! (drift and Jacobian run the compiled programs; see `program.rs`).
 
+use super::flat::FlatRates;
 use super::node::Node;
 use super::program::{with_scratch, Block, CHUNK};
-use crate::{AnalyticJacobian, TransitionVisitor, Transitions};
+use crate::{AnalyticJacobian, IndexedTransitions, TransitionVisitor, Transitions};
 use crate::{Jacobian, MeanFieldModel, NamedState, Observables, PartialOrder, Sparsity, Stability, StateLayout};
 
 /// A model given by its transitions in a model file (`kind = "generic"`), compiled.
@@ -51,6 +52,8 @@ pub struct GenericModel {
     pub(super) jumps: Vec<(usize, f64)>,
     pub(super) jump_ptr: Vec<usize>,
     pub(super) drift_blocks: Vec<Block>,
+    /// The rates one instance at a time (for the population process's simulator).
+    pub(super) flat: FlatRates,
     /// `(instance, column)` of each Jacobian item.
     pub(super) jac_items: Vec<(u32, u32)>,
     pub(super) jac_blocks: Vec<Block>,
@@ -250,5 +253,23 @@ impl Transitions for GenericModel {
     fn visit(&self, x: &[f64], visit: &mut TransitionVisitor<'_>) {
         let (jumps, ptr) = (&self.jumps, &self.jump_ptr);
         self.for_each_rate(x, &mut |i, r| visit(&jumps[ptr[i]..ptr[i + 1]], r));
+    }
+    fn indexed(&self) -> Option<&dyn IndexedTransitions> {
+        Some(self)
+    }
+}
+
+impl IndexedTransitions for GenericModel {
+    fn count(&self) -> usize {
+        self.transition_count()
+    }
+    fn jump(&self, l: usize) -> &[(usize, f64)] {
+        &self.jumps[self.jump_ptr[l]..self.jump_ptr[l + 1]]
+    }
+    fn reads(&self, l: usize) -> &[usize] {
+        self.flat.reads(l)
+    }
+    fn rate(&self, l: usize, x: &[f64]) -> f64 {
+        self.flat.rate(l, x)
     }
 }
