@@ -321,15 +321,17 @@ impl IluGmres {
             let mut zp = z;
             self.precondition(&mut zp);
             self.matvec(&zp, &mut w);
-            // modified Gram-Schmidt
+            // modified Gram-Schmidt, each update fused with the next inner product (or, after
+            // the last, with the norm): one pass over w per basis vector
             let col = &mut self.hess[j * m1..(j + 1) * m1];
+            let mut d = dot(&w, &self.basis[..n]);
             for (i, h) in col.iter_mut().enumerate().take(j + 1) {
-                let v = &self.basis[i * n..(i + 1) * n];
-                let d = dot(&w, v);
                 *h = d;
-                w.iter_mut().zip(v).for_each(|(w, v)| *w -= d * v);
+                let v = &self.basis[i * n..(i + 1) * n];
+                let next = (i < j).then(|| &self.basis[(i + 1) * n..(i + 2) * n]);
+                d = axpy_dot(&mut w, d, v, next);
             }
-            let hn = norm(&w);
+            let hn = d.sqrt();
             col[j + 1] = hn;
             if hn > 0.0 {
                 for (v, w) in self.basis[(j + 1) * n..(j + 2) * n].iter_mut().zip(&w) {
@@ -471,6 +473,39 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
             s[l] += x[l] * y[l];
         }
     }
+    s[0] + s[1] + s[2] + s[3] + rest
+}
+
+/// `w <- w - d v` and then `dot(w, next)` of the updated `w` (`dot(w, w)` when `next` is
+/// `None`), in one pass over `w`: the same operations in the same order as the update followed
+/// by [`dot`], so the same numbers.
+#[inline]
+fn axpy_dot(w: &mut [f64], d: f64, v: &[f64], next: Option<&[f64]>) -> f64 {
+    let mut s = [0.0f64; 4];
+    let split = w.len() - w.len() % 4;
+    let lanes = w[..split].chunks_exact_mut(4).zip(v.chunks_exact(4));
+    match next {
+        Some(u) => {
+            for ((w, v), u) in lanes.zip(u.chunks_exact(4)) {
+                for l in 0..4 {
+                    w[l] -= d * v[l];
+                    s[l] += w[l] * u[l];
+                }
+            }
+        }
+        None => {
+            for (w, v) in lanes {
+                for l in 0..4 {
+                    w[l] -= d * v[l];
+                    s[l] += w[l] * w[l];
+                }
+            }
+        }
+    }
+    w[split..].iter_mut().zip(&v[split..]).for_each(|(w, v)| *w -= d * v);
+    let w: &[f64] = w;
+    let u = next.unwrap_or(w);
+    let rest: f64 = w[split..].iter().zip(&u[split..]).map(|(x, y)| x * y).sum();
     s[0] + s[1] + s[2] + s[3] + rest
 }
 
