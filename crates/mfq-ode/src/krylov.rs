@@ -10,6 +10,17 @@
 //! 7(3), 1986; Saad 2003, §6.5 and §9.3.2, right preconditioning) solves to a relative
 //! residual `||b - M x||_2 <= rtol ||b||_2`. The symbolic phase (the pattern of the factors)
 //! runs once per pattern; a factorisation and a solve allocate nothing.
+//!
+//! The triangular solves with the incomplete factors are bound by memory traffic (they take
+//! most of a GMRES iteration), so the factors are computed in `f64` and then stored for the
+//! solves in single precision with 32-bit column indices (8 bytes an entry instead of 16), `L`
+//! and `U` apart so that each sweep streams only its own factor. The preconditioner is then the
+//! exact inverse of slightly different (rounded) incomplete factors: still a fixed linear map,
+//! applied in `f64` arithmetic, so GMRES (in `f64` throughout, on the true matrix) converges to
+//! the same tolerance; only the preconditioner's quality could change, and the incomplete
+//! factors differ from the true ones far more than by the rounding to `f32` (Saad 2003, §9.3.2:
+//! any fixed non-singular right preconditioner leaves the residual of GMRES that of the
+//! original system).
 
 use mfq_model::Deadline;
 
@@ -29,18 +40,27 @@ pub(crate) struct IluGmres {
     restart: usize,
     /// Row pointers, columns and values of the matrix (CSR, columns sorted).
     m_ptr: Vec<usize>,
-    m_col: Vec<usize>,
+    m_col: Vec<u32>,
     m_val: Vec<f64>,
     /// CSR position of each value of the column-compressed input.
     from_csc: Vec<usize>,
     /// Pattern of the factors (`L` strictly below, `U` from the diagonal), their values, the
     /// position of each diagonal, and the factor position of each matrix entry.
     f_ptr: Vec<usize>,
-    f_col: Vec<usize>,
+    f_col: Vec<u32>,
     f_val: Vec<f64>,
     f_diag: Vec<usize>,
     /// Reciprocals of the pivots.
     f_rdiag: Vec<f64>,
+    /// The factors as the triangular solves read them (see the module docs): `L` strictly
+    /// below the diagonal and `U` strictly above it, each row-compressed, values rounded to
+    /// `f32`.
+    l_ptr: Vec<usize>,
+    l_col: Vec<u32>,
+    l_val: Vec<f32>,
+    u_ptr: Vec<usize>,
+    u_col: Vec<u32>,
+    u_val: Vec<f32>,
     m_in_f: Vec<usize>,
     /// Scratch: factor position of each column of the current row (`usize::MAX`: none).
     marker: Vec<usize>,
@@ -72,7 +92,11 @@ pub(crate) struct GmresOutcome {
 impl IluGmres {
     /// Storage for the column-compressed pattern (`col_ptr`, `row_idx`; every diagonal entry
     /// present) of a `size x size` matrix, with the ILU(k) pattern computed here.
+    ///
+    /// # Panics
+    /// When `size` exceeds `u32::MAX` (column indices are stored in 32 bits).
     pub(crate) fn new(size: usize, col_ptr: &[usize], row_idx: &[usize]) -> Self {
+        assert!(u32::try_from(size).is_ok(), "ILU + GMRES takes fewer than 2^32 unknowns");
         let nnz = row_idx.len();
         // transpose to CSR, remembering where each CSC value goes (columns come out sorted)
         let mut m_ptr = vec![0usize; size + 1];
@@ -81,11 +105,11 @@ impl IluGmres {
             m_ptr[i + 1] += m_ptr[i];
         }
         let mut next = m_ptr.clone();
-        let (mut m_col, mut from_csc) = (vec![0usize; nnz], vec![0usize; nnz]);
+        let (mut m_col, mut from_csc) = (vec![0u32; nnz], vec![0usize; nnz]);
         for c in 0..size {
             for k in col_ptr[c]..col_ptr[c + 1] {
                 let r = row_idx[k];
-                m_col[next[r]] = c;
+                m_col[next[r]] = c as u32;
                 from_csc[k] = next[r];
                 next[r] += 1;
             }
@@ -103,6 +127,12 @@ impl IluGmres {
             f_val: Vec::new(),
             f_diag: Vec::new(),
             f_rdiag: vec![0.0; size],
+            l_ptr: vec![0; size + 1],
+            l_col: Vec::new(),
+            l_val: Vec::new(),
+            u_ptr: vec![0; size + 1],
+            u_col: Vec::new(),
+            u_val: Vec::new(),
             m_in_f: Vec::new(),
             marker: vec![usize::MAX; size],
             basis: vec![0.0; size * (restart + 1)],
@@ -125,6 +155,7 @@ impl IluGmres {
         let Some((f_ptr, f_col, f_diag)) = symbolic_iluk(self.size, &self.m_ptr, &self.m_col, FILL_LEVEL, deadline) else {
             return false;
         };
+        let f_col: Vec<u32> = f_col.into_iter().map(|c| c as u32).collect();
         self.m_in_f = vec![0usize; self.m_col.len()];
         for i in 0..self.size {
             let row = &f_col[f_ptr[i]..f_ptr[i + 1]];
@@ -132,6 +163,15 @@ impl IluGmres {
                 self.m_in_f[s] = f_ptr[i] + row.binary_search(&self.m_col[s]).expect("the ILU pattern contains the matrix's");
             }
         }
+        // the split single-precision copy: its pattern now, its values at each factorisation
+        for i in 0..self.size {
+            self.l_ptr[i + 1] = self.l_ptr[i] + (f_diag[i] - f_ptr[i]);
+            self.u_ptr[i + 1] = self.u_ptr[i] + (f_ptr[i + 1] - f_diag[i] - 1);
+        }
+        self.l_col = (0..self.size).flat_map(|i| f_col[f_ptr[i]..f_diag[i]].iter().copied()).collect();
+        self.u_col = (0..self.size).flat_map(|i| f_col[f_diag[i] + 1..f_ptr[i + 1]].iter().copied()).collect();
+        self.l_val = vec![0.0; self.l_col.len()];
+        self.u_val = vec![0.0; self.u_col.len()];
         self.f_val = vec![0.0; f_col.len()];
         (self.f_ptr, self.f_col, self.f_diag) = (f_ptr, f_col, f_diag);
         true
@@ -156,21 +196,21 @@ impl IluGmres {
             let (lo, hi, d) = (self.f_ptr[i], self.f_ptr[i + 1], self.f_diag[i]);
             let row_max = self.f_val[lo..hi].iter().fold(0.0f64, |m, v| m.max(v.abs()));
             for s in lo..hi {
-                self.marker[self.f_col[s]] = s;
+                self.marker[self.f_col[s] as usize] = s;
             }
             for s in lo..d {
-                let k = self.f_col[s];
+                let k = self.f_col[s] as usize;
                 let l = self.f_val[s] / self.f_val[self.f_diag[k]];
                 self.f_val[s] = l;
                 for q in self.f_diag[k] + 1..self.f_ptr[k + 1] {
-                    let at = self.marker[self.f_col[q]];
+                    let at = self.marker[self.f_col[q] as usize];
                     if at != usize::MAX {
                         self.f_val[at] -= l * self.f_val[q];
                     }
                 }
             }
             for s in lo..hi {
-                self.marker[self.f_col[s]] = usize::MAX;
+                self.marker[self.f_col[s] as usize] = usize::MAX;
             }
             let p = self.f_val[d];
             if !(p.abs() > PIVOT_TOL * row_max && p.is_finite()) {
@@ -178,20 +218,37 @@ impl IluGmres {
             }
             self.f_rdiag[i] = 1.0 / p;
         }
+        // the single-precision copy read by the solves (an entry beyond the range of f32
+        // counts as a failed factorisation: the caller falls back on the complete LU)
+        let (mut l, mut u) = (0, 0);
+        for i in 0..self.size {
+            let (lo, d, hi) = (self.f_ptr[i], self.f_diag[i], self.f_ptr[i + 1]);
+            for &v in &self.f_val[lo..d] {
+                self.l_val[l] = v as f32;
+                l += 1;
+            }
+            for &v in &self.f_val[d + 1..hi] {
+                self.u_val[u] = v as f32;
+                u += 1;
+            }
+        }
+        if let Some(at) = self.l_val.iter().chain(&self.u_val).position(|v| !v.is_finite()) {
+            let row = if at < l { self.l_ptr.partition_point(|&p| p <= at) } else { self.u_ptr.partition_point(|&p| p <= at - l) };
+            return Err(row.saturating_sub(1));
+        }
         Ok(true)
     }
 
-    /// `v <- (L U)^{-1} v`.
+    /// `v <- (L U)^{-1} v` with the single-precision factors (arithmetic in `f64`).
     fn precondition(&self, v: &mut [f64]) {
         for i in 0..self.size {
-            let lo = self.f_ptr[i];
-            let s = sparse_dot(&self.f_val[lo..self.f_diag[i]], &self.f_col[lo..self.f_diag[i]], v);
+            let (lo, hi) = (self.l_ptr[i], self.l_ptr[i + 1]);
+            let s = sparse_dot(&self.l_val[lo..hi], &self.l_col[lo..hi], v);
             v[i] -= s;
         }
         for i in (0..self.size).rev() {
-            let d = self.f_diag[i];
-            let hi = self.f_ptr[i + 1];
-            let s = sparse_dot(&self.f_val[d + 1..hi], &self.f_col[d + 1..hi], v);
+            let (lo, hi) = (self.u_ptr[i], self.u_ptr[i + 1]);
+            let s = sparse_dot(&self.u_val[lo..hi], &self.u_col[lo..hi], v);
             v[i] = (v[i] - s) * self.f_rdiag[i];
         }
     }
@@ -264,15 +321,17 @@ impl IluGmres {
             let mut zp = z;
             self.precondition(&mut zp);
             self.matvec(&zp, &mut w);
-            // modified Gram-Schmidt
+            // modified Gram-Schmidt, each update fused with the next inner product (or, after
+            // the last, with the norm): one pass over w per basis vector
             let col = &mut self.hess[j * m1..(j + 1) * m1];
+            let mut d = dot(&w, &self.basis[..n]);
             for (i, h) in col.iter_mut().enumerate().take(j + 1) {
-                let v = &self.basis[i * n..(i + 1) * n];
-                let d = dot(&w, v);
                 *h = d;
-                w.iter_mut().zip(v).for_each(|(w, v)| *w -= d * v);
+                let v = &self.basis[i * n..(i + 1) * n];
+                let next = (i < j).then(|| &self.basis[(i + 1) * n..(i + 2) * n]);
+                d = axpy_dot(&mut w, d, v, next);
             }
-            let hn = norm(&w);
+            let hn = d.sqrt();
             col[j + 1] = hn;
             if hn > 0.0 {
                 for (v, w) in self.basis[(j + 1) * n..(j + 2) * n].iter_mut().zip(&w) {
@@ -331,7 +390,7 @@ impl IluGmres {
 /// a fill entry made from `(i, q)` and `(q, j)` is `lev(i, q) + lev(q, j) + 1`).
 /// `None` when `deadline` passes first (checked every 1024 rows).
 type IluPattern = (Vec<usize>, Vec<usize>, Vec<usize>);
-fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize, deadline: &Deadline) -> Option<IluPattern> {
+fn symbolic_iluk(size: usize, ptr: &[usize], col: &[u32], level: usize, deadline: &Deadline) -> Option<IluPattern> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut f_ptr = vec![0usize];
@@ -343,7 +402,7 @@ fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize, deadli
         if i % 1024 == 0 && deadline.expired() {
             return None;
         }
-        for &j in &col[ptr[i]..ptr[i + 1]] {
+        for j in col[ptr[i]..ptr[i + 1]].iter().map(|&j| j as usize) {
             lev[j] = 0;
             cols.push(j);
             if j < i {
@@ -389,14 +448,15 @@ fn symbolic_iluk(size: usize, ptr: &[usize], col: &[usize], level: usize, deadli
 
 /// `sum_q vals[q] v[cols[q]]` in four lanes (independent dependency chains: a row of a
 /// triangular solve waits on the rows before it, so its own sum should not be one long chain).
+/// Values in `f64` (the matrix) or `f32` (the incomplete factors), summed in `f64`.
 #[inline]
-fn sparse_dot(vals: &[f64], cols: &[usize], v: &[f64]) -> f64 {
+fn sparse_dot<T: Copy + Into<f64>>(vals: &[T], cols: &[u32], v: &[f64]) -> f64 {
     let mut s = [0.0f64; 4];
     let (v4, c4) = (vals.chunks_exact(4), cols.chunks_exact(4));
-    let rest: f64 = v4.remainder().iter().zip(c4.remainder()).map(|(a, &c)| a * v[c]).sum();
+    let rest: f64 = v4.remainder().iter().zip(c4.remainder()).map(|(&a, &c)| a.into() * v[c as usize]).sum();
     for (a, c) in v4.zip(c4) {
         for l in 0..4 {
-            s[l] += a[l] * v[c[l]];
+            s[l] += a[l].into() * v[c[l] as usize];
         }
     }
     (s[0] + s[1]) + (s[2] + s[3]) + rest
@@ -413,6 +473,39 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
             s[l] += x[l] * y[l];
         }
     }
+    s[0] + s[1] + s[2] + s[3] + rest
+}
+
+/// `w <- w - d v` and then `dot(w, next)` of the updated `w` (`dot(w, w)` when `next` is
+/// `None`), in one pass over `w`: the same operations in the same order as the update followed
+/// by [`dot`], so the same numbers.
+#[inline]
+fn axpy_dot(w: &mut [f64], d: f64, v: &[f64], next: Option<&[f64]>) -> f64 {
+    let mut s = [0.0f64; 4];
+    let split = w.len() - w.len() % 4;
+    let lanes = w[..split].chunks_exact_mut(4).zip(v.chunks_exact(4));
+    match next {
+        Some(u) => {
+            for ((w, v), u) in lanes.zip(u.chunks_exact(4)) {
+                for l in 0..4 {
+                    w[l] -= d * v[l];
+                    s[l] += w[l] * u[l];
+                }
+            }
+        }
+        None => {
+            for (w, v) in lanes {
+                for l in 0..4 {
+                    w[l] -= d * v[l];
+                    s[l] += w[l] * w[l];
+                }
+            }
+        }
+    }
+    w[split..].iter_mut().zip(&v[split..]).for_each(|(w, v)| *w -= d * v);
+    let w: &[f64] = w;
+    let u = next.unwrap_or(w);
+    let rest: f64 = w[split..].iter().zip(&u[split..]).map(|(x, y)| x * y).sum();
     s[0] + s[1] + s[2] + s[3] + rest
 }
 

@@ -30,7 +30,7 @@
 //! factorised completely: its complete LU fills in to ~1 GB at K = 30 (the fibre sums couple
 //! every pair of `b`-slabs of the `K^3` grid, so no ordering keeps the fill local). It gets an
 //! incomplete LU with level of fill 1 (symbolic pattern once, numeric factors at each
-//! [`ShiftedLu::factor`]), and each [`ShiftedLu::solve`] runs GMRES(100) preconditioned with
+//! [`ShiftedLu::factor`], stored for the solves in single precision), and each [`ShiftedLu::solve`] runs GMRES(100) preconditioned with
 //! it to a relative residual of `1e-12` ([`crate::krylov`]). When GMRES does not converge in
 //! 1000 iterations (or a pivot of the incomplete factors vanishes), that solve and the next
 //! ones with the same values use the complete LU instead (not interruptible by a deadline).
