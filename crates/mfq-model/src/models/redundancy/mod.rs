@@ -390,28 +390,6 @@ mod tests {
         }
     }
 
-    /// The pair approximations' extremal states are feasible pair states: `full` has every
-    /// server at `K` copies (`P(Q >= i) = 1` for every `i`), `empty` none, and the drift at
-    /// both is finite (the default `full`, every entry 1, is no pair state at all).
-    #[test]
-    fn pair_extremal_states_are_feasible() {
-        for (disc, k, levels) in [(Discipline::Ps, 1, 6), (Discipline::Fcfs, 1, 5), (Discipline::Lps, 2, 6), (Discipline::Lcfs, 1, 5)] {
-            let m = RedundancyPair::new(0.8, 2, disc, k, levels).unwrap();
-            let ext = m.extremal_states();
-            assert_eq!(ext.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["empty", "full"]);
-            let mut dx = vec![0.0; m.dim()];
-            for (s, want) in ext.iter().zip([0.0, 1.0]) {
-                assert!(m.tail(&s.x).iter().all(|p| (p - want).abs() < 1e-12), "{} {}: {:?}", m.name(), s.name, m.tail(&s.x));
-                m.drift(&s.x, &mut dx);
-                assert!(dx.iter().all(|v| v.is_finite() && v.abs() < 10.0 * levels as f64), "{} {}", m.name(), s.name);
-            }
-        }
-        let m = RedundancyPair::new(0.9, 2, Discipline::Ps, 1, 6).unwrap();
-        let full = &m.extremal_states()[1].x;
-        assert_eq!(full[35], 6.0);
-        assert_eq!(full.iter().sum::<f64>(), 6.0);
-    }
-
     #[test]
     fn triplet_jacobian_matches_central_differences() {
         for levels in [3, 5] {

@@ -28,9 +28,7 @@
 use super::mean_field::common_extras;
 use super::{iid_stability, Discipline};
 use crate::AnalyticJacobian;
-use crate::{
-    out_of_range, Jacobian, MeanFieldModel, ModelError, NamedState, Observables, Sparsity, SparsityPattern, Stability, StateLayout,
-};
+use crate::{out_of_range, Jacobian, MeanFieldModel, ModelError, Observables, Sparsity, SparsityPattern, Stability, StateLayout};
 use std::sync::{Arc, Mutex};
 
 /// Guard in ratios `N / (M + EPS)` of aggregates that vanish at the empty state.
@@ -896,18 +894,6 @@ impl MeanFieldModel for RedundancyPair {
     }
     fn start_state(&self) -> Option<Vec<f64>> {
         self.mean_field_start()
-    }
-    /// `empty` (no copies anywhere: all zero) and `full` (every server holds `K` copies: the
-    /// independent closure of the point mass at `K`, `E[K, K] = K` for PS), both feasible pair
-    /// states (the default `full`, every entry 1, has `sum_a p_a ~ K ln K > 1` servers).
-    /// The pair approximation claims no order, so these are no bounds: the checker starts
-    /// from them and draws its random starts as convex combinations of them and `x*`.
-    fn extremal_states(&self) -> Vec<NamedState> {
-        let k = with_engine!(self, e => e.rules.levels());
-        let mut q = vec![0.0; k + 1];
-        q[k] = 1.0;
-        let full = with_engine!(self, e => e.independent_state(&q));
-        vec![NamedState { name: "empty".into(), x: vec![0.0; self.dim()] }, NamedState { name: "full".into(), x: full }]
     }
     fn analytic_jacobian(&self) -> Option<&dyn AnalyticJacobian> {
         Some(self)
