@@ -335,6 +335,48 @@ pub fn solve(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions) -> Res
 /// # Errors
 /// As [`solve`].
 pub fn solve_within(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions, job: &Deadline) -> Result<Trajectory, OdeError> {
+    solve_recorded(model, x0, opts, job, None)
+}
+
+/// [`solve_within`] that keeps, besides the initial and the last state, only the first
+/// accepted step at or after each of the model times `times` (increasing): the memory of a
+/// long run stays that of `times.len()` states whatever the number of steps, and the
+/// integrator is never restarted at an output time (a restart of `Bdf` costs a new Jacobian,
+/// several LU factorisations and the climb back from a first step of order 1). The recorded
+/// times are the steps' own (`>=` the requested ones; no interpolation);
+/// `opts.record_steps` is ignored.
+///
+/// ```
+/// use mfq_model::{models::Jsq, Deadline};
+/// use mfq_ode::{solve_sampled_within, SolveOptions};
+/// let m = Jsq::new(0.9, 2, 20).unwrap();
+/// let opts = SolveOptions { t_end: 50.0, ..Default::default() };
+/// let tr = solve_sampled_within(&m, &[0.0; 20], &opts, &Deadline::none(), &[1.0, 10.0]).unwrap();
+/// assert_eq!(tr.t.len(), 4); // 0, the steps at or after 1 and 10, and t = 50
+/// assert!(tr.t[1] >= 1.0 && tr.t[2] >= 10.0 && tr.t[3] == 50.0);
+/// ```
+///
+/// # Errors
+/// As [`solve`].
+pub fn solve_sampled_within(
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    opts: &SolveOptions,
+    job: &Deadline,
+    times: &[f64],
+) -> Result<Trajectory, OdeError> {
+    solve_recorded(model, x0, opts, job, Some(times))
+}
+
+/// [`solve_within`], recording every step (`opts.record_steps`), or the steps at `sample`
+/// times when given.
+fn solve_recorded(
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    opts: &SolveOptions,
+    job: &Deadline,
+    sample: Option<&[f64]>,
+) -> Result<Trajectory, OdeError> {
     let n = model.dim();
     if x0.len() != n {
         return Err(OdeError::WrongDimension { got: x0.len(), expected: n });
@@ -361,7 +403,8 @@ pub fn solve_within(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions,
     }
     let mut x = x0.to_vec();
     model.project(&mut x);
-    let mut rec = Recorder::new(&x, opts.record_steps);
+    let mut rec = Recorder::new(&x, opts.record_steps && sample.is_none());
+    rec.sample = sample.map(|t| t.to_vec());
     let mut stats = Stats::default();
     if stopped(opts, job) {
         return Ok(rec.finish(Status::TimeLimit { t: 0.0 }, stats));
@@ -432,11 +475,15 @@ struct Recorder {
     x: Vec<Vec<f64>>,
     last_t: f64,
     last_x: Vec<f64>,
+    /// Sampling times ([`solve_sampled_within`]): the first step at or after each is kept.
+    sample: Option<Vec<f64>>,
+    /// The next sampling time not yet reached.
+    next_sample: usize,
 }
 
 impl Recorder {
     fn new(x0: &[f64], all: bool) -> Self {
-        Recorder { all, t: vec![0.0], x: vec![x0.to_vec()], last_t: 0.0, last_x: x0.to_vec() }
+        Recorder { all, t: vec![0.0], x: vec![x0.to_vec()], last_t: 0.0, last_x: x0.to_vec(), sample: None, next_sample: 0 }
     }
 
     fn push(&mut self, t: f64, x: &[f64]) {
@@ -446,11 +493,20 @@ impl Recorder {
         } else {
             self.last_t = t;
             self.last_x.copy_from_slice(x);
+            if let Some(times) = &self.sample {
+                if self.next_sample < times.len() && t >= times[self.next_sample] {
+                    self.t.push(t);
+                    self.x.push(x.to_vec());
+                    while self.next_sample < times.len() && times[self.next_sample] <= t {
+                        self.next_sample += 1;
+                    }
+                }
+            }
         }
     }
 
     fn finish(mut self, status: Status, stats: Stats) -> Trajectory {
-        if !self.all && self.last_t > 0.0 {
+        if !self.all && self.last_t > 0.0 && self.t.last() != Some(&self.last_t) {
             self.t.push(self.last_t);
             self.x.push(self.last_x);
         }
@@ -580,6 +636,37 @@ mod tests {
             setter.join().unwrap();
             assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e9), "{method:?}: {:?}", tr.status);
             assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
+        }
+    }
+
+    /// A sampled run takes the same steps as a recorded one: the same last state, and the
+    /// first recorded step at or after each sampling time.
+    #[test]
+    fn sampled_runs_keep_the_first_step_after_each_time() {
+        let m = Jsq::new(0.9, 2, 30).unwrap();
+        let times = [0.5, 0.6, 5.0, 40.0, 1e6];
+        for method in [Method::Auto, Method::Bdf] {
+            let opts = SolveOptions { t_end: 100.0, method, ..Default::default() };
+            let all = solve(&m, &[0.0; 30], &opts).unwrap();
+            let some = solve_sampled_within(&m, &[0.0; 30], &opts, &Deadline::none(), &times).unwrap();
+            assert_eq!(some.status, all.status);
+            assert_eq!(some.last(), all.last(), "{method:?}");
+            let mut want = vec![0.0];
+            for &s in &times {
+                if let Some(&t) = all.t.iter().find(|&&t| t >= s) {
+                    if want.last() != Some(&t) {
+                        want.push(t);
+                    }
+                }
+            }
+            if want.last() != Some(&100.0) {
+                want.push(100.0);
+            }
+            assert_eq!(some.t, want, "{method:?}");
+            for (t, x) in some.t.iter().zip(&some.x) {
+                let i = all.t.iter().position(|u| u == t).unwrap();
+                assert_eq!(x, &all.x[i]);
+            }
         }
     }
 

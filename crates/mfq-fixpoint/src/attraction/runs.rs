@@ -168,7 +168,35 @@ impl Ctx<'_> {
         }
         let mut t = 0.0;
         let mut method = Method::Auto;
-        if !settled && status == Status::Success {
+        if !settled && status == Status::Success && self.one_bdf_run() {
+            // one BDF solve over the whole horizon, sampled at the output times (restarting it
+            // at each of them cost a new Jacobian and several LUs every time)
+            let so = SolveOptions {
+                t_end: opts.time_limit,
+                rtol: RUN_RTOL,
+                atol: 1e-12,
+                method: Method::Bdf,
+                max_steps: 1_000_000,
+                steady_tol: Some(opts.tol),
+                record_steps: false,
+                // the job's deadline is passed to solve_sampled_within
+                deadline: None,
+            };
+            let tr = mfq_ode::solve_sampled_within(model, &x, &so, &self.deadline, &self.output_times())
+                .map_err(|source| CheckError::Integration { start: label.to_string(), source })?;
+            x.copy_from_slice(tr.last());
+            t = if tr.status == Status::Success { opts.time_limit } else { tr.t_last() };
+            ts.extend_from_slice(&tr.t[1..]);
+            xs.extend(tr.x.into_iter().skip(1));
+            match tr.status {
+                Status::Success => {}
+                Status::SteadyState { .. } => {
+                    settled = true;
+                    status = Status::SteadyState { t };
+                }
+                other => status = other,
+            }
+        } else if !settled && status == Status::Success {
             for t_next in self.output_times() {
                 let so = SolveOptions {
                     t_end: t_next - t,
@@ -220,6 +248,16 @@ impl Ctx<'_> {
         let log10_distance = xs.iter().map(|xi| inf_dist(xi, target).log10().max(LOG10_FLOOR)).collect();
         let summary = xs.iter().map(|xi| self.summary(xi)).collect();
         Ok(RunOut { x0, end: x, settled, status, t_reached: t, end_drift, limit, t: ts, log10_distance, summary })
+    }
+
+    /// Whether the runs are integrated by one BDF solve each (sampled at the output times)
+    /// rather than segment by segment: for the models on which [`Method::Auto`] takes BDF from
+    /// the start (a sparse Jacobian pattern and at least [`mfq_ode::AUTO_BDF_MIN_DIM`] states:
+    /// the pair and triplet approximations), whose LU factorisations cost hundreds of drift
+    /// evaluations. BDF holds its Jacobian and LU across steps and settles near an equilibrium
+    /// without the noise of an explicit method, so no switch to Rosenbrock23 is needed.
+    pub(super) fn one_bdf_run(&self) -> bool {
+        matches!(self.model.sparsity(), mfq_model::Sparsity::Sparse(_)) && self.model.dim() >= mfq_ode::AUTO_BDF_MIN_DIM
     }
 
     /// Newton from a settled end point; the end point itself when Newton fails, does not
@@ -283,6 +321,26 @@ mod tests {
         assert!(t.windows(2).all(|w| w[1] > w[0]));
         let tiny = CheckOptions { time_limit: 0.5, ..Default::default() };
         assert!(ctx(&m, &tiny).output_times()[0] <= 0.005);
+    }
+
+    /// The PS pair approximation at K = 45 (2025 states, sparse): each run is one BDF solve
+    /// sampled at the output times; every run (from `empty`, `full` and a random start)
+    /// settles at x*, and each series holds at most one state per output time.
+    #[test]
+    fn large_sparse_runs_are_one_bdf_solve_each() {
+        use super::super::{check, Verdict};
+        use mfq_model::models::redundancy::{Discipline, RedundancyPair};
+        let m = RedundancyPair::new(0.9, 2, Discipline::Ps, 1, 45).unwrap();
+        let opts = CheckOptions { starts: 1, ..Default::default() };
+        assert!(ctx(&m, &opts).one_bdf_run() && !ctx(&Jsq::new(0.9, 2, 40).unwrap(), &opts).one_bdf_run());
+        let r = check(&m, &opts).unwrap();
+        assert!(matches!(r.verdict, Verdict::Evidence { .. }), "{r}");
+        assert_eq!(r.runs.len(), 3);
+        for run in &r.runs {
+            assert!(run.settled && run.equilibrium == r.reference, "{}: {:?}", run.label, run.status);
+            assert!(run.t.len() <= SERIES_POINTS + 2 && run.t.windows(2).all(|w| w[1] > w[0]), "{}", run.label);
+            assert!(*run.log10_distance.last().unwrap() < -6.0, "{}", run.label);
+        }
     }
 
     #[test]

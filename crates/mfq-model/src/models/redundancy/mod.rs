@@ -390,6 +390,24 @@ mod tests {
         }
     }
 
+    /// The PS pair projection maps the default `full` state (every entry 1, `sum_a p_a = K H_K`
+    /// servers) to a feasible state with every server busy, and leaves feasible states alone.
+    #[test]
+    fn ps_pair_projection_scales_down_to_the_feasible_set() {
+        let k = 6;
+        let m = RedundancyPair::new(0.9, 2, Discipline::Ps, 1, k).unwrap();
+        let mut full = vec![1.0; m.dim()];
+        m.project(&mut full);
+        let h: f64 = (1..=k).map(|a| 1.0 / a as f64).sum();
+        assert!(full.iter().all(|v| (v - 1.0 / (k as f64 * h)).abs() < 1e-15));
+        // P(Q >= 1) = sum_a p_a = 1
+        assert!((m.tail(&full)[0] - 1.0).abs() < 1e-14, "{:?}", m.tail(&full));
+        let start = m.mean_field_start().unwrap();
+        let mut x = start.clone();
+        m.project(&mut x);
+        assert_eq!(x, start);
+    }
+
     #[test]
     fn triplet_jacobian_matches_central_differences() {
         for levels in [3, 5] {

@@ -889,8 +889,22 @@ impl MeanFieldModel for RedundancyPair {
     fn stability(&self) -> Stability {
         iid_stability(self.lambda, self.d)
     }
+    /// Clamps every entry at 0; for PS also scales a state whose servers with copies
+    /// `sum_a p_a = sum_{a,b} E[a,b] / a` exceed 1 down to `sum_a p_a = 1` (`p_0 = 0`: every
+    /// server busy). The default `full` state (every entry 1) has `sum_a p_a = K H_K` (280 at
+    /// K = 60) and a drift of order 1e5: the checker's runs from it and from the random
+    /// convex combinations with it made no progress. Feasible states are left unchanged (the
+    /// dynamics keep `sum_a p_a <= 1`).
     fn project(&self, x: &mut [f64]) {
         x.iter_mut().for_each(|v| *v = v.max(0.0));
+        if let Engine::Ps(e) = &self.engine {
+            let k = e.rules.k;
+            let busy: f64 = (0..k).map(|a| x[a * k..(a + 1) * k].iter().sum::<f64>() / (a + 1) as f64).sum();
+            if busy > 1.0 {
+                let s = 1.0 / busy;
+                x.iter_mut().for_each(|v| *v *= s);
+            }
+        }
     }
     fn start_state(&self) -> Option<Vec<f64>> {
         self.mean_field_start()
