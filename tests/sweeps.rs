@@ -268,20 +268,24 @@ set = ["truncation.tol=1e-10"]
 /// `--max-seconds` over a sweep with a categorical axis: the finished points are kept, the
 /// JSON report says `partial`, `sweep-partial.csv` is written, no complete `sweep.csv`; exit 4
 /// within the limit plus a second. (The LCFS limit takes a few hundredths of a second at
-/// lambda = 0.3 and about a tenth from 0.9 to 0.995 on the graded grids: 18 points take about
-/// 2 s of CPU, so a limit of 0.3 s stops the sweep after the first and before the last.)
+/// lambda = 0.3 and about a tenth from 0.9 to 0.99 on the graded grids: the 31 points take
+/// about 3 s of CPU, so a limit of 1 s stops the sweep after the first, even on a loaded
+/// machine, and before the last.)
 #[test]
 fn a_sweep_stopped_by_its_deadline_keeps_the_finished_points_in_csv_and_json() {
     let out = tmp_dir("partial");
     let started = std::time::Instant::now();
-    let lambdas = "0.3,0.9,0.91,0.92,0.93,0.94,0.95,0.96,0.97,0.975,0.98,0.985,0.99,0.991,0.992,0.993,0.994,0.995";
+    let lambdas = std::iter::once("0.3".to_string())
+        .chain((0..30).map(|i| format!("{:.3}", 0.9 + 0.003 * f64::from(i))))
+        .collect::<Vec<_>>()
+        .join(",");
     let args = [
         "sweep",
         "models/redundancy-lcfs-limit.toml",
         "--set",
         &format!("lambda={lambdas}"),
         "--max-seconds",
-        "0.3",
+        "1",
         "--json",
         "--out",
         out.to_str().unwrap(),
@@ -289,14 +293,14 @@ fn a_sweep_stopped_by_its_deadline_keeps_the_finished_points_in_csv_and_json() {
     let (code, r, stderr) = json(&args);
     let took = started.elapsed().as_secs_f64();
     assert_eq!(code, Some(4), "{stderr}");
-    assert!(took < 2.5, "took {took} s");
+    assert!(took < 3.0, "took {took} s");
     let partial = r["partial"].as_str().unwrap();
     let finished: usize = partial
-        .strip_prefix("stopped at the wall-clock limit --max-seconds 0.3: ")
-        .and_then(|rest| rest.strip_suffix(" of 18 points finished"))
+        .strip_prefix("stopped at the wall-clock limit --max-seconds 1: ")
+        .and_then(|rest| rest.strip_suffix(" of 31 points finished"))
         .and_then(|k| k.parse().ok())
         .unwrap_or_else(|| panic!("{r}"));
-    assert!((1..18).contains(&finished), "{r}");
+    assert!((1..31).contains(&finished), "{r}");
     assert_eq!(r["points"].as_array().unwrap().len(), finished);
     assert!(solved(&r["points"][0], "mean_queue_length") > 0.0);
     let csv = std::fs::read_to_string(out.join("sweep-partial.csv")).unwrap();
