@@ -99,6 +99,17 @@ def _number(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
+def _counts(**values: Any) -> None:
+    """Raises InvalidInput naming the option when a count (``servers``, ``replications``...) is
+    not an integer >= 0 (the compiled module takes unsigned integers; its own checks give the
+    allowed range of each)."""
+    for name, v in values.items():
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise InvalidInput(f"{name} = {v!r} is not allowed: an integer >= 0", name, repr(v), "an integer >= 0")
+
+
 def _status(s: Any) -> str:
     """An exact chain's status tag (``"converged"``, ``"cancelled"``, ``"time-limit"``, ...)."""
     return str(s["status"]) if isinstance(s, dict) else str(s)
@@ -321,6 +332,7 @@ class Model:
             InvalidInput: options out of range, or a kind without a finite-N system
                 (``field == "kind"``). NotConverged (``strict``): ``max_seconds`` ran out.
         """
+        _counts(servers=servers, replications=replications, batches=batches, seed=seed, buffer=buffer)
         r = json.loads(self._core.simulate(servers, time, warmup, replications, batches, seed, buffer, max_seconds))
         status = r["status"]["status"]
         sim = Simulation(

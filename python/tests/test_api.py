@@ -116,6 +116,16 @@ def test_solve_refuses_start_states_outside_the_state_space():
     assert m.solve(1.0, x0=[0.9, 0.729, 0.478], t_eval=[0.0, 1.0]).status == "success"
 
 
+def test_simulate_refuses_negative_counts_naming_the_option():
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    for option in ("servers", "replications", "batches", "seed", "buffer"):
+        with pytest.raises(mfq.InvalidInput) as e:
+            m.simulate(**{option: -1})
+        assert e.value.field == option, str(e.value)
+    with pytest.raises(mfq.InvalidInput):
+        m.simulate(servers=2.5)
+
+
 def test_results_and_models_pickle_equal():
     m = mfq.Model(kind="jsq", lam=0.9, d=2, title="t")
     assert pickle.loads(pickle.dumps(m)) == m
