@@ -140,7 +140,7 @@ impl std::fmt::Display for FixedPointStatus {
             FixedPointStatus::Singular { index } => {
                 write!(f, "a linear solve met a singular Jacobian (zero pivot in column {})", index + 1)
             }
-            FixedPointStatus::NonFinite => write!(f, "the drift became NaN or infinite"),
+            FixedPointStatus::NonFinite => write!(f, "the drift became non-finite (not a number or infinite)"),
             FixedPointStatus::TruncationNotReached { mass } => {
                 write!(f, "the mass at the truncation level stays x_K = {mass:.3e} at the largest K allowed (truncation.max_levels)")
             }

@@ -197,7 +197,7 @@ impl std::fmt::Display for Status {
             Status::SteadyState { t } => write!(f, "the drift fell below the steady-state tolerance at t = {t:.4}"),
             Status::MaxSteps { t } => write!(f, "the step budget ran out at t = {t:.4}"),
             Status::StepSizeTooSmall { t } => write!(f, "the step size underflowed at t = {t:.4} (a non-smooth or ill-posed drift)"),
-            Status::NonFinite { t } => write!(f, "the state or the drift became NaN or infinite at t = {t:.4}"),
+            Status::NonFinite { t } => write!(f, "the state or the drift became non-finite (not a number or infinite) at t = {t:.4}"),
             Status::Stiff { t } => {
                 write!(f, "the explicit method found the problem stiff at t = {t:.4} (use --method auto, rosenbrock23 or bdf)")
             }

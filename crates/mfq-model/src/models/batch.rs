@@ -35,6 +35,13 @@ use crate::{
 
 /// Largest number of clients `n` of the exact network, and largest `n b` (its work and memory).
 pub const MAX_EXACT_CLIENTS: usize = 1_000_000;
+
+/// Smallest and largest think rate of the exact finite network ([`BatchExact`]): its chain's
+/// rates (`think_rate` times up to `n` clients against service rates of order 1) overflow or
+/// underflow outside; the mean field takes any finite rate `> 0`.
+pub const MIN_EXACT_THINK_RATE: f64 = 1e-12;
+/// See [`MIN_EXACT_THINK_RATE`].
+pub const MAX_EXACT_THINK_RATE: f64 = 1e12;
 const MAX_EXACT_WORK: usize = 100_000_000;
 /// Largest `alpha` (clients per server) and table length of a speed-up.
 pub const MAX_ALPHA: f64 = 1e6;
@@ -513,10 +520,19 @@ impl BatchExact {
     /// The network of `servers` servers and `alpha servers` clients.
     ///
     /// # Errors
-    /// As [`BatchNetwork::new`]; `model.servers` when `alpha servers` is not an integer, and as
+    /// As [`BatchNetwork::new`]; `model.think_rate` outside [`MIN_EXACT_THINK_RATE`, `MAX_EXACT_THINK_RATE`];
+    /// `model.servers` when `alpha servers` is not an integer, and as
     /// [`exact_network`].
     pub fn new(alpha: f64, think_rate: f64, b: usize, speedup: Speedup, servers: usize) -> Result<Self, ModelError> {
         let mean_field = BatchNetwork::new(alpha, think_rate, b, speedup)?;
+        if !(MIN_EXACT_THINK_RATE..=MAX_EXACT_THINK_RATE).contains(&think_rate) {
+            return Err(out_of_range(
+                "model.think_rate",
+                think_rate,
+                "a number in [1e-12, 1e12] for the exact finite network (outside it the chain's rates overflow or underflow; \
+                 the mean field, without model.servers, takes any finite rate > 0)",
+            ));
+        }
         let clients = clients_of(alpha, servers)?;
         let exact = exact_network(clients, servers, b, think_rate, mean_field.h)?;
         let optimal = exact_optimal_b(clients, servers, think_rate, &mean_field.speedup)?;
@@ -905,5 +921,25 @@ mod limit_tests {
         }
         let (g100, g1000) = (gaps[6].1, gaps[7].1);
         assert!(g1000 < 1e-3 && g100 / g1000 > 5.0, "gaps {gaps:?}");
+    }
+}
+
+#[cfg(test)]
+mod exact_range_tests {
+    use super::*;
+
+    /// The exact network refuses think rates outside [1e-12, 1e12] naming the field (the
+    /// chain's rates overflowed to a non-finite drift at 1e300 and 1e-300), and solves the ends.
+    #[test]
+    fn exact_network_think_rate_range() {
+        let sp = || Speedup::Power { gamma: 0.5 };
+        for t in [1e300, 1e-300, 2e12, 5e-13] {
+            let e = BatchExact::new(10.0, t, 6, sp(), 2).unwrap_err();
+            assert!(e.to_string().contains("model.think_rate"), "{e}");
+        }
+        for t in [1e12, 1e-12, 0.5] {
+            let m = BatchExact::new(10.0, t, 6, sp(), 2).unwrap();
+            assert!(m.exact().throughput.is_finite() && m.exact().jobs_per_server.is_finite(), "{t}");
+        }
     }
 }

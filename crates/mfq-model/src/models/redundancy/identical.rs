@@ -181,7 +181,8 @@ pub fn identical_region(lambda: f64, d: u32, discipline: Discipline) -> crate::S
 /// - FCFS otherwise: for equal speeds the throughput per server of the saturated system; for
 ///   unequal speeds an estimate from the finite system (the saturated system only bounds it
 ///   from above). Only a simulation gives them (`mfq simulate`, `mfq::copies`):
-///   `lambda_max` is `None` here and the verdict `Unknown`.
+///   `lambda_max` is `None` here and the verdict `Unknown`, except that
+///   `lambda E[X] >= sum(nu) / K` is unstable (the servers' total speed cannot carry the work).
 ///
 /// `size` exponential with mean 1 and no speeds gives exactly [`identical_region`].
 pub fn identical_region_general(
@@ -218,8 +219,21 @@ pub fn identical_region_general(
             (None, String::new())
         };
         let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {nu:?}");
+        // necessary in every case: the servers' total speed sum(nu) carries at least the work
+        // lambda K E[X] (each job's size is done in full by at least one server)
+        let capacity = nu.iter().sum::<f64>() / (k as f64 * mean);
+        let stability = match verdict(lmax, &what) {
+            Stability::Unknown { .. } if lambda >= capacity => Stability::Unstable {
+                reason: format!(
+                    "lambda = {} >= sum(nu) / (K E[X]) = {capacity:.6}: the servers' total speed cannot carry the work even \
+                     without redundancy ({what})",
+                    crate::short_number(lambda)
+                ),
+            },
+            v => v,
+        };
         return crate::StabilityRegion {
-            stability: verdict(lmax, &what),
+            stability,
             region: "lambda < lambda_max (equal speeds: the throughput per server of the saturated system, Anton et al. 2021; \
                      unequal speeds: the saturated system only bounds it from above)"
                 .into(),
@@ -268,4 +282,23 @@ pub fn identical_region_general(
         ),
     };
     crate::StabilityRegion { stability: verdict(lmax, &what), region, lambda_max: lmax, lambda_max_source: source, note }
+}
+
+#[cfg(test)]
+mod capacity_tests {
+    use super::*;
+
+    /// Unequal speeds, FCFS, 2 < d < K: no closed form, but `lambda >= sum(nu) / (K E[X])` is
+    /// unstable (the total speed bound), and below it the verdict stays unknown.
+    #[test]
+    fn unequal_speeds_above_the_total_speed_are_unstable() {
+        let nu = [3.5, 0.5, 0.5, 0.5, 0.5, 0.5];
+        let size = super::super::CopySize::exponential();
+        for lambda in [1.0, 2.0, 1e300] {
+            let r = identical_region_general(lambda, 2, Discipline::Fcfs, &size, Some(&nu));
+            assert!(matches!(&r.stability, Stability::Unstable { reason } if reason.contains("sum(nu)")), "{lambda}: {:?}", r.stability);
+        }
+        let r = identical_region_general(0.5, 2, Discipline::Fcfs, &size, Some(&nu));
+        assert!(matches!(r.stability, Stability::Unknown { .. }), "{:?}", r.stability);
+    }
 }
