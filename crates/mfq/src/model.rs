@@ -161,7 +161,7 @@ impl Model {
             return Ok(());
         }
         let layout = model.layout();
-        match layout.largest_violation(x0).filter(|v| !(v.amount <= mfq_ode::INVARIANT_TOL)) {
+        match layout.largest_violation(x0).filter(|v| v.amount.is_nan() || v.amount > mfq_ode::INVARIANT_TOL) {
             Some(v) => {
                 Err(Error::InfeasibleStart { constraint: v.constraint, index: v.index + 1, amount: v.amount, rules: layout.rules() })
             }
@@ -389,7 +389,7 @@ impl RefinedReport {
             .iter()
             .filter(|e| e.state.len() == layout.dim())
             .filter_map(|e| {
-                let v = layout.largest_violation(&e.state).filter(|v| !(v.amount <= 1e-9))?;
+                let v = layout.largest_violation(&e.state).filter(|v| v.amount.is_nan() || v.amount > 1e-9)?;
                 Some(format!(
                     "at N = {} the refined state breaks {} by {:.3e} (entry {}): the expansion in 1/N is not accurate at this N; \
                      `mfq exact` gives the finite-N values",
