@@ -353,6 +353,31 @@ impl SumTree {
     }
 }
 
+/// The holding time of a state of `big_n` objects whose transitions have total rate `total`
+/// (per object): `Exp(big_n total)` from one uniform of `rng`; infinite when no transition can
+/// happen (an absorbing state, or a total that is not finite).
+fn holding_time(rng: &mut Xoshiro256PlusPlus, big_n: f64, total: f64) -> f64 {
+    if total > 0.0 && total.is_finite() {
+        let u: f64 = rng.random();
+        -(1.0 - u).ln() / (big_n * total)
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Records the state `x` (held until `until`) at every recording time `<= until` from
+/// `next`, stepping by `step`.
+fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, step: Option<f64>, until: f64, x: &[f64]) {
+    while let Some(tr) = *next {
+        if tr > until {
+            break;
+        }
+        traj.0.push(tr);
+        traj.1.push(x.to_vec());
+        *next = step.map(|s| tr + s);
+    }
+}
+
 /// [`run`] for a model with [`IndexedTransitions`]: after each event only the rates that read
 /// a changed entry are re-evaluated (the dependency graph), the next transition is drawn from
 /// a [`SumTree`], and the time averages are integrated lazily (an entry's `value x duration` is
@@ -394,22 +419,9 @@ fn run_indexed(
             break;
         }
         let total = tree.total();
-        let dt = if total > 0.0 && total.is_finite() {
-            let u: f64 = rng.random();
-            -(1.0 - u).ln() / (big_n * total)
-        } else {
-            // no transition can happen: the state is absorbing
-            f64::INFINITY
-        };
+        let dt = holding_time(rng, big_n, total);
         let t_next = (now + dt).min(end);
-        while let Some(tr) = next_record {
-            if tr > t_next || tr > end {
-                break;
-            }
-            traj.0.push(tr);
-            traj.1.push(x.clone());
-            next_record = opts.record.map(|step| tr + step);
-        }
+        record_until(&mut traj, &mut next_record, opts.record, t_next.min(end), &x);
         // close the phases that end by t_next (each entry's value held to the boundary)
         while boundary <= t_next && phase <= opts.batches {
             if phase >= 1 {
@@ -491,23 +503,10 @@ fn run(
             jump_ptr.push(jumps.len());
         });
         let total: f64 = rates.iter().sum();
-        let dt = if total > 0.0 && total.is_finite() {
-            let u: f64 = rng.random();
-            -(1.0 - u).ln() / (big_n * total)
-        } else {
-            // no transition can happen: the state is absorbing
-            f64::INFINITY
-        };
+        let dt = holding_time(rng, big_n, total);
         let t_next = (t + dt).min(end);
         // record the state held over [t, t_next)
-        while let Some(tr) = next_record {
-            if tr > t_next || tr > end {
-                break;
-            }
-            traj.0.push(tr);
-            traj.1.push(x.clone());
-            next_record = opts.record.map(|step| tr + step);
-        }
+        record_until(&mut traj, &mut next_record, opts.record, t_next.min(end), &x);
         // time averages over the batches that [t, t_next) overlaps
         let mut a = t.max(opts.warmup);
         while a < t_next {
