@@ -54,22 +54,6 @@ const KNOWN_FAILURES: &[&str] = &[
     "models/pod-errors-li-unstable.toml|eps@boundary-|check|wall",
     "models/pod-errors-li-unstable.toml|lambda@boundary-|check|wall",
     "models/pod-errors-li.toml|eps@boundary-|check|wall",
-    // Found by the first complete run of the whole grid (4508 runs; issue 16 stays open for
-    // them). The exact batch network's optimal-b scan solves one chain per b, O(n^2 b) in all:
-    // n = alpha m = 1e6 clients runs past the harness's 30 s (n = 1000 takes 5.5 s) and its
-    // construction does not watch the deadline.
-    "models/batch-sqrt-exact-m1.toml|alpha=1000000|fixed-point|wall",
-    "models/batch-sqrt-exact-m1.toml|alpha=1000000|fixed-point|exit",
-    "models/batch-sqrt-exact-m1.toml|alpha=1000000|report|wall",
-    "models/batch-sqrt-exact-m1.toml|alpha=1000000|report|exit",
-    "models/batch-sqrt-exact-m1.toml|alpha=1000000|simulate|wall",
-    "models/batch-sqrt-exact-m1.toml|alpha=1000000|simulate|exit",
-    "models/batch-sqrt-exact-m1.toml|alpha=999999|fixed-point|wall",
-    "models/batch-sqrt-exact-m1.toml|alpha=999999|fixed-point|exit",
-    "models/batch-sqrt-exact-m1.toml|alpha=999999|report|wall",
-    "models/batch-sqrt-exact-m1.toml|alpha=999999|report|exit",
-    "models/batch-sqrt-exact-m1.toml|alpha=999999|simulate|wall",
-    "models/batch-sqrt-exact-m1.toml|alpha=999999|simulate|exit",
     // The MPR MAC fixed point at about 1e5 nodes: the success probability rounds to 0, so the
     // throughput prints 0 and the response time and head-of-line delay `inf` (a log-space
     // form of the success probability would keep them finite).

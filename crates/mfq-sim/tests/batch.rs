@@ -1,7 +1,7 @@
 //! Batch processing in a closed network (`batch`): the discrete-event simulation of `n` clients,
 //! `m` servers and a central FIFO queue, written from the system's rules, against the exact
 //! stationary solution of the finite network (`mfq_model::models::batch::exact_network`, a
-//! Markov chain solved by state reduction, itself checked against the two-dimensional chain
+//! Markov chain solved by its cut equations, itself checked against the two-dimensional chain
 //! solved densely in the model's unit tests).
 
 use mfq_model::models::batch::{exact_network, Speedup};

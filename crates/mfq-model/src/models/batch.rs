@@ -30,11 +30,16 @@
 use crate::finite::{FiniteSystem, Simulation};
 use crate::registry::{read_spec, Kind, KindSpec, Param, ParamRange};
 use crate::{
-    out_of_range, AnalyticJacobian, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability, StateLayout,
+    out_of_range, AnalyticJacobian, Deadline, Jacobian, MeanFieldModel, ModelError, Observables, PartialOrder, Sparsity, Stability,
+    StateLayout,
 };
 
-/// Largest number of clients `n` of the exact network, and largest `n b` (its work and memory).
+/// Largest number of clients `n` of the exact network.
 pub const MAX_EXACT_CLIENTS: usize = 1_000_000;
+
+/// Most chain states [`exact_optimal_b`] solves in all (one chain of `n + 1` states per batch
+/// size; about a second of work).
+pub const MAX_SCAN_STATES: usize = 20_000_000;
 
 /// Smallest and largest think rate of the exact finite network ([`BatchExact`]): its chain's
 /// rates (`think_rate` times up to `n` clients against service rates of order 1) overflow or
@@ -42,7 +47,6 @@ pub const MAX_EXACT_CLIENTS: usize = 1_000_000;
 pub const MIN_EXACT_THINK_RATE: f64 = 1e-12;
 /// See [`MIN_EXACT_THINK_RATE`].
 pub const MAX_EXACT_THINK_RATE: f64 = 1e12;
-const MAX_EXACT_WORK: usize = 100_000_000;
 /// Largest `alpha` (clients per server) and table length of a speed-up.
 pub const MAX_ALPHA: f64 = 1e6;
 const MAX_TABLE: usize = 10_000;
@@ -250,15 +254,22 @@ pub struct ExactNetwork {
 ///
 /// The number `N` of jobs in the system determines the state (a free server starts a batch as
 /// soon as `b` jobs wait, so `min(floor(N / b), m)` servers are busy and `N - b busy` jobs wait):
-/// `N -> N + 1` at rate `think_rate (n - N)`, `N -> N - b` at rate `min(floor(N / b), m) / h`.
-/// The stationary law is computed by state reduction (Grassmann, Taksar, Heyman, "Regenerative
-/// analysis and steady state distributions for Markov chains", Operations Research 33(5), 1985),
-/// which has no subtractions; eliminating `N = n, n - 1, ..., 1` keeps every row within `b`
-/// states below its own, so the work is `O(n b)`.
+/// `N -> N + 1` at rate `think_rate (n - N)`, `N -> N - b` at rate `mu(N) = min(floor(N / b), m) / h`.
+/// The only jumps across the cut between `k - 1` and `k` are one arrival up and the
+/// completions from `k, ..., k + b - 1` down, so the stationary law satisfies
+///
+/// ```text
+/// pi(k - 1) think_rate (n - k + 1) = sum_{j = k}^{min(k + b - 1, n)} pi(j) mu(j),   k = 1..n,
+/// ```
+///
+/// solved from `pi(n)` downwards, with a binary exponent kept beside each value (the law spans
+/// thousands of orders of magnitude at large `n`). The window sum is kept without subtractions,
+/// by a queue of two stacks of partial sums (each term is added at most three times), so every
+/// quantity is a sum of positive terms and the work is `O(n)` for any `b`.
 ///
 /// # Errors
-/// [`ModelError::OutOfRange`] naming `model.servers` (0), `model.b` (0 or `> n`), or the
-/// number of clients (`n > 1000000` or `n b > 1e8`).
+/// [`ModelError::OutOfRange`] naming `model.servers` (0 servers, or `n > 1000000` clients) or
+/// `model.b` (0 or `> n`).
 pub fn exact_network(clients: usize, servers: usize, b: usize, think_rate: f64, h: f64) -> Result<ExactNetwork, ModelError> {
     let (n, m) = (clients, servers);
     if m == 0 {
@@ -267,74 +278,171 @@ pub fn exact_network(clients: usize, servers: usize, b: usize, think_rate: f64, 
     if b == 0 || b > n {
         return Err(out_of_range("model.b", b, &format!("an integer in [1, n] where n = {n} is the number of clients")));
     }
-    if n > MAX_EXACT_CLIENTS || n.saturating_mul(b) > MAX_EXACT_WORK {
-        return Err(out_of_range("model.servers", m, &format!("a network of n <= 1000000 clients with n b <= 1e8 (n = {n}, b = {b})")));
+    if n > MAX_EXACT_CLIENTS {
+        return Err(out_of_range("model.servers", m, &format!("a network of n <= 1000000 clients (n = {n})")));
     }
-    let rate = 1.0 / h;
-    // row k (state N = k) of the reduced generator: rates to k - 1 - d, d = 0 .. b - 1
-    let mut rows = vec![0.0; (n + 1) * b];
-    for k in b..=n {
-        rows[k * b + b - 1] = (k / b).min(m) as f64 * rate;
-    }
-    let mut log_ratio = vec![0.0; n + 1];
-    for k in (1..=n).rev() {
-        let out: f64 = rows[k * b..(k + 1) * b].iter().sum();
-        let up = think_rate * (n - (k - 1)) as f64;
-        // state k is entered only from k - 1 (up by one): pi(k) = pi(k - 1) up / out
-        log_ratio[k] = up.ln() - out.ln();
-        // fold state k into row k - 1: k - 1 -> k -> j, for j = k - 1 - d < k - 1
-        for d in 1..b.min(k) {
-            let add = up * rows[k * b + d] / out;
-            rows[(k - 1) * b + d - 1] += add;
-        }
-    }
-    let mut log_pi = 0.0;
-    let mut logs = Vec::with_capacity(n + 1);
-    for lr in &log_ratio {
-        log_pi += lr;
-        logs.push(log_pi);
-    }
-    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (mut total, mut mean_n, mut mean_busy) = (0.0, 0.0, 0.0);
-    for (k, l) in logs.iter().enumerate() {
-        let p = (l - top).exp();
-        total += p;
-        mean_n += p * k as f64;
-        mean_busy += p * (k / b).min(m) as f64;
-    }
-    let (mean_n, mean_busy) = (mean_n / total, mean_busy / total);
-    Ok(ExactNetwork {
-        clients: n,
-        servers: m,
-        throughput: b as f64 * rate * mean_busy / m as f64,
-        throughput_clients: think_rate * (n as f64 - mean_n) / m as f64,
-        jobs_per_server: mean_n / m as f64,
-        busy_fraction: mean_busy / m as f64,
-    })
+    Ok(ExactSolver::new(n, m).solve(b, think_rate, h))
 }
 
-/// The batch size maximising the exact throughput of the network of `clients` clients and
-/// `servers` servers (ties to the smallest), with that throughput per server. Scans
-/// `b = 1 ..= min(n, table length)`, and for the closed forms (non-decreasing `h`) stops once the
-/// bound `n / (1/think_rate + h(b))` (a job's cycle is at least a think time and its batch's
-/// service) is no better.
+/// Powers of two beyond which [`ExactSolver`] rescales its values (`2^-500`, `2^500`).
+const RESCALE_BELOW: f64 = f64::from_bits((1023 - 500) << 52);
+/// See [`RESCALE_BELOW`].
+const RESCALE_ABOVE: f64 = f64::from_bits((1023 + 500) << 52);
+
+/// `2^e` for `|e| <= 1020`, exact.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+/// The cut-equation solver of [`exact_network`] for one network (`n` clients, `m` servers),
+/// with its buffers, reused across batch sizes by [`exact_optimal_b`] (no allocation per `b`).
+///
+/// `pi(k)` is held as `value[k] 2^exponent[k]`: the values of the current window share one
+/// exponent, and all of them are multiplied by an exact power of two whenever a new value
+/// leaves `[2^-500, 2^500]` (a term that then drops below the smallest double is below
+/// `2^-1000` of the window's largest).
+struct ExactSolver {
+    n: usize,
+    m: usize,
+    value: Vec<f64>,
+    exponent: Vec<i32>,
+    /// The window's newer terms `pi(j) mu(j)` (pushed last).
+    back: Vec<f64>,
+    /// The window's older terms as partial sums: each entry is the sum of its term and every
+    /// newer term of this stack; the oldest on top.
+    front: Vec<f64>,
+}
+
+impl ExactSolver {
+    fn new(n: usize, m: usize) -> Self {
+        ExactSolver { n, m, value: vec![0.0; n + 1], exponent: vec![0; n + 1], back: Vec::new(), front: Vec::new() }
+    }
+
+    /// Stationary values for batch size `b` (`1 <= b <= n`), think rate `think_rate`, mean batch
+    /// time `h`.
+    fn solve(&mut self, b: usize, think_rate: f64, h: f64) -> ExactNetwork {
+        let (n, m) = (self.n, self.m);
+        let rate = 1.0 / h;
+        let mu = |j: usize| (j / b).min(m) as f64 * rate;
+        self.back.clear();
+        self.front.clear();
+        let mut scale = 0i32;
+        self.value[n] = 1.0;
+        self.exponent[n] = 0;
+        self.back.push(mu(n));
+        let mut back_sum = mu(n);
+        for k in (1..=n).rev() {
+            // the window holds j = k ..= min(k + b - 1, n); its sum is positive (j = k + b - 1
+            // or n is served)
+            let window = self.front.last().copied().unwrap_or(0.0) + back_sum;
+            let mut v = window / (think_rate * (n - k + 1) as f64);
+            if !(RESCALE_BELOW..=RESCALE_ABOVE).contains(&v) {
+                let e = v.log2().round() as i32;
+                let f = pow2(-e);
+                v *= f;
+                back_sum *= f;
+                self.back.iter_mut().chain(self.front.iter_mut()).for_each(|t| *t *= f);
+                scale += e;
+            }
+            self.value[k - 1] = v;
+            self.exponent[k - 1] = scale;
+            if k + b - 1 <= n {
+                // j = k + b - 1 (the oldest) leaves
+                if self.front.is_empty() {
+                    let mut acc = 0.0;
+                    while let Some(t) = self.back.pop() {
+                        acc += t;
+                        self.front.push(acc);
+                    }
+                    back_sum = 0.0;
+                }
+                self.front.pop();
+            }
+            let t = v * mu(k - 1);
+            self.back.push(t);
+            back_sum += t;
+        }
+        // normalise by the largest pi(k)
+        let (top_v, top_e) = self.value.iter().zip(&self.exponent).map(|(v, e)| (*v, *e)).fold((0.0, i32::MIN), |(bv, be), (v, e)| {
+            if e > be || (e == be && v > bv) {
+                (v, e)
+            } else {
+                (bv, be)
+            }
+        });
+        let (mut total, mut mean_n, mut mean_busy) = (0.0, 0.0, 0.0);
+        for (k, (v, e)) in self.value.iter().zip(&self.exponent).enumerate() {
+            let d = e - top_e;
+            if d < -1000 {
+                continue;
+            }
+            let p = v / top_v * pow2(d);
+            total += p;
+            mean_n += p * k as f64;
+            mean_busy += p * (k / b).min(m) as f64;
+        }
+        let (mean_n, mean_busy) = (mean_n / total, mean_busy / total);
+        ExactNetwork {
+            clients: n,
+            servers: m,
+            throughput: b as f64 * rate * mean_busy / m as f64,
+            throughput_clients: think_rate * (n as f64 - mean_n) / m as f64,
+            jobs_per_server: mean_n / m as f64,
+            busy_fraction: mean_busy / m as f64,
+        }
+    }
+}
+
+/// The batch size maximising the exact throughput of the network of `clients` = `n` clients
+/// and `servers` servers (ties to the smallest), with that throughput per server, or `None`
+/// when the scan's work limit stops it before the optimum is settled.
+///
+/// Scans `b = 1 ..= min(n, table length)` with one chain of `n + 1` states per `b`
+/// ([`exact_network`]), and for the closed forms (non-decreasing `h`) stops once the bound
+/// `n / m / (1/think_rate + h(b))` (a job's cycle is at least a think time and its batch's
+/// service) is no better. At most [`MAX_SCAN_STATES`] chain states in all: when the limit
+/// stops the scan, the optimum is settled only if the bound at the next `b` is no better than
+/// the best so far (non-decreasing `h`); otherwise the answer is `None`.
 ///
 /// # Errors
-/// As [`exact_network`].
-pub fn exact_optimal_b(clients: usize, servers: usize, think_rate: f64, speedup: &Speedup) -> Result<(usize, f64), ModelError> {
+/// As [`exact_network`]; [`ModelError::Interrupted`] when `deadline` passes.
+pub fn exact_optimal_b(
+    clients: usize,
+    servers: usize,
+    think_rate: f64,
+    speedup: &Speedup,
+    deadline: &Deadline,
+) -> Result<Option<(usize, f64)>, ModelError> {
+    if servers == 0 {
+        return Err(out_of_range("model.servers", servers, "an integer >= 1"));
+    }
+    if clients == 0 || clients > MAX_EXACT_CLIENTS {
+        return Err(out_of_range("model.servers", servers, &format!("a network of 1 <= n <= 1000000 clients (n = {clients})")));
+    }
     let last = speedup.max_b().unwrap_or(usize::MAX).min(clients);
+    let bound = |b: usize| clients as f64 / servers as f64 / (1.0 / think_rate + speedup.h(b));
+    let within = (MAX_SCAN_STATES / (clients + 1)).max(1);
+    let mut solver = ExactSolver::new(clients, servers);
     let (mut best_b, mut best) = (0, f64::NEG_INFINITY);
     for b in 1..=last {
-        let bound = clients as f64 / servers as f64 / (1.0 / think_rate + speedup.h(b));
-        if speedup.h_non_decreasing() && bound <= best {
+        if speedup.h_non_decreasing() && bound(b) <= best {
             break;
         }
-        let x = exact_network(clients, servers, b, think_rate, speedup.h(b))?.throughput;
+        if b > within {
+            return Ok(None);
+        }
+        if deadline.expired() {
+            return Err(ModelError::Interrupted {
+                during: "the exact optimal-b scan of the batch network".into(),
+                reason: deadline.reason(),
+            });
+        }
+        let x = solver.solve(b, think_rate, speedup.h(b)).throughput;
         if x > best {
             (best_b, best) = (b, x);
         }
     }
-    Ok((best_b, best))
+    Ok(Some((best_b, best)))
 }
 
 /// Mean field of the batch network (see the module docs). State `[u]`: the fraction of clients
@@ -513,7 +621,8 @@ impl AnalyticJacobian for BatchNetwork {
 pub struct BatchExact {
     mean_field: BatchNetwork,
     exact: ExactNetwork,
-    optimal: (usize, f64),
+    /// [`exact_optimal_b`]: `None` when its work limit left the optimum unsettled.
+    optimal: Option<(usize, f64)>,
 }
 
 impl BatchExact {
@@ -524,6 +633,21 @@ impl BatchExact {
     /// `model.servers` when `alpha servers` is not an integer, and as
     /// [`exact_network`].
     pub fn new(alpha: f64, think_rate: f64, b: usize, speedup: Speedup, servers: usize) -> Result<Self, ModelError> {
+        Self::new_within(alpha, think_rate, b, speedup, servers, &Deadline::none())
+    }
+
+    /// [`new`](Self::new) within the job's `deadline` (the optimal-b scan watches it).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new), and [`ModelError::Interrupted`].
+    pub fn new_within(
+        alpha: f64,
+        think_rate: f64,
+        b: usize,
+        speedup: Speedup,
+        servers: usize,
+        deadline: &Deadline,
+    ) -> Result<Self, ModelError> {
         let mean_field = BatchNetwork::new(alpha, think_rate, b, speedup)?;
         if !(MIN_EXACT_THINK_RATE..=MAX_EXACT_THINK_RATE).contains(&think_rate) {
             return Err(out_of_range(
@@ -535,7 +659,7 @@ impl BatchExact {
         }
         let clients = clients_of(alpha, servers)?;
         let exact = exact_network(clients, servers, b, think_rate, mean_field.h)?;
-        let optimal = exact_optimal_b(clients, servers, think_rate, &mean_field.speedup)?;
+        let optimal = exact_optimal_b(clients, servers, think_rate, &mean_field.speedup, deadline)?;
         Ok(BatchExact { mean_field, exact, optimal })
     }
 
@@ -576,10 +700,23 @@ impl MeanFieldModel for BatchExact {
     }
     /// The exact stationary throughput, jobs per server and response time (Little), extras
     /// `throughput`, `busy_fraction`, `mean_field_throughput`, `optimal_b` and `throughput_at_optimal_b`
-    /// (exact, this `m`), `mean_field_optimal_b`, `clients`, `servers`.
+    /// (exact, this `m`; absent when the scan's work limit left them unsettled, see
+    /// [`exact_optimal_b`]), `mean_field_optimal_b`, `clients`, `servers`.
     fn observables(&self, _x: &[f64]) -> Observables {
         let e = &self.exact;
         let (mf_b, _) = self.mean_field.optimal_b();
+        let mut extras = vec![
+            ("throughput".into(), e.throughput),
+            ("busy_fraction".into(), e.busy_fraction),
+            ("mean_field_throughput".into(), self.mean_field.throughput()),
+        ];
+        if let Some((b, x)) = self.optimal {
+            extras.push(("optimal_b".into(), b as f64));
+            extras.push(("throughput_at_optimal_b".into(), x));
+        }
+        extras.push(("mean_field_optimal_b".into(), mf_b as f64));
+        extras.push(("clients".into(), e.clients as f64));
+        extras.push(("servers".into(), e.servers as f64));
         Observables {
             tail: Vec::new(),
             mean_queue_length: Some(e.jobs_per_server),
@@ -588,16 +725,7 @@ impl MeanFieldModel for BatchExact {
             prob_wait: None,
             loss_probability: 0.0,
             mass_at_truncation: 0.0,
-            extras: vec![
-                ("throughput".into(), e.throughput),
-                ("busy_fraction".into(), e.busy_fraction),
-                ("mean_field_throughput".into(), self.mean_field.throughput()),
-                ("optimal_b".into(), self.optimal.0 as f64),
-                ("throughput_at_optimal_b".into(), self.optimal.1),
-                ("mean_field_optimal_b".into(), mf_b as f64),
-                ("clients".into(), e.clients as f64),
-                ("servers".into(), e.servers as f64),
-            ],
+            extras,
         }
     }
     fn stability(&self) -> Stability {
@@ -684,6 +812,29 @@ impl KindSpec for BatchSpec {
             Some(m) => Ok(Box::new(BatchExact::new(self.alpha, self.think_rate, self.b, self.speedup.clone(), m)?)),
         }
     }
+    /// The exact network's optimal-b scan watches `deadline`.
+    fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
+        match self.servers {
+            None => self.build(levels),
+            Some(m) => Ok(Box::new(BatchExact::new_within(self.alpha, self.think_rate, self.b, self.speedup.clone(), m, deadline)?)),
+        }
+    }
+    /// With `servers`, when the optimal-b scan may reach its work limit: which `b` it covers.
+    fn notes(&self) -> Vec<String> {
+        let Some(m) = self.servers else { return Vec::new() };
+        let Ok(n) = clients_of(self.alpha, m) else { return Vec::new() };
+        let last = self.speedup.max_b().unwrap_or(usize::MAX).min(n);
+        let within = (MAX_SCAN_STATES / (n + 1)).max(1);
+        if last <= within {
+            return Vec::new();
+        }
+        vec![format!(
+            "the exact optimal b is searched over b = 1..{within} only (one chain of n + 1 = {} states per b, at most 2e7 states in all): \
+             optimal_b and throughput_at_optimal_b are printed only when the bound n / m / (1/think_rate + h(b)) settles the optimum there; \
+             mean_field_optimal_b is the mean field's",
+            n + 1
+        )]
+    }
     fn validate(&self, _levels: usize) -> Result<(), ModelError> {
         check_params(self.alpha, self.think_rate, self.b, &self.speedup)?;
         if let Some(m) = self.servers {
@@ -769,7 +920,7 @@ mod tests {
         states.iter().zip(&pi).map(|(&(j, _), p)| p * j as f64).sum::<f64>() * b as f64 / h / m as f64
     }
 
-    /// The O(n b) reduction equals the two-dimensional chain solved densely.
+    /// The cut equations equal the two-dimensional chain solved densely.
     #[test]
     fn exact_network_equals_the_two_dimensional_chain() {
         for (n, m, b, think, sp) in [
@@ -909,7 +1060,7 @@ mod limit_tests {
             assert!(gap > 0.0 && gap < last_gap, "m = {m}: gap {gap} after {last_gap}");
             last_gap = gap;
             gaps.push((m, gap));
-            let (b, x) = exact_optimal_b(alpha * m, m, think, &sp).unwrap();
+            let (b, x) = exact_optimal_b(alpha * m, m, think, &sp, &Deadline::none()).unwrap().unwrap();
             let want = match m {
                 1 => 4,
                 2 | 5 => 5,
@@ -927,6 +1078,49 @@ mod limit_tests {
 #[cfg(test)]
 mod exact_range_tests {
     use super::*;
+
+    /// b = 1, one server, n = 3000 clients with think h = 50: the machine-repairman law
+    /// `pi(N) ∝ n! / (n - N)! (think h)^N` spans about 10^15000, so the solver rescales
+    /// hundreds of times; the mean number of jobs and the throughput match the law summed in
+    /// logarithms.
+    #[test]
+    fn machine_repairman_across_thousands_of_orders_of_magnitude() {
+        for (n, think, h) in [(3000usize, 50.0, 1.0), (3000, 1e-3, 1.0), (2000, 0.02, 2.5)] {
+            let mut logs = vec![0.0f64];
+            for k in 1..=n {
+                logs.push(logs[k - 1] + ((n - k + 1) as f64 * think * h).ln());
+            }
+            let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let w: Vec<f64> = logs.iter().map(|l| (l - top).exp()).collect();
+            let total: f64 = w.iter().sum();
+            let mean_n: f64 = w.iter().enumerate().map(|(k, p)| p * k as f64).sum::<f64>() / total;
+            let busy = 1.0 - w[0] / total;
+            let e = exact_network(n, 1, 1, think, h).unwrap();
+            assert!((e.jobs_per_server - mean_n).abs() < 1e-11 * mean_n, "n={n} think={think}: {} vs {mean_n}", e.jobs_per_server);
+            assert!((e.throughput - busy / h).abs() < 1e-12, "n={n} think={think}: {} vs {}", e.throughput, busy / h);
+        }
+    }
+
+    /// The optimal-b scan: settled by the bound within the work limit (`Some`), cut by it before
+    /// the bound settles the optimum (`None`: n = 10000 with s(b) = sqrt(b) peaks near b = 9800,
+    /// past the 1999 chains of the limit), and stopped by an expired deadline (`Interrupted`).
+    #[test]
+    fn optimal_b_scan_limits() {
+        let sp = Speedup::Power { gamma: 0.5 };
+        let (b, x) = exact_optimal_b(100, 1, 0.5, &sp, &Deadline::none()).unwrap().unwrap();
+        // every b by brute force
+        let best = (1..=100usize)
+            .map(|b| (b, exact_network(100, 1, b, 0.5, sp.h(b)).unwrap().throughput))
+            .fold((0, f64::NEG_INFINITY), |acc, (b, x)| if x > acc.1 { (b, x) } else { acc });
+        assert_eq!((b, x), best);
+        assert_eq!(exact_optimal_b(10_000, 1, 0.5, &sp, &Deadline::none()).unwrap(), None);
+        let spec = BatchSpec { alpha: 10_000.0, think_rate: 0.5, b: 6, speedup: sp.clone(), servers: Some(1) };
+        assert!(spec.notes()[0].contains("b = 1..1999"), "{:?}", spec.notes());
+        let done = Deadline::after(1e-9);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let e = exact_optimal_b(3000, 1, 0.5, &sp, &done).unwrap_err();
+        assert!(matches!(e, ModelError::Interrupted { .. }), "{e}");
+    }
 
     /// The exact network refuses think rates outside [1e-12, 1e12] naming the field (the
     /// chain's rates overflowed to a non-finite drift at 1e300 and 1e-300), and solves the ends.
