@@ -54,17 +54,6 @@ const KNOWN_FAILURES: &[&str] = &[
     "models/pod-errors-li-unstable.toml|eps@boundary-|check|wall",
     "models/pod-errors-li-unstable.toml|lambda@boundary-|check|wall",
     "models/pod-errors-li.toml|eps@boundary-|check|wall",
-    // The MPR MAC fixed point at about 1e5 nodes: the success probability rounds to 0, so the
-    // throughput prints 0 and the response time and head-of-line delay `inf` (a log-space
-    // form of the success probability would keep them finite).
-    "models/mpr-mac-m1.toml|nodes=99999|report|nan",
-    "models/mpr-mac-m1.toml|nodes=100000|report|nan",
-    "models/mpr-mac-m2.toml|nodes=99999|report|nan",
-    "models/mpr-mac-m2.toml|nodes=100000|report|nan",
-    "models/mpr-mac-m3.toml|nodes=99999|report|nan",
-    "models/mpr-mac-m3.toml|nodes=100000|report|nan",
-    "models/mpr-mac-m4.toml|nodes=99999|report|nan",
-    "models/mpr-mac-m4.toml|nodes=100000|report|nan",
 ];
 
 fn root() -> PathBuf {

@@ -35,7 +35,7 @@ fn assert_agree(p: &MacParams, mac: &MprMac, sim: &MacSimReport) {
         ("throughput", &sim.throughput, mac.throughput(), 0.25 / n * mac.throughput()),
         ("gamma", &sim.failure_probability, mac.gamma(), g_allow),
         ("drop", &sim.drop_probability, mac.drop_probability(), drop_allow),
-        ("hol delay", &sim.hol_delay, mac.hol_delay(), 0.25 / n * mac.hol_delay()),
+        ("hol delay", &sim.hol_delay, mac.hol_delay().unwrap(), 0.25 / n * mac.hol_delay().unwrap()),
     ];
     for (name, est, want, allow) in checks {
         assert!(
@@ -110,7 +110,7 @@ fn decoupling_error_falls_with_n() {
                 mac.gamma(),
                 sim.failure_probability.mean,
                 sim.failure_probability.half_width,
-                mac.hol_delay(),
+                mac.hol_delay().unwrap(),
                 sim.hol_delay.mean,
                 sim.hol_delay.half_width
             );

@@ -332,6 +332,12 @@ impl Channel {
 struct ChannelAt {
     /// Failure probability of an attempt, `Gamma(beta)`.
     gamma: f64,
+    /// Success probability of an attempt, `1 - gamma`, computed as such (not by subtraction:
+    /// it is tiny when the channel is crowded).
+    success: f64,
+    /// `ln(1 - gamma)`, finite where `success` underflows to 0 (down to about `-1e5` at
+    /// 1e5 nodes).
+    log_success: f64,
     /// Attempts per node per mini-slot, `beta E[(n - C) q(C)] / n`.
     attempt_rate: f64,
     /// Stationary probability that the channel is idle (no ongoing transmission).
@@ -412,8 +418,29 @@ impl MprMac {
     /// `S = n a (1 - gamma) T` with `a` the attempt rate (in `[0, M]`; for `M = K = 1` the
     /// fraction of time the channel carries a successful packet, Bianchi's `S` with
     /// `T_s = T_c = E[P] = T` mini-slots of length 1, eq. 13).
+    /// Below about `1e-308` it rounds to 0: [`log10_throughput`](Self::log10_throughput) keeps it.
     pub fn throughput(&self) -> f64 {
-        self.params.nodes as f64 * self.at.attempt_rate * (1.0 - self.at.gamma) * self.params.airtime
+        if self.at.success >= LOG_PATH_BELOW {
+            self.params.nodes as f64 * self.at.attempt_rate * self.at.success * self.params.airtime
+        } else {
+            (self.log10_throughput() * std::f64::consts::LN_10).exp()
+        }
+    }
+    /// `log10` of [`throughput`](Self::throughput), finite however crowded the channel.
+    pub fn log10_throughput(&self) -> f64 {
+        ((self.params.nodes as f64 * self.at.attempt_rate * self.params.airtime).ln() + self.at.log_success) / std::f64::consts::LN_10
+    }
+    /// Success probability of an attempt, `1 - gamma`, computed directly (it is not the
+    /// difference `1 - gamma`, which cancels when the channel is crowded); below about
+    /// `1e-308` it rounds to 0: [`log10_success_probability`](Self::log10_success_probability)
+    /// keeps it.
+    pub fn success_probability(&self) -> f64 {
+        self.at.success
+    }
+    /// `log10(1 - gamma)`, finite however crowded the channel (computed in logarithms below
+    /// `1e-200`).
+    pub fn log10_success_probability(&self) -> f64 {
+        self.at.log_success / std::f64::consts::LN_10
     }
     /// Probability that a packet is dropped, `gamma^(R + 1)`.
     pub fn drop_probability(&self) -> f64 {
@@ -421,8 +448,28 @@ impl MprMac {
     }
     /// Mean head-of-line delay in mini-slots (from reaching the head of the queue to success or
     /// drop): mean attempts per packet over attempts per mini-slot (renewal-reward).
-    pub fn hol_delay(&self) -> f64 {
-        self.params.backoff.mean_attempts(self.at.gamma) / self.at.attempt_rate
+    /// `None` when it is beyond the largest double (a crowded channel without a retry limit):
+    /// [`log10_hol_delay`](Self::log10_hol_delay) keeps it.
+    pub fn hol_delay(&self) -> Option<f64> {
+        let d = if self.at.success >= LOG_PATH_BELOW {
+            let attempts = match self.params.backoff.retry_limit {
+                None => 1.0 / self.at.success,
+                Some(_) => self.params.backoff.mean_attempts(self.at.gamma),
+            };
+            attempts / self.at.attempt_rate
+        } else {
+            (self.log10_hol_delay() * std::f64::consts::LN_10).exp()
+        };
+        Some(d).filter(|d| d.is_finite())
+    }
+    /// `log10` of the mean head-of-line delay, `log10(mean attempts / attempt rate)`; the
+    /// mean attempts are `1 / (1 - gamma)` without a retry limit.
+    pub fn log10_hol_delay(&self) -> f64 {
+        let ln_attempts = match self.params.backoff.retry_limit {
+            None => -self.at.log_success,
+            Some(_) => self.params.backoff.mean_attempts(self.at.gamma).ln(),
+        };
+        (ln_attempts - self.at.attempt_rate.ln()) / std::f64::consts::LN_10
     }
     /// Sign changes of `beta - G(Gamma(beta))` on a grid of 32 points of `(0, 1]` (plus 0):
     /// 1 means the scan found the fixed point unique.
@@ -431,11 +478,10 @@ impl MprMac {
     }
 }
 
-/// `Gamma(beta)` and the stationary quantities of the channel chain.
-fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
+/// The stationary law of the channel chain at attempt probability `beta` (dense solve).
+fn stationary(p: &MacParams, ch: &Channel, beta: f64) -> Vec<f64> {
     let (n, cap) = (p.nodes, p.mpr + 1);
     let ns = ch.len();
-    let pe = 1.0 / p.airtime;
     let mut pmf = Vec::with_capacity(cap + 1);
     // stationary law: a[y][x] = P(x -> y) - delta, last row replaced by sum pi = 1
     let mut a = vec![0.0; ns * ns];
@@ -463,6 +509,14 @@ fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
     a[(ns - 1) * ns..].iter_mut().for_each(|v| *v = 1.0);
     pi[ns - 1] = 1.0;
     solve_dense(&mut a, &mut pi, ns);
+    pi
+}
+
+/// `Gamma(beta)` and the stationary quantities of the channel chain.
+fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
+    let n = p.nodes;
+    let pe = 1.0 / p.airtime;
+    let pi = stationary(p, ch, beta);
     let (mut rate, mut idle, mut ongoing) = (0.0, 0.0, 0.0);
     for (&px, &c) in pi.iter().zip(&ch.total) {
         rate += px * (n.saturating_sub(c)) as f64 * p.runs(c);
@@ -471,14 +525,26 @@ fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
             idle += px;
         }
     }
-    let gamma = tagged_failure(p, ch, beta, &pi, pe);
-    ChannelAt { gamma, attempt_rate: beta * rate / n as f64, idle, mean_ongoing: ongoing }
+    let mut success = tagged_success(p, ch, beta, &pi, pe);
+    let log_success = if success < LOG_PATH_BELOW {
+        // a crowded channel: the linear solve loses digits in subnormal numbers or underflows
+        let l = tagged_log_success(p, ch, beta, &pi, pe);
+        success = l.exp();
+        l
+    } else {
+        success.ln()
+    };
+    ChannelAt { gamma: 1.0 - success, success, log_success, attempt_rate: beta * rate / n as f64, idle, mean_ongoing: ongoing }
 }
 
-/// The probability that a tagged attempt fails: the tagged cohort starts in a mini-slot whose
+/// Below this success probability [`channel_at`] recomputes it in logarithms
+/// ([`tagged_log_success`]).
+const LOG_PATH_BELOW: f64 = 1e-200;
+
+/// The probability that a tagged attempt succeeds: the tagged cohort starts in a mini-slot whose
 /// channel state `x` (before the starts) is drawn with weight `pi(x) (n - C) q(C)`; it fails
 /// if the number of ongoing transmissions exceeds `M` in any mini-slot before it ends.
-fn tagged_failure(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -> f64 {
+fn tagged_success(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -> f64 {
     let (n, m, cap) = (p.nodes, p.mpr, p.mpr + 1);
     // augmented states (others x, tagged cohort size t) with total(x) + t <= min(M, n)
     let mut aug = HashMap::new();
@@ -547,7 +613,150 @@ fn tagged_failure(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -
         }
         success += w * ok;
     }
-    (1.0 - success / weight).clamp(0.0, 1.0)
+    (success / weight).clamp(0.0, 1.0)
+}
+
+/// `ln(e^a + e^b)`, exact when either is `-inf`.
+#[inline]
+fn log_add(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+    if lo == f64::NEG_INFINITY {
+        hi
+    } else {
+        hi + (lo - hi).exp().ln_1p()
+    }
+}
+
+/// `ln P(S = s)`, `s = 0..=cap`, `S ~ Bin(trials, p)` (entries above `trials` are `-inf`).
+fn log_binomial(trials: usize, p: f64, cap: usize, out: &mut Vec<f64>) {
+    out.clear();
+    out.resize(cap + 1, f64::NEG_INFINITY);
+    if p >= 1.0 || trials == 0 {
+        if trials <= cap {
+            out[trials] = 0.0;
+        }
+        return;
+    }
+    let (lp, lq) = (p.ln(), (-p).ln_1p());
+    let mut term = trials as f64 * lq;
+    for (s, o) in out.iter_mut().enumerate().take(cap.min(trials) + 1) {
+        *o = term;
+        term += ((trials - s) as f64 / (s + 1) as f64).ln() + lp - lq;
+    }
+}
+
+/// [`tagged_success`] in logarithms, for a crowded channel where the success probability is
+/// below the smallest double (each mini-slot without an overflowing start has probability
+/// about `(1 - beta)^n`). The absorption probabilities `h = b + A h` of the tagged packet's
+/// chain are found by eliminating its states one by one with the exit mass of each state
+/// summed from its exits (success, failure, the states not yet eliminated), never as
+/// `1 - a_kk` (the GTH form of Grassmann, Taksar, Heyman, Operations Research 33(5), 1985):
+/// every step adds or multiplies positive terms, so logarithms carry them.
+fn tagged_log_success(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -> f64 {
+    let (n, m, cap) = (p.nodes, p.mpr, p.mpr + 1);
+    let neg = f64::NEG_INFINITY;
+    let (l_end, l_stay) = (pe.ln(), (-pe).ln_1p());
+    let mut aug = HashMap::new();
+    let mut list = Vec::new();
+    for x in 0..ch.len() {
+        for t in 1..=m {
+            if ch.total[x] + t <= m.min(n) {
+                aug.insert((x, t), list.len());
+                list.push((x, t));
+            }
+        }
+    }
+    let na = list.len();
+    let mut lpmf = Vec::with_capacity(cap + 1);
+    // ln a_ij (to another ongoing state), ln b_i (success now), ln f_i (failure now)
+    let mut la = vec![neg; na * na];
+    let mut lb = vec![neg; na];
+    let mut lf = vec![neg; na];
+    for (i, &(x, t)) in list.iter().enumerate() {
+        let c = ch.total[x] + t;
+        let q = p.runs(c);
+        if q > 0.0 {
+            log_binomial(n - c, beta * q, cap, &mut lpmf);
+        } else {
+            lpmf.clear();
+            lpmf.push(0.0);
+        }
+        let mut fit = neg;
+        for (s, &lps) in lpmf.iter().enumerate().take(m - c + 1) {
+            if lps == neg {
+                continue;
+            }
+            fit = log_add(fit, lps);
+            lb[i] = log_add(lb[i], lps + l_end);
+            let y = if s == 0 { x } else { ch.add[x * (cap + 1) + s] };
+            for &(z, pz) in &ch.ends[y] {
+                let j = aug[&(z, t)];
+                la[i * na + j] = log_add(la[i * na + j], lps + l_stay + pz.ln());
+            }
+        }
+        // the starts overflow M: ln(1 - P(fit))
+        lf[i] = if fit >= 0.0 { neg } else { (-fit.exp_m1()).ln() };
+    }
+    // eliminate states 0, 1, ...: exit(k) = b_k + f_k + sum_{j > k} a_kj
+    let mut exit = vec![neg; na];
+    for k in 0..na {
+        let mut e = log_add(lb[k], lf[k]);
+        for j in k + 1..na {
+            e = log_add(e, la[k * na + j]);
+        }
+        exit[k] = e;
+        for i in k + 1..na {
+            let r = la[i * na + k];
+            if r == neg {
+                continue;
+            }
+            let r = r - e;
+            lb[i] = log_add(lb[i], r + lb[k]);
+            lf[i] = log_add(lf[i], r + lf[k]);
+            for j in k + 1..na {
+                let a = la[k * na + j];
+                if a != neg {
+                    la[i * na + j] = log_add(la[i * na + j], r + a);
+                }
+            }
+        }
+    }
+    // back substitution: h_k = (b_k + sum_{j > k} a_kj h_j) / exit(k)
+    let mut lh = vec![neg; na];
+    for k in (0..na).rev() {
+        let mut v = lb[k];
+        for j in k + 1..na {
+            v = log_add(v, la[k * na + j] + lh[j]);
+        }
+        lh[k] = v - exit[k];
+    }
+    let (mut success, mut weight) = (neg, neg);
+    for (x, (&px, &c)) in pi.iter().zip(&ch.total).enumerate() {
+        let q = p.runs(c);
+        if q == 0.0 || px <= 0.0 || c >= n {
+            continue;
+        }
+        let w = px.ln() + ((n - c) as f64 * q).ln();
+        weight = log_add(weight, w);
+        if c >= m {
+            continue;
+        }
+        log_binomial(n - c - 1, beta * q, cap, &mut lpmf);
+        let mut ok = neg;
+        for (s, &lps) in lpmf.iter().enumerate().take(m - c) {
+            if lps == neg {
+                continue;
+            }
+            let t = 1 + s;
+            let mut after = l_end;
+            for &(z, pz) in &ch.ends[x] {
+                after = log_add(after, l_stay + pz.ln() + lh[aug[&(z, t)]]);
+            }
+            ok = log_add(ok, lps + after);
+        }
+        success = log_add(success, w + ok);
+    }
+    (success - weight).min(0.0)
 }
 
 impl MeanFieldModel for MprMac {
@@ -565,29 +774,39 @@ impl MeanFieldModel for MprMac {
     }
     /// At the fixed point, whatever the state: throughput `S` (successful packets per mean
     /// airtime), mean response time = mean head-of-line delay (mini-slots; no queue is
-    /// truncated, so the loss probability is 0 and drops are in the extras), extras `throughput`, `beta`, `gamma`, `drop_probability`, `hol_delay`,
-    /// `attempt_rate`, `idle_fraction`, `mean_ongoing`, `sign_changes`.
+    /// truncated, so the loss probability is 0 and drops are in the extras; absent when beyond
+    /// the largest double), extras `throughput`, `beta`, `gamma`, `success_probability`,
+    /// `log10_success_probability`, `drop_probability`, `hol_delay` (absent as above),
+    /// `log10_hol_delay`, `log10_throughput`, `attempt_rate`, `idle_fraction`, `mean_ongoing`,
+    /// `sign_changes`.
     fn observables(&self, _x: &[f64]) -> Observables {
         let s = self.throughput();
+        let mut extras = vec![
+            ("throughput".into(), s),
+            ("beta".into(), self.beta),
+            ("gamma".into(), self.at.gamma),
+            ("success_probability".into(), self.at.success),
+            ("log10_success_probability".into(), self.log10_success_probability()),
+            ("drop_probability".into(), self.drop_probability()),
+        ];
+        if let Some(d) = self.hol_delay() {
+            extras.push(("hol_delay".into(), d));
+        }
+        extras.push(("log10_hol_delay".into(), self.log10_hol_delay()));
+        extras.push(("log10_throughput".into(), self.log10_throughput()));
+        extras.push(("attempt_rate".into(), self.at.attempt_rate));
+        extras.push(("idle_fraction".into(), self.at.idle));
+        extras.push(("mean_ongoing".into(), self.at.mean_ongoing));
+        extras.push(("sign_changes".into(), self.sign_changes as f64));
         Observables {
             tail: Vec::new(),
             mean_queue_length: None,
             throughput: Some(s),
-            mean_response_time: Some(self.hol_delay()),
+            mean_response_time: self.hol_delay(),
             prob_wait: None,
             loss_probability: 0.0,
             mass_at_truncation: 0.0,
-            extras: vec![
-                ("throughput".into(), s),
-                ("beta".into(), self.beta),
-                ("gamma".into(), self.at.gamma),
-                ("drop_probability".into(), self.drop_probability()),
-                ("hol_delay".into(), self.hol_delay()),
-                ("attempt_rate".into(), self.at.attempt_rate),
-                ("idle_fraction".into(), self.at.idle),
-                ("mean_ongoing".into(), self.at.mean_ongoing),
-                ("sign_changes".into(), self.sign_changes as f64),
-            ],
+            extras,
         }
     }
     fn stability(&self) -> Stability {
@@ -845,5 +1064,47 @@ mod tests {
         assert!(err(&|p| p.sensing_error = -0.1).contains("model.sensing_error = -0.1"));
         assert!(err(&|p| p.backoff.stages = 21).contains("model.stages = 21"));
         assert!(err(&|p| p.backoff.retry_limit = Some(1001)).contains("model.retry_limit = 1001"));
+    }
+
+    /// A crowded channel (M = K = 1, W = 16, no doubling, 1e5 nodes): the success probability
+    /// `(1 - beta)^(n - 1)` is about 10^-5200, far below the smallest double; its logarithm,
+    /// the throughput's and the delay's are finite and equal the closed form, and the delay
+    /// (beyond the largest double) is not reported rather than infinite.
+    #[test]
+    fn crowded_channel_keeps_its_logarithms() {
+        for (n, w, t) in [(100_000usize, 16usize, 20.0), (50_000, 4, 3.0), (3000, 2, 1.0)] {
+            let mac = MprMac::new(params(n, 1, 1, w, 0, t)).unwrap();
+            let want = (n - 1) as f64 * (-mac.beta()).ln_1p() / std::f64::consts::LN_10;
+            let got = mac.log10_success_probability();
+            assert!(want < -300.0 && (got - want).abs() < 1e-10 * want.abs(), "n={n} W={w}: {got} vs {want}");
+            assert!(mac.success_probability() == 0.0 && mac.throughput() == 0.0 && mac.hol_delay().is_none());
+            let delay = -want - mac.attempt_rate().log10();
+            assert!((mac.log10_hol_delay() - delay).abs() < 1e-10 * delay, "{} vs {delay}", mac.log10_hol_delay());
+            let obs = mac.observables(&[mac.beta()]);
+            assert!(obs.mean_response_time.is_none());
+            assert!(obs.extras.iter().all(|(_, v)| v.is_finite()), "{:?}", obs.extras);
+        }
+    }
+
+    /// The log-space elimination equals the linear solve where both work (success
+    /// probabilities 4e-4, 6e-107, 1e-5 and 6e-5, with sensing errors and M = 3 > K = 2).
+    #[test]
+    fn log_space_success_equals_the_linear_solve() {
+        for (n, mpr, k, w, t, eps) in
+            [(200usize, 3usize, 2usize, 8usize, 5.0, 0.1), (2000, 2, 2, 4, 10.0, 0.0), (500, 3, 3, 16, 2.0, 0.3), (40, 1, 1, 2, 50.0, 0.0)]
+        {
+            let mut p = params(n, mpr, k, w, 2, t);
+            p.sensing_error = eps;
+            let mac = MprMac::new(p).unwrap();
+            let ch = Channel::new(&p);
+            let beta = mac.beta();
+            // the stationary law as channel_at computes it
+            let at = channel_at(&p, &ch, beta);
+            let pi = stationary(&p, &ch, beta);
+            let lin = tagged_success(&p, &ch, beta, &pi, 1.0 / t);
+            let log = tagged_log_success(&p, &ch, beta, &pi, 1.0 / t);
+            assert!(lin > 1e-200 && (log - lin.ln()).abs() < 1e-10 * lin.ln().abs().max(1.0), "n={n} M={mpr}: {log} vs ln {lin}");
+            assert!((at.success - lin).abs() <= 1e-15 * lin);
+        }
     }
 }
