@@ -155,3 +155,24 @@ fn identical_copies_give_their_stability_region_as_data() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("model.copies") && err.contains("stability region") && err.contains("lambda_max = 0.500000"), "{err}");
 }
+
+/// Class 2 and 3: every command reads one stability region of identical copies, built from the
+/// file's speeds and size law. On servers of unequal speeds `check` gave the equal-speed
+/// lambda_max 0.816694 while `fixed-point` said it is not known; beyond the total-speed bound
+/// `sum(nu) / (K E[X])` every command says unstable (exit 3).
+#[test]
+fn identical_copies_on_unequal_speeds_read_one_region_in_every_command() {
+    let file = "models/redundancy-identical-speeds.toml";
+    let v = json(&mfq(&["fixed-point", file, "--json"]));
+    assert!(v["stability_region"]["lambda_max"].is_null(), "{v}");
+    let o = mfq(&["check", file]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("model.copies") && err.contains("not known") && !err.contains("0.8166"), "{err}");
+    for cmd in ["fixed-point", "check", "report", "tail"] {
+        let o = mfq(&[cmd, file, "--set", "lambda=1.5"]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(3), "{cmd}: {out}\n{err}");
+        assert!(err.contains("total speed"), "{cmd}: {err}");
+    }
+}
