@@ -76,9 +76,9 @@ impl Family for BatchNetwork {
         self.think_rate * self.thinking.value + self.service_rate * self.busy.len() as f64
     }
 
-    fn event(&mut self, t: f64, rng: &mut Rng) {
+    fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
         let submit = self.think_rate * self.thinking.value;
-        let u = crate::engine::uniform(rng) * self.rate();
+        let u = crate::engine::uniform(rng) * rate;
         if u < submit {
             // a thinking client submits its job
             self.thinking.add(-1.0, t);

@@ -16,6 +16,9 @@ use super::{pick_cumulative, Family, Tracked};
 use crate::engine::{uniform, Batch, Rng};
 use std::collections::VecDeque;
 
+/// The `serving` entry of an idle server.
+const IDLE: u64 = u64::MAX;
+
 #[derive(Clone, Copy)]
 struct Job {
     id: u64,
@@ -32,10 +35,9 @@ pub(crate) struct GraphSystem {
     lambda: f64,
     jobs: VecDeque<Job>,
     next_id: u64,
-    /// The id of the job each server works on.
-    serving: Vec<Option<u64>>,
+    /// The id of the job each server works on ([`IDLE`] when none).
+    serving: Vec<u64>,
     busy_rate: f64,
-    total: Tracked,
     per_type: Vec<Tracked>,
     busy: Vec<Tracked>,
     arrivals: u64,
@@ -62,9 +64,8 @@ impl GraphSystem {
             lambda: lambda.iter().sum(),
             jobs: VecDeque::new(),
             next_id: 0,
-            serving: vec![None; mu.len()],
+            serving: vec![IDLE; mu.len()],
             busy_rate: 0.0,
-            total: Tracked::default(),
             per_type: vec![Tracked::default(); lambda.len()],
             busy: vec![Tracked::default(); mu.len()],
             arrivals: 0,
@@ -78,7 +79,6 @@ impl GraphSystem {
         let id = self.next_id;
         self.next_id += 1;
         self.jobs.push_back(Job { id, ty: ty as u32, arrival: t });
-        self.total.add(1.0, t);
         self.per_type[ty].add(1.0, t);
         self.arrivals += 1;
         let mut started = false;
@@ -87,8 +87,8 @@ impl GraphSystem {
             let s = m.trailing_zeros() as usize;
             m &= m - 1;
             // an idle server has no compatible job present: the new job is its oldest
-            if self.serving[s].is_none() {
-                self.serving[s] = Some(id);
+            if self.serving[s] == IDLE {
+                self.serving[s] = id;
                 self.busy_rate += self.mu[s];
                 self.busy[s].add(1.0, t);
                 started = true;
@@ -102,11 +102,16 @@ impl GraphSystem {
     /// Server `s` completes its copy: its job leaves, and every server that worked on it takes
     /// the oldest compatible job after it.
     fn complete(&mut self, t: f64, s: usize) {
-        let id = self.serving[s].expect("a busy server");
-        let p = self.jobs.binary_search_by_key(&id, |j| j.id).expect("the served job is present");
-        let job = self.jobs.remove(p).expect("position found");
+        let id = self.serving[s];
+        debug_assert!(id != IDLE, "a busy server");
+        // usually the oldest job (FCFS); else found by its increasing id
+        let p = if self.jobs.front().is_some_and(|j| j.id == id) {
+            0
+        } else {
+            self.jobs.binary_search_by_key(&id, |j| j.id).expect("the served job is present")
+        };
+        let job = if p == 0 { self.jobs.pop_front() } else { self.jobs.remove(p) }.expect("position found");
         let ty = job.ty as usize;
-        self.total.add(-1.0, t);
         self.per_type[ty].add(-1.0, t);
         self.completed[ty] += 1;
         self.response[ty] += t - job.arrival;
@@ -114,14 +119,14 @@ impl GraphSystem {
         while m != 0 {
             let r = m.trailing_zeros() as usize;
             m &= m - 1;
-            if self.serving[r] != Some(id) {
+            if self.serving[r] != id {
                 continue;
             }
             // the jobs before position p were incompatible with r (it served the oldest)
             let bit = 1u64 << r;
-            let next = self.jobs.range(p..).find(|j| self.sets[j.ty as usize] & bit != 0).map(|j| j.id);
+            let next = self.jobs.range(p..).find(|j| self.sets[j.ty as usize] & bit != 0).map_or(IDLE, |j| j.id);
             self.serving[r] = next;
-            if next.is_none() {
+            if next == IDLE {
                 self.busy_rate -= self.mu[r];
                 self.busy[r].add(-1.0, t);
             }
@@ -138,8 +143,8 @@ impl Family for GraphSystem {
         self.lambda + self.busy_rate
     }
 
-    fn event(&mut self, t: f64, rng: &mut Rng) {
-        let u = uniform(rng) * self.rate();
+    fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        let u = uniform(rng) * rate;
         if u < self.lambda {
             let ty = pick_cumulative(&self.cum, u / self.lambda);
             self.arrive(t, ty);
@@ -148,8 +153,8 @@ impl Family for GraphSystem {
         // a busy server, with probability proportional to its rate
         let mut left = u - self.lambda;
         let mut last = None;
-        for (s, job) in self.serving.iter().enumerate() {
-            if job.is_some() {
+        for (s, &job) in self.serving.iter().enumerate() {
+            if job != IDLE {
                 last = Some(s);
                 if left < self.mu[s] {
                     break;
@@ -173,12 +178,17 @@ impl Family for GraphSystem {
         out.waited = std::mem::take(&mut self.waited);
         out.departures = self.completed.iter().sum();
         out.extras.clear();
-        out.extras.push(self.total.take(t));
+        // the integral of the number of jobs is the sum of the types' integrals
+        out.extras.push(0.0);
+        let mut total = 0.0;
         for c in 0..self.per_type.len() {
-            out.extras.push(self.per_type[c].take(t));
+            let v = self.per_type[c].take(t);
+            total += v;
+            out.extras.push(v);
             out.extras.push(std::mem::take(&mut self.completed[c]) as f64);
             out.extras.push(std::mem::take(&mut self.response[c]));
         }
+        out.extras[0] = total;
         for b in &mut self.busy {
             out.extras.push(b.take(t));
         }

@@ -10,7 +10,7 @@
 //! and completions at rate `sum_j mu_j B_j` (`B_j` busy class-`j` servers), the class drawn in
 //! proportion to `mu_j B_j` and the server uniformly among its busy ones.
 
-use super::{pick_cumulative, Family, Groups, Levels, Tracked};
+use super::{pick_cumulative, Family, Groups, Levels};
 use crate::engine::{coin, index, uniform, Batch, Rng};
 
 /// Cost rule of `ps-sq2`.
@@ -130,9 +130,11 @@ pub(crate) struct Hetero {
     min_level: u32,
     busy_count: Vec<u32>,
     scratch: Vec<f64>,
-    levels: Levels,
-    busy: Vec<Tracked>,
-    jobs: Vec<Tracked>,
+    class_scratch: Vec<f64>,
+    /// Level counts per class (`[k]` servers of the class with at least `k` jobs): their sum
+    /// over the classes is the system's, level 1 the class's busy servers, and the sum over
+    /// the levels its jobs, so one lazily integrated count per event gives all three.
+    class_levels: Vec<Levels>,
     accepted_by_class: Vec<u64>,
     accepted: u64,
     lost: u64,
@@ -194,9 +196,8 @@ impl Hetero {
             min_level: 0,
             busy_count: vec![0; m],
             scratch: Vec::new(),
-            levels: Levels::new(),
-            busy: vec![Tracked::default(); m],
-            jobs: vec![Tracked::default(); m],
+            class_scratch: Vec::new(),
+            class_levels: (0..m).map(|_| Levels::new()).collect(),
             accepted_by_class: vec![0; m],
             accepted: 0,
             lost: 0,
@@ -313,12 +314,10 @@ impl Hetero {
         self.accepted_by_class[j] += 1;
         self.waited += (before > 0) as u64;
         self.q[s as usize] = before + 1;
-        self.levels.up(before, t);
-        self.jobs[j].add(1.0, t);
+        self.class_levels[j].up(before, t);
         if before == 0 {
             self.busy_sets.move_to(s, 2 * j as u32 + 1);
             self.busy_count[j] += 1;
-            self.busy[j].add(1.0, t);
         }
         if let Some(b) = &mut self.buckets {
             let m = self.size.len();
@@ -352,12 +351,10 @@ impl Hetero {
         let before = self.q[s as usize];
         self.q[s as usize] = before - 1;
         self.departures += 1;
-        self.levels.down(before, t);
-        self.jobs[j].add(-1.0, t);
+        self.class_levels[j].down(before, t);
         if before == 1 {
             self.busy_sets.move_to(s, 2 * j as u32);
             self.busy_count[j] -= 1;
-            self.busy[j].add(-1.0, t);
         }
         if let Some(b) = &mut self.buckets {
             b.move_to(s, ((before - 1) as usize * m + self.rank[j]) as u32);
@@ -381,8 +378,8 @@ impl Family for Hetero {
     }
 
     #[inline(always)]
-    fn event(&mut self, t: f64, rng: &mut Rng) {
-        let u = uniform(rng) * self.rate();
+    fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        let u = uniform(rng) * rate;
         if u < self.arrival_rate {
             self.arrive(t, rng);
         } else {
@@ -394,19 +391,28 @@ impl Family for Hetero {
     /// accepted arrivals per class-`j` server per unit time (their ratio is the class's mean
     /// response time by Little's law).
     fn close(&mut self, t: f64, duration: f64, out: &mut Batch) {
-        self.levels.take(t, &mut self.scratch);
-        out.level_integral.clone_from(&self.scratch);
         out.accepted = std::mem::take(&mut self.accepted);
         out.lost = std::mem::take(&mut self.lost);
         out.waited = std::mem::take(&mut self.waited);
         out.departures = std::mem::take(&mut self.departures);
         out.extras.clear();
+        self.scratch.clear();
         for j in 0..self.classes() {
+            self.class_levels[j].take(t, &mut self.class_scratch);
+            let v = &self.class_scratch;
+            if self.scratch.len() < v.len() {
+                self.scratch.resize(v.len(), 0.0);
+            }
+            for (total, x) in self.scratch.iter_mut().zip(v) {
+                *total += x;
+            }
+            // `v[0] = 0`: the sum over the levels is the integral of the class's jobs
             let per = self.size[j] as f64 * duration;
-            out.extras.push(self.busy[j].take(t) / per);
-            out.extras.push(self.jobs[j].take(t) / per);
+            out.extras.push(v.get(1).copied().unwrap_or(0.0) / per);
+            out.extras.push(v.iter().sum::<f64>() / per);
             out.extras.push(std::mem::take(&mut self.accepted_by_class[j]) as f64 / per);
         }
+        out.level_integral.clone_from(&self.scratch);
     }
 }
 
@@ -471,7 +477,8 @@ mod tests {
         assert_eq!(h.q[2] + h.q[3], 3, "ties at level 1 go to the fast class");
         for step in 0..5000 {
             let u = uniform(&mut rng) * h.rate();
-            h.event(step as f64 * 1e-3 + u * 0.0, &mut rng);
+            let rate = h.rate();
+            h.event(step as f64 * 1e-3 + u * 0.0, rate, &mut rng);
             let min = *h.q.iter().min().unwrap();
             assert_eq!(h.min_level, min);
         }

@@ -14,7 +14,12 @@
 //!
 //! Copy service times are not exponential in general, so completions and ends of removal are
 //! timed events in a binary heap, cancelled lazily by a per-server token; arrivals are Poisson
-//! (redrawn at segment boundaries: memorylessness). Measured per batch: requests in the system
+//! (redrawn at segment boundaries: memorylessness). With exponential copies the completions are
+//! competing exponentials instead, as in [`super::drive`]: no service time is drawn, the next
+//! completion comes at rate `B` (servers serving a copy) from a uniformly random one of them
+//! (kept in a set with O(1) moves), beside the arrivals at `N lambda`; only the ends of removal
+//! (a fixed time) stay in the heap. A stale heap entry is dropped without counting as an event.
+//! Measured per batch: requests in the system
 //! and busy servers (time averages), the response time of each request served in the batch
 //! (arrival to its `k`-th completion), and the copies cancelled in service.
 
@@ -91,6 +96,11 @@ pub(crate) struct KOfN {
     queues: Vec<VecDeque<u32>>,
     perm: Vec<u32>,
     heap: BinaryHeap<Event>,
+    /// Exponential copies: completions are competing exponentials, the servers serving a copy
+    /// are `serving[..]`, server `s` at `serving_pos[s]`.
+    expo: bool,
+    serving: Vec<u32>,
+    serving_pos: Vec<u32>,
     in_system: Tracked,
     busy: Tracked,
     removing: Tracked,
@@ -123,6 +133,9 @@ impl KOfN {
             queues: if p.central { Vec::new() } else { vec![VecDeque::new(); servers as usize] },
             perm: (0..servers).collect(),
             heap: BinaryHeap::new(),
+            expo: matches!(p.service, ServiceLaw::Exponential),
+            serving: Vec::with_capacity(servers as usize),
+            serving_pos: vec![u32::MAX; servers as usize],
             in_system: Tracked::default(),
             busy: Tracked::default(),
             removing: Tracked::default(),
@@ -175,30 +188,56 @@ impl KOfN {
         if self.state[s as usize] == State::Idle {
             self.busy.add(1.0, t);
         }
+        if self.expo {
+            // the completion is one of the competing exponentials: nothing to draw
+            if !matches!(self.state[s as usize], State::Serving(_)) {
+                self.serving_pos[s as usize] = self.serving.len() as u32;
+                self.serving.push(s);
+            }
+            self.state[s as usize] = State::Serving(r);
+            return;
+        }
         self.state[s as usize] = State::Serving(r);
         self.token[s as usize] += 1;
         let end = t + self.draw(rng);
         self.heap.push(Event { t: end, server: s, token: self.token[s as usize] });
     }
 
+    /// Server `s`, serving a copy, stops serving (exponential copies: leaves the serving set).
+    #[inline]
+    fn stop_serving(&mut self, s: u32) {
+        if self.expo {
+            let i = self.serving_pos[s as usize] as usize;
+            let last = self.serving.pop().expect("s serves");
+            if last != s {
+                self.serving[i] = last;
+                self.serving_pos[last as usize] = i as u32;
+            }
+            self.serving_pos[s as usize] = u32::MAX;
+        }
+    }
+
     /// Free server `s` looks for work; without any it goes idle.
     fn next_work(&mut self, s: u32, t: f64, rng: &mut Rng) {
         let n = self.p.n as usize;
         let found = if self.p.central {
-            let pos = self.waiting.iter().position(|&r| {
-                let i = r as usize;
-                !self.holders[i * n..i * n + self.started[i] as usize].contains(&s)
-            });
-            pos.map(|pos| {
+            // the first waiting request without a copy at `s` (started or completed)
+            let mut found = None;
+            for pos in 0..self.waiting.len() {
                 let r = self.waiting[pos];
                 let i = r as usize;
-                self.holders[i * n + self.started[i] as usize] = s;
-                self.started[i] += 1;
-                if self.started[i] == self.p.n {
-                    self.waiting.remove(pos);
+                let started = self.started[i] as usize;
+                if !self.holders[i * n..i * n + started].contains(&s) {
+                    self.holders[i * n + started] = s;
+                    self.started[i] += 1;
+                    if self.started[i] == self.p.n {
+                        self.waiting.remove(pos);
+                    }
+                    found = Some(r);
+                    break;
                 }
-                r
-            })
+            }
+            found
         } else {
             let mut found = None;
             while let Some(r) = self.queues[s as usize].pop_front() {
@@ -219,6 +258,9 @@ impl KOfN {
             None => {
                 if self.state[s as usize] != State::Idle {
                     self.busy.add(-1.0, t);
+                }
+                if matches!(self.state[s as usize], State::Serving(_)) {
+                    self.stop_serving(s);
                 }
                 self.state[s as usize] = State::Idle;
                 if self.p.central {
@@ -282,6 +324,7 @@ impl KOfN {
                 let o = self.holders[i * n + c];
                 if o != s && self.state[o as usize] == State::Serving(r) {
                     self.cancelled += 1;
+                    self.stop_serving(o);
                     self.token[o as usize] += 1;
                     if self.p.removal > 0.0 {
                         self.state[o as usize] = State::Removing;
@@ -329,21 +372,32 @@ impl KOfN {
 }
 
 impl super::TimedFamily for KOfN {
-    fn arrival_rate(&self) -> f64 {
-        self.arrival_rate
+    #[inline]
+    fn markov_rate(&self) -> f64 {
+        self.arrival_rate + self.serving.len() as f64
     }
+    #[inline]
     fn next_event(&self) -> f64 {
         self.heap.peek().map_or(f64::INFINITY, |e| e.t)
     }
-    fn on_arrival(&mut self, t: f64, rng: &mut Rng) {
-        self.arrive(t, rng);
+    #[inline]
+    fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        if self.serving.is_empty() || uniform(rng) * rate < self.arrival_rate {
+            self.arrive(t, rng);
+        } else {
+            let s = self.serving[index(rng, self.serving.len() as u32) as usize];
+            self.complete(s, t, rng);
+        }
     }
-    fn on_event(&mut self, rng: &mut Rng) {
-        if let Some(e) = self.heap.pop() {
-            // a stale entry (its copy was removed since) is dropped
-            if e.token == self.token[e.server as usize] {
+    #[inline]
+    fn on_event(&mut self, rng: &mut Rng) -> bool {
+        match self.heap.pop() {
+            // a stale entry (its copy was removed since) is dropped: not an event
+            Some(e) if e.token == self.token[e.server as usize] => {
                 self.complete(e.server, e.t, rng);
+                true
             }
+            _ => false,
         }
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {

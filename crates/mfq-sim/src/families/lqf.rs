@@ -96,7 +96,7 @@ impl Family for Lqf {
         self.n as f64 * (self.lambda + 1.0)
     }
 
-    fn event(&mut self, t: f64, rng: &mut Rng) {
+    fn event(&mut self, t: f64, _rate: f64, rng: &mut Rng) {
         if uniform(rng) * (self.lambda + 1.0) < self.lambda {
             let b = index(rng, self.n) as usize;
             let len = self.queue[b];

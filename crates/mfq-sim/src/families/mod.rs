@@ -24,8 +24,9 @@ use crate::engine::{exp1, index, Batch, Replication, Rng, RunParams};
 pub(crate) trait Family {
     /// Total rate of the next event in the current state (`> 0`).
     fn rate(&self) -> f64;
-    /// Performs one event at time `t` (chosen with probability proportional to its rate).
-    fn event(&mut self, t: f64, rng: &mut Rng);
+    /// Performs one event at time `t` (chosen with probability proportional to its rate);
+    /// `rate` is [`rate`](Family::rate) in the state before the event.
+    fn event(&mut self, t: f64, rate: f64, rng: &mut Rng);
     /// Closes the segment ending at `t` of length `duration`: fills `out` and restarts every
     /// counter and integral from zero.
     fn close(&mut self, t: f64, duration: f64, out: &mut Batch);
@@ -56,7 +57,7 @@ pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Repli
             }
             t = next;
             events += 1;
-            f.event(t, rng);
+            f.event(t, rate, rng);
         }
         if timed_out {
             break;
@@ -72,24 +73,28 @@ pub(crate) fn drive<F: Family>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Repli
     Replication { batches, events, timed_out }
 }
 
-/// A system with Poisson arrivals (total rate [`arrival_rate`](TimedFamily::arrival_rate)) and
-/// timed events held in a queue (completions of non-exponential work, removals): the moldable-job
-/// and k-of-n systems.
+/// A system with timed events held in a queue (completions of non-exponential work, removals)
+/// beside competing exponential events of total rate [`markov_rate`](TimedFamily::markov_rate)
+/// (Poisson arrivals, and completions of exponential work): the moldable-job and k-of-n systems.
 pub(crate) trait TimedFamily {
-    /// Total arrival rate (`> 0`).
-    fn arrival_rate(&self) -> f64;
+    /// Total rate of the exponential events in the current state (`> 0`: the arrivals at least).
+    fn markov_rate(&self) -> f64;
     /// Time of the next timed event (infinite when none is pending).
     fn next_event(&self) -> f64;
-    /// An arrival at time `t`.
-    fn on_arrival(&mut self, t: f64, rng: &mut Rng);
-    /// Performs the next timed event (the one at [`next_event`](TimedFamily::next_event)).
-    fn on_event(&mut self, rng: &mut Rng);
+    /// One exponential event at time `t`, chosen with probability proportional to its rate;
+    /// `rate` is [`markov_rate`](TimedFamily::markov_rate) before the event.
+    fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng);
+    /// Performs the next timed event (the one at [`next_event`](TimedFamily::next_event));
+    /// false when the entry was stale (cancelled since it was scheduled): not an event.
+    fn on_event(&mut self, rng: &mut Rng) -> bool;
     /// As [`Family::close`].
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch);
 }
 
-/// Runs one replication of `f`: a warm-up, then `p.batches` batches with exact boundaries (the
-/// next arrival is redrawn at each boundary: memorylessness; timed events keep their times).
+/// Runs one replication of `f`: a warm-up, then `p.batches` batches with exact boundaries. The
+/// time of the next exponential event is kept while their total rate is unchanged and redrawn
+/// from the current time when it changes, and at each boundary (memorylessness); timed events
+/// keep their times. With a constant rate (Poisson arrivals only) this is one draw per arrival.
 pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Replication {
     let mut t = 0.0f64;
     let mut events = 0u64;
@@ -100,23 +105,41 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
     for seg in 0..=p.batches {
         let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
-        let mut next_arrival = t + exp1(rng) / f.arrival_rate();
+        let mut rate = f.markov_rate();
+        let mut next_markov = t + exp1(rng) / rate;
         loop {
             if p.out_of_time(events) {
                 timed_out = true;
                 break;
             }
             let next_event = f.next_event();
-            if next_arrival.min(next_event) > end {
+            if next_markov.min(next_event) > end {
                 break;
             }
-            events += 1;
-            if next_arrival <= next_event {
-                f.on_arrival(next_arrival, rng);
-                next_arrival += exp1(rng) / f.arrival_rate();
+            let now;
+            if next_markov <= next_event {
+                now = next_markov;
+                events += 1;
+                f.on_markov(now, rate, rng);
+                let r = f.markov_rate();
+                if r == rate {
+                    next_markov += exp1(rng) / rate;
+                    continue;
+                }
+                rate = r;
             } else {
-                f.on_event(rng);
+                now = next_event;
+                if !f.on_event(rng) {
+                    continue;
+                }
+                events += 1;
+                let r = f.markov_rate();
+                if r == rate {
+                    continue;
+                }
+                rate = r;
             }
+            next_markov = now + exp1(rng) / rate;
         }
         if timed_out {
             break;
@@ -175,13 +198,6 @@ impl Groups {
         self.members.get(k).map_or(0, |m| m.len() as u32)
     }
 
-    /// The set of item `s`.
-    #[cfg_attr(not(test), allow(dead_code))]
-    #[inline(always)]
-    pub(crate) fn group_of(&self, s: u32) -> u32 {
-        self.group[s as usize]
-    }
-
     /// A uniformly random member of the non-empty set `k`.
     #[inline(always)]
     pub(crate) fn pick(&self, k: usize, rng: &mut Rng) -> u32 {
@@ -199,15 +215,78 @@ impl Groups {
         self.ensure(k as usize);
         let i = self.pos[s as usize] as usize;
         let list = &mut self.members[old];
-        let last = *list.last().expect("item is in its set");
-        list.swap_remove(i);
+        // swap-remove: the last member takes the place of `s`
+        let last = list.pop().expect("item is in its set");
         if last != s {
+            list[i] = last;
             self.pos[last as usize] = i as u32;
         }
         let dst = &mut self.members[k as usize];
         self.pos[s as usize] = dst.len() as u32;
         dst.push(s);
         self.group[s as usize] = k;
+    }
+}
+
+/// A subset of the items `0..n` (e.g. the busy servers) as in [`crate::engine`]'s `System`: `perm`
+/// holds every item once, the members in `perm[..len]`; `pos[s]` is the index of item `s` in
+/// `perm`. Adding or removing a member is one swap; a uniformly random member is one index draw.
+/// Nothing allocates after construction.
+pub(crate) struct Subset {
+    perm: Vec<u32>,
+    pos: Vec<u32>,
+    len: u32,
+}
+
+impl Subset {
+    /// The empty subset of `0..n`.
+    pub(crate) fn new(n: u32) -> Self {
+        Subset { perm: (0..n).collect(), pos: (0..n).collect(), len: 0 }
+    }
+
+    /// Number of members.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether item `s` is a member.
+    #[cfg_attr(not(test), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn contains(&self, s: u32) -> bool {
+        self.pos[s as usize] < self.len
+    }
+
+    /// Makes item `s` (not a member) a member.
+    #[inline(always)]
+    pub(crate) fn insert(&mut self, s: u32) {
+        let i = self.pos[s as usize];
+        let j = self.len;
+        let other = self.perm[j as usize];
+        self.perm[i as usize] = other;
+        self.perm[j as usize] = s;
+        self.pos[other as usize] = i;
+        self.pos[s as usize] = j;
+        self.len = j + 1;
+    }
+
+    /// Removes member `s`.
+    #[inline(always)]
+    pub(crate) fn remove(&mut self, s: u32) {
+        let i = self.pos[s as usize];
+        let j = self.len - 1;
+        let other = self.perm[j as usize];
+        self.perm[i as usize] = other;
+        self.perm[j as usize] = s;
+        self.pos[other as usize] = i;
+        self.pos[s as usize] = j;
+        self.len = j;
+    }
+
+    /// A uniformly random member (requires `len() >= 1`).
+    #[inline(always)]
+    pub(crate) fn pick(&self, rng: &mut Rng) -> u32 {
+        self.perm[index(rng, self.len) as usize]
     }
 }
 
@@ -333,6 +412,31 @@ mod tests {
                     }
                 }
                 assert_eq!((0..5).map(|k| g.len(k)).sum::<u32>(), 40);
+            }
+        }
+    }
+
+    /// Random insertions and removals keep `perm`/`pos` consistent with a plain membership list.
+    #[test]
+    fn subset_stays_consistent() {
+        let mut rng = Rng::seed_from_u64(2);
+        let mut set = Subset::new(30);
+        let mut member = [false; 30];
+        for _ in 0..20_000 {
+            let s = index(&mut rng, 30);
+            if member[s as usize] {
+                set.remove(s);
+            } else {
+                set.insert(s);
+            }
+            member[s as usize] = !member[s as usize];
+            assert_eq!(set.len() as usize, member.iter().filter(|&&m| m).count());
+            for (i, &m) in member.iter().enumerate() {
+                assert_eq!(set.contains(i as u32), m);
+                assert_eq!(set.perm[set.pos[i] as usize], i as u32);
+            }
+            if set.len() > 0 {
+                assert!(member[set.pick(&mut rng) as usize]);
             }
         }
     }

@@ -65,7 +65,7 @@ impl Family for Opinion {
     }
 
     #[inline(always)]
-    fn event(&mut self, t: f64, rng: &mut Rng) {
+    fn event(&mut self, t: f64, _rate: f64, rng: &mut Rng) {
         self.updates += 1;
         let a = (self.first + index(rng, self.movers)) as usize;
         let own = self.opinion[a];

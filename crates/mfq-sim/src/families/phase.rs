@@ -17,6 +17,27 @@ pub(crate) struct Law {
     alpha_cum: Vec<f64>,
     pub rate: Vec<f64>,
     next_cum: Vec<Vec<f64>>,
+    /// The starting phase when it is certain (`alpha` puts all its mass on one phase): no draw.
+    sure_start: Option<usize>,
+    /// Per phase, where a job leaving it goes when that is certain (`m` = completion): no draw.
+    sure_next: Vec<Option<usize>>,
+}
+
+/// The only index of a cumulative table that can be picked (all the mass on one entry), if any.
+fn sure_pick(cum: &[f64]) -> Option<usize> {
+    let total = *cum.last()?;
+    let mut prev = 0.0;
+    let mut only = None;
+    for (i, &c) in cum.iter().enumerate() {
+        if c > prev {
+            if only.is_some() {
+                return None;
+            }
+            only = Some(i);
+        }
+        prev = c;
+    }
+    only.filter(|_| total > 0.0)
 }
 
 impl Law {
@@ -24,7 +45,7 @@ impl Law {
     pub(crate) fn new(alpha: &[f64], a: &[f64]) -> Self {
         let m = alpha.len();
         let mut c = 0.0;
-        let alpha_cum = alpha
+        let alpha_cum: Vec<f64> = alpha
             .iter()
             .map(|v| {
                 c += v.max(0.0);
@@ -32,7 +53,7 @@ impl Law {
             })
             .collect();
         let rate: Vec<f64> = (0..m).map(|i| -a[i * m + i]).collect();
-        let next_cum = (0..m)
+        let next_cum: Vec<Vec<f64>> = (0..m)
             .map(|i| {
                 let mut c = 0.0;
                 let mut v: Vec<f64> = (0..m)
@@ -48,26 +69,26 @@ impl Law {
                 v
             })
             .collect();
-        Law { m, alpha_cum, rate, next_cum }
+        let sure_start = sure_pick(&alpha_cum);
+        let sure_next = next_cum.iter().map(|c| sure_pick(c)).collect();
+        Law { m, alpha_cum, rate, next_cum, sure_start, sure_next }
     }
 
     /// The starting phase of a new job.
     #[inline(always)]
     pub(crate) fn start(&self, rng: &mut Rng) -> usize {
-        if self.m == 1 {
-            0
-        } else {
-            pick_cumulative(&self.alpha_cum, uniform(rng))
+        match self.sure_start {
+            Some(i) => i,
+            None => pick_cumulative(&self.alpha_cum, uniform(rng)),
         }
     }
 
     /// Where a job in phase `i` goes when it leaves it: another phase, or `m` = completion.
     #[inline(always)]
     pub(crate) fn step(&self, i: usize, rng: &mut Rng) -> usize {
-        if self.m == 1 {
-            1
-        } else {
-            pick_cumulative(&self.next_cum[i], uniform(rng))
+        match self.sure_next[i] {
+            Some(j) => j,
+            None => pick_cumulative(&self.next_cum[i], uniform(rng)),
         }
     }
 
@@ -260,8 +281,8 @@ impl Family for PhaseQueues {
     }
 
     #[inline(always)]
-    fn event(&mut self, t: f64, rng: &mut Rng) {
-        let u = uniform(rng) * self.rate();
+    fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        let u = uniform(rng) * rate;
         if u < self.arrival_rate {
             self.arrive(t, rng);
         } else {
@@ -333,7 +354,7 @@ impl Family for Lld {
     }
 
     #[inline(always)]
-    fn event(&mut self, t: f64, rng: &mut Rng) {
+    fn event(&mut self, t: f64, _rate: f64, rng: &mut Rng) {
         let mut best = index(rng, self.n);
         let mut bw = (self.empty_at[best as usize] - t).max(0.0);
         let mut ties = 1u32;
@@ -413,5 +434,20 @@ mod tests {
         let e = Law::new(&[1.0, 0.0, 0.0], &[-3.0, 3.0, 0.0, 0.0, -3.0, 3.0, 0.0, 0.0, -3.0]);
         let s2: f64 = (0..n).map(|_| e.sample(&mut rng).powi(2)).sum::<f64>() / n as f64;
         assert!((s2 - 4.0 / 3.0).abs() < 0.01, "{s2}");
+    }
+
+    /// Certain starts and steps are found (no draw), uncertain ones are not.
+    #[test]
+    fn certain_moves_need_no_draw() {
+        assert_eq!(sure_pick(&[1.0, 1.0]), Some(0));
+        assert_eq!(sure_pick(&[0.0, 1.0]), Some(1));
+        assert_eq!(sure_pick(&[0.3, 1.0]), None);
+        assert_eq!(sure_pick(&[0.0, 0.0]), None);
+        // Coxian H2: starts in phase 0; phase 0 moves on or completes, phase 1 only completes
+        let law = Law::new(&[1.0, 0.0], &[-2.0, 1.0, 0.0, -0.5]);
+        assert_eq!(law.sure_start, Some(0));
+        assert_eq!(law.sure_next, vec![None, Some(2)]);
+        let one = Law::new(&[1.0], &[-1.0]);
+        assert_eq!((one.sure_start, one.sure_next.clone()), (Some(0), vec![Some(1)]));
     }
 }

@@ -14,7 +14,7 @@
 //! Events: arrivals at `N lambda`, completions at rate `B` (busy servers), the server uniform
 //! among the busy ones. The queue length of a server is its number of copies.
 
-use super::{Family, Groups, Levels};
+use super::{Family, Levels, Subset};
 use crate::engine::{index, uniform, Batch, Rng};
 
 const NIL: u32 = u32::MAX;
@@ -44,8 +44,8 @@ pub(crate) struct Redundancy {
     head: Vec<u32>,
     tail: Vec<u32>,
     len: Vec<u32>,
-    /// Set 0 idle, 1 busy.
-    busy: Groups,
+    /// The busy servers.
+    busy: Subset,
     chosen: Vec<u32>,
     levels: Levels,
     scratch: Vec<f64>,
@@ -70,7 +70,7 @@ impl Redundancy {
             head: vec![NIL; n as usize],
             tail: vec![NIL; n as usize],
             len: vec![0; n as usize],
-            busy: Groups::new(n, 2, |_| 0),
+            busy: Subset::new(n),
             chosen: vec![0; d as usize],
             levels: Levels::new(),
             scratch: Vec::new(),
@@ -128,7 +128,7 @@ impl Redundancy {
             self.len[su] = before + 1;
             self.levels.up(before, t);
             if before == 0 {
-                self.busy.move_to(s, 1);
+                self.busy.insert(s);
             }
         }
     }
@@ -144,7 +144,7 @@ impl Redundancy {
     }
 
     fn complete(&mut self, t: f64, rng: &mut Rng) {
-        let s = self.busy.pick(1, rng);
+        let s = self.busy.pick(rng);
         let q = self.len[s as usize];
         let c = match self.discipline {
             Discipline::Fcfs => self.head[s as usize],
@@ -173,7 +173,7 @@ impl Redundancy {
             self.len[su] = before - 1;
             self.levels.down(before, t);
             if before == 1 {
-                self.busy.move_to(s, 0);
+                self.busy.remove(s);
             }
         }
         self.free_jobs.push(job);
@@ -183,12 +183,12 @@ impl Redundancy {
 impl Family for Redundancy {
     #[inline(always)]
     fn rate(&self) -> f64 {
-        self.arrival_rate + self.busy.len(1) as f64
+        self.arrival_rate + self.busy.len() as f64
     }
 
     #[inline(always)]
-    fn event(&mut self, t: f64, rng: &mut Rng) {
-        if uniform(rng) * self.rate() < self.arrival_rate {
+    fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        if uniform(rng) * rate < self.arrival_rate {
             self.arrive(t, rng);
         } else {
             self.complete(t, rng);
@@ -222,7 +222,8 @@ mod tests {
             let mut t = 0.0;
             for step in 0..50_000 {
                 t += 0.001;
-                r.event(t, &mut rng);
+                let rate = r.rate();
+                r.event(t, rate, &mut rng);
                 if step % 503 == 0 {
                     let mut total = 0;
                     for s in 0..30u32 {
@@ -239,7 +240,7 @@ mod tests {
                         assert_eq!(r.tail[s as usize], last);
                         assert_eq!(k, r.len[s as usize]);
                         assert!(k <= 6);
-                        assert_eq!(r.busy.group_of(s), (k > 0) as u32);
+                        assert_eq!(r.busy.contains(s), k > 0);
                         total += k;
                     }
                     let jobs = r.server.len() / 3 - r.free_jobs.len();
