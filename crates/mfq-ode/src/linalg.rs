@@ -470,14 +470,11 @@ impl Woodbury {
         if !s.solve_mut(&mut self.t) {
             return;
         }
-        for l in 0..r {
-            let tl = self.t[l];
-            if tl != 0.0 {
-                for (yi, zi) in y.iter_mut().zip(&self.z[l * n..(l + 1) * n]) {
-                    *yi -= zi * tl;
-                }
-            }
-        }
+        // y -= Z t by faer's matrix-vector product (SIMD chosen at run time; the loop of one
+        // axpy per column, SSE2 only, took 18 % of a checker run on the PS pair at K = 60, r = 121)
+        let zm = faer::MatRef::from_column_major_slice(&self.z, n, r);
+        let tm = faer::MatRef::from_column_major_slice(self.t.as_slice(), r, 1);
+        faer::linalg::matmul::matmul(faer::MatMut::from_column_major_slice_mut(y, n, 1), faer::Accum::Add, zm, tm, -1.0, faer::Par::Seq);
     }
 }
 
