@@ -88,7 +88,7 @@ def main():
         if want is not None and verdict != want:
             ok += " (EXPECTED %s)" % want
         base = res.get("baseline")
-        bcol = "%.2f (%s)" % (base[2], base[0]) if base else "-"
+        bcol = "%.2f (%.2f cpu, %s)" % (base[2], base[3], base[0]) if base else "-"
         ratio = "%.1fx" % (base[2] / wall) if base else "-"
         print("| %s | %s | %.2f (%.2f) | %s | %s | %s |" % (name, target, wall, cpu, bcol, ratio, ok))
     overruns = [

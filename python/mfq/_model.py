@@ -392,7 +392,9 @@ class Model:
     def check(self, *, starts: int = 32, seed: int = 1, max_seconds: Optional[float] = None, strict: bool = True) -> CheckResult:
         """Is the fixed point unique and globally attracting? The checker's verdict with the
         numbers behind it (docs/checker.md): ``"certified"``, ``"evidence"``, ``"not-unique"``
-        or ``"unsettled"``.
+        or ``"unsettled"``. On sparse models of 2000 states or more (pair and triplet
+        approximations, where each run is a stiff BDF solve) at most 6 of the ``starts`` run
+        (``CheckOptions::large_model_starts``); a note in the report says so.
 
         Raises:
             Unstable, InvalidInput: as :meth:`fixed_point`. NotConverged (``strict``): the

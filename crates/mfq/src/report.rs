@@ -47,7 +47,8 @@ pub enum Dynamics {
         distance: Vec<f64>,
         /// The uniqueness / global-attraction check with [`ReportOptions::starts`] starts.
         check: Box<AttractionReport>,
-        /// The number of random starts of the check.
+        /// The number of random starts the check ran ([`ReportOptions::starts`], or
+        /// `CheckOptions::large_model_starts` when fewer on a large sparse model).
         starts: usize,
     },
 }
@@ -110,6 +111,8 @@ pub fn report(spec: &ModelSpec, truncation: &Truncation, opts: &ReportOptions) -
     let distance = transient.x.iter().map(|xi| xi.iter().zip(&fixed_point.x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)).collect();
     let check_opts = CheckOptions { starts: opts.starts, deadline: opts.deadline.clone(), ..Default::default() };
     let check = check_with_fixed_point(model.as_ref(), fixed_point.clone(), &check_opts)?;
-    let dynamics = Dynamics::Done { transient: Box::new(transient), distance, check: Box::new(check), starts: opts.starts };
+    // the starts that ran (fewer on models whose runs are stiff BDF solves: large_model_starts)
+    let starts = check.options.starts;
+    let dynamics = Dynamics::Done { transient: Box::new(transient), distance, check: Box::new(check), starts };
     Ok(Report { fixed_point, stability, dynamics })
 }

@@ -20,7 +20,9 @@
 //!    `time_limit`. In a cooperative system every trajectory stays between those two; if both
 //!    reach `x*`, `x*` attracts every feasible state (Hirsch; Smith, "Monotone dynamical
 //!    systems", AMS 1995, ch. 3).
-//! 3. **Multi-start**: `starts` seeded random feasible states (random monotone tails
+//! 3. **Multi-start**: `starts` seeded random feasible states (at most `large_model_starts`,
+//!    default 6, on the models whose runs are stiff BDF solves, the pair and triplet
+//!    approximations: a note says how many ran; random monotone tails
 //!    `1 >= x_1 >= x_2 >= ... >= 0` for tail layouts, per class or per phase for class and
 //!    phase tails, uniform in `[0, 1]^n` for named ones, random convex combinations of the
 //!    extremal states and `x*` for other layouts) are integrated in parallel (rayon) until `max |f| < tol` or `time_limit`; each end point
@@ -69,7 +71,7 @@ mod runs;
 mod sandwich;
 mod verdict;
 
-pub use options::{CheckError, CheckOptions, Progress};
+pub use options::{CheckError, CheckOptions, Progress, LARGE_MODEL_STARTS};
 pub use report::{AttractionReport, Equilibrium, EquilibriumKind, ExtremalRun, FoundBy, Sandwich, StartRun, Verdict};
 pub use runs::{LOG10_FLOOR, SERIES_POINTS};
 pub use sandwich::{ORDER_CHECKPOINTS, ORDER_TOL};
@@ -126,9 +128,20 @@ fn check_until(
     }
     let layout = model.layout();
     let summary_name = layout.summary_name();
+    let mut notes = Vec::new();
+    // fewer random starts where each run is a stiff BDF solve (the verdict counts those run)
+    let mut capped = opts.clone();
+    if let Some(cap) = opts.large_model_starts.filter(|&c| c < opts.starts && runs_are_bdf_solves(model)) {
+        capped.starts = cap;
+        notes.push(format!(
+            "{cap} of the {} random starts were run: each run of this sparse model of {n} states is a stiff BDF solve \
+             (large_model_starts; `mfq check --starts N` runs N)",
+            opts.starts
+        ));
+    }
+    let opts = &capped;
     let ctx =
         Ctx { model, opts, layout, anchor: fp.x.clone(), extremal: model.extremal_states().into_iter().map(|s| s.x).collect(), deadline };
-    let mut notes = Vec::new();
     // extremal states first, then seeded random feasible states
     let starts = ctx.starts();
     let outs = ctx.run_all(&starts, &fp.x)?;
@@ -211,6 +224,16 @@ impl Ctx<'_> {
         self.model.drift(x, f);
         f.iter().fold(0.0f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { f64::INFINITY })
     }
+}
+
+/// Whether the runs of the check on `model` are integrated by one BDF solve each (sampled at
+/// the output times) rather than segment by segment: for the models on which [`Method::Auto`](mfq_ode::Method::Auto)
+/// takes BDF from the start (a sparse Jacobian pattern and at least [`mfq_ode::AUTO_BDF_MIN_DIM`]
+/// states: the pair and triplet approximations), whose LU factorisations cost hundreds of drift
+/// evaluations. BDF holds its Jacobian and LU across steps and settles near an equilibrium
+/// without the noise of an explicit method, so no switch to Rosenbrock23 is needed.
+fn runs_are_bdf_solves(model: &dyn MeanFieldModel) -> bool {
+    matches!(model.sparsity(), mfq_model::Sparsity::Sparse(_)) && model.dim() >= mfq_ode::AUTO_BDF_MIN_DIM
 }
 
 /// `max_i |p_i - q_i|`.

@@ -57,11 +57,23 @@ impl Serialize for Progress {
     }
 }
 
+/// Default of [`CheckOptions::large_model_starts`]: random starts on models whose runs are
+/// stiff BDF solves (6, against 32 on the others).
+pub const LARGE_MODEL_STARTS: usize = 6;
+
 /// Options of [`check`](super::check).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckOptions {
-    /// Number of seeded random feasible initial states (default 32).
+    /// Number of seeded random feasible initial states (default 32; see also
+    /// [`large_model_starts`](Self::large_model_starts)).
     pub starts: usize,
+    /// At most this many random starts on models whose runs are each one stiff BDF solve (a
+    /// sparse Jacobian pattern and at least [`mfq_ode::AUTO_BDF_MIN_DIM`] states: the pair and
+    /// triplet approximations, where one run costs a second or more of CPU time): the check
+    /// runs `min(starts, large_model_starts)` of them and a note in the report says so; the
+    /// verdict counts the starts that ran (default `Some(6)`
+    /// ([`LARGE_MODEL_STARTS`]); `None`: always `starts`).
+    pub large_model_starts: Option<usize>,
     /// Seed of the random starts, samples and pairs (default 1; same seed, same report).
     pub seed: u64,
     /// A run has settled once `max_i |f_i(x)| < tol` (default 1e-10); also the flat-segment
@@ -94,6 +106,7 @@ impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
             starts: 32,
+            large_model_starts: Some(LARGE_MODEL_STARTS),
             seed: 1,
             tol: 1e-10,
             time_limit: 1e4,
@@ -117,6 +130,11 @@ impl CheckOptions {
         let bad = |field, value: String, allowed| Err(CheckError::OutOfRange { field, value, allowed });
         if !(1..=100_000).contains(&self.starts) {
             return bad("starts", self.starts.to_string(), "an integer in [1, 100000]");
+        }
+        if let Some(cap) = self.large_model_starts {
+            if !(1..=100_000).contains(&cap) {
+                return bad("large_model_starts", cap.to_string(), "an integer in [1, 100000], or none");
+            }
         }
         if !(self.tol.is_finite() && self.tol > 0.0 && self.tol <= 1e-2) {
             return bad("tol", self.tol.to_string(), "a number in (0, 1e-2]");
@@ -176,6 +194,7 @@ mod tests {
     fn options_name_the_field() {
         let bad = [
             (CheckOptions { starts: 0, ..Default::default() }, "starts"),
+            (CheckOptions { large_model_starts: Some(0), ..Default::default() }, "large_model_starts"),
             (CheckOptions { tol: 0.5, ..Default::default() }, "tol"),
             (CheckOptions { time_limit: 0.0, ..Default::default() }, "time_limit"),
             (CheckOptions { cooperativity_samples: 2_000_000, ..Default::default() }, "cooperativity_samples"),

@@ -250,14 +250,9 @@ impl Ctx<'_> {
         Ok(RunOut { x0, end: x, settled, status, t_reached: t, end_drift, limit, t: ts, log10_distance, summary })
     }
 
-    /// Whether the runs are integrated by one BDF solve each (sampled at the output times)
-    /// rather than segment by segment: for the models on which [`Method::Auto`] takes BDF from
-    /// the start (a sparse Jacobian pattern and at least [`mfq_ode::AUTO_BDF_MIN_DIM`] states:
-    /// the pair and triplet approximations), whose LU factorisations cost hundreds of drift
-    /// evaluations. BDF holds its Jacobian and LU across steps and settles near an equilibrium
-    /// without the noise of an explicit method, so no switch to Rosenbrock23 is needed.
+    /// Whether the runs are one BDF solve each ([`runs_are_bdf_solves`](super::runs_are_bdf_solves)).
     pub(super) fn one_bdf_run(&self) -> bool {
-        matches!(self.model.sparsity(), mfq_model::Sparsity::Sparse(_)) && self.model.dim() >= mfq_ode::AUTO_BDF_MIN_DIM
+        super::runs_are_bdf_solves(self.model)
     }
 
     /// Newton from a settled end point; the end point itself when Newton fails, does not
@@ -341,6 +336,26 @@ mod tests {
             assert!(run.t.len() <= SERIES_POINTS + 2 && run.t.windows(2).all(|w| w[1] > w[0]), "{}", run.label);
             assert!(*run.log10_distance.last().unwrap() < -6.0, "{}", run.label);
         }
+    }
+
+    /// `large_model_starts` caps the random starts on a model whose runs are BDF solves (the PS
+    /// pair at K = 45: 3 of 5 requested, a note says so, the verdict counts 3) and not on others
+    /// (JSQ(2), K = 12: all 5).
+    #[test]
+    fn large_models_run_at_most_large_model_starts() {
+        use super::super::{check, Verdict};
+        use mfq_model::models::redundancy::{Discipline, RedundancyPair};
+        let opts = CheckOptions { starts: 5, large_model_starts: Some(3), ..Default::default() };
+        let m = RedundancyPair::new(0.9, 2, Discipline::Ps, 1, 45).unwrap();
+        let r = check(&m, &opts).unwrap();
+        assert_eq!(r.runs.iter().filter(|run| !run.extremal).count(), 3);
+        assert!(matches!(r.verdict, Verdict::Evidence { starts: 3, .. }), "{r}");
+        assert_eq!(r.options.starts, 3);
+        assert!(r.notes.iter().any(|n| n.starts_with("3 of the 5 random starts were run")), "{:?}", r.notes);
+        let r = check(&Jsq::new(0.9, 2, 12).unwrap(), &opts).unwrap();
+        assert_eq!(r.runs.iter().filter(|run| !run.extremal).count(), 5);
+        assert!(matches!(r.verdict, Verdict::Certified { starts: 5, .. }), "{r}");
+        assert!(!r.notes.iter().any(|n| n.contains("random starts were run")), "{:?}", r.notes);
     }
 
     #[test]
