@@ -223,3 +223,25 @@ fn an_infinite_rate_derivative_is_named_in_words() {
     let tokens = stderr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '+'));
     assert!(tokens.filter(|t| !t.is_empty()).all(|t| t.parse::<f64>().map_or(true, f64::is_finite)), "{stderr}");
 }
+
+/// Class 1: `mfq figure` honours `--max-seconds` like the other commands: a simulation-sweep
+/// figure and a check figure stop at the limit (exit 4) within about a second, naming the
+/// limit, and write nothing for the unfinished figure; a bad limit is refused naming the option.
+#[test]
+fn figure_honours_max_seconds() {
+    for name in ["k-of-n-latency", "redundancy-servers"] {
+        let dir = tmp_dir(&format!("figure-limit-{name}"));
+        let start = std::time::Instant::now();
+        let o = mfq(&["figure", name, "--max-seconds", "0.3", "--out", dir.to_str().unwrap()]);
+        let wall = start.elapsed().as_secs_f64();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(4), "{name}: {out}\n{err}");
+        assert!(err.contains("--max-seconds 0.3"), "{name}: {err}");
+        assert!(wall < 5.0, "{name}: {wall} s");
+        assert!(!dir.join(format!("{name}.svg")).exists() && !dir.join(format!("{name}.csv")).exists(), "{name}");
+    }
+    let o = mfq(&["figure", "k-of-n-latency", "--max-seconds", "-1"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("--max-seconds = -1"), "{err}");
+}

@@ -171,10 +171,10 @@ fn files(dir: &Path, name: &str, report: &BranchReport, title: &str) -> Result<V
 }
 
 /// The `branches` figure kind: `model` with `set` (one swept `NAME=start:end:points` and scalar
-/// overrides) into `out/NAME.svg`, `NAME.csv` and `NAME-special.csv`.
-pub(crate) fn figure(out: &Path, name: &str, title: &str, model: &str, set: &[String]) -> Result<(), Failure> {
+/// overrides) into `out/NAME.svg`, `NAME.csv` and `NAME-special.csv`, within `deadline`.
+pub(crate) fn figure(out: &Path, name: &str, title: &str, model: &str, set: &[String], deadline: &Deadline) -> Result<(), Failure> {
     let path = Path::new(model);
-    let (m, opts) = setup(path, set, 32, &Deadline::none())?;
+    let (m, opts) = setup(path, set, 32, deadline)?;
     let report = run(path, &m, &opts)?;
     write_all_atomic(&files(out, name, &report, title)?)
 }

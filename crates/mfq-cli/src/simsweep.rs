@@ -81,7 +81,7 @@ fn default_seed() -> u64 {
 }
 
 /// Renders the figure `name` (`fig`, read from `path`) to `out/NAME.svg` and `out/NAME.csv`.
-pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure) -> Result<(), Failure> {
+pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure, deadline: &mfq_model::Deadline) -> Result<(), Failure> {
     let bad = |e: String| Failure::input(format!("{}: {e}", path.display()));
     let (axis_name, axis_text) =
         fig.x.split_once('=').ok_or_else(|| bad(format!("x = '{}': expected NAME=a:b:n or NAME=v1,v2,...", fig.x)))?;
@@ -99,6 +99,7 @@ pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure) -> Resu
         replications: fig.replications,
         batches: fig.batches,
         seed: fig.seed,
+        deadline: deadline.clone(),
         ..Default::default()
     };
     opts.validate().map_err(|e| bad(e.to_string()))?;
@@ -110,6 +111,9 @@ pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure) -> Resu
         for c in &p.curves {
             let text = std::fs::read_to_string(&c.model).map_err(|e| bad(format!("cannot read model {}: {e}", c.model)))?;
             let report = simulation_sweep(&text, &c.set, &axis, &opts, &|| {}).map_err(|e| bad(format!("{}: {e}", c.model)))?;
+            if deadline.expired() {
+                return Err(Failure::no_convergence(format!("{name}: not drawn: stopped at {} before it finished", deadline.reason())));
+            }
             let mut points = Vec::new();
             for pt in &report.points {
                 let (status, mean, hw, note) = match (&pt.status, pt.status.estimate(&fig.y)) {

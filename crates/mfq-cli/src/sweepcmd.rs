@@ -453,6 +453,13 @@ pub struct FigureArgs {
     /// Update the gallery: write into docs/figures/ (tracked files), as `just figures` does
     #[arg(long)]
     pub gallery: bool,
+    /// Wall-clock limit of the whole command, in seconds (all figures together), as in the other
+    /// commands: the sweeps, curves, checks, simulations and fixed points of a figure stop
+    /// there, and the figure kinds that take no limit inside (refined errors and tails, heavy
+    /// traffic, copies thresholds) are not started after it. When it runs out:
+    /// exit code 4, nothing written for an unfinished figure (finished figures are kept)
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub max_seconds: Option<f64>,
 }
 
 /// The gallery's directory (docs/figures.md shows its files).
@@ -471,19 +478,23 @@ impl FigureArgs {
 }
 
 /// Draws the figure `name` into `out`; returns the lines that describe it.
-fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
+fn figure(dir: &Path, out: &Path, name: &str, deadline: &Deadline) -> Result<String, Failure> {
+    let stopped = || Failure::no_convergence(format!("{name}: not drawn: stopped at {} before it finished", deadline.reason()));
     let path = dir.join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read figure {}: {e}", path.display())))?;
     let (style, text) = crate::figstyle::split(&text, &path)?;
     let fig: FigureFile = toml::from_str(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     let _style = crate::figstyle::install_figure_style(style, &text)?;
+    if deadline.expired() {
+        return Err(stopped());
+    }
     let read = |model: &str| {
         std::fs::read_to_string(model).map_err(|e| Failure::input(format!("{}: cannot read model {model}: {e}", path.display())))
     };
     match &fig {
         FigureFile::Sweep { title, model, set, y, log_y, x_label, y_label, curve_label, .. } => {
             let text = read(model)?;
-            let report = complete(run_sweep(Path::new(model), &text, set, false, &Deadline::none())?)?;
+            let report = complete(run_sweep(Path::new(model), &text, set, false, deadline)?)?;
             if !report.facet_axes.is_empty() || report.x_axis.is_categorical() {
                 return Err(Failure::input(format!(
                     "{}: a sweep figure has one plot: one numeric swept parameter (x) and at most one more (curves); \
@@ -508,7 +519,7 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
             let mut csv = String::new();
             for (i, (label, model)) in models.iter().enumerate() {
                 let text = read(model)?;
-                let mut report = complete(run_sweep(Path::new(model), &text, set, false, &Deadline::none())?)?;
+                let mut report = complete(run_sweep(Path::new(model), &text, set, false, deadline)?)?;
                 let body = sweep_csv(&report);
                 let mut lines = body.lines();
                 if let Some(head) = lines.next() {
@@ -541,9 +552,12 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
         FigureFile::Check { model, starts, .. } => {
-            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
+            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: deadline.limit() };
             let opts = mfq_fixpoint::CheckOptions { starts: *starts, ..Default::default() };
-            let report = crate::checkcmd::run_check(&args, &opts, &Deadline::none())?;
+            let report = crate::checkcmd::run_check(&args, &opts, deadline)?;
+            if deadline.expired() {
+                return Err(stopped());
+            }
             let svg = mfq_plot::attraction::convergence_svg(&report).map_err(|e| Failure::io(e.to_string()))?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
             if matches!(report.verdict, mfq_fixpoint::Verdict::NotUnique { .. }) {
@@ -566,15 +580,15 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
         }
         FigureFile::Compare { title, model, servers, time, warmup, label, lines, .. } => {
-            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: None };
+            let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: deadline.limit() };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
-            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, &Deadline::none())?;
+            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, deadline)?;
             if let Some(label) = label {
                 cmp.mean_field_label = label.clone();
             }
             for (line_label, line_model) in lines {
-                let fp = solve_file(&read(line_model)?, line_model, &[])?;
+                let fp = solve_file(&read(line_model)?, line_model, &[], deadline)?;
                 let v = fp
                     .observables
                     .mean_queue_length
@@ -608,23 +622,23 @@ fn figure(dir: &Path, out: &Path, name: &str) -> Result<String, Failure> {
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
-        FigureFile::Branches { title, model, set, .. } => crate::branchcmd::figure(out, name, title, model, set)?,
+        FigureFile::Branches { title, model, set, .. } => crate::branchcmd::figure(out, name, title, model, set, deadline)?,
         FigureFile::HeavyTraffic { title, models, gaps, x_label, y_label, .. } => {
             let fig = crate::graphfig::HeavyTraffic { title, models, gaps, x_label, y_label };
             let (svg, csv) = crate::graphfig::render(&fig, &read)?;
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
-        FigureFile::SimulationSweep(f) => crate::simsweep::figure(&path, out, name, f)?,
+        FigureFile::SimulationSweep(f) => crate::simsweep::figure(&path, out, name, f, deadline)?,
         FigureFile::Curves(f) => {
-            let (csv, svg) = crate::sweepgrid::curves_figure(&path, f)?;
+            let (csv, svg) = crate::sweepgrid::curves_figure(&path, f, deadline)?;
             write_atomic(&out.join(format!("{name}.csv")), csv.as_bytes())?;
             write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
         }
         FigureFile::Tail { title, models, set, .. } => {
             let mut fps = Vec::new();
             for (label, model) in models {
-                fps.push((label.clone(), solve_file(&read(model)?, model, set)?));
+                fps.push((label.clone(), solve_file(&read(model)?, model, set, deadline)?));
             }
             let refs: Vec<(&str, &mfq_fixpoint::FixedPoint)> = fps.iter().map(|(l, f)| (l.as_str(), f)).collect();
             let svg = tail_svg(&refs, title).map_err(|e| Failure::io(e.to_string()))?;
@@ -659,11 +673,15 @@ fn complete(report: SweepReport) -> Result<SweepReport, Failure> {
     Ok(report)
 }
 
-/// The converged fixed point of the model file `model` (its text) with `NAME=VALUE` overrides.
-fn solve_file(text: &str, model: &str, set: &[String]) -> Result<mfq_fixpoint::FixedPoint, Failure> {
+/// The converged fixed point of the model file `model` (its text) with `NAME=VALUE` overrides,
+/// within `deadline`.
+fn solve_file(text: &str, model: &str, set: &[String], deadline: &Deadline) -> Result<mfq_fixpoint::FixedPoint, Failure> {
     let file = ModelFile::parse(text, set).map_err(|e| Failure::input(format!("{model}: {e}")))?;
-    let fp =
-        solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).map_err(|e| Failure::input(format!("{model}: {e}")))?;
+    let opts = FixedPointOptions { deadline: deadline.clone(), ..FixedPointOptions::default() };
+    let fp = solve_spec(&file.model, &file.truncation, &opts).map_err(|e| match e {
+        mfq_fixpoint::FixedPointError::Model(mfq_model::ModelError::Interrupted { .. }) => Failure::no_convergence(format!("{model}: {e}")),
+        e => Failure::input(format!("{model}: {e}")),
+    })?;
     if !fp.converged() {
         return Err(Failure::no_convergence(format!("{model}: the fixed point did not converge ({})", fp.status)));
     }
@@ -689,6 +707,8 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
     };
     let out = args.out_dir();
     ensure_writable(&out)?;
+    let deadline =
+        Deadline::checked_after("--max-seconds", args.max_seconds).map_err(Failure::input)?.with_cancel(crate::interrupt::interrupt_flag());
     // figures are independent: drawn on as many threads as there are cores, each taking the next
     // name; printed in name order, the first failure (in name order) reported
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -699,7 +719,7 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(n) = names.get(i) else { break };
-                let r = figure(&args.figures, &out, n);
+                let r = figure(&args.figures, &out, n, &deadline);
                 let failed = r.is_err();
                 if let Ok(mut slot) = done[i].lock() {
                     *slot = Some(r);

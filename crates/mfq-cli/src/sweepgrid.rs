@@ -283,7 +283,7 @@ pub(crate) struct CurvesFigure {
 /// Bad input naming the figure file and the curve: a curve without a model file, a swept
 /// setting in a curve's `set`, not exactly one swept parameter in the figure's `set`, invalid
 /// parameters at a point; no convergence when a point did not converge or has no value.
-pub(crate) fn curves_figure(path: &Path, fig: &CurvesFigure) -> Result<(String, String), Failure> {
+pub(crate) fn curves_figure(path: &Path, fig: &CurvesFigure, deadline: &Deadline) -> Result<(String, String), Failure> {
     let bad = |m: String| Failure::input(format!("{}: {m}", path.display()));
     let (_, axes) = split_sets(&fig.set).map_err(|f| bad(f.message))?;
     if axes.len() != 1 {
@@ -304,8 +304,11 @@ pub(crate) fn curves_figure(path: &Path, fig: &CurvesFigure) -> Result<(String, 
         }
         let file = SweptFile::read(Path::new(model))?;
         let sets: Vec<String> = fig.set.iter().chain(&c.set).cloned().collect();
-        let mut report = run_grid(std::slice::from_ref(&file), &sets, &Deadline::none(), &|| {})
+        let mut report = run_grid(std::slice::from_ref(&file), &sets, deadline, &|| {})
             .map_err(|f| Failure { message: format!("curve '{}': {}", c.label, f.message), ..f })?;
+        if let Some(why) = &report.partial {
+            return Err(Failure::no_convergence(format!("{}: curve '{}': the sweep {why}", path.display(), c.label)));
+        }
         if let Some((p, reason)) = report.points.iter().find_map(|p| match &p.status {
             PointStatus::Invalid { reason } => Some((p, reason)),
             _ => None,
