@@ -679,6 +679,22 @@ mod factors_tests {
         assert!(held_lu <= fresh_lu, "{held_lu} factorisations with held ones, {fresh_lu} without");
     }
 
+    /// The relative polish stops when its Newton steps do not contract: the PS triplet at
+    /// K = 24 (GMRES solves with an incomplete LU) has entries that round-off sets, which
+    /// every step moves by many times their size; the polish stops before its fourth step
+    /// (three steps, the last with a relative change of ~25) and the fixed point stays at the
+    /// tolerance.
+    #[test]
+    fn the_relative_polish_stops_when_newton_steps_do_not_contract() {
+        use mfq_model::models::redundancy::RedundancyTriplet;
+        let m = RedundancyTriplet::new(0.9, 2, 24).unwrap();
+        let opts = FixedPointOptions { max_dim_for_eigenvalues: 0, x0: m.mean_field_start(), ..Default::default() };
+        let fp = solve_model(&m, &opts).unwrap();
+        assert!(fp.converged() && fp.residual < 1e-12, "{:?} {:e}", fp.status, fp.residual);
+        let p = &fp.tail_polish;
+        assert!(p.steps < RELATIVE_STEPS && p.last_relative_step > RELATIVE_STEP_TOL, "{p:?}");
+    }
+
     /// A model of another dimension drops what is held.
     #[test]
     fn factors_of_another_shape_are_dropped() {
