@@ -73,7 +73,7 @@
 //!   entry by more than `1e-14 |x_k|`; a step that raises the residual above twice its
 //!   round-off level is undone. Newton steps (not chord steps) also stop once a step's largest
 //!   relative change is not ten times below the previous one's: the small entries are then
-//!   set by round-off (of the drift's cancelling terms, or of an iterative solve), and more
+//!   set by round-off (of an iterative solve, or of cancelling drift terms), and more
 //!   steps move them at random (the redundancy triplet approximation). [`FixedPoint::tail_polish`] (JSON `tail_polish`) reports the
 //!   floor, the threshold, the steps and the last relative change. Entries below the
 //!   truncation tolerance are cut to zero by the truncation, not by the solver; near `K` the

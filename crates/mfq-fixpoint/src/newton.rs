@@ -445,8 +445,8 @@ impl<'m> Iterate<'m> {
     /// also stop after a step whose largest relative change is not at least
     /// `1 / RELATIVE_CONTRACTION` = 10 times smaller than the one before: Newton's relative
     /// changes shrink quadratically while the small entries are resolved, and when they do not,
-    /// those entries are set by the round-off of the drift (terms far larger than `x_k` that
-    /// cancel) or of the solve, and each further step moves them at random. (The redundancy
+    /// those entries are set by round-off (of the solve, or of drift terms far larger than
+    /// `x_k` that cancel), and each further step moves them at random. (The redundancy
     /// triplet approximation at K = 30, Newton steps solved by GMRES: largest relative changes
     /// 383, 98, 2457, 239 in four steps, three of them a solve each; now two steps, one solve.
     /// Its chord steps with the complete LU do not settle either: 11, 151, 7.0, 3.0.)
