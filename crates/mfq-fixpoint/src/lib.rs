@@ -71,7 +71,10 @@
 //!   as well. Rule: unless `max |f_k / x_k| <= RELATIVE_STEP_TOL = 1e-14` over the entries
 //!   `|x_k| >= RELATIVE_FLOOR = 1e-250`, up to four steps while the last one moved such an
 //!   entry by more than `1e-14 |x_k|`; a step that raises the residual above twice its
-//!   round-off level is undone. [`FixedPoint::tail_polish`] (JSON `tail_polish`) reports the
+//!   round-off level is undone. Newton steps (not chord steps) also stop once a step's largest
+//!   relative change is not ten times below the previous one's: the small entries are then
+//!   set by round-off (of an iterative solve, or of cancelling drift terms), and more
+//!   steps move them at random (the redundancy triplet approximation). [`FixedPoint::tail_polish`] (JSON `tail_polish`) reports the
 //!   floor, the threshold, the steps and the last relative change. Entries below the
 //!   truncation tolerance are cut to zero by the truncation, not by the solver; near `K` the
 //!   truncated model itself differs from the infinite one (for slowly decaying tails, e.g.
