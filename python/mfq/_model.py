@@ -389,12 +389,15 @@ class Model:
             raise NotConverged(f"exact chain of {self.kind}: {why}", "time-limit" if res.stopped else "max-iterations", res)
         return res
 
-    def check(self, *, starts: int = 32, seed: int = 1, max_seconds: Optional[float] = None, strict: bool = True) -> CheckResult:
+    def check(
+        self, *, starts: Optional[int] = None, seed: int = 1, max_seconds: Optional[float] = None, strict: bool = True
+    ) -> CheckResult:
         """Is the fixed point unique and globally attracting? The checker's verdict with the
         numbers behind it (docs/checker.md): ``"certified"``, ``"evidence"``, ``"not-unique"``
-        or ``"unsettled"``. On sparse models of 2000 states or more (pair and triplet
-        approximations, where each run is a stiff BDF solve) at most 6 of the ``starts`` run
-        (``CheckOptions::large_model_starts``); a note in the report says so.
+        or ``"unsettled"``. ``starts``: seeded random feasible initial states; by default 32,
+        and 6 on sparse models of 2000 states or more (pair and triplet approximations, where
+        each run is a stiff BDF solve; ``CheckOptions::large_model_starts``, a note in the report
+        says so). A number given is run on every model, as ``mfq check --starts N``.
 
         Raises:
             Unstable, InvalidInput: as :meth:`fixed_point`. NotConverged (``strict``): the

@@ -319,16 +319,25 @@ impl Core {
     }
 
     /// The attraction checker's report: `(fixed point dict, report JSON, summary text)`.
-    #[pyo3(signature = (starts = 32, seed = 1, max_seconds = None))]
+    /// `starts`: `None` is the default (32, capped on large stiff models); a number given is
+    /// run on every model.
+    #[pyo3(signature = (starts = None, seed = 1, max_seconds = None))]
     fn check<'py>(
         &self,
         py: Python<'py>,
-        starts: usize,
+        starts: Option<usize>,
         seed: u64,
         max_seconds: Option<f64>,
     ) -> PyResult<(Bound<'py, PyDict>, String, String)> {
         let model = self.model.clone();
-        let opts = CheckOptions { starts, seed, deadline: max_seconds.map_or_else(Deadline::none, Deadline::after), ..Default::default() };
+        let defaults = CheckOptions::default();
+        let opts = CheckOptions {
+            starts: starts.unwrap_or(defaults.starts),
+            large_model_starts: if starts.is_some() { None } else { defaults.large_model_starts },
+            seed,
+            deadline: max_seconds.map_or_else(Deadline::none, Deadline::after),
+            ..defaults
+        };
         let r = run::interruptible(py, move |cancel| {
             model.check(&CheckOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
         })?;
