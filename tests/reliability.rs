@@ -245,3 +245,21 @@ fn figure_honours_max_seconds() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("--max-seconds = -1"), "{err}");
 }
+
+/// Class 1 at the largest truncation level allowed (K = 1e7, 1.2 GB of state vectors): the
+/// fixed point, the tail and the transient stop at `--max-seconds 1` within the harness's 7 s
+/// (the transient's first explicit step ran 31 s past the limit, and the fixed point built its
+/// unprinted JSON for a second; `Auto` now takes BDF on banded models of 1e6 states or more).
+#[test]
+fn the_largest_truncation_level_honours_the_limit() {
+    let dir = tmp_dir("k1e7");
+    for cmd in ["fixed-point", "solve"] {
+        let start = std::time::Instant::now();
+        let o =
+            mfq(&[cmd, "models/jsq-d2.toml", "--set", "truncation.levels=10000000", "--max-seconds", "1", "--out", dir.to_str().unwrap()]);
+        let wall = start.elapsed().as_secs_f64();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(4), "{cmd}: {out}\n{err}");
+        assert!(wall < 7.0, "{cmd}: {wall} s");
+    }
+}

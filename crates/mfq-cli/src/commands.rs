@@ -375,7 +375,8 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     let fp = fixed_point_of(args, &file, &deadline)?;
     // the probe: the same stability verdict without a second costly construction
     let stability = file.model.build_probe(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
-    let value = fixed_point_json(&file, &fp);
+    // the JSON value only when it is printed or written (K = 1e7 levels: a second of work)
+    let value = (args.json || args.out.is_some()).then(|| fixed_point_json(&file, &fp)).unwrap_or_default();
     let outcome = require_converged(&fp, &file);
     if args.json {
         // one JSON document: the result, plus the error object when the solve did not converge
@@ -613,9 +614,9 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         mfq_ode::Status::TimeLimit { t } => Err(time_limit_failure(&args.model, &format!("the integration stopped at t = {t:.4}"))),
         s => Err(Failure::no_convergence(format!("the integration stopped early: {s}"))),
     };
-    let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "invariants": tr.invariants, "stats": tr.stats, "levels": k });
     if args.model.json {
         // one JSON document: the result, with the error object when the run stopped early
+        let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "invariants": tr.invariants, "stats": tr.stats, "levels": k });
         outln!("{}", outcome.as_ref().err().map_or(value.clone(), |f| with_error(value.clone(), f)));
     } else {
         outln!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());

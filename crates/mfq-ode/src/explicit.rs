@@ -1,6 +1,6 @@
 //! Dopri5 / Dop853 from `ode_solvers`, with projection restarts and steady-state stops.
 
-use crate::{max_abs, Method, Recorder, SolveOptions, Stats, Status, DEADLINE_CHECK_STEPS};
+use crate::{max_abs, Method, Recorder, SolveOptions, Stats, Status, DEADLINE_CHECK_EVERY_STEP_DIM, DEADLINE_CHECK_STEPS};
 use mfq_model::MeanFieldModel;
 use ode_solvers::dop_shared::IntegrationError;
 use ode_solvers::{DVector, Dop853, Dopri5, OutputType, System};
@@ -55,7 +55,7 @@ impl System<f64, DVector<f64>> for Sys<'_> {
             return true;
         }
         self.since_check += 1;
-        if self.since_check >= DEADLINE_CHECK_STEPS {
+        if self.since_check >= DEADLINE_CHECK_STEPS || y.len() >= DEADLINE_CHECK_EVERY_STEP_DIM {
             self.since_check = 0;
             if crate::past(self.deadline) || self.job.expired() {
                 self.stop.set(Some(Stop::Deadline));

@@ -17,8 +17,8 @@
 //!   for the large sparse pair and triplet approximations (`K^2`, `K^3` states), whose LU
 //!   costs as much as hundreds of drift evaluations, and long stiff runs at tight tolerances.
 //! - `Auto` (default): for a model with a sparse Jacobian pattern and at least
-//!   [`AUTO_BDF_MIN_DIM`] states (pair and triplet approximations at `K >= 45`, `K >= 13`),
-//!   `Bdf` from the start; otherwise `Dopri5`, switching to `Rosenbrock23` from the current
+//!   [`AUTO_BDF_MIN_DIM`] states (pair and triplet approximations at `K >= 45`, `K >= 13`), or
+//!   a banded one and at least [`AUTO_BDF_HUGE_DIM`], `Bdf` from the start; otherwise `Dopri5`, switching to `Rosenbrock23` from the current
 //!   state when the Hairer stiffness test fires (as LSODA switches), so a run never fails for
 //!   stiffness.
 //!
@@ -33,7 +33,8 @@
 //! with [`Status::TimeLimit`] at the first check after it (every step of `Rosenbrock23` and
 //! `Bdf`, whose large sparse factorisations are abandoned at the limit as the fixed-point
 //! solver's are,
-//! every [`DEADLINE_CHECK_STEPS`] accepted steps of the explicit methods), not by killing a
+//! every [`DEADLINE_CHECK_STEPS`] accepted steps of the explicit methods on small states, every
+//! step on large ones), not by killing a
 //! thread.
 
 mod bdf;
@@ -46,9 +47,13 @@ use mfq_model::{Deadline, MeanFieldModel};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
-/// The explicit methods check the deadline every this many accepted steps (`Rosenbrock23`
+/// The explicit methods check the deadline every this many accepted steps on states of fewer
+/// than [`DEADLINE_CHECK_EVERY_STEP_DIM`] entries, and every step on larger ones (`Rosenbrock23`
 /// and `Bdf` check it every step): a run stops at most this many steps after its deadline.
 pub const DEADLINE_CHECK_STEPS: u64 = 8;
+/// From this many state entries an explicit step costs far more than reading the clock, and
+/// the deadline is checked after every step (a step of JSQ(2) at K = 1e7 takes about a second).
+pub const DEADLINE_CHECK_EVERY_STEP_DIM: usize = 4096;
 
 /// The instant `seconds` of wall-clock time from now, for [`SolveOptions::deadline`] and the
 /// other solvers' time limits.
@@ -106,6 +111,12 @@ pub enum Method {
 /// `K = 100` to `t = 1000`, `Bdf` 6.7 s (crates/mfq-ode/examples/bdf_bench.rs,
 /// bench/rows-bdf.md).
 pub const AUTO_BDF_MIN_DIM: usize = 2000;
+
+/// From this many states `Auto` takes `Bdf` from the start for any model whose Jacobian is
+/// not dense (banded ones too, e.g. JSQ(d) truncated at `K >= 1e6`): one explicit step of
+/// `ode_solvers` allocates a dozen state vectors and cannot be interrupted (JSQ(2) at
+/// `K = 1e7`: its first step ran 4 s past `--max-seconds 1`; `Bdf` stops within 0.5 s).
+pub const AUTO_BDF_HUGE_DIM: usize = 1_000_000;
 
 /// Options of [`solve`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -409,7 +420,8 @@ fn solve_recorded(
     if stopped(opts, job) {
         return Ok(rec.finish(Status::TimeLimit { t: 0.0 }, stats));
     }
-    let large_sparse = matches!(model.sparsity(), mfq_model::Sparsity::Sparse(_)) && n >= AUTO_BDF_MIN_DIM;
+    let large_sparse = (matches!(model.sparsity(), mfq_model::Sparsity::Sparse(_)) && n >= AUTO_BDF_MIN_DIM)
+        || (!matches!(model.sparsity(), mfq_model::Sparsity::Dense) && n >= AUTO_BDF_HUGE_DIM);
     let status = match opts.method {
         Method::Rosenbrock23 => {
             stats.stiff_method = Some(Method::Rosenbrock23);
