@@ -10,7 +10,7 @@
 //! and completions at rate `sum_j mu_j B_j` (`B_j` busy class-`j` servers), the class drawn in
 //! proportion to `mu_j B_j` and the server uniformly among its busy ones.
 
-use super::{pick_cumulative, Family, Groups, Levels};
+use super::{pick_cumulative, Family, Levels, Segments};
 use crate::engine::{coin, index, uniform, Batch, Rng};
 
 /// Cost rule of `ps-sq2`.
@@ -114,19 +114,21 @@ pub(crate) struct Hetero {
     speed: Vec<f64>,
     /// Exact capacities for cost comparisons (`ps-sq2`).
     cap: Vec<u128>,
-    /// Classes in priority order (decreasing speed, equal speeds in file order) and the rank of
-    /// each class.
+    /// Classes in priority order (decreasing speed, equal speeds in file order).
     by_rank: Vec<usize>,
-    rank: Vec<usize>,
     /// Cumulative class probabilities (`ps-sq2` with non-uniform sampling, static routing).
     cum: Vec<f64>,
     q: Vec<u32>,
     class: Vec<u8>,
-    /// `2 j + (busy)`: the busy and idle servers of each class.
-    busy_sets: Groups,
-    /// SA-JSQ: set `k M + rank` = servers of that class with exactly `k` jobs; `min_level` =
-    /// the shortest queue length.
-    buckets: Option<Groups>,
+    /// Set `j L + k`: the class-`j` servers with `k` jobs, `k < L = per_class`; SA-JSQ keeps
+    /// every level (`L` doubles when a queue reaches it), the other policies only idle (`0`) and
+    /// busy (`1`). A job more or fewer is one swap; the busy servers of class `j` are the run
+    /// of sets `j L + 1 .. (j + 1) L`.
+    sets: Segments,
+    per_class: usize,
+    /// SA-JSQ: the sets follow every level, not only idle and busy.
+    all_levels: bool,
+    /// SA-JSQ: the shortest queue length.
     min_level: u32,
     busy_count: Vec<u32>,
     scratch: Vec<f64>,
@@ -153,10 +155,6 @@ impl Hetero {
         }
         let mut by_rank: Vec<usize> = (0..m).collect();
         by_rank.sort_by(|&a, &b| speed[b].total_cmp(&speed[a]).then(a.cmp(&b)));
-        let mut rank = vec![0; m];
-        for (r, &j) in by_rank.iter().enumerate() {
-            rank[j] = r;
-        }
         let class: Vec<u8> = (0..m).flat_map(|j| std::iter::repeat_n(j as u8, size[j] as usize)).collect();
         let weights: Option<&Vec<f64>> = match &policy {
             Policy::PsSq2 { sampling: Some(p), .. } => Some(p),
@@ -175,8 +173,9 @@ impl Hetero {
             })
             .unwrap_or_default();
         let cap = decimal_capacities(&speed).unwrap_or_else(|| vec![1; m]);
-        let busy_sets = Groups::new(n, 2 * m, |s| 2 * class[s as usize] as u32);
-        let buckets = matches!(policy, Policy::SaJsq).then(|| Groups::new(n, 2 * m, |s| rank[class[s as usize] as usize] as u32));
+        let all_levels = matches!(policy, Policy::SaJsq);
+        let per_class = if all_levels { 8 } else { 2 };
+        let sets = Segments::new(n, m * per_class, |s| (class[s as usize] as usize * per_class) as u32);
         Hetero {
             n,
             arrival_rate: n as f64 * lambda,
@@ -187,12 +186,12 @@ impl Hetero {
             speed,
             cap,
             by_rank,
-            rank,
             cum,
             q: vec![0; n as usize],
             class,
-            busy_sets,
-            buckets,
+            sets,
+            per_class,
+            all_levels,
             min_level: 0,
             busy_count: vec![0; m],
             scratch: Vec::new(),
@@ -210,11 +209,9 @@ impl Hetero {
         self.size.len()
     }
 
-    /// Number of servers with exactly `k` jobs (SA-JSQ buckets).
+    /// Number of servers with exactly `k < L` jobs (SA-JSQ).
     fn at_level(&self, k: u32) -> u32 {
-        let m = self.classes();
-        let b = self.buckets.as_ref().expect("SA-JSQ");
-        (0..m).map(|r| b.len(k as usize * m + r)).sum()
+        (0..self.classes()).map(|j| self.sets.len(j * self.per_class + k as usize)).sum()
     }
 
     /// A uniformly random server of class `j`.
@@ -239,19 +236,20 @@ impl Hetero {
         let m = self.classes();
         match &self.policy {
             Policy::SaJsq => {
-                let b = self.buckets.as_ref().expect("SA-JSQ");
-                let base = self.min_level as usize * m;
-                for r in 0..m {
-                    if b.len(base + r) > 0 {
-                        return b.pick(base + r, rng);
+                let k = self.min_level as usize;
+                for &j in &self.by_rank {
+                    let g = j * self.per_class + k;
+                    if self.sets.len(g) > 0 {
+                        return self.sets.pick(g, rng);
                     }
                 }
                 unreachable!("the shortest level holds a server")
             }
             Policy::SaJiq => {
                 for &j in &self.by_rank {
-                    if self.busy_sets.len(2 * j) > 0 {
-                        return self.busy_sets.pick(2 * j, rng);
+                    let g = j * self.per_class;
+                    if self.sets.len(g) > 0 {
+                        return self.sets.pick(g, rng);
                     }
                 }
                 index(rng, self.n)
@@ -265,9 +263,9 @@ impl Hetero {
                 // the i-th idle server in class order
                 let mut i = index(rng, idle);
                 for j in 0..m {
-                    let l = self.busy_sets.len(2 * j);
+                    let l = self.sets.len(j * self.per_class);
                     if i < l {
-                        return self.busy_sets.pick_at(2 * j, i);
+                        return self.sets.at(j * self.per_class, i);
                     }
                     i -= l;
                 }
@@ -316,12 +314,18 @@ impl Hetero {
         self.q[s as usize] = before + 1;
         self.class_levels[j].up(before, t);
         if before == 0 {
-            self.busy_sets.move_to(s, 2 * j as u32 + 1);
             self.busy_count[j] += 1;
         }
-        if let Some(b) = &mut self.buckets {
-            let m = self.size.len();
-            b.move_to(s, ((before + 1) as usize * m + self.rank[j]) as u32);
+        if !self.all_levels {
+            if before == 0 {
+                self.sets.move_between(s, j * 2, j * 2 + 1);
+            }
+        } else {
+            if before as usize + 1 >= self.per_class {
+                self.widen();
+            }
+            let g = j * self.per_class + before as usize;
+            self.sets.move_between(s, g, g + 1);
             if before == self.min_level {
                 // the shortest level may have emptied
                 while self.at_level(self.min_level) == 0 {
@@ -347,27 +351,32 @@ impl Hetero {
             // round-off at the very end of the scan: the last class with a busy server
             j = (0..m).rev().find(|&i| self.busy_count[i] > 0).expect("a busy server");
         }
-        let s = self.busy_sets.pick(2 * j + 1, rng);
+        let base = j * self.per_class;
+        let s = self.sets.pick_span(base + 1, base + self.per_class, rng);
         let before = self.q[s as usize];
         self.q[s as usize] = before - 1;
         self.departures += 1;
         self.class_levels[j].down(before, t);
         if before == 1 {
-            self.busy_sets.move_to(s, 2 * j as u32);
             self.busy_count[j] -= 1;
         }
-        if let Some(b) = &mut self.buckets {
-            b.move_to(s, ((before - 1) as usize * m + self.rank[j]) as u32);
+        if !self.all_levels {
+            if before == 1 {
+                self.sets.move_between(s, base + 1, base);
+            }
+        } else {
+            let g = base + before as usize;
+            self.sets.move_between(s, g, g - 1);
             self.min_level = self.min_level.min(before - 1);
         }
     }
-}
 
-impl Groups {
-    /// The `i`-th member of set `k` (`i < len(k)`).
-    #[inline(always)]
-    pub(crate) fn pick_at(&self, k: usize, i: u32) -> u32 {
-        self.members[k][i as usize]
+    /// SA-JSQ: doubles the levels `L` kept per class (a queue reached `L - 1` jobs).
+    #[cold]
+    fn widen(&mut self) {
+        let new = 2 * self.per_class;
+        self.sets.widen(self.classes(), self.per_class, new);
+        self.per_class = new;
     }
 }
 

@@ -4,7 +4,7 @@
 //! Like [`crate::engine`], nothing here knows about mean-field drifts: each family applies its
 //! system's rules (sampling, routing, service) to `N` individual servers or agents. The shared
 //! pieces are the segment loops ([`drive`] for exponential event rates, [`drive_timed`] for Poisson
-//! arrivals beside timed events), sets with O(1) moves ([`Groups`]), lazily
+//! arrivals beside timed events), sets as segments of one permutation ([`Segments`]), lazily
 //! integrated level counts ([`Levels`]) and lazily integrated scalars ([`Tracked`]).
 
 pub(crate) mod batch;
@@ -155,76 +155,112 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
     Replication { batches, events, timed_out }
 }
 
-/// `G` disjoint sets partitioning the items `0..n`: `members[g]` lists the items of set `g`,
-/// `pos[s]` is the index of item `s` in its set's list. Moving an item is a swap-remove and a
-/// push (O(1)); a uniformly random member is one index draw. The lists grow to their largest
-/// size once; after that no event allocates.
-pub(crate) struct Groups {
-    members: Vec<Vec<u32>>,
-    group: Vec<u32>,
+/// `G` disjoint sets partitioning the items `0..n`, laid out as contiguous segments of one
+/// permutation: set `g` is `perm[bound[g]..bound[g + 1]]`, and `pos[s]` is the index of item `s`
+/// in `perm`. Moving an item to the next (previous) set is one swap with that set's last (first)
+/// member and one boundary shift; a move across `k` sets is `k` such steps, so callers number
+/// their sets so that the frequent moves are between neighbours. A uniformly random member of a
+/// set, or of a run of consecutive sets, is one index draw. Nothing allocates after construction
+/// except [`widen`](Segments::widen).
+pub(crate) struct Segments {
+    perm: Vec<u32>,
     pos: Vec<u32>,
+    bound: Vec<u32>,
 }
 
-impl Groups {
-    /// `n` items, `groups` sets, item `s` starting in set `initial(s)`.
+impl Segments {
+    /// `n` items in `groups` sets, item `s` starting in set `initial(s) < groups`.
     pub(crate) fn new(n: u32, groups: usize, initial: impl Fn(u32) -> u32) -> Self {
-        let mut g = Groups { members: vec![Vec::new(); groups], group: vec![0; n as usize], pos: vec![0; n as usize] };
+        let mut bound = vec![0u32; groups + 1];
         for s in 0..n {
-            let k = initial(s);
-            g.ensure(k as usize);
-            g.group[s as usize] = k;
-            g.pos[s as usize] = g.members[k as usize].len() as u32;
-            g.members[k as usize].push(s);
+            bound[initial(s) as usize + 1] += 1;
         }
-        g
+        for g in 0..groups {
+            bound[g + 1] += bound[g];
+        }
+        let mut next = bound.clone();
+        let mut perm = vec![0; n as usize];
+        let mut pos = vec![0; n as usize];
+        for s in 0..n {
+            let g = initial(s) as usize;
+            perm[next[g] as usize] = s;
+            pos[s as usize] = next[g];
+            next[g] += 1;
+        }
+        Segments { perm, pos, bound }
     }
 
-    /// Makes set `k` exist.
+    /// Number of members of set `g`.
     #[inline(always)]
-    pub(crate) fn ensure(&mut self, k: usize) {
-        if k >= self.members.len() {
-            self.grow(k);
+    pub(crate) fn len(&self, g: usize) -> u32 {
+        self.bound[g + 1] - self.bound[g]
+    }
+
+    /// A uniformly random member of the non-empty set `g`.
+    #[inline(always)]
+    pub(crate) fn pick(&self, g: usize, rng: &mut Rng) -> u32 {
+        self.pick_span(g, g + 1, rng)
+    }
+
+    /// A uniformly random member of the sets `from..to` together (not all empty).
+    #[inline(always)]
+    pub(crate) fn pick_span(&self, from: usize, to: usize, rng: &mut Rng) -> u32 {
+        let lo = self.bound[from];
+        self.perm[(lo + index(rng, self.bound[to] - lo)) as usize]
+    }
+
+    /// The `i`-th member of set `g` (`i < len(g)`) in the current layout.
+    #[inline(always)]
+    pub(crate) fn at(&self, g: usize, i: u32) -> u32 {
+        self.perm[(self.bound[g] + i) as usize]
+    }
+
+    /// Swaps item `s` with the item at index `j` of `perm`.
+    #[inline(always)]
+    fn swap_to(&mut self, s: u32, j: u32) {
+        let i = self.pos[s as usize];
+        let other = self.perm[j as usize];
+        self.perm[i as usize] = other;
+        self.perm[j as usize] = s;
+        self.pos[other as usize] = i;
+        self.pos[s as usize] = j;
+    }
+
+    /// Moves item `s` from set `from` (where it is) to set `to`: `|to - from|` swaps.
+    #[inline(always)]
+    pub(crate) fn move_between(&mut self, s: u32, from: usize, to: usize) {
+        debug_assert!((self.bound[from]..self.bound[from + 1]).contains(&self.pos[s as usize]), "item {s} is not in set {from}");
+        if to > from {
+            for g in from + 1..=to {
+                // `s` becomes the last member of set `g - 1`, then the first of set `g`
+                let j = self.bound[g] - 1;
+                self.swap_to(s, j);
+                self.bound[g] = j;
+            }
+        } else {
+            for g in (to + 1..=from).rev() {
+                // `s` becomes the first member of set `g`, then the last of set `g - 1`
+                let j = self.bound[g];
+                self.swap_to(s, j);
+                self.bound[g] = j + 1;
+            }
         }
     }
 
+    /// Renumbers sets in `blocks` runs of `old` consecutive sets (set `b old + k`) as runs of
+    /// `new > old` (set `b new + k`), the added sets `b new + old .. (b + 1) new` empty: members
+    /// stay where they are.
     #[cold]
-    fn grow(&mut self, k: usize) {
-        self.members.resize(k + 1, Vec::new());
-    }
-
-    /// Number of members of set `k` (0 for a set never created).
-    #[inline(always)]
-    pub(crate) fn len(&self, k: usize) -> u32 {
-        self.members.get(k).map_or(0, |m| m.len() as u32)
-    }
-
-    /// A uniformly random member of the non-empty set `k`.
-    #[inline(always)]
-    pub(crate) fn pick(&self, k: usize, rng: &mut Rng) -> u32 {
-        let m = &self.members[k];
-        m[index(rng, m.len() as u32) as usize]
-    }
-
-    /// Moves item `s` to set `k`.
-    #[inline(always)]
-    pub(crate) fn move_to(&mut self, s: u32, k: u32) {
-        let old = self.group[s as usize] as usize;
-        if old == k as usize {
-            return;
+    pub(crate) fn widen(&mut self, blocks: usize, old: usize, new: usize) {
+        debug_assert!(new > old && self.bound.len() == blocks * old + 1);
+        let mut bound = Vec::with_capacity(blocks * new + 1);
+        for b in 0..blocks {
+            bound.extend_from_slice(&self.bound[b * old..(b + 1) * old]);
+            let end = self.bound[(b + 1) * old];
+            bound.extend(std::iter::repeat_n(end, new - old));
         }
-        self.ensure(k as usize);
-        let i = self.pos[s as usize] as usize;
-        let list = &mut self.members[old];
-        // swap-remove: the last member takes the place of `s`
-        let last = list.pop().expect("item is in its set");
-        if last != s {
-            list[i] = last;
-            self.pos[last as usize] = i as u32;
-        }
-        let dst = &mut self.members[k as usize];
-        self.pos[s as usize] = dst.len() as u32;
-        dst.push(s);
-        self.group[s as usize] = k;
+        bound.push(self.perm.len() as u32);
+        self.bound = bound;
     }
 }
 
@@ -395,23 +431,34 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    /// Random moves keep `members`/`pos`/`group` consistent.
+    /// Random moves (and a widening) keep `perm`/`pos`/`bound` consistent with a plain list of
+    /// each item's set.
     #[test]
-    fn groups_stay_consistent() {
+    fn segments_stay_consistent() {
         let mut rng = Rng::seed_from_u64(1);
-        let mut g = Groups::new(40, 3, |s| s % 3);
+        let (mut per, n) = (2usize, 40u32);
+        let mut g = Segments::new(n, 3 * per, |s| 2 * (s % 3));
+        let mut set: Vec<usize> = (0..n as usize).map(|s| 2 * (s % 3)).collect();
         for step in 0..20_000 {
-            let s = index(&mut rng, 40);
-            let k = index(&mut rng, 5);
-            g.move_to(s, k);
-            if step % 101 == 0 {
-                for k in 0..5usize {
-                    for (i, &s) in g.members.get(k).map(|v| v.as_slice()).unwrap_or(&[]).iter().enumerate() {
-                        assert_eq!(g.pos[s as usize] as usize, i);
-                        assert_eq!(g.group[s as usize] as usize, k);
-                    }
+            if step == 10_000 {
+                g.widen(3, 2, 5);
+                set.iter_mut().for_each(|k| *k = *k / 2 * 5 + *k % 2);
+                per = 5;
+            }
+            let s = index(&mut rng, n);
+            let to = index(&mut rng, 3 * per as u32) as usize;
+            g.move_between(s, set[s as usize], to);
+            set[s as usize] = to;
+            for k in 0..3 * per {
+                assert_eq!(g.len(k) as usize, set.iter().filter(|&&x| x == k).count());
+                for i in 0..g.len(k) {
+                    let s = g.at(k, i);
+                    assert_eq!(set[s as usize], k);
+                    assert_eq!(g.pos[s as usize], g.bound[k] + i);
                 }
-                assert_eq!((0..5).map(|k| g.len(k)).sum::<u32>(), 40);
+                if g.len(k) > 0 {
+                    assert_eq!(set[g.pick(k, &mut rng) as usize], k);
+                }
             }
         }
     }

@@ -5,7 +5,7 @@
 //! A phase-type law `PH(alpha, A)` is given here by its initial probabilities, its sub-generator
 //! (row-major) and nothing else: the simulator draws phases and their exponential holding times.
 
-use super::{pick_cumulative, Family, Groups, Levels, Tracked};
+use super::{pick_cumulative, Family, Levels, Segments, Tracked};
 use crate::engine::{coin, exp1, index, uniform, Batch, Rng};
 
 /// A phase-type law as the simulator uses it: from phase `i` the job leaves at total rate
@@ -120,7 +120,8 @@ pub(crate) enum Routing {
 }
 
 /// FCFS servers with phase-type sizes. Server sets: `0` idle, `1 + i` busy with the job in
-/// service in phase `i`. Events: arrivals at `N lambda`, and phase changes/completions at
+/// service in phase `i` (segments in that order: a start in the first phase and a step to the
+/// next phase are one swap). Events: arrivals at `N lambda`, and phase changes/completions at
 /// `sum_i rate_i B_i` (`B_i` servers in phase `i`), the phase drawn in proportion.
 pub(crate) struct PhaseQueues {
     n: u32,
@@ -129,7 +130,7 @@ pub(crate) struct PhaseQueues {
     law: Law,
     routing: Routing,
     q: Vec<u32>,
-    sets: Groups,
+    sets: Segments,
     busy_in: Vec<u32>,
     levels: Levels,
     in_phase: Vec<Tracked>,
@@ -150,7 +151,7 @@ impl PhaseQueues {
             law,
             routing,
             q: vec![0; n as usize],
-            sets: Groups::new(n, m + 1, |_| 0),
+            sets: Segments::new(n, m + 1, |_| 0),
             busy_in: vec![0; m],
             levels: Levels::new(),
             in_phase: vec![Tracked::default(); m],
@@ -213,15 +214,16 @@ impl PhaseQueues {
         }
     }
 
-    /// Starts a new job's service at server `s` at time `t`.
+    /// Starts a new job's service at server `s` (in set `from`) at time `t`.
     #[inline(always)]
-    fn start_service(&mut self, s: u32, t: f64, rng: &mut Rng) {
+    fn start_service(&mut self, s: u32, from: usize, t: f64, rng: &mut Rng) {
         let i = self.law.start(rng);
-        self.sets.move_to(s, 1 + i as u32);
+        self.sets.move_between(s, from, 1 + i);
         self.busy_in[i] += 1;
         self.in_phase[i].add(1.0, t);
     }
 
+    #[inline(always)]
     fn arrive(&mut self, t: f64, rng: &mut Rng) {
         let s = self.route(rng);
         let before = self.q[s as usize];
@@ -234,10 +236,11 @@ impl PhaseQueues {
         self.q[s as usize] = before + 1;
         self.levels.up(before, t);
         if before == 0 {
-            self.start_service(s, t, rng);
+            self.start_service(s, 0, t, rng);
         }
     }
 
+    #[inline(always)]
     fn service_event(&mut self, target: f64, t: f64, rng: &mut Rng) {
         let m = self.law.m;
         let mut acc = 0.0;
@@ -257,7 +260,7 @@ impl PhaseQueues {
         self.busy_in[i] -= 1;
         self.in_phase[i].add(-1.0, t);
         if j < m {
-            self.sets.move_to(s, 1 + j as u32);
+            self.sets.move_between(s, 1 + i, 1 + j);
             self.busy_in[j] += 1;
             self.in_phase[j].add(1.0, t);
             return;
@@ -267,9 +270,9 @@ impl PhaseQueues {
         self.levels.down(before, t);
         self.departures += 1;
         if before > 1 {
-            self.start_service(s, t, rng);
+            self.start_service(s, 1 + i, t, rng);
         } else {
-            self.sets.move_to(s, 0);
+            self.sets.move_between(s, 1 + i, 0);
         }
     }
 }
