@@ -376,7 +376,7 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     // the probe: the same stability verdict without a second costly construction
     let stability = file.model.build_probe(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
     // the JSON value only when it is printed or written (K = 1e7 levels: a second of work)
-    let value = (args.json || args.out.is_some()).then(|| fixed_point_json(&file, &fp)).unwrap_or_default();
+    let value = if args.json || args.out.is_some() { fixed_point_json(&file, &fp) } else { serde_json::Value::Null };
     let outcome = require_converged(&fp, &file);
     if args.json {
         // one JSON document: the result, plus the error object when the solve did not converge
