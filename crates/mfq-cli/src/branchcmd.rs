@@ -176,5 +176,8 @@ pub(crate) fn figure(out: &Path, name: &str, title: &str, model: &str, set: &[St
     let path = Path::new(model);
     let (m, opts) = setup(path, set, 32, deadline)?;
     let report = run(path, &m, &opts)?;
+    if let Some(why) = &report.partial {
+        return Err(Failure::no_convergence(format!("{name}: not drawn: the continuation {why}")));
+    }
     write_all_atomic(&files(out, name, &report, title)?)
 }

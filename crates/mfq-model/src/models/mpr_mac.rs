@@ -773,9 +773,9 @@ impl MeanFieldModel for MprMac {
         StateLayout::Named { names: vec!["beta".into()] }
     }
     /// At the fixed point, whatever the state: throughput `S` (successful packets per mean
-    /// airtime), mean response time = mean head-of-line delay (mini-slots; no queue is
-    /// truncated, so the loss probability is 0 and drops are in the extras; absent when beyond
-    /// the largest double), extras `throughput`, `beta`, `gamma`, `success_probability`,
+    /// airtime), mean response time = mean head-of-line delay (mini-slots; absent when beyond
+    /// the largest double), loss probability = the drop probability `gamma^(R + 1)` (no queue
+    /// is truncated: packets are lost only by the retry limit; 0 without one), extras `throughput`, `beta`, `gamma`, `success_probability`,
     /// `log10_success_probability`, `drop_probability`, `hol_delay` (absent as above),
     /// `log10_hol_delay`, `log10_throughput`, `attempt_rate`, `idle_fraction`, `mean_ongoing`,
     /// `sign_changes`.
@@ -804,7 +804,7 @@ impl MeanFieldModel for MprMac {
             throughput: Some(s),
             mean_response_time: self.hol_delay(),
             prob_wait: None,
-            loss_probability: 0.0,
+            loss_probability: self.drop_probability(),
             mass_at_truncation: 0.0,
             extras,
         }
