@@ -537,16 +537,12 @@ fn channel_at(p: &MacParams, ch: &Channel, beta: f64) -> ChannelAt {
     ChannelAt { gamma: 1.0 - success, success, log_success, attempt_rate: beta * rate / n as f64, idle, mean_ongoing: ongoing }
 }
 
-/// Below this success probability [`channel_at`] recomputes it in logarithms
-/// ([`tagged_log_success`]).
-const LOG_PATH_BELOW: f64 = 1e-200;
+/// (others' channel state, tagged cohort size).
+type TaggedState = (usize, usize);
 
-/// The probability that a tagged attempt succeeds: the tagged cohort starts in a mini-slot whose
-/// channel state `x` (before the starts) is drawn with weight `pi(x) (n - C) q(C)`; it fails
-/// if the number of ongoing transmissions exceeds `M` in any mini-slot before it ends.
-fn tagged_success(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -> f64 {
-    let (n, m, cap) = (p.nodes, p.mpr, p.mpr + 1);
-    // augmented states (others x, tagged cohort size t) with total(x) + t <= min(M, n)
+/// The augmented states of the tagged packet's chain: (others `x`, tagged cohort size `t`) with
+/// `total(x) + t <= min(M, n)`, listed, and their indices in the list.
+fn tagged_states(ch: &Channel, m: usize, n: usize) -> (HashMap<TaggedState, usize>, Vec<TaggedState>) {
     let mut aug = HashMap::new();
     let mut list = Vec::new();
     for x in 0..ch.len() {
@@ -557,6 +553,19 @@ fn tagged_success(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -
             }
         }
     }
+    (aug, list)
+}
+
+/// Below this success probability [`channel_at`] recomputes it in logarithms
+/// ([`tagged_log_success`]).
+const LOG_PATH_BELOW: f64 = 1e-200;
+
+/// The probability that a tagged attempt succeeds: the tagged cohort starts in a mini-slot whose
+/// channel state `x` (before the starts) is drawn with weight `pi(x) (n - C) q(C)`; it fails
+/// if the number of ongoing transmissions exceeds `M` in any mini-slot before it ends.
+fn tagged_success(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f64) -> f64 {
+    let (n, m, cap) = (p.nodes, p.mpr, p.mpr + 1);
+    let (aug, list) = tagged_states(ch, m, n);
     let na = list.len();
     let mut pmf = Vec::with_capacity(cap + 1);
     // h = b + A h, h(x, t) = P(success | tagged ongoing, beginning of a mini-slot)
@@ -656,16 +665,7 @@ fn tagged_log_success(p: &MacParams, ch: &Channel, beta: f64, pi: &[f64], pe: f6
     let (n, m, cap) = (p.nodes, p.mpr, p.mpr + 1);
     let neg = f64::NEG_INFINITY;
     let (l_end, l_stay) = (pe.ln(), (-pe).ln_1p());
-    let mut aug = HashMap::new();
-    let mut list = Vec::new();
-    for x in 0..ch.len() {
-        for t in 1..=m {
-            if ch.total[x] + t <= m.min(n) {
-                aug.insert((x, t), list.len());
-                list.push((x, t));
-            }
-        }
-    }
+    let (aug, list) = tagged_states(ch, m, n);
     let na = list.len();
     let mut lpmf = Vec::with_capacity(cap + 1);
     // ln a_ij (to another ongoing state), ln b_i (success now), ln f_i (failure now)
