@@ -393,6 +393,12 @@ impl ExactSolver {
     }
 }
 
+/// The largest batch size [`exact_optimal_b`] reaches for `clients` clients within
+/// [`MAX_SCAN_STATES`] (at least 1).
+fn scanned_batch_sizes(clients: usize) -> usize {
+    (MAX_SCAN_STATES / (clients + 1)).max(1)
+}
+
 /// The batch size maximising the exact throughput of the network of `clients` = `n` clients
 /// and `servers` servers (ties to the smallest), with that throughput per server, or `None`
 /// when the scan's work limit stops it before the optimum is settled.
@@ -421,7 +427,7 @@ pub fn exact_optimal_b(
     }
     let last = speedup.max_b().unwrap_or(usize::MAX).min(clients);
     let bound = |b: usize| clients as f64 / servers as f64 / (1.0 / think_rate + speedup.h(b));
-    let within = (MAX_SCAN_STATES / (clients + 1)).max(1);
+    let within = scanned_batch_sizes(clients);
     let mut solver = ExactSolver::new(clients, servers);
     let (mut best_b, mut best) = (0, f64::NEG_INFINITY);
     for b in 1..=last {
@@ -824,7 +830,7 @@ impl KindSpec for BatchSpec {
         let Some(m) = self.servers else { return Vec::new() };
         let Ok(n) = clients_of(self.alpha, m) else { return Vec::new() };
         let last = self.speedup.max_b().unwrap_or(usize::MAX).min(n);
-        let within = (MAX_SCAN_STATES / (n + 1)).max(1);
+        let within = scanned_batch_sizes(n);
         if last <= within {
             return Vec::new();
         }
