@@ -473,3 +473,41 @@ fn truncation_losses_are_not_loss_probabilities() {
         assert!((loss - mm1k).abs() < 1e-9, "rho = {rho}: {loss} against M/M/1/3's {mm1k}");
     }
 }
+
+/// Models with a stability region but no queue-length model give each point its verdict
+/// (new-user try of issue 16: stable points were `invalid`, exit 2): redundancy-2 with
+/// identical copies under FCFS is stable iff lambda < 0.81669 (Hellemans' thesis, as
+/// models/redundancy-identical-ps-unstable.toml's docs page), and for unequal speeds the
+/// boundary is unknown below the total-capacity bound `sum(nu) / K = 1`; k-of-n with k = 1 is
+/// stable iff lambda < 1 (central buffer, docs/models/k-of-n.md).
+#[test]
+fn models_with_only_a_stability_region_give_a_verdict_per_point() {
+    let out = tmp_dir("verdicts");
+    let dir = out.to_str().unwrap();
+    let (code, v, stderr) = json(&[
+        "sweep",
+        "models/redundancy-identical-ps-unstable.toml",
+        "--set",
+        "discipline=fcfs",
+        "--set",
+        "lambda=0.6,0.81,0.82,0.9",
+        "--json",
+        "--out",
+        dir,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let status: Vec<&str> = v["points"].as_array().unwrap().iter().map(|p| p["status"]["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["stable", "stable", "unstable", "unstable"], "{v}");
+    assert!(v["points"][0]["status"]["reason"].as_str().unwrap().contains("lambda_max = 0.816694"), "{v}");
+    let o = mfq(&["sweep", "models/redundancy-identical-speeds.toml", "--set", "lambda=0.5,0.99,1.0", "--out", dir]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("3 points: 0 solved, 1 unstable, 0 failed, 0 invalid, 0 stable, 2 stability unknown"), "{stdout}");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let status: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(2).unwrap()).collect();
+    assert_eq!(status, ["stability-unknown", "stability-unknown", "unstable"], "{csv}");
+    let (code, v, stderr) = json(&["sweep", "models/k-of-n.toml", "--set", "lambda=0.5,0.999,1.001", "--json", "--out", dir]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let status: Vec<&str> = v["points"].as_array().unwrap().iter().map(|p| p["status"]["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["stable", "stable", "unstable"], "{v}");
+}

@@ -19,7 +19,8 @@ __all__ = ["sweep", "SweepResult"]
 class SweepResult(dict):  # type: ignore[type-arg]
     """A sweep as a dict of equal-length numpy columns, one row per point (curve by curve, in x
     order): the swept parameters (float64; str for names and tables), ``status`` (str: ``"solved"``, ``"unstable"``,
-    ``"failed"``), ``reason`` (str, empty when solved), ``mean_response_time``,
+    ``"failed"``, ``"invalid"``; and for a model with a stability region but no queue-length model,
+    such as redundancy with identical copies or k-of-n, ``"stable"`` or ``"stability-unknown"``), ``reason`` (str, empty when solved), ``mean_response_time``,
     ``mean_queue_length``, ``prob_wait``, ``residual`` (float64, NaN where not solved),
     ``truncation``, ``iterations`` (int64, -1 where not solved); and ``tails``: a list of float64
     arrays ``P(Q >= k)`` (empty where not solved). Pickles as a dict."""

@@ -173,17 +173,24 @@ impl From<SweepQuantity> for YArg {
     }
 }
 
-/// `N points: S solved, U unstable, F failed, I invalid`.
+/// `N points: S solved, U unstable, F failed, I invalid`, and `B stable, W stability unknown
+/// (no queue-length model)` when the model has only a stability region.
 fn counts(report: &SweepReport) -> String {
     let count = |f: fn(&PointStatus) -> bool| report.points.iter().filter(|p| f(&p.status)).count();
-    format!(
+    let mut s = format!(
         "{} points: {} solved, {} unstable, {} failed, {} invalid",
         report.points.len(),
         count(|s| matches!(s, PointStatus::Solved { .. })),
         count(|s| matches!(s, PointStatus::Unstable { .. })),
         count(|s| matches!(s, PointStatus::Failed { .. })),
         count(|s| matches!(s, PointStatus::Invalid { .. }))
-    )
+    );
+    let (stable, unknown) =
+        (count(|s| matches!(s, PointStatus::Stable { .. })), count(|s| matches!(s, PointStatus::StabilityUnknown { .. })));
+    if stable + unknown > 0 {
+        s.push_str(&format!(", {stable} stable, {unknown} stability unknown (no queue-length model: verdicts only)"));
+    }
+    s
 }
 
 /// Exit code 2 when a point has invalid parameters (named in the message), else success.

@@ -139,6 +139,8 @@ pub(crate) fn sweep_csv(report: &SweepReport) -> String {
                 opt(*throughput)
             ),
             PointStatus::Unstable { reason } => writeln!(s, "unstable,,,,,,,,,\"{}\"", reason.replace('"', "'")),
+            PointStatus::Stable { reason } => writeln!(s, "stable,,,,,,,,,\"{}\"", reason.replace('"', "'")),
+            PointStatus::StabilityUnknown { reason } => writeln!(s, "stability-unknown,,,,,,,,,\"{}\"", reason.replace('"', "'")),
             PointStatus::Failed { reason } => writeln!(s, "failed,,,,,,,,,\"{}\"", reason.replace('"', "'")),
             PointStatus::Invalid { reason } => writeln!(s, "invalid,,,,,,,,,\"{}\"", reason.replace('"', "'")),
         };

@@ -301,9 +301,14 @@ pub struct SweepPlotStyle {
 pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, style: &SweepPlotStyle) -> Result<String, PlotError> {
     let values: Vec<f64> = report.points.iter().filter_map(|p| quantity.of(p)).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
-        let solved = report.points.iter().any(|p| matches!(p.status, mfq::sweep::PointStatus::Solved { .. }));
+        use mfq::sweep::PointStatus;
+        let solved = report.points.iter().any(|p| matches!(p.status, PointStatus::Solved { .. }));
+        let verdicts_only =
+            report.points.iter().any(|p| matches!(p.status, PointStatus::Stable { .. } | PointStatus::StabilityUnknown { .. }));
         return Err(PlotError(if solved {
             format!("the model does not report {} (no solved point has it)", quantity.label())
+        } else if verdicts_only {
+            "the model has no queue-length model, only a stability region: the CSV's status column gives the verdict of each point".into()
         } else {
             "no point of the sweep has a value to plot (all unstable, failed or invalid)".into()
         }));
@@ -354,7 +359,7 @@ pub fn sweep_svg(report: &mfq::sweep::SweepReport, quantity: SweepQuantity, styl
 }
 
 /// Which points of a sweep have no value and why, one line per status (`unstable`, `failed`,
-/// `invalid`): where on the x axis, for every curve when the curves agree ("every curve:
+/// `invalid`, `stable` and `stability unknown` of a model with only a stability region): where on the x axis, for every curve when the curves agree ("every curve:
 /// unstable for lambda >= 1 (not drawn)"), else per curve, named by `label_of(index, value)`
 /// ("lambda = 0.5: unstable for eps >= 0.675"); at most six lines. How many points each line
 /// covers is in the CSV's status column.
@@ -369,6 +374,8 @@ pub fn omitted(report: &mfq::sweep::SweepReport, label_of: &dyn Fn(usize, &Optio
         ("unstable", (|s: &PointStatus| matches!(s, PointStatus::Unstable { .. })) as fn(&PointStatus) -> bool),
         ("failed", |s| matches!(s, PointStatus::Failed { .. })),
         ("invalid", |s| matches!(s, PointStatus::Invalid { .. })),
+        ("stable, no queue-length model,", |s| matches!(s, PointStatus::Stable { .. })),
+        ("stability unknown", |s| matches!(s, PointStatus::StabilityUnknown { .. })),
     ] {
         let per: Vec<Vec<f64>> = curves.iter().map(|c| report.curve(*c).filter(|p| is(&p.status)).map(|p| p.x).collect()).collect();
         if per.iter().all(Vec::is_empty) {

@@ -15,7 +15,10 @@
 //! iterations few near `lambda -> 1`.
 //! Points outside the model's stability region are marked [`PointStatus::Unstable`] and carry
 //! no numbers; points whose parameters are invalid are marked [`PointStatus::Invalid`] (the
-//! CLI then exits with code 2, after writing the other points).
+//! CLI then exits with code 2, after writing the other points). A model with a stability
+//! region but no queue-length model (redundancy with identical copies, k-of-n) gives each point
+//! its verdict only: [`PointStatus::Stable`], [`PointStatus::Unstable`] or
+//! [`PointStatus::StabilityUnknown`], so that a sweep shows where stability ends.
 //!
 //! One [`Deadline`](mfq_model::Deadline) bounds the whole sweep (a time limit, or a cancel flag a Ctrl-C handler
 //! sets): a curve stops at it, the point in flight is dropped, and the report keeps the
@@ -65,6 +68,19 @@ pub enum PointStatus {
     /// The parameters are invalid at this point (e.g. `d = 0` in a list): bad input.
     Invalid {
         /// The error, naming the field.
+        reason: String,
+    },
+    /// Inside the stability region of a model that has a stability region but no
+    /// queue-length model ([`mfq_model::ModelSpec::stability_only`]: redundancy with identical
+    /// copies, k-of-n): no number, only the verdict.
+    Stable {
+        /// The region and `lambda_max` where known, and where a finite-N verdict comes from.
+        reason: String,
+    },
+    /// A model with a stability region but no queue-length model, at parameters where the
+    /// region's boundary is not known (identical copies on unequal speeds): no number.
+    StabilityUnknown {
+        /// Why, with the region and where a finite-N verdict comes from.
         reason: String,
     },
     /// The solver did not converge at this point.
@@ -293,6 +309,9 @@ fn solve_point(
         Err(e) => return Some(PointStatus::Invalid { reason: e.to_string() }),
         Ok(file) => file,
     };
+    if let Some(region) = file.model.stability_only() {
+        return Some(stability_only_status(region));
+    }
     let warm = predict(x, line.warm.as_ref(), line.before.as_ref());
     let status = match solve_warm_or_cold(&file, warm, opts, &mut line.factors, WARM_BUDGET) {
         Err(FixedPointError::Unstable { reason }) => PointStatus::Unstable { reason },
@@ -328,6 +347,18 @@ fn solve_point(
         }
     };
     Some(status)
+}
+
+/// The status of a point of a model with a stability region but no queue-length model: the
+/// region's verdict, with the region and `lambda_max` (where known).
+fn stability_only_status(region: mfq_model::StabilityRegion) -> PointStatus {
+    let source = region.lambda_max.map_or(String::new(), |_| format!("; lambda_max: {}", region.lambda_max_source));
+    let about = format!("no queue-length model, only the stability region {}{source}", region.region);
+    match region.stability {
+        mfq_model::Stability::Stable { condition } => PointStatus::Stable { reason: format!("{condition}; {about}") },
+        mfq_model::Stability::Unstable { reason } => PointStatus::Unstable { reason },
+        mfq_model::Stability::Unknown { note } => PointStatus::StabilityUnknown { reason: format!("{note}; {about}") },
+    }
 }
 
 /// Linear solves a warm start (from the previous points of a line) may take per truncation
