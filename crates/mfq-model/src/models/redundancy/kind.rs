@@ -3,7 +3,7 @@
 
 use super::{
     build, build_within, check_speeds, initial_levels, validate, Approximation, Copies, CopySize, CopySizeSpec, Discipline,
-    RedundancyMeanField, LIMIT_DYNAMICS_NOTE,
+    LIMIT_DYNAMICS_NOTE,
 };
 use crate::finite::{FiniteSystem, Simulation};
 use crate::out_of_range;
@@ -123,31 +123,6 @@ impl RedundancySpec {
     }
 }
 
-/// Identical copies have no queue-length model, only a stability region (with the speeds and
-/// the size law of the file): unstable parameters build a model that only carries that verdict
-/// (solvers check stability first and stop), stable ones are refused naming `model.copies`
-/// with the region and `lambda_max` (`mfq fixed-point` reports the region as data).
-fn identical_carrier(spec: &RedundancySpec, region: crate::StabilityRegion, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
-    if let crate::Stability::Unstable { .. } = region.stability {
-        let mut m = RedundancyMeanField::new(spec.lambda, spec.d, spec.discipline, levels.max(2))?;
-        m.set_stability(region.stability);
-        return Ok(Box::new(m));
-    }
-    let lmax = match region.lambda_max {
-        Some(l) => format!("lambda_max = {l:.6} ({})", region.lambda_max_source),
-        None => "lambda_max not known in closed form for these parameters".to_string(),
-    };
-    Err(out_of_range(
-        "model.copies",
-        "identical",
-        &format!(
-            "\"iid\" for this command: identical copies have no queue-length model here, only a stability region \
-             ({}; {lmax}; `mfq fixed-point` reports it as data)",
-            region.region
-        ),
-    ))
-}
-
 impl KindSpec for RedundancySpec {
     fn kind(&self) -> &'static Kind {
         &REDUNDANCY
@@ -157,7 +132,7 @@ impl KindSpec for RedundancySpec {
     }
     fn build(&self, levels: usize) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         if let Some(region) = self.stability_only() {
-            return identical_carrier(self, region, levels);
+            return super::identical_carrier(self.lambda, self.d, self.discipline, region, levels);
         }
         build(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels)
     }
@@ -165,7 +140,7 @@ impl KindSpec for RedundancySpec {
     fn build_within(&self, levels: usize, deadline: &Deadline) -> Result<Box<dyn MeanFieldModel>, ModelError> {
         self.check_identical()?;
         if let Some(region) = self.stability_only() {
-            return identical_carrier(self, region, levels);
+            return super::identical_carrier(self.lambda, self.d, self.discipline, region, levels);
         }
         build_within(self.lambda, self.d, self.discipline, self.approximation, self.copies, self.lps_k, levels, deadline)
     }

@@ -170,6 +170,37 @@ pub fn gardner_fcfs_mean_copies(lambda: f64, d: u32) -> f64 {
     lambda * d as f64 * gardner_fcfs_mean_response_time(lambda, d)
 }
 
+/// Identical copies have no queue-length model, only a stability region (with the speeds and
+/// the size law of the file): unstable parameters build a model that only carries that verdict
+/// (solvers check stability first and stop), stable ones are refused naming `model.copies`
+/// with the region and `lambda_max` (`mfq fixed-point` reports the region as data).
+pub(crate) fn identical_carrier(
+    lambda: f64,
+    d: u32,
+    discipline: Discipline,
+    region: crate::StabilityRegion,
+    levels: usize,
+) -> Result<Box<dyn crate::MeanFieldModel>, ModelError> {
+    if let crate::Stability::Unstable { .. } = region.stability {
+        let mut m = RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?;
+        m.set_stability(region.stability);
+        return Ok(Box::new(m));
+    }
+    let lmax = match region.lambda_max {
+        Some(l) => format!(" = {l:.6}"),
+        None => " (not known in closed form for these parameters)".to_string(),
+    };
+    Err(out_of_range(
+        "model.copies",
+        "identical",
+        &format!(
+            "\"iid\" (this command needs a queue-length model; identical copies have only a stability region, \
+             lambda < lambda_max{lmax}, which `mfq fixed-point` and `mfq sweep` report; `mfq simulate --servers N` \
+             simulates the finite system)"
+        ),
+    ))
+}
+
 /// Builds the redundancy model of a model file (`kind = "redundancy"`), truncated at
 /// `levels` copies per server.
 ///
@@ -220,23 +251,7 @@ pub fn build_within(
         return Err(out_of_range(ROS_FIELD, "ros", ROS_ALLOWED));
     }
     if copies == Copies::Identical {
-        if let Stability::Unstable { .. } = identical_stability(lambda, d, discipline) {
-            // the model is built only to carry the verdict: solvers check stability first
-            let mut m = RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?;
-            m.set_stability(identical_stability(lambda, d, discipline));
-            return Ok(Box::new(m));
-        }
-        let region = identical_region(lambda, d, discipline);
-        let lmax = region.lambda_max.map_or("unknown".to_string(), |l| format!("{l:.6}"));
-        return Err(out_of_range(
-            "model.copies",
-            "identical",
-            &format!(
-                "\"iid\" for this command: identical copies have no queue-length model here, only a stability region \
-                 ({}, lambda_max = {lmax}; `mfq fixed-point` reports it as data)",
-                region.region
-            ),
-        ));
+        return identical_carrier(lambda, d, discipline, identical_region(lambda, d, discipline), levels);
     }
     Ok(match approximation {
         Approximation::MeanField => Box::new(RedundancyMeanField::new(lambda, d, discipline, levels.max(2))?),
