@@ -277,7 +277,9 @@ fn observables_text(s: &mut String, fp: &FixedPoint) {
         let _ = writeln!(s, "  {label:<20}{:.2e}", o.loss_probability);
     }
     for (name, v) in &o.extras {
-        let _ = writeln!(s, "  {name:<19} {}", num(*v));
+        // counts (clients, servers, a batch size) are whole numbers: printed as such
+        let shown = if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { num(*v) };
+        let _ = writeln!(s, "  {name:<19} {shown}");
     }
 }
 
@@ -611,7 +613,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     }
     let outcome = match &tr.status {
         s if s.is_success() => Ok(()),
-        mfq_ode::Status::TimeLimit { t } => Err(time_limit_failure(&args.model, &format!("the integration stopped at t = {t:.4}"))),
+        mfq_ode::Status::TimeLimit { t } => Err(time_limit_failure(&args.model, &format!("the integration stopped at t = {}", num(*t)))),
         s => Err(Failure::no_convergence(format!("the integration stopped early: {s}"))),
     };
     if args.model.json {
@@ -619,7 +621,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "invariants": tr.invariants, "stats": tr.stats, "levels": k });
         outln!("{}", outcome.as_ref().err().map_or(value.clone(), |f| with_error(value.clone(), f)));
     } else {
-        outln!("{}  transient from {} to t = {}", title(&file), args.x0, tr.t_last());
+        outln!("{}  transient from {} to t = {}", title(&file), args.x0, args.t_end);
         outln!("  status: {}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
         if let Some(b) = &tr.invariants {
             outln!("  WARNING: {b}");
@@ -637,7 +639,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         }
         let last = tr.last();
         let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
-        outln!("  x(t = {}) = {} ...", tr.t_last(), shown.join(", "));
+        outln!("  x(t = {}) = {} ...", num(tr.t_last()), shown.join(", "));
         if timed_out {
             outln!("  stopped at the wall-clock limit (--max-seconds {}): no files written", args.model.max_seconds.unwrap_or(0.0));
         } else {

@@ -205,16 +205,26 @@ impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Status::Success => write!(f, "reached the end time"),
-            Status::SteadyState { t } => write!(f, "the drift fell below the steady-state tolerance at t = {t:.4}"),
-            Status::MaxSteps { t } => write!(f, "the step budget ran out at t = {t:.4}"),
-            Status::StepSizeTooSmall { t } => write!(f, "the step size underflowed at t = {t:.4} (a non-smooth or ill-posed drift)"),
-            Status::NonFinite { t } => write!(f, "the state or the drift became non-finite (not a number or infinite) at t = {t:.4}"),
+            Status::SteadyState { t } => write!(f, "the drift fell below the steady-state tolerance at t = {}", time(*t)),
+            Status::MaxSteps { t } => write!(f, "the step budget ran out at t = {}", time(*t)),
+            Status::StepSizeTooSmall { t } => write!(f, "the step size underflowed at t = {} (a non-smooth or ill-posed drift)", time(*t)),
+            Status::NonFinite { t } => write!(f, "the state or the drift became non-finite (not a number or infinite) at t = {}", time(*t)),
             Status::Stiff { t } => {
-                write!(f, "the explicit method found the problem stiff at t = {t:.4} (use --method auto, rosenbrock23 or bdf)")
+                write!(f, "the explicit method found the problem stiff at t = {} (use --method auto, rosenbrock23 or bdf)", time(*t))
             }
-            Status::Singular { t } => write!(f, "the stiff method met a singular matrix at t = {t:.4}"),
-            Status::TimeLimit { t } => write!(f, "the wall-clock limit ran out at t = {t:.4}"),
+            Status::Singular { t } => write!(f, "the stiff method met a singular matrix at t = {}", time(*t)),
+            Status::TimeLimit { t } => write!(f, "the wall-clock limit ran out at t = {}", time(*t)),
         }
+    }
+}
+
+/// A time for messages: four decimals, or four significant digits in exponent form below 1e-3
+/// and from 1e7 on (`t = 0.0000` said nothing about a stop at `t = 9.4e-6`).
+fn time(t: f64) -> String {
+    if t == 0.0 || (1e-3..1e7).contains(&t.abs()) {
+        format!("{t:.4}")
+    } else {
+        format!("{t:.4e}")
     }
 }
 

@@ -836,7 +836,8 @@ impl KindSpec for BatchSpec {
         }
         vec![format!(
             "the exact optimal b is searched over b = 1..{within} only (one chain of n + 1 = {} states per b, at most 2e7 states in all): \
-             optimal_b and throughput_at_optimal_b are printed only when the bound n / m / (1/think_rate + h(b)) settles the optimum there; \
+             optimal_b and throughput_at_optimal_b are printed only when the bound n / m / (1/think_rate + h(b)) on the throughput \
+             of every larger b (h(b) = b / s(b), a batch's mean service time) settles the optimum there; \
              mean_field_optimal_b is the mean field's",
             n + 1
         )]
@@ -846,7 +847,7 @@ impl KindSpec for BatchSpec {
         if let Some(m) = self.servers {
             let n = clients_of(self.alpha, m)?;
             if self.b > n {
-                return Err(out_of_range("model.b", self.b, &format!("an integer in [1, n] where n = alpha servers = {n} clients")));
+                return Err(out_of_range("model.b", self.b, &format!("an integer in [1, n] where n = alpha × servers = {n} clients")));
             }
         }
         Ok(())
