@@ -244,6 +244,12 @@ fn figure_honours_max_seconds() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));
     assert!(err.contains("--max-seconds = -1"), "{err}");
+    // `--all` stopped at the limit names the figures it never started (new-user try, issue 16)
+    let dir = tmp_dir("figure-limit-all");
+    let o = mfq(&["figure", "--all", "--max-seconds", "0.001", "--out", dir.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{out}\n{err}");
+    assert!(err.contains("not started: ") && err.contains("tails-jsq-pod") && err.contains(" figures)"), "{err}");
 }
 
 /// Class 1 at the largest truncation level allowed (K = 1e7, 1.2 GB of state vectors): the

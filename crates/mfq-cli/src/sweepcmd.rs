@@ -738,11 +738,18 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
             });
         }
     });
-    for slot in done {
-        match slot.into_inner().ok().flatten() {
-            Some(Ok(text)) => outln!("{text}"),
-            Some(Err(e)) => return Err(e),
-            None => {}
+    let results: Vec<Option<Result<String, Failure>>> = done.into_iter().map(|slot| slot.into_inner().ok().flatten()).collect();
+    // the figures a failure left unstarted, named in its message
+    let unstarted: Vec<&str> = names.iter().zip(&results).filter(|(_, r)| r.is_none()).map(|(n, _)| n.as_str()).collect();
+    for r in results.into_iter().flatten() {
+        match r {
+            Ok(text) => outln!("{text}"),
+            Err(mut e) => {
+                if !unstarted.is_empty() {
+                    e.message.push_str(&format!("; not started: {} ({} figures)", unstarted.join(", "), unstarted.len()));
+                }
+                return Err(e);
+            }
         }
     }
     Ok(())
