@@ -514,7 +514,7 @@ fn jsq_t(lambda: f64, d: u32) -> f64 {
 }
 
 fn auto(tol: f64, max_levels: usize) -> Truncation {
-    Truncation { levels: None, tol, max_levels }
+    Truncation { levels: None, tol, max_levels, buffer: false }
 }
 
 #[test]

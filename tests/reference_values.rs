@@ -171,3 +171,39 @@ fn fixed_truncation_too_small() {
     let e = solve_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), &t, &FixedPointOptions::default()).unwrap_err();
     assert!(e.to_string().contains("truncation.levels = 3"), "{e}");
 }
+
+/// `truncation.buffer = true`: the fixed K is the system's finite buffer, so `x_K` is its
+/// blocking mass, not a truncation error (models/refined/*.toml failed in `fixed-point`,
+/// `report` and `refined` before). JSQ(2) with buffer K: summing the drift from level k to K
+/// gives the balance `x_k = lambda (x_{k-1}^2 - x_K^2)` (arrivals to level k minus the lost
+/// ones equal departures from it), a one-dimensional equation in `x_K` solved here by
+/// bisection; the loss probability is `x_K^2`. Without `levels` the key is refused.
+#[test]
+fn a_finite_buffer_is_the_system_not_a_truncation_error() {
+    let (lambda, k) = (0.9, 3);
+    let chain = |xk: f64| {
+        let mut x = vec![1.0];
+        for j in 1..=k {
+            x.push(lambda * (x[j - 1] * x[j - 1] - xk * xk));
+        }
+        x
+    };
+    let (mut a, mut b) = (0.0, lambda);
+    for _ in 0..200 {
+        let m = 0.5 * (a + b);
+        if (chain(a)[k] - a) * (chain(m)[k] - m) <= 0.0 {
+            b = m;
+        } else {
+            a = m;
+        }
+    }
+    let want = chain(0.5 * (a + b));
+    let t = Truncation { levels: Some(k), buffer: true, ..Truncation::default() };
+    let fp = solve_spec(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }), &t, &FixedPointOptions::default()).unwrap();
+    for j in 1..=k {
+        assert!((fp.x[j - 1] - want[j]).abs() < 1e-12, "x_{j}: {} vs {}", fp.x[j - 1], want[j]);
+    }
+    assert!((fp.observables.loss_probability - want[k] * want[k]).abs() < 1e-12, "{}", fp.observables.loss_probability);
+    let e = Truncation { buffer: true, ..Truncation::default() }.validate().unwrap_err();
+    assert!(e.to_string().contains("truncation.buffer"), "{e}");
+}

@@ -41,7 +41,7 @@ fn fixed_point_error(e: &FixedPointError) -> Carried {
         FixedPointError::TruncationTooSmall { levels, mass, tol } => invalid(
             "truncation.levels",
             levels.to_string(),
-            format!("a K with x_K < truncation.tol = {tol:e} (here x_K = {mass:.3e}), or no truncation.levels (K chosen automatically)"),
+            format!("a K with x_K < truncation.tol = {tol:e} (here x_K = {mass:.3e}), no truncation.levels (K chosen automatically), or truncation.buffer = true (K is the system's finite buffer)"),
         ),
         other => Carried::Invalid { field: None, value: None, allowed: other.to_string() },
     }

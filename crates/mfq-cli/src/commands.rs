@@ -210,14 +210,18 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
             fp.jacobian
         );
         let t = &fp.truncation;
-        let _ = writeln!(
-            s,
-            "  truncation          K = {}, x_K = {:.2e} ({}, tol {:e})",
-            t.levels,
-            t.mass_at_truncation,
-            if t.automatic { "automatic" } else { "fixed" },
-            t.tol
-        );
+        let _ = if file.truncation.buffer {
+            writeln!(s, "  truncation          K = {} (the system's finite buffer), x_K = {:.2e}", t.levels, t.mass_at_truncation)
+        } else {
+            writeln!(
+                s,
+                "  truncation          K = {}, x_K = {:.2e} ({}, tol {:e})",
+                t.levels,
+                t.mass_at_truncation,
+                if t.automatic { "automatic" } else { "fixed" },
+                t.tol
+            )
+        };
     } else {
         // no queue-length tail, or a state of fixed size: there is no truncation level
         let _ = writeln!(

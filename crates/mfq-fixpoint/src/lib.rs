@@ -271,7 +271,8 @@ pub enum FixedPointError {
     /// A fixed truncation level is too small: `x_K` exceeds the requested tolerance.
     #[error(
         "truncation.levels = {levels} is too small: the mass at level K is x_K = {mass:.3e} > truncation.tol = {tol:e}; \
-         allowed: a K with x_K < tol (remove truncation.levels to choose K automatically)"
+         allowed: a K with x_K < tol (remove truncation.levels to choose K automatically, or set truncation.buffer = true \
+         when K is the system's finite buffer)"
     )]
     TruncationTooSmall {
         /// The fixed `K`.
@@ -302,7 +303,8 @@ pub enum FixedPointError {
 ///
 /// # Errors
 /// [`FixedPointError::Unstable`] when the model's stability condition fails;
-/// [`FixedPointError::TruncationTooSmall`] when a fixed `K` leaves `x_K >= tol`;
+/// [`FixedPointError::TruncationTooSmall`] when a fixed `K` leaves `x_K >= tol` (not with
+/// `truncation.buffer`: the finite-buffer system, whose `x_K` is its blocking mass);
 /// [`FixedPointError::Model`] for invalid parameters. Non-convergence is a status, not an error.
 pub fn solve_spec(spec: &ModelSpec, trunc: &Truncation, opts: &FixedPointOptions) -> Result<FixedPoint, FixedPointError> {
     solve_spec_with(spec, trunc, opts, &mut Factors::default())
@@ -354,6 +356,10 @@ pub fn solve_spec_with(
                     return Ok(smaller);
                 }
             }
+            return Ok(search.finish(fp, model.as_ref(), k));
+        }
+        if trunc.buffer {
+            // the finite-buffer system itself: x_K is its blocking mass
             return Ok(search.finish(fp, model.as_ref(), k));
         }
         if !automatic {

@@ -180,6 +180,13 @@ pub struct Truncation {
     /// Largest K the automatic growth may reach (default 100000).
     #[serde(default = "default_max_levels")]
     pub max_levels: usize,
+    /// `true`: the fixed `levels` are the system's finite buffer (an arrival to a server
+    /// holding `K` jobs is lost), not a truncation of an infinite buffer, so `x_K` is the
+    /// blocking mass and is not checked against `tol` (default `false`: a fixed `K` with
+    /// `x_K >= tol` is an error). Needs `levels`. The finite-N commands (`exact`, `simulate`,
+    /// `compare`) always read a fixed `levels` as the buffer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub buffer: bool,
 }
 
 fn default_tol() -> f64 {
@@ -196,7 +203,7 @@ fn default_max_levels() -> usize {
 
 impl Default for Truncation {
     fn default() -> Self {
-        Truncation { levels: None, tol: default_tol(), max_levels: default_max_levels() }
+        Truncation { levels: None, tol: default_tol(), max_levels: default_max_levels(), buffer: false }
     }
 }
 
@@ -205,7 +212,8 @@ impl Truncation {
     ///
     /// # Errors
     /// [`ModelError::OutOfRange`] naming `truncation.levels`, `truncation.tol` (outside
-    /// [[`MIN_TRUNCATION_TOL`], 1)) or `truncation.max_levels`.
+    /// [[`MIN_TRUNCATION_TOL`], 1)), `truncation.max_levels`, or `truncation.buffer` without
+    /// `truncation.levels`.
     pub fn validate(&self) -> Result<(), ModelError> {
         if let Some(k) = self.levels {
             if !(1..=10_000_000).contains(&k) {
@@ -221,6 +229,9 @@ impl Truncation {
         }
         if !(2..=10_000_000).contains(&self.max_levels) {
             return Err(crate::out_of_range("truncation.max_levels", self.max_levels, "an integer in [2, 10000000]"));
+        }
+        if self.buffer && self.levels.is_none() {
+            return Err(crate::out_of_range("truncation.buffer", "true", "only with a fixed truncation.levels (the buffer K)"));
         }
         Ok(())
     }
