@@ -196,3 +196,23 @@ fn compare_runs_generic_models_and_keeps_the_finite_buffer() {
     assert!((mean - 0.6055449).abs() < 2.0 * hw + 0.002, "{mean} +- {hw}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The refined estimates are named where they are no state (carried-over gap of issue 16: the
+/// `+A/N^2` column left [0, 1] without a word). JSQ(2) at lambda = 0.99 with buffer K = 3: at
+/// N = 1, `x* + V/N` has `x_3 < 0`, which is recomputed here from `x*` and `V`; at N = 40 both
+/// estimates are states (0 <= x_3 <= x_2 <= x_1 <= 1), and nothing is named.
+#[test]
+fn refined_estimates_that_are_no_state_are_named() {
+    let m = mfq::Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.99\nd = 2\n[truncation]\nlevels = 3\n", &[]).unwrap();
+    let cmp = m.exact_comparison(&[1, 40], &mfq::ExactOptions::default()).unwrap();
+    let r = cmp.refined.as_ref().unwrap();
+    let x3 = cmp.fixed_point.x[2] + r.v[2];
+    assert!(x3 < -1e-3, "x_3 + V_3 = {x3}");
+    assert!(cmp.outside.iter().any(|l| l.starts_with("N = 1: x* + V/N: 0 <= x_3")), "{:?}", cmp.outside);
+    assert!(cmp.outside.iter().all(|l| l.starts_with("N = 1:")), "{:?}", cmp.outside);
+    for e in &cmp.refined_estimates {
+        let y = &e.state;
+        let is_state = (0.0..=1.0).contains(&y[0]) && y.windows(2).all(|w| w[1] <= w[0]) && y[2] >= 0.0;
+        assert_eq!(is_state, e.servers > 1.0, "N = {}: {y:?} against {:?}", e.servers, cmp.outside);
+    }
+}

@@ -382,7 +382,7 @@ class Model:
             exact=np.asarray([e["mean"] for e in rows], dtype=np.float64).reshape(len(rows), len(x)),
             mean_queue_length=np.asarray([nan if q is None else q for q in qlen], dtype=np.float64),
             states=[int(e["states"]) for e in rows], status=[_status(e["status"]) for e in rows], stopped=r["stopped"],
-            refined_unavailable=r["refined_unavailable"], report=r,
+            refined_unavailable=r["refined_unavailable"], outside=list(r["outside"]), report=r,
         )  # fmt: skip
         if strict and (res.stopped is not None or any(s != "converged" for s in res.status)):
             why = res.stopped or f"an iterative solve did not converge ({res.status})"

@@ -316,12 +316,14 @@ class Exact(Result):
         states: states of each chain solved. status: ``"converged"``, ``"cancelled"``, ...
         stopped: why the sizes stop short (``max_seconds``), else ``None``.
         refined_unavailable: why there are no refined terms, else ``None``.
+        outside: where a refined estimate is no state at a size asked (a broken constraint such
+            as ``0 <= x_3``, one line per size and estimate; the expansion overshoots at small N).
         report: the whole answer as plain data (the JSON of ``mfq exact --json``).
     """
 
     _fields = (
         "servers", "names", "x", "order", "V", "A", "first", "second", "exact", "mean_queue_length", "states",
-        "status", "stopped", "refined_unavailable", "report",
+        "status", "stopped", "refined_unavailable", "outside", "report",
     )  # fmt: skip
     servers: np.ndarray
     names: List[str]
@@ -337,4 +339,5 @@ class Exact(Result):
     status: List[str]
     stopped: Optional[str]
     refined_unavailable: Optional[str]
+    outside: List[str]
     report: Dict[str, Any]

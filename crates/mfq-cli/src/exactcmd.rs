@@ -162,4 +162,7 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             row("loss probability", obs.loss_probability, None, None, r.observables.loss_probability);
         }
     }
+    for line in &cmp.outside {
+        outln!("  WARNING: the refined estimate is no state at {line} (the 1/N expansion overshoots at small N)");
+    }
 }

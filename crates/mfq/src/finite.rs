@@ -38,7 +38,16 @@ pub struct ExactComparison {
     /// Why `exact` stops short of the sizes asked (Ctrl-C, the cancel flag of
     /// `ExactOptions::deadline`, or its time limit), when it does.
     pub stopped: Option<String>,
+    /// Where a refined estimate is no state of the model at an `N` asked (a constraint of the
+    /// layout, e.g. `0 <= x_3`, broken by more than [`OUTSIDE_TOLERANCE`]): one line per `N`
+    /// and estimate, e.g. `N = 1: x* + V/N: 0 <= x_3 broken by 1.125e-2 (entry 3)`. The
+    /// expansion in `1/N` is asymptotic: at small `N` its terms can overshoot.
+    pub outside: Vec<String>,
 }
+
+/// How far a refined estimate may break a constraint of the state before
+/// [`ExactComparison::outside`] names it (round-off of the terms is far below).
+pub const OUTSIDE_TOLERANCE: f64 = 1e-9;
 
 /// The mean field of the finite-N system a model file describes.
 pub struct FiniteMeanField {
@@ -170,7 +179,23 @@ impl Model {
         let buffer = if self.has_levels() { self.file().truncation.levels } else { None };
         let layout = model.layout();
         let names = (0..model.dim()).map(|i| layout.name(i)).collect();
-        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_estimates, refined_unavailable, exact, stopped })
+        let mut outside = Vec::new();
+        if let Some(r) = &refined {
+            for e in &refined_estimates {
+                let first: Vec<f64> = fixed_point.x.iter().zip(&r.v).map(|(x, v)| x + v / e.servers).collect();
+                let columns = if r.a.is_some() {
+                    vec![("x* + V/N", first), ("x* + V/N + A/N^2", e.state.clone())]
+                } else {
+                    vec![("x* + V/N", first)]
+                };
+                for (what, y) in columns {
+                    if let Some(v) = layout.largest_violation(&y).filter(|v| v.amount > OUTSIDE_TOLERANCE) {
+                        outside.push(format!("N = {}: {what}: {v}", e.servers));
+                    }
+                }
+            }
+        }
+        Ok(ExactComparison { buffer, names, fixed_point, refined, refined_estimates, refined_unavailable, exact, stopped, outside })
     }
 }
 
