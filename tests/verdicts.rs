@@ -176,3 +176,21 @@ fn identical_copies_on_unequal_speeds_read_one_region_in_every_command() {
         assert!(err.contains("total speed"), "{cmd}: {err}");
     }
 }
+
+/// Class 3: with several equilibria, `refined` and `fixed-point` say which one their numbers
+/// describe (carried-over gap: no warning). The biased majority rule at alpha = 0.05 has the
+/// equilibria 0.0597785224, 0.4402214776 and 1 (docs/models/opinion.md, recomputed by
+/// validation/opinion.py); at alpha = 0.5 only x = 1, and no note.
+#[test]
+fn several_equilibria_are_named_beside_the_one_reported() {
+    let file = "models/opinion-biased.toml";
+    let v = json(&mfq(&["refined", file, "--json"]));
+    let notes = v["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{v}");
+    let note = notes[0].as_str().unwrap();
+    assert!(note.starts_with("3 equilibria (x = 0.059779, 0.440221, 1.000000)"), "{note}");
+    let v = json(&mfq(&["refined", file, "--json", "--set", "alpha=0.5"]));
+    assert_eq!(v["notes"].as_array().map(Vec::len), Some(0), "{v}");
+    let o = mfq(&["fixed-point", file]);
+    assert!(text(&o).0.contains("note                3 equilibria"), "{:?}", text(&o));
+}

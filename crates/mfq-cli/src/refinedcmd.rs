@@ -176,8 +176,10 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
     let built = file.model.build(r.fixed_point.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let names: Vec<String> = (0..built.dim()).map(|i| built.layout().name(i)).collect();
     let warnings = r.state_space_warnings(&built.layout());
+    let notes = file.model.notes();
     let value = json!({
         "warnings": warnings,
+        "notes": notes,
         "model": file.model,
         "title": file.title,
         "name": r.fixed_point.model,
@@ -209,6 +211,9 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
         out!("{}", text(args, &title(&file), &names, &r));
         for w in &warnings {
             outln!("  warning: {w}");
+        }
+        for n in &notes {
+            outln!("  note: {n}");
         }
         if let Some(dir) = &args.model.out {
             outln!("wrote {}, refined-levels.csv, refined-estimates.csv", dir.join("refined.json").display());

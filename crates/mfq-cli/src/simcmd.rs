@@ -356,7 +356,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let dir = out_dir(&args.model.out, &args.model.model);
     let svg = size_comparison_svg(&cmp, &format!("Simulation vs mean field: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("compare.svg"), svg.as_bytes())?;
-    let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model });
+    let notes = file.model.notes();
+    let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model, "notes": notes });
     write_atomic(&dir.join("compare.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     if args.model.json {
         outln!("{value}");
@@ -379,6 +380,9 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     for (i, n) in args.servers.iter().enumerate() {
         let refined = cmp.refined_c.map_or("-".to_string(), |c| format!("{:.6}", mean_field + c / *n as f64));
         outln!("  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}", n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]);
+    }
+    for n in &notes {
+        outln!("  note: {n}");
     }
     outln!("wrote {} and compare.json", dir.join("compare.svg").display());
     Ok(())

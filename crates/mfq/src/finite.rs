@@ -46,8 +46,15 @@ pub struct ExactComparison {
 }
 
 /// How far a refined estimate may break a constraint of the state before
-/// [`ExactComparison::outside`] names it (round-off of the terms is far below).
+/// [`ExactComparison::outside`] and [`crate::RefinedReport::state_space_warnings`] name it
+/// (round-off of the terms is far below).
 pub const OUTSIDE_TOLERANCE: f64 = 1e-9;
+
+/// The largest constraint of `layout` that the estimate `y` breaks by more than
+/// [`OUTSIDE_TOLERANCE`] (a NaN entry always), if any.
+pub(crate) fn broken_constraint(layout: &mfq_model::StateLayout, y: &[f64]) -> Option<mfq_model::Violation> {
+    layout.largest_violation(y).filter(|v| v.amount.is_nan() || v.amount > OUTSIDE_TOLERANCE)
+}
 
 /// The mean field of the finite-N system a model file describes.
 pub struct FiniteMeanField {
@@ -189,7 +196,7 @@ impl Model {
                     vec![("x* + V/N", first)]
                 };
                 for (what, y) in columns {
-                    if let Some(v) = layout.largest_violation(&y).filter(|v| v.amount > OUTSIDE_TOLERANCE) {
+                    if let Some(v) = broken_constraint(&layout, &y) {
                         outside.push(format!("N = {}: {what}: {v}", e.servers));
                     }
                 }

@@ -22,7 +22,7 @@ pub mod sweep;
 pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
-pub use finite::{ExactComparison, FiniteMeanField};
+pub use finite::{ExactComparison, FiniteMeanField, OUTSIDE_TOLERANCE};
 pub use model::{Model, RefinedOptions, RefinedReport};
 pub use report::{Dynamics, Report, ReportOptions};
 

@@ -380,7 +380,7 @@ impl RefinedReport {
     /// Warnings about estimates outside the state space: for each size `N` whose refined state
     /// `x* + V/N (+ A/N^2)` breaks a constraint of `layout` (the layout of the model at the
     /// fixed point's truncation level: `0 <= x_k <= 1`, `x_{k+1} <= x_k`, ...) by more than
-    /// 1e-9, one sentence naming `N`, the largest broken constraint and its amount. The
+    /// [`crate::OUTSIDE_TOLERANCE`], one sentence naming `N`, the largest broken constraint and its amount. The
     /// expansion in `1/N` is then not accurate at that `N` (the terms are right; `N` is too
     /// small for them, e.g. JSQ(2) at lambda = 0.99 and N = 2): the exact chain gives the
     /// finite-N values. Empty when every estimate is a state.
@@ -389,7 +389,7 @@ impl RefinedReport {
             .iter()
             .filter(|e| e.state.len() == layout.dim())
             .filter_map(|e| {
-                let v = layout.largest_violation(&e.state).filter(|v| v.amount.is_nan() || v.amount > 1e-9)?;
+                let v = crate::finite::broken_constraint(layout, &e.state)?;
                 Some(format!(
                     "at N = {} the refined state breaks {} by {:.3e} (entry {}): the expansion in 1/N is not accurate at this N; \
                      `mfq exact` gives the finite-N values",

@@ -567,6 +567,30 @@ impl KindSpec for OpinionStubbornSpec {
     fn simulation(&self) -> Result<Simulation, ModelError> {
         Ok(Simulation::System(FiniteSystem::Opinion { gamma0: self.gamma0, gamma1: self.gamma1, alpha: 0.0 }))
     }
+    /// Several equilibria: which one the numbers describe ([`several_equilibria_note`]).
+    fn notes(&self) -> Vec<String> {
+        OpinionStubborn::new(self.gamma0, self.gamma1).map_or_else(|_| Vec::new(), |m| several_equilibria_note(&m.equilibria()))
+    }
+}
+
+/// With several equilibria in `[0, 1]` (`equilibria`, increasing), a note that the fixed point
+/// reported is the one the solver reached, that the refined terms and comparisons describe
+/// fluctuations around it, and that the stationary law of the finite system is not near it
+/// alone (it visits the stable equilibria in turn, with exponentially rare switches in `N`).
+/// Empty with one equilibrium.
+fn several_equilibria_note(equilibria: &[f64]) -> Vec<String> {
+    if equilibria.len() < 2 {
+        return Vec::new();
+    }
+    let list: Vec<String> = equilibria.iter().map(|x| format!("{x:.6}")).collect();
+    vec![format!(
+        "{} equilibria (x = {}): the fixed point printed is the one the solver reached; refined terms, \
+         simulations and exact chains describe the finite system near it for a time that grows \
+         exponentially in N, not its stationary law, which visits the stable equilibria in turn \
+         (`mfq check` and `mfq branches` show them all)",
+        equilibria.len(),
+        list.join(", ")
+    )]
 }
 
 impl KindSpec for OpinionBiasedSpec {
@@ -582,5 +606,9 @@ impl KindSpec for OpinionBiasedSpec {
     }
     fn simulation(&self) -> Result<Simulation, ModelError> {
         Ok(Simulation::System(FiniteSystem::Opinion { gamma0: 0.0, gamma1: 0.0, alpha: self.alpha }))
+    }
+    /// Several equilibria: which one the numbers describe ([`several_equilibria_note`]).
+    fn notes(&self) -> Vec<String> {
+        OpinionBiased::new(self.alpha).map_or_else(|_| Vec::new(), |m| several_equilibria_note(&m.equilibria()))
     }
 }
