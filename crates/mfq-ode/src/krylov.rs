@@ -212,6 +212,10 @@ impl IluGmres {
                 let k = self.f_col[s] as usize;
                 let l = self.f_val[s] / self.f_val[self.f_diag[k]];
                 self.f_val[s] = l;
+                if l == 0.0 {
+                    // (exact zeros: values of the Jacobian at empty states, and their fill)
+                    continue;
+                }
                 for q in self.f_diag[k] + 1..self.f_ptr[k + 1] {
                     let at = self.marker[self.f_col[q] as usize];
                     if at != usize::MAX {
