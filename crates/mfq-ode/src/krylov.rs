@@ -8,7 +8,10 @@
 //! `<= k` (Saad, "Iterative Methods for Sparse Linear Systems", 2nd ed., SIAM 2003,
 //! §10.3.3, Algorithm 10.6), and GMRES(m) (Saad and Schultz, SIAM J. Sci. Stat. Comput.
 //! 7(3), 1986; Saad 2003, §6.5 and §9.3.2, right preconditioning) solves to a relative
-//! residual `||b - M x||_2 <= rtol ||b||_2`. The symbolic phase (the pattern of the factors)
+//! residual `||b - M x||_2 <= rtol ||b||_2`. The last rows of the matrix may keep more fill
+//! ([`TAIL_FILL_LEVEL`]): the border rows of a bordered matrix are long sums over the state,
+//! and the Schur complement they carry is what a low level approximates worst (the caller
+//! chooses how many rows, `mfq_ode::linalg`). The symbolic phase (the pattern of the factors)
 //! runs once per pattern; a factorisation and a solve allocate nothing.
 //!
 //! The triangular solves with the incomplete factors are bound by memory traffic (they take
