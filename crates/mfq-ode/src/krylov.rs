@@ -8,7 +8,10 @@
 //! `<= k` (Saad, "Iterative Methods for Sparse Linear Systems", 2nd ed., SIAM 2003,
 //! §10.3.3, Algorithm 10.6), and GMRES(m) (Saad and Schultz, SIAM J. Sci. Stat. Comput.
 //! 7(3), 1986; Saad 2003, §6.5 and §9.3.2, right preconditioning) solves to a relative
-//! residual `||b - M x||_2 <= rtol ||b||_2`. The symbolic phase (the pattern of the factors)
+//! residual `||b - M x||_2 <= rtol ||b||_2`. The last rows of the matrix may keep more fill
+//! ([`TAIL_FILL_LEVEL`]): the border rows of a bordered matrix are long sums over the state,
+//! and the Schur complement they carry is what a low level approximates worst (the caller
+//! chooses how many rows, `mfq_ode::linalg`). The symbolic phase (the pattern of the factors)
 //! runs once per pattern; a factorisation and a solve allocate nothing.
 //!
 //! The triangular solves with the incomplete factors are bound by memory traffic (they take
@@ -26,6 +29,8 @@ use mfq_model::Deadline;
 
 /// Level of fill kept by the incomplete factorisation.
 const FILL_LEVEL: usize = 1;
+/// Level of fill kept in the last rows (see [`IluGmres::new`]).
+const TAIL_FILL_LEVEL: usize = 2;
 /// Krylov dimension before a restart (the basis: `RESTART + 1` vectors of the system's size).
 const RESTART: usize = 100;
 /// Restarts before giving up (the caller then factorises completely).
@@ -38,6 +43,8 @@ const PIVOT_TOL: f64 = 1e-13;
 pub(crate) struct IluGmres {
     size: usize,
     restart: usize,
+    /// Rows from this one on keep fill up to [`TAIL_FILL_LEVEL`], the others [`FILL_LEVEL`].
+    tail_start: usize,
     /// Row pointers, columns and values of the matrix (CSR, columns sorted).
     m_ptr: Vec<usize>,
     m_col: Vec<u32>,
@@ -91,11 +98,14 @@ pub(crate) struct GmresOutcome {
 
 impl IluGmres {
     /// Storage for the column-compressed pattern (`col_ptr`, `row_idx`; every diagonal entry
-    /// present) of a `size x size` matrix, with the ILU(k) pattern computed here.
+    /// present) of a `size x size` matrix, with the ILU(k) pattern computed here: level of fill
+    /// [`FILL_LEVEL`] in the first `size - tail_rows` rows, [`TAIL_FILL_LEVEL`] in the last
+    /// `tail_rows` (of a bordered matrix: the border rows, whose long rows `C` of sums over
+    /// the state ILU(1) approximates worst, and the rows just before them; see the module docs).
     ///
     /// # Panics
     /// When `size` exceeds `u32::MAX` (column indices are stored in 32 bits).
-    pub(crate) fn new(size: usize, col_ptr: &[usize], row_idx: &[usize]) -> Self {
+    pub(crate) fn new(size: usize, col_ptr: &[usize], row_idx: &[usize], tail_rows: usize) -> Self {
         assert!(u32::try_from(size).is_ok(), "ILU + GMRES takes fewer than 2^32 unknowns");
         let nnz = row_idx.len();
         // transpose to CSR, remembering where each CSC value goes (columns come out sorted)
@@ -118,6 +128,7 @@ impl IluGmres {
         IluGmres {
             size,
             restart,
+            tail_start: size.saturating_sub(tail_rows),
             m_ptr,
             m_col,
             m_val: vec![0.0; nnz],
@@ -152,7 +163,9 @@ impl IluGmres {
         if !self.f_ptr.is_empty() {
             return true;
         }
-        let Some((f_ptr, f_col, f_diag)) = symbolic_iluk(self.size, &self.m_ptr, &self.m_col, FILL_LEVEL, deadline) else {
+        let Some((f_ptr, f_col, f_diag)) =
+            symbolic_iluk(self.size, &self.m_ptr, &self.m_col, [FILL_LEVEL, TAIL_FILL_LEVEL], self.tail_start, deadline)
+        else {
             return false;
         };
         let f_col: Vec<u32> = f_col.into_iter().map(|c| c as u32).collect();
@@ -202,6 +215,10 @@ impl IluGmres {
                 let k = self.f_col[s] as usize;
                 let l = self.f_val[s] / self.f_val[self.f_diag[k]];
                 self.f_val[s] = l;
+                if l == 0.0 {
+                    // (exact zeros: values of the Jacobian at empty states, and their fill)
+                    continue;
+                }
                 for q in self.f_diag[k] + 1..self.f_ptr[k + 1] {
                     let at = self.marker[self.f_col[q] as usize];
                     if at != usize::MAX {
@@ -387,10 +404,18 @@ impl IluGmres {
 
 /// The ILU(k) pattern of a CSR pattern (columns sorted, diagonal present): row pointers,
 /// sorted columns and the position of each diagonal (Saad 2003, Algorithm 10.6: the level of
-/// a fill entry made from `(i, q)` and `(q, j)` is `lev(i, q) + lev(q, j) + 1`).
+/// a fill entry made from `(i, q)` and `(q, j)` is `lev(i, q) + lev(q, j) + 1`), keeping the
+/// entries of level `<= levels[0]` in rows before `tail_start`, `<= levels[1]` from there on.
 /// `None` when `deadline` passes first (checked every 1024 rows).
 type IluPattern = (Vec<usize>, Vec<usize>, Vec<usize>);
-fn symbolic_iluk(size: usize, ptr: &[usize], col: &[u32], level: usize, deadline: &Deadline) -> Option<IluPattern> {
+fn symbolic_iluk(
+    size: usize,
+    ptr: &[usize],
+    col: &[u32],
+    levels: [usize; 2],
+    tail_start: usize,
+    deadline: &Deadline,
+) -> Option<IluPattern> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let mut f_ptr = vec![0usize];
@@ -402,6 +427,7 @@ fn symbolic_iluk(size: usize, ptr: &[usize], col: &[u32], level: usize, deadline
         if i % 1024 == 0 && deadline.expired() {
             return None;
         }
+        let level = levels[usize::from(i >= tail_start)];
         for j in col[ptr[i]..ptr[i + 1]].iter().map(|&j| j as usize) {
             lev[j] = 0;
             cols.push(j);
@@ -544,7 +570,7 @@ mod tests {
         }
         let rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
         let vals: Vec<f64> = entries.iter().map(|e| e.2).collect();
-        let mut it = IluGmres::new(n, &col_ptr, &rows);
+        let mut it = IluGmres::new(n, &col_ptr, &rows, 1);
         assert_eq!(it.factor(&vals, &Deadline::none()), Ok(true));
         let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.1).sin()).collect();
         let mut b = vec![0.0; n];

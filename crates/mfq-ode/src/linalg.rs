@@ -34,7 +34,14 @@
 //! every pair of `b`-slabs of the `K^3` grid, so no ordering keeps the fill local). It gets an
 //! incomplete LU with level of fill 1 (symbolic pattern once, numeric factors at each
 //! [`ShiftedLu::factor`], stored for the solves in single precision), and each [`ShiftedLu::solve`] runs GMRES(100) preconditioned with
-//! it to a relative residual of `1e-12` ([`crate::krylov`]). When GMRES does not converge in
+//! it to a relative residual of `1e-12` ([`crate::krylov`]). The last `2 r` rows (the `r`
+//! border rows and the `r` state rows before them) keep fill of level 2: the border rows `C`
+//! are long sums over the state (fibre sums, marginals), and the Schur complement they carry is
+//! what ILU(1) approximates worst. On the triplet approximation (`r = K^2 + 1`, the rows
+//! before the border are the pair probabilities `P(a, b)` from which the marginals `y` are
+//! summed) this cuts the GMRES iterations from ~90 to ~65 a solve at K = 30 and from ~170 to
+//! ~87 at K = 40 (no more restarts), for ~0.25 M more entries in the factors
+//! (bench/rows-triplet.md). When GMRES does not converge in
 //! 1000 iterations (or a pivot of the incomplete factors vanishes), that solve and the next
 //! ones with the same values use the complete LU instead (not interruptible by a deadline).
 
@@ -51,6 +58,10 @@ const THREADED_MIN_SIZE: usize = 2000;
 /// solved by GMRES preconditioned with an incomplete LU ([`crate::krylov`]), not factorised
 /// completely (whose fill-in reaches 1 GB at 28 000 unknowns).
 const ITERATIVE_MIN_SIZE: usize = 10_000;
+/// The incomplete factors keep fill of level 2 (else 1) in the last `BORDER_FILL_ROWS r` rows
+/// of a bordered matrix: its `r` border rows and as many state rows before them (see the module
+/// docs).
+const BORDER_FILL_ROWS: usize = 2;
 /// Relative residual `||b - M y||_2 / ||b||_2` of the GMRES solves.
 const GMRES_RTOL: f64 = 1e-12;
 use crate::krylov::IluGmres;
@@ -249,7 +260,7 @@ impl SparseKind {
         }
         let nnz = row_idx.len();
         let iterative = (r > 0 && size >= ITERATIVE_MIN_SIZE && ITERATIVE_SOLVES.load(Ordering::Relaxed))
-            .then(|| Box::new(IluGmres::new(size, &col_ptr, &row_idx)));
+            .then(|| Box::new(IluGmres::new(size, &col_ptr, &row_idx, BORDER_FILL_ROWS * r)));
         let pattern = SymbolicSparseColMat::new_checked(size, size, col_ptr, None, row_idx);
         let [at_diag, at_a, at_b, at_c, at_d] = at;
         SparseKind {
