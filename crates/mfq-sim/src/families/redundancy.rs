@@ -14,10 +14,11 @@
 //! Events: arrivals at `N lambda`, completions at rate `B` (busy servers), the server uniform
 //! among the busy ones. The queue length of a server is its number of copies.
 //!
-//! Job `j` owns the copy slots `j d .. (j + 1) d`; a slot holds its server and its neighbours,
-//! a server its list ends and length (one record each). With `d = 2` the second server is drawn
-//! uniformly among the `N - 1` others (one draw, no rejection) and a copy's sibling is slot
-//! `c ^ 1`.
+//! Each list is circular through a sentinel slot (slot `s` for server `s`: its `next` is the
+//! oldest copy, its `prev` the newest), so appending and unlinking a copy take no branch; job
+//! `j` owns the copy slots `j d .. (j + 1) d`, after the sentinels. With `d = 2` the second
+//! server is drawn uniformly among the `N - 1` others (one draw, no rejection) and a copy's
+//! sibling is slot `c ^ 1`.
 
 use super::{Family, Subset};
 use crate::engine::{index, uniform, Batch, Rng};
@@ -33,20 +34,13 @@ pub(crate) enum Discipline {
     Lcfs,
 }
 
-/// A copy slot: its server and its neighbours in that server's list (`NIL` at the ends).
+/// A copy slot (or a server's sentinel): its server and its neighbours in that server's
+/// circular list.
 #[derive(Debug, Clone, Copy)]
 struct Link {
     server: u32,
     prev: u32,
     next: u32,
-}
-
-/// A server's list of copies: its oldest and newest copy (`NIL` when empty) and their number.
-#[derive(Debug, Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: u32,
 }
 
 /// One level of the lazily integrated level counts: the number of servers with at least `k`
@@ -120,11 +114,12 @@ pub(crate) struct Redundancy {
     arrival_rate: f64,
     buffer: u32,
     discipline: Discipline,
-    /// Copy slots: copy `c` belongs to job `c / d`.
+    /// Slots: `0..N` the servers' sentinels, then copy slots, copy `c` of job `c / d` (jobs
+    /// from `ceil(N / d)` on). Each server's list holds its copies in arrival order.
     links: Vec<Link>,
     free_jobs: Vec<u32>,
-    /// Each server's list of copies, in arrival order.
-    lists: Vec<List>,
+    /// Each server's number of copies.
+    len: Vec<u32>,
     /// The busy servers.
     busy: Subset,
     chosen: Vec<u32>,
@@ -144,9 +139,11 @@ impl Redundancy {
             arrival_rate: n as f64 * lambda,
             buffer: buffer.unwrap_or(u32::MAX),
             discipline,
-            links: Vec::new(),
+            // the sentinels (each list empty: its sentinel is its own neighbour), padded to a
+            // multiple of d so that jobs start on a multiple of d
+            links: (0..n.div_ceil(d) * d).map(|s| Link { server: s, prev: s, next: s }).collect(),
             free_jobs: Vec::new(),
-            lists: vec![List { head: NIL, tail: NIL, len: 0 }; n as usize],
+            len: vec![0; n as usize],
             busy: Subset::new(n),
             chosen: vec![0; d as usize],
             levels: LevelRecords::new(),
@@ -170,16 +167,12 @@ impl Redundancy {
     /// Appends copy `c` at the tail of server `s`'s list at time `t`.
     #[inline(always)]
     fn append(&mut self, c: u32, s: u32, t: f64) {
-        let list = &mut self.lists[s as usize];
-        let (tail, before) = (list.tail, list.len);
-        list.tail = c;
-        list.len = before + 1;
-        if tail == NIL {
-            list.head = c;
-        } else {
-            self.links[tail as usize].next = c;
-        }
-        self.links[c as usize] = Link { server: s, prev: tail, next: NIL };
+        let tail = self.links[s as usize].prev;
+        self.links[c as usize] = Link { server: s, prev: tail, next: s };
+        self.links[tail as usize].next = c;
+        self.links[s as usize].prev = c;
+        let before = self.len[s as usize];
+        self.len[s as usize] = before + 1;
         self.levels.up(before, t);
         if before == 0 {
             self.busy.insert(s);
@@ -190,21 +183,10 @@ impl Redundancy {
     #[inline(always)]
     fn unlink(&mut self, c: usize, t: f64) {
         let Link { server: s, prev: p, next: nx } = self.links[c];
-        if p != NIL {
-            self.links[p as usize].next = nx;
-        }
-        if nx != NIL {
-            self.links[nx as usize].prev = p;
-        }
-        let list = &mut self.lists[s as usize];
-        if p == NIL {
-            list.head = nx;
-        }
-        if nx == NIL {
-            list.tail = p;
-        }
-        let before = list.len;
-        list.len = before - 1;
+        self.links[p as usize].next = nx;
+        self.links[nx as usize].prev = p;
+        let before = self.len[s as usize];
+        self.len[s as usize] = before - 1;
         self.levels.down(before, t);
         if before == 1 {
             self.busy.remove(s);
@@ -218,7 +200,7 @@ impl Redundancy {
         let a = index(rng, self.n);
         let mut b = index(rng, self.n - 1);
         b += (b >= a) as u32;
-        let (la, lb) = (self.lists[a as usize].len, self.lists[b as usize].len);
+        let (la, lb) = (self.len[a as usize], self.len[b as usize]);
         if la.max(lb) >= self.buffer {
             self.lost += 1;
             return;
@@ -251,12 +233,12 @@ impl Redundancy {
                 i += 1;
             }
         }
-        if self.chosen.iter().any(|&s| self.lists[s as usize].len >= self.buffer) {
+        if self.chosen.iter().any(|&s| self.len[s as usize] >= self.buffer) {
             self.lost += 1;
             return;
         }
         self.accepted += 1;
-        self.waited += self.chosen.iter().all(|&s| self.lists[s as usize].len > 0) as u64;
+        self.waited += self.chosen.iter().all(|&s| self.len[s as usize] > 0) as u64;
         let job = self.new_job();
         for i in 0..d {
             let s = self.chosen[i];
@@ -267,7 +249,7 @@ impl Redundancy {
     /// The `r`-th copy (0 = oldest) of server `s`.
     #[inline(always)]
     fn nth(&self, s: u32, r: u32) -> u32 {
-        let mut c = self.lists[s as usize].head;
+        let mut c = self.links[s as usize].next;
         for _ in 0..r {
             c = self.links[c as usize].next;
         }
@@ -277,12 +259,11 @@ impl Redundancy {
     #[inline(always)]
     fn complete(&mut self, t: f64, rng: &mut Rng) {
         let s = self.busy.pick(rng);
-        let list = self.lists[s as usize];
         let c = match self.discipline {
-            Discipline::Fcfs => list.head,
-            Discipline::Lcfs => list.tail,
-            Discipline::Ps => self.nth(s, index(rng, list.len)),
-            Discipline::Lps(k) => self.nth(s, index(rng, list.len.min(k))),
+            Discipline::Fcfs => self.links[s as usize].next,
+            Discipline::Lcfs => self.links[s as usize].prev,
+            Discipline::Ps => self.nth(s, index(rng, self.len[s as usize])),
+            Discipline::Lps(k) => self.nth(s, index(rng, self.len[s as usize].min(k))),
         };
         self.departures += 1;
         if self.d == 2 {
@@ -350,25 +331,26 @@ mod tests {
                 if step % 503 == 0 {
                     let mut total = 0;
                     for s in 0..30u32 {
-                        let mut c = r.lists[s as usize].head;
+                        let mut c = r.links[s as usize].next;
                         let mut k = 0;
-                        let mut last = NIL;
-                        while c != NIL {
+                        let mut last = s;
+                        while c != s {
                             assert_eq!(r.links[c as usize].server, s);
                             assert_eq!(r.links[c as usize].prev, last);
                             last = c;
                             c = r.links[c as usize].next;
                             k += 1;
                         }
-                        assert_eq!(r.lists[s as usize].tail, last);
-                        assert_eq!(k, r.lists[s as usize].len);
+                        assert_eq!(r.links[s as usize].prev, last);
+                        assert_eq!(k, r.len[s as usize]);
                         assert!(k <= 6);
                         assert_eq!(r.busy.contains(s), k > 0);
                         total += k;
                     }
-                    let jobs = r.links.len() / d as usize - r.free_jobs.len();
+                    let first = 30u32.div_ceil(d);
+                    let jobs = r.links.len() / d as usize - first as usize - r.free_jobs.len();
                     assert_eq!(total as usize, d as usize * jobs);
-                    for j in 0..r.links.len() as u32 / d {
+                    for j in first..r.links.len() as u32 / d {
                         if !r.free_jobs.contains(&j) {
                             let mut servers: Vec<u32> = (0..d).map(|i| r.links[(j * d + i) as usize].server).collect();
                             servers.sort_unstable();
