@@ -19,6 +19,14 @@
 //! completion comes at rate `B` (servers serving a copy) from a uniformly random one of them
 //! (kept in a set with O(1) moves), beside the arrivals at `N lambda`; only the ends of removal
 //! (a fixed time) stay in the heap. A stale heap entry is dropped without counting as an event.
+//!
+//! Central buffer, `k = 1`, `n = N`, exponential copies, instant removal (the lumped case): all
+//! `N` servers serve copies of the oldest request whenever there is one (an arrival to the empty
+//! system starts its `N` copies at the `N` idle servers; the first completion cancels the other
+//! `N - 1` copies and the `N` freed servers all start copies of the next request, which has none
+//! started since no server was idle), so the state is the FIFO of the requests' arrival times:
+//! a completion comes at rate `N` while the FIFO is not empty, serves its head, and counts one
+//! copy completed and `N - 1` cancelled, without touching the servers one by one.
 //! Measured per batch: requests in the system
 //! and busy servers (time averages), the response time of each request served in the batch
 //! (arrival to its `k`-th completion), and the copies cancelled in service.
@@ -101,6 +109,11 @@ pub(crate) struct KOfN {
     expo: bool,
     serving: Vec<u32>,
     serving_pos: Vec<u32>,
+    /// The lumped case (module docs): arrival times of the requests in the system, oldest
+    /// first, and the completion rate (`N` when not empty, else 0).
+    lumped: bool,
+    fifo: VecDeque<f64>,
+    lumped_rate: f64,
     in_system: Tracked,
     busy: Tracked,
     removing: Tracked,
@@ -136,6 +149,9 @@ impl KOfN {
             expo: matches!(p.service, ServiceLaw::Exponential),
             serving: Vec::with_capacity(servers as usize),
             serving_pos: vec![u32::MAX; servers as usize],
+            lumped: p.central && p.k == 1 && p.n == servers && p.removal == 0.0 && matches!(p.service, ServiceLaw::Exponential),
+            fifo: VecDeque::new(),
+            lumped_rate: 0.0,
             in_system: Tracked::default(),
             busy: Tracked::default(),
             removing: Tracked::default(),
@@ -349,6 +365,34 @@ impl KOfN {
         self.next_work(s, t, rng);
     }
 
+    /// One event of the lumped case (module docs): an arrival, or a completion of the head
+    /// request by one of the `N` servers serving its copies.
+    #[inline(always)]
+    fn lumped_event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        let m = self.servers as f64;
+        if self.fifo.is_empty() || uniform(rng) * rate < self.arrival_rate {
+            self.arrivals += 1;
+            self.in_system.add(1.0, t);
+            if self.fifo.is_empty() {
+                // the N idle servers start its N copies
+                self.busy.add(m, t);
+                self.lumped_rate = m;
+            }
+            self.fifo.push_back(t);
+        } else {
+            let a = self.fifo.pop_front().expect("a request is in service");
+            self.copies_done += 1;
+            self.served += 1;
+            self.response_sum += t - a;
+            self.cancelled += u64::from(self.servers - 1);
+            self.in_system.add(-1.0, t);
+            if self.fifo.is_empty() {
+                self.busy.add(-m, t);
+                self.lumped_rate = 0.0;
+            }
+        }
+    }
+
     /// Extras: `[0]` requests in the system per server, `[1]` busy fraction (serving or
     /// removing), `[2]` fraction of server time spent removing, `[3]` sum of the response times
     /// of the requests served, `[4]` their number, `[5]` copies cancelled in service, `[6]`
@@ -374,7 +418,7 @@ impl KOfN {
 impl super::TimedFamily for KOfN {
     #[inline]
     fn markov_rate(&self) -> f64 {
-        self.arrival_rate + self.serving.len() as f64
+        self.arrival_rate + self.serving.len() as f64 + self.lumped_rate
     }
     #[inline]
     fn next_event(&self) -> f64 {
@@ -382,6 +426,10 @@ impl super::TimedFamily for KOfN {
     }
     #[inline]
     fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        if self.lumped {
+            self.lumped_event(t, rate, rng);
+            return;
+        }
         if self.serving.is_empty() || uniform(rng) * rate < self.arrival_rate {
             self.arrive(t, rng);
         } else {
