@@ -408,11 +408,12 @@ impl Hetero {
     }
 
     /// A completion; `target` is uniform in `[0, sum_j mu_j B_j)`. The class is `j` when
-    /// `target` falls in `[sum_{i < j} mu_i B_i, sum_{i <= j} mu_i B_i)`, and the server the
-    /// `floor((target - sum_{i < j} mu_i B_i) / mu_j)`-th of its `B_j` busy servers (uniform
-    /// given the class): one uniform picks both.
+    /// `target` falls in `[sum_{i < j} mu_i B_i, sum_{i <= j} mu_i B_i)`. SA-JSQ: the server is
+    /// the `floor((target - sum_{i < j} mu_i B_i) / mu_j)`-th of the class's `B_j` busy servers
+    /// (uniform given the class), so one uniform picks both; the other policies draw it (their
+    /// random stream is unchanged).
     #[inline(always)]
-    fn depart(&mut self, target: f64, t: f64) {
+    fn depart(&mut self, target: f64, t: f64, rng: &mut Rng) {
         let m = self.classes();
         let mut j = m - 1;
         for i in 0..m {
@@ -425,9 +426,13 @@ impl Hetero {
             // round-off at the very end of the scan: the last class with a busy server
             j = (0..m).rev().find(|&i| self.busy_count[i] > 0).expect("a busy server");
         }
-        let below = if j == 0 { 0.0 } else { self.cum_rate[j - 1] };
         let busy = self.busy_count[j];
-        let r = (((target - below) * self.inv_speed[j]).max(0.0) as u32).min(busy - 1);
+        let r = if self.all_levels {
+            let below = if j == 0 { 0.0 } else { self.cum_rate[j - 1] };
+            (((target - below) * self.inv_speed[j]).max(0.0) as u32).min(busy - 1)
+        } else {
+            index(rng, busy)
+        };
         let base = j * self.per_class;
         let (s, i) = self.sets.at_span(base + 1, r);
         let before = self.q[s as usize];
@@ -475,7 +480,7 @@ impl Family for Hetero {
         if u < self.arrival_rate {
             self.arrive_with(t, u, rng);
         } else {
-            self.depart(u - self.arrival_rate, t);
+            self.depart(u - self.arrival_rate, t, rng);
         }
     }
 
@@ -589,7 +594,7 @@ mod tests {
                 h.arrive(step as f64, &mut rng);
             } else {
                 let target = uniform(&mut rng) * h.service_rate;
-                h.depart(target, step as f64);
+                h.depart(target, step as f64, &mut rng);
             }
             let min = *h.q.iter().min().unwrap();
             assert_eq!(h.min_level, min);
