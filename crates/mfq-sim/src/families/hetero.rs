@@ -130,7 +130,17 @@ pub(crate) struct Hetero {
     all_levels: bool,
     /// SA-JSQ: the shortest queue length.
     min_level: u32,
+    /// SA-JSQ: the number of servers at the shortest queue length.
+    at_min: u32,
     busy_count: Vec<u32>,
+    /// `sum_j mu_j B_j`, recomputed (in class order) when a busy count changes.
+    service_rate: f64,
+    /// The running sums `sum_{i <= j} mu_i B_i` (last = `service_rate`), recomputed with it.
+    cum_rate: Vec<f64>,
+    /// `1 / mu_j`.
+    inv_speed: Vec<f64>,
+    /// `1 / (N lambda)`.
+    inv_arrival: f64,
     scratch: Vec<f64>,
     class_scratch: Vec<f64>,
     /// Level counts per class (`[k]` servers of the class with at least `k` jobs): their sum
@@ -173,6 +183,7 @@ impl Hetero {
             })
             .unwrap_or_default();
         let cap = decimal_capacities(&speed).unwrap_or_else(|| vec![1; m]);
+        let inv_speed = speed.iter().map(|mu| 1.0 / mu).collect();
         let all_levels = matches!(policy, Policy::SaJsq);
         let per_class = if all_levels { 8 } else { 2 };
         let sets = Segments::new(n, m * per_class, |s| (class[s as usize] as usize * per_class) as u32);
@@ -193,7 +204,12 @@ impl Hetero {
             per_class,
             all_levels,
             min_level: 0,
+            at_min: n,
             busy_count: vec![0; m],
+            service_rate: 0.0,
+            cum_rate: vec![0.0; m],
+            inv_speed,
+            inv_arrival: 1.0 / (n as f64 * lambda),
             scratch: Vec::new(),
             class_scratch: Vec::new(),
             class_levels: (0..m).map(|_| Levels::new()).collect(),
@@ -300,7 +316,78 @@ impl Hetero {
         }
     }
 
+    /// `sum_j mu_j B_j` from the busy counts.
+    #[inline(always)]
+    fn recompute_service_rate(&mut self) {
+        let m = self.cum_rate.len();
+        let (busy, speed) = (&self.busy_count[..m], &self.speed[..m]);
+        let mut acc = 0.0;
+        for i in 0..m {
+            acc += busy[i] as f64 * speed[i];
+            self.cum_rate[i] = acc;
+        }
+        self.service_rate = acc;
+    }
+
+    /// SA-JSQ arrival: the job joins a server of the shortest level `k`, of the highest-ranked
+    /// class that has one (as [`route`](Self::route)); the server is the `floor(frac L)`-th of
+    /// that set of `L` servers (`frac` uniform in `[0, 1)`: the event choice's uniform, rescaled),
+    /// so that no draw is needed and the move to level `k + 1` is one swap without a look-up.
+    #[inline(always)]
+    fn arrive_shortest(&mut self, t: f64, frac: f64) {
+        let k = self.min_level;
+        let per = self.per_class;
+        let mut j = usize::MAX;
+        for &c in &self.by_rank {
+            if self.sets.len(c * per + k as usize) > 0 {
+                j = c;
+                break;
+            }
+        }
+        let g = j * per + k as usize;
+        let len = self.sets.len(g);
+        let (s, i) = self.sets.at_span(g, ((frac * len as f64) as u32).min(len - 1));
+        if k >= self.buffer {
+            self.lost += 1;
+            return;
+        }
+        self.accepted += 1;
+        self.accepted_by_class[j] += 1;
+        self.waited += (k > 0) as u64;
+        self.q[s as usize] = k + 1;
+        self.class_levels[j].up(k, t);
+        if k == 0 {
+            self.busy_count[j] += 1;
+            self.recompute_service_rate();
+        }
+        if k as usize + 1 >= per {
+            self.widen();
+            let g = j * self.per_class + k as usize;
+            self.sets.promote_at(i, g);
+        } else {
+            self.sets.promote_at(i, g);
+        }
+        self.at_min -= 1;
+        if self.at_min == 0 {
+            // every server at the shortest level got a job: the next level is the shortest
+            self.min_level += 1;
+            self.at_min = self.at_level(self.min_level);
+        }
+    }
+
+    /// An arrival with its own uniform (unit tests).
+    #[cfg(test)]
     fn arrive(&mut self, t: f64, rng: &mut Rng) {
+        let u = uniform(rng) * self.arrival_rate;
+        self.arrive_with(t, u, rng);
+    }
+
+    /// An arrival; `u` is the event choice's uniform times the total rate (`u < N lambda`).
+    #[inline(always)]
+    fn arrive_with(&mut self, t: f64, u: f64, rng: &mut Rng) {
+        if self.all_levels {
+            return self.arrive_shortest(t, u * self.inv_arrival);
+        }
         let s = self.route(rng);
         let before = self.q[s as usize];
         if before >= self.buffer {
@@ -315,34 +402,22 @@ impl Hetero {
         self.class_levels[j].up(before, t);
         if before == 0 {
             self.busy_count[j] += 1;
-        }
-        if !self.all_levels {
-            if before == 0 {
-                self.sets.move_between(s, j * 2, j * 2 + 1);
-            }
-        } else {
-            if before as usize + 1 >= self.per_class {
-                self.widen();
-            }
-            let g = j * self.per_class + before as usize;
-            self.sets.move_between(s, g, g + 1);
-            if before == self.min_level {
-                // the shortest level may have emptied
-                while self.at_level(self.min_level) == 0 {
-                    self.min_level += 1;
-                }
-            }
+            self.recompute_service_rate();
+            self.sets.move_between(s, j * 2, j * 2 + 1);
         }
     }
 
+    /// A completion; `target` is uniform in `[0, sum_j mu_j B_j)`. The class is `j` when
+    /// `target` falls in `[sum_{i < j} mu_i B_i, sum_{i <= j} mu_i B_i)`. SA-JSQ: the server is
+    /// the `floor((target - sum_{i < j} mu_i B_i) / mu_j)`-th of the class's `B_j` busy servers
+    /// (uniform given the class), so one uniform picks both; the other policies draw it (their
+    /// random stream is unchanged).
+    #[inline(always)]
     fn depart(&mut self, target: f64, t: f64, rng: &mut Rng) {
-        // class with probability mu_j B_j / sum
         let m = self.classes();
-        let mut acc = 0.0;
         let mut j = m - 1;
         for i in 0..m {
-            acc += self.speed[i] * self.busy_count[i] as f64;
-            if target < acc && self.busy_count[i] > 0 {
+            if target < self.cum_rate[i] && self.busy_count[i] > 0 {
                 j = i;
                 break;
             }
@@ -351,23 +426,36 @@ impl Hetero {
             // round-off at the very end of the scan: the last class with a busy server
             j = (0..m).rev().find(|&i| self.busy_count[i] > 0).expect("a busy server");
         }
+        let busy = self.busy_count[j];
+        let r = if self.all_levels {
+            let below = if j == 0 { 0.0 } else { self.cum_rate[j - 1] };
+            (((target - below) * self.inv_speed[j]).max(0.0) as u32).min(busy - 1)
+        } else {
+            index(rng, busy)
+        };
         let base = j * self.per_class;
-        let s = self.sets.pick_span(base + 1, base + self.per_class, rng);
+        let (s, i) = self.sets.at_span(base + 1, r);
         let before = self.q[s as usize];
         self.q[s as usize] = before - 1;
         self.departures += 1;
         self.class_levels[j].down(before, t);
         if before == 1 {
             self.busy_count[j] -= 1;
+            self.recompute_service_rate();
         }
         if !self.all_levels {
             if before == 1 {
-                self.sets.move_between(s, base + 1, base);
+                self.sets.demote_at(i, base + 1);
             }
         } else {
-            let g = base + before as usize;
-            self.sets.move_between(s, g, g - 1);
-            self.min_level = self.min_level.min(before - 1);
+            self.sets.demote_at(i, base + before as usize);
+            // the server leaves level `before >= min_level` for `before - 1`
+            if before == self.min_level {
+                self.min_level = before - 1;
+                self.at_min = 1;
+            } else if before - 1 == self.min_level {
+                self.at_min += 1;
+            }
         }
     }
 
@@ -383,14 +471,14 @@ impl Hetero {
 impl Family for Hetero {
     #[inline(always)]
     fn rate(&self) -> f64 {
-        self.arrival_rate + self.busy_count.iter().zip(&self.speed).map(|(&b, &mu)| b as f64 * mu).sum::<f64>()
+        self.arrival_rate + self.service_rate
     }
 
     #[inline(always)]
     fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
         let u = uniform(rng) * rate;
         if u < self.arrival_rate {
-            self.arrive(t, rng);
+            self.arrive_with(t, u, rng);
         } else {
             self.depart(u - self.arrival_rate, t, rng);
         }
@@ -491,5 +579,35 @@ mod tests {
             let min = *h.q.iter().min().unwrap();
             assert_eq!(h.min_level, min);
         }
+    }
+
+    /// The shortest level's count, the cached service rate and the level sets stay consistent
+    /// with the queues through arrivals, departures and a widening of the levels kept.
+    #[test]
+    fn sa_jsq_bookkeeping_follows_the_queues() {
+        let mut rng = Rng::seed_from_u64(5);
+        let mut h = Hetero::new(6, 0.5, None, vec![2, 4], vec![0.5, 2.0], Policy::SaJsq);
+        for step in 0..20_000 {
+            // drift upwards first (to widen the levels kept), then downwards
+            let arrive = if step < 10_000 { coin(&mut rng, 0.7) } else { coin(&mut rng, 0.3) };
+            if arrive || h.busy_count.iter().all(|&b| b == 0) {
+                h.arrive(step as f64, &mut rng);
+            } else {
+                let target = uniform(&mut rng) * h.service_rate;
+                h.depart(target, step as f64, &mut rng);
+            }
+            let min = *h.q.iter().min().unwrap();
+            assert_eq!(h.min_level, min);
+            assert_eq!(h.at_min, h.q.iter().filter(|&&x| x == min).count() as u32);
+            let exact: f64 = (0..2).map(|j| h.busy_count[j] as f64 * h.speed[j]).sum();
+            assert_eq!(h.service_rate, exact);
+            for s in 0..6u32 {
+                let (j, k) = (h.class[s as usize] as usize, h.q[s as usize] as usize);
+                let g = j * h.per_class + k;
+                let found = (0..h.sets.len(g)).any(|i| h.sets.at(g, i) == s);
+                assert!(found, "server {s} of class {j} with {k} jobs is not in its set");
+            }
+        }
+        assert!(h.per_class > 8, "the levels kept were widened");
     }
 }

@@ -209,6 +209,44 @@ impl Segments {
         self.perm[(lo + index(rng, self.bound[to] - lo)) as usize]
     }
 
+    /// The `r`-th member of the sets `from..` together (`r` below their total size) and its
+    /// index in the permutation.
+    #[inline(always)]
+    pub(crate) fn at_span(&self, from: usize, r: u32) -> (u32, u32) {
+        let i = self.bound[from] + r;
+        (self.perm[i as usize], i)
+    }
+
+    /// Moves the member at index `i` of the permutation, in set `g`, to set `g + 1`: one swap
+    /// (as [`move_between`](Segments::move_between) without looking the member up).
+    #[inline(always)]
+    pub(crate) fn promote_at(&mut self, i: u32, g: usize) {
+        debug_assert!((self.bound[g]..self.bound[g + 1]).contains(&i));
+        let j = self.bound[g + 1] - 1;
+        self.swap_at(i, j);
+        self.bound[g + 1] = j;
+    }
+
+    /// Moves the member at index `i` of the permutation, in set `g >= 1`, to set `g - 1`: one
+    /// swap (as [`move_between`](Segments::move_between) without looking the member up).
+    #[inline(always)]
+    pub(crate) fn demote_at(&mut self, i: u32, g: usize) {
+        debug_assert!(g >= 1 && (self.bound[g]..self.bound[g + 1]).contains(&i));
+        let j = self.bound[g];
+        self.swap_at(i, j);
+        self.bound[g] = j + 1;
+    }
+
+    /// Swaps the members at indices `i` and `j` of the permutation.
+    #[inline(always)]
+    fn swap_at(&mut self, i: u32, j: u32) {
+        let (a, b) = (self.perm[i as usize], self.perm[j as usize]);
+        self.perm[i as usize] = b;
+        self.perm[j as usize] = a;
+        self.pos[b as usize] = i;
+        self.pos[a as usize] = j;
+    }
+
     /// The `i`-th member of set `g` (`i < len(g)`) in the current layout.
     #[inline(always)]
     pub(crate) fn at(&self, g: usize, i: u32) -> u32 {
@@ -328,62 +366,69 @@ impl Subset {
 
 /// Lazily integrated counts `count[k]` = number of servers with at least `k` jobs (`k >= 1`),
 /// as in [`crate::engine`]'s `System`: `integral[k]` is brought up to date only when `count[k]`
-/// changes.
+/// changes. The three values of a level sit together (one bounds check, one cache line).
 pub(crate) struct Levels {
-    count: Vec<u32>,
-    integral: Vec<f64>,
-    last: Vec<f64>,
+    cells: Vec<LevelCell>,
+}
+
+/// Level `k`'s count, its integral up to `last`, and `last`.
+#[derive(Clone, Copy, Default)]
+struct LevelCell {
+    count: u32,
+    integral: f64,
+    last: f64,
+}
+
+impl LevelCell {
+    #[inline(always)]
+    fn touch(&mut self, t: f64) {
+        self.integral += self.count as f64 * (t - self.last);
+        self.last = t;
+    }
 }
 
 impl Levels {
     pub(crate) fn new() -> Self {
-        Levels { count: vec![0; 65], integral: vec![0.0; 65], last: vec![0.0; 65] }
-    }
-
-    #[inline(always)]
-    fn touch(&mut self, k: usize, t: f64) {
-        self.integral[k] += self.count[k] as f64 * (t - self.last[k]);
-        self.last[k] = t;
+        Levels { cells: vec![LevelCell::default(); 65] }
     }
 
     #[cold]
     fn grow(&mut self, k: usize) {
-        let new_len = (k + 1).max(self.count.len() * 2);
-        self.count.resize(new_len, 0);
-        self.integral.resize(new_len, 0.0);
-        self.last.resize(new_len, 0.0);
+        let new_len = (k + 1).max(self.cells.len() * 2);
+        self.cells.resize(new_len, LevelCell::default());
     }
 
     /// A server went from `before` to `before + 1` jobs at time `t`.
     #[inline(always)]
     pub(crate) fn up(&mut self, before: u32, t: f64) {
         let k = before as usize + 1;
-        if k >= self.count.len() {
+        if k >= self.cells.len() {
             self.grow(k);
         }
-        self.touch(k, t);
-        self.count[k] += 1;
+        let c = &mut self.cells[k];
+        c.touch(t);
+        c.count += 1;
     }
 
     /// A server went from `before >= 1` to `before - 1` jobs at time `t`.
     #[inline(always)]
     pub(crate) fn down(&mut self, before: u32, t: f64) {
-        let k = before as usize;
-        self.touch(k, t);
-        self.count[k] -= 1;
+        let c = &mut self.cells[before as usize];
+        c.touch(t);
+        c.count -= 1;
     }
 
     /// The integrals up to `t` (`[k]` for level `k`, `[0] = 0`), then restarted from zero.
     pub(crate) fn take(&mut self, t: f64, out: &mut Vec<f64>) {
         out.clear();
-        let top = self.count.iter().rposition(|&c| c > 0).unwrap_or(0);
-        for k in 1..self.count.len() {
-            self.touch(k, t);
+        let top = self.cells.iter().rposition(|c| c.count > 0).unwrap_or(0);
+        for c in &mut self.cells[1..] {
+            c.touch(t);
         }
-        let used = self.integral.iter().rposition(|&v| v > 0.0).unwrap_or(0).max(top);
-        out.extend_from_slice(&self.integral[..=used]);
+        let used = self.cells.iter().rposition(|c| c.integral > 0.0).unwrap_or(0).max(top);
+        out.extend(self.cells[..=used].iter().map(|c| c.integral));
         out[0] = 0.0;
-        self.integral.iter_mut().for_each(|v| *v = 0.0);
+        self.cells.iter_mut().for_each(|c| c.integral = 0.0);
     }
 }
 

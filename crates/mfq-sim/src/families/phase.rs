@@ -92,6 +92,15 @@ impl Law {
         }
     }
 
+    /// As [`step`](Law::step) with the uniform `u` in `[0, 1)` given.
+    #[inline(always)]
+    pub(crate) fn step_with(&self, i: usize, u: f64) -> usize {
+        match self.sure_next[i] {
+            Some(j) => j,
+            None => pick_cumulative(&self.next_cum[i], u),
+        }
+    }
+
     /// A job size drawn from the law (walk through the phases).
     #[inline(always)]
     pub(crate) fn sample(&self, rng: &mut Rng) -> f64 {
@@ -132,6 +141,14 @@ pub(crate) struct PhaseQueues {
     q: Vec<u32>,
     sets: Segments,
     busy_in: Vec<u32>,
+    /// The running sums `sum_{p <= i} rate_p B_p`, recomputed when a phase count changes.
+    cum_rate: Vec<f64>,
+    /// Their total `sum_i rate_i B_i`.
+    service_rate: f64,
+    /// `1 / rate_i`.
+    inv_rate: Vec<f64>,
+    /// `1 / (N lambda)`.
+    inv_arrival: f64,
     levels: Levels,
     in_phase: Vec<Tracked>,
     scratch: Vec<f64>,
@@ -144,6 +161,7 @@ pub(crate) struct PhaseQueues {
 impl PhaseQueues {
     pub(crate) fn new(n: u32, lambda: f64, buffer: Option<u32>, law: Law, routing: Routing) -> Self {
         let m = law.m;
+        let inv_rate = law.rate.iter().map(|r| 1.0 / r).collect();
         PhaseQueues {
             n,
             arrival_rate: n as f64 * lambda,
@@ -153,6 +171,10 @@ impl PhaseQueues {
             q: vec![0; n as usize],
             sets: Segments::new(n, m + 1, |_| 0),
             busy_in: vec![0; m],
+            cum_rate: vec![0.0; m],
+            service_rate: 0.0,
+            inv_rate,
+            inv_arrival: 1.0 / (n as f64 * lambda),
             levels: Levels::new(),
             in_phase: vec![Tracked::default(); m],
             scratch: Vec::new(),
@@ -160,6 +182,40 @@ impl PhaseQueues {
             lost: 0,
             waited: 0,
             departures: 0,
+        }
+    }
+
+    /// `sum_i rate_i B_i` and its running sums from the phase counts.
+    #[inline(always)]
+    fn recompute_service_rate(&mut self) {
+        let m = self.cum_rate.len();
+        let (busy, rate) = (&self.busy_in[..m], &self.law.rate[..m]);
+        let mut acc = 0.0;
+        for i in 0..m {
+            acc += busy[i] as f64 * rate[i];
+            self.cum_rate[i] = acc;
+        }
+        self.service_rate = acc;
+    }
+
+    /// Routing by `d = 2` samples from one uniform `f` in `[0, 1)`: the error coin (`f < eps`),
+    /// then each sample as the integer part of `f n` (`f` keeps the fractional part, uniform
+    /// and independent of it). On a tie the first sample is joined: the two samples are
+    /// exchangeable, so the joined server is uniform among the tied ones as with a tie coin.
+    #[inline(always)]
+    fn route_two(&self, eps: f64, mut f: f64) -> u32 {
+        let most = f < eps;
+        f = if most { f / eps } else { (f - eps) / (1.0 - eps) };
+        let n = self.n;
+        let x = f * n as f64;
+        let a = (x as u32).min(n - 1);
+        let b = (((x - a as f64) * n as f64) as u32).min(n - 1);
+        let (qa, qb) = (self.q[a as usize], self.q[b as usize]);
+        let better = if most { qb > qa } else { qb < qa };
+        if better {
+            b
+        } else {
+            a
         }
     }
 
@@ -223,9 +279,15 @@ impl PhaseQueues {
         self.in_phase[i].add(1.0, t);
     }
 
+    /// An arrival; `u` is the event choice's uniform times the total rate (`u < N lambda`):
+    /// with two samples (SQ(2), Pod-LI with `d = 2`) it also routes the job.
     #[inline(always)]
-    fn arrive(&mut self, t: f64, rng: &mut Rng) {
-        let s = self.route(rng);
+    fn arrive(&mut self, t: f64, u: f64, rng: &mut Rng) {
+        let s = match self.routing {
+            Routing::Jsq(2) => self.route_two(0.0, u * self.inv_arrival),
+            Routing::PodLi(2, eps) => self.route_two(eps, u * self.inv_arrival),
+            _ => self.route(rng),
+        };
         let before = self.q[s as usize];
         if before >= self.buffer {
             self.lost += 1;
@@ -237,17 +299,21 @@ impl PhaseQueues {
         self.levels.up(before, t);
         if before == 0 {
             self.start_service(s, 0, t, rng);
+            self.recompute_service_rate();
         }
     }
 
+    /// A phase change or completion; `target` is uniform in `[0, sum_i rate_i B_i)`. The phase
+    /// is `i` when `target` falls in `[sum_{p < i} rate_p B_p, sum_{p <= i} rate_p B_p)`; then
+    /// `x = (target - sum_{p < i} rate_p B_p) / rate_i` is uniform in `[0, B_i)`: its integer
+    /// part is the server (the `x`-th of the phase's set) and its fractional part, uniform and
+    /// independent of it, the uniform of the phase step. One uniform picks all three.
     #[inline(always)]
     fn service_event(&mut self, target: f64, t: f64, rng: &mut Rng) {
         let m = self.law.m;
-        let mut acc = 0.0;
         let mut i = usize::MAX;
         for p in 0..m {
-            acc += self.law.rate[p] * self.busy_in[p] as f64;
-            if target < acc && self.busy_in[p] > 0 {
+            if target < self.cum_rate[p] && self.busy_in[p] > 0 {
                 i = p;
                 break;
             }
@@ -255,14 +321,18 @@ impl PhaseQueues {
         if i == usize::MAX {
             i = (0..m).rev().find(|&p| self.busy_in[p] > 0).expect("a busy server");
         }
-        let s = self.sets.pick(1 + i, rng);
-        let j = self.law.step(i, rng);
+        let below = if i == 0 { 0.0 } else { self.cum_rate[i - 1] };
+        let x = ((target - below) * self.inv_rate[i]).max(0.0);
+        let r = (x as u32).min(self.busy_in[i] - 1);
+        let s = self.sets.at(1 + i, r);
+        let j = self.law.step_with(i, (x - r as f64).min(1.0 - f64::EPSILON));
         self.busy_in[i] -= 1;
         self.in_phase[i].add(-1.0, t);
         if j < m {
             self.sets.move_between(s, 1 + i, 1 + j);
             self.busy_in[j] += 1;
             self.in_phase[j].add(1.0, t);
+            self.recompute_service_rate();
             return;
         }
         let before = self.q[s as usize];
@@ -274,20 +344,21 @@ impl PhaseQueues {
         } else {
             self.sets.move_between(s, 1 + i, 0);
         }
+        self.recompute_service_rate();
     }
 }
 
 impl Family for PhaseQueues {
     #[inline(always)]
     fn rate(&self) -> f64 {
-        self.arrival_rate + self.busy_in.iter().zip(&self.law.rate).map(|(&b, &r)| b as f64 * r).sum::<f64>()
+        self.arrival_rate + self.service_rate
     }
 
     #[inline(always)]
     fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
         let u = uniform(rng) * rate;
         if u < self.arrival_rate {
-            self.arrive(t, rng);
+            self.arrive(t, u, rng);
         } else {
             self.service_event(u - self.arrival_rate, t, rng);
         }
@@ -452,5 +523,29 @@ mod tests {
         assert_eq!(law.sure_next, vec![None, Some(2)]);
         let one = Law::new(&[1.0], &[-1.0]);
         assert_eq!((one.sure_start, one.sure_next.clone()), (Some(0), vec![Some(1)]));
+    }
+
+    /// Through arrivals (two-sample routing from the event's uniform) and phase events, the
+    /// cached service rate equals its sum over the phases, every server sits in the set of its
+    /// state and the level counts match the queues.
+    #[test]
+    fn cached_rates_and_sets_follow_the_queues() {
+        let law = Law::new(&[0.6, 0.4], &[-2.0, 1.0, 0.5, -0.5]);
+        let mut rng = Rng::seed_from_u64(4);
+        let mut f = PhaseQueues::new(8, 0.9, None, law, Routing::PodLi(2, 0.2));
+        for step in 0..20_000 {
+            let rate = f.rate();
+            f.event(step as f64 * 1e-3, rate, &mut rng);
+            let exact: f64 = (0..2).map(|i| f.busy_in[i] as f64 * f.law.rate[i]).sum();
+            assert_eq!(f.service_rate, exact);
+            let busy = f.q.iter().filter(|&&x| x > 0).count() as u32;
+            assert_eq!(f.sets.len(0), 8 - busy);
+            assert_eq!(f.busy_in.iter().sum::<u32>(), busy);
+            for g in 0..3 {
+                for i in 0..f.sets.len(g) {
+                    assert_eq!(f.q[f.sets.at(g, i) as usize] > 0, g > 0);
+                }
+            }
+        }
     }
 }
