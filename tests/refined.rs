@@ -128,8 +128,11 @@ fn refined_command_phase_type_and_classes() {
 
 /// `mfq compare` on a heterogeneous model with a fixed buffer: the simulation of the system's
 /// rules runs with buffer K = 3 like its mean field, the refined value `x* + c/N` is shown
-/// (`refined_c`, from the transitions), and the simulated mean queue length at N = 8 is far
-/// closer to it than to the mean field (the exact chain gives 1.49732, docs/refined.md).
+/// (`refined_c`, from the transitions). Against the exact chain's 1.49732 at N = 8
+/// (docs/refined.md): the simulation agrees within 3 half widths and is more than 3 half
+/// widths from the mean field (1.5538), and the refined value (1.4926) is more than ten times
+/// closer than the mean field. (The test asked the simulation to fall within one half width of
+/// the refined value, which is not the exact answer: a change of random stream failed it.)
 #[test]
 fn compare_command_refines_heterogeneous_classes() {
     let (code, out) = mfq(&[
@@ -152,9 +155,10 @@ fn compare_command_refines_heterogeneous_classes() {
     let f = |v: &serde_json::Value| v.as_f64().unwrap();
     let (mf, refined, sim, hw) =
         (f(&row["mean_field"]), f(&row["refined_mean_field"]), f(&row["simulated"]["mean"]), f(&row["simulated"]["half_width"]));
+    let exact = 1.49732;
     assert!(
-        hw < 0.02 && (sim - refined).abs() < hw && (sim - mf).abs() > 2.0 * hw,
-        "mean field {mf}, refined {refined}, simulation {sim} +- {hw}"
+        hw < 0.02 && (sim - exact).abs() < 3.0 * hw && (sim - mf).abs() > 3.0 * hw && (refined - exact).abs() < 0.1 * (mf - exact).abs(),
+        "mean field {mf}, refined {refined}, simulation {sim} +- {hw}, exact {exact}"
     );
 }
 

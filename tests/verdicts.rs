@@ -194,3 +194,31 @@ fn several_equilibria_are_named_beside_the_one_reported() {
     let o = mfq(&["fixed-point", file]);
     assert!(text(&o).0.contains("note                3 equilibria"), "{:?}", text(&o));
 }
+
+/// Class 2: a finite buffer (`truncation.buffer = true`) is a loss system, stationary at every
+/// load: `fixed-point` at lambda = 1.5 converges where the infinite-buffer JSQ(2) is unstable
+/// (new-user try: it said unstable while `compare`, `solve` and `exact` solved it), with the
+/// balance `x_1 = lambda (1 - x_K^2)` of the buffered system (docs/guide.md). The key is refused
+/// where K is no buffer of jobs (redundancy counts copies), naming the field.
+#[test]
+fn a_finite_buffer_is_stationary_at_every_load() {
+    let v = json(&mfq(&["fixed-point", "models/refined/jsq2-buffer3.toml", "--set", "lambda=1.5", "--json"]));
+    let x: Vec<f64> = v["x"].as_array().unwrap().iter().map(|e| e.as_f64().unwrap()).collect();
+    assert!((x[0] - 1.5 * (1.0 - x[2] * x[2])).abs() < 1e-12, "{x:?}");
+    assert_eq!(v["truncation"]["buffer"], true, "{v}");
+    let o = mfq(&["fixed-point", "models/redundancy-mf-d2.toml", "--set", "truncation.levels=3", "--set", "truncation.buffer=true"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("truncation.buffer = true is not allowed") && err.contains("redundancy"), "{err}");
+}
+
+/// Class 3: at a degenerate equilibrium (gamma0 = gamma1 = 1/4 of the stubborn-agent model: a
+/// triple root at x = 1/2, docs/models/opinion.md) the refined terms do not exist; `refined`
+/// says so first among its warnings.
+#[test]
+fn refined_terms_at_a_degenerate_equilibrium_are_flagged() {
+    let v = json(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.25", "--set", "gamma1=0.25", "--json"]));
+    assert!(v["warnings"][0].as_str().unwrap().starts_with("the fixed point is degenerate"), "{v}");
+    let v = json(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.3", "--set", "gamma1=0.3", "--json"]));
+    assert!(v["warnings"].as_array().unwrap().iter().all(|w| !w.as_str().unwrap().contains("degenerate")), "{v}");
+}

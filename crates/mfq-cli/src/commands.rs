@@ -241,6 +241,9 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         );
     }
     let cond = match stability {
+        _ if file.truncation.buffer => {
+            format!("finite buffer K = {} (truncation.buffer): a loss system, stationary at every load", fp.truncation.levels)
+        }
         Stability::Stable { condition } => condition.clone(),
         Stability::Unstable { reason } => reason.clone(),
         Stability::Unknown { note } => note.clone(),
@@ -282,7 +285,8 @@ fn observables_text(s: &mut String, fp: &FixedPoint) {
     }
     for (name, v) in &o.extras {
         // counts (clients, servers, a batch size) are whole numbers: printed as such
-        let shown = if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { num(*v) };
+        let count = matches!(name.as_str(), "clients" | "servers" | "nodes" | "optimal_b" | "mean_field_optimal_b");
+        let shown = if count && v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { num(*v) };
         let _ = writeln!(s, "  {name:<19} {shown}");
     }
 }

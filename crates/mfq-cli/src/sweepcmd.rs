@@ -739,18 +739,24 @@ pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
         }
     });
     let results: Vec<Option<Result<String, Failure>>> = done.into_iter().map(|slot| slot.into_inner().ok().flatten()).collect();
-    // the figures a failure left unstarted, named in its message
-    let unstarted: Vec<&str> = names.iter().zip(&results).filter(|(_, r)| r.is_none()).map(|(n, _)| n.as_str()).collect();
-    for r in results.into_iter().flatten() {
+    // every finished figure is printed; the first failure (in name order) is the error, and its
+    // message names the other figures that failed and those never started
+    let mut first: Option<Failure> = None;
+    let (mut failed, mut unstarted) = (Vec::new(), Vec::new());
+    for (name, r) in names.iter().zip(results) {
         match r {
-            Ok(text) => outln!("{text}"),
-            Err(mut e) => {
-                if !unstarted.is_empty() {
-                    e.message.push_str(&format!("; not started: {} ({} figures)", unstarted.join(", "), unstarted.len()));
-                }
-                return Err(e);
-            }
+            Some(Ok(text)) => outln!("{text}"),
+            Some(Err(e)) if first.is_none() => first = Some(e),
+            Some(Err(_)) => failed.push(name.as_str()),
+            None => unstarted.push(name.as_str()),
         }
     }
-    Ok(())
+    let Some(mut e) = first else { return Ok(()) };
+    if !failed.is_empty() {
+        e.message.push_str(&format!("; also not drawn: {}", failed.join(", ")));
+    }
+    if !unstarted.is_empty() {
+        e.message.push_str(&format!("; not started: {} ({} figures)", unstarted.join(", "), unstarted.len()));
+    }
+    Err(e)
 }

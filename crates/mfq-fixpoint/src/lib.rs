@@ -252,6 +252,9 @@ pub struct TruncationReport {
     /// server types): then `levels` is only the level the model was built with and means
     /// nothing, and outputs print the state's size instead of a `K`.
     pub fixed_size: bool,
+    /// Whether `K` is the system's finite buffer (`truncation.buffer`): `mass_at_truncation`
+    /// is then the blocking mass, not checked against `tol`.
+    pub buffer: bool,
 }
 
 /// Misuse, or a question that has no fixed-point answer.
@@ -325,8 +328,11 @@ pub fn solve_spec_with(
     trunc.validate()?;
     opts.validate()?;
     let probe = spec.build_probe_within(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)), &opts.deadline)?;
+    // a finite buffer (truncation.buffer) is a loss system: stationary at every load
     if let Stability::Unstable { reason } = probe.stability() {
-        return Err(FixedPointError::Unstable { reason });
+        if !trunc.buffer {
+            return Err(FixedPointError::Unstable { reason });
+        }
     }
     let mut k = trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels));
     // a user-given start (e.g. the previous point of a sweep) sets the first K for tail layouts
@@ -432,6 +438,7 @@ impl TruncationSearch<'_> {
             automatic: trunc.levels.is_none(),
             tried: std::mem::take(&mut self.tried),
             fixed_size: matches!(model.layout(), mfq_model::StateLayout::Named { .. }),
+            buffer: trunc.buffer,
         };
         // (past the deadline the eigenvalues are skipped: not computed, as above the dimension limit)
         if fp.converged() && model.dim() <= opts.max_dim_for_eigenvalues && model.dynamics_note().is_none() && !opts.deadline.expired() {

@@ -629,6 +629,7 @@ impl<'m> Iterate<'m> {
                 automatic: false,
                 tried: vec![],
                 fixed_size: false,
+                buffer: false,
             },
             spectral_abscissa: None,
             jacobian_norm: None,

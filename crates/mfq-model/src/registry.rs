@@ -247,6 +247,21 @@ pub trait KindSpec: Serialize + DeserializeOwned + Clone + Debug + PartialEq + S
     fn stability_only(&self) -> Option<crate::StabilityRegion> {
         None
     }
+
+    /// Whether the truncation level is a per-server buffer of jobs in the model and in the
+    /// finite-N system alike (an arrival to a server holding `K` jobs is lost), so that
+    /// `truncation.buffer = true` means that system. Default: the model's state is a
+    /// queue-length tail (`x_k`, per class or per phase: [`crate::StateLayout::Tail`],
+    /// `ClassTail`, `PhaseTail`). Redundancy overrides it (`K` counts copies there, and the
+    /// finite system drops a whole job when one of its servers is full).
+    fn has_job_buffer(&self) -> bool {
+        self.build_probe(4).is_ok_and(|m| {
+            matches!(
+                m.layout(),
+                crate::StateLayout::Tail { .. } | crate::StateLayout::ClassTail { .. } | crate::StateLayout::PhaseTail { .. }
+            )
+        })
+    }
 }
 
 /// [`KindSpec`] as a trait object (implemented for every `KindSpec`).
@@ -264,6 +279,7 @@ trait DynSpec: Debug + Send + Sync {
     fn simulation(&self) -> Result<Simulation, ModelError>;
     fn notes(&self) -> Vec<String>;
     fn stability_only(&self) -> Option<crate::StabilityRegion>;
+    fn has_job_buffer(&self) -> bool;
     fn serialized(&self) -> &dyn erased_serde::Serialize;
     fn clone_box(&self) -> Box<dyn DynSpec>;
     fn as_any(&self) -> &dyn Any;
@@ -309,6 +325,9 @@ impl<T: KindSpec> DynSpec for T {
     }
     fn stability_only(&self) -> Option<crate::StabilityRegion> {
         KindSpec::stability_only(self)
+    }
+    fn has_job_buffer(&self) -> bool {
+        KindSpec::has_job_buffer(self)
     }
     fn serialized(&self) -> &dyn erased_serde::Serialize {
         self
@@ -432,6 +451,12 @@ impl ModelSpec {
     /// [`KindSpec::stability_only`]).
     pub fn stability_only(&self) -> Option<crate::StabilityRegion> {
         self.0.stability_only()
+    }
+
+    /// Whether `truncation.buffer = true` is meaningful for this kind (see
+    /// [`KindSpec::has_job_buffer`]).
+    pub fn has_job_buffer(&self) -> bool {
+        self.0.has_job_buffer()
     }
 
     /// The finite-N system the simulator runs, or why there is none (see [`Simulation`]).

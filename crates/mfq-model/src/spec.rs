@@ -260,6 +260,17 @@ impl ModelFile {
             })?
         };
         file.truncation.validate()?;
+        if file.truncation.buffer && !file.model.has_job_buffer() {
+            return Err(crate::out_of_range(
+                "truncation.buffer",
+                "true",
+                &format!(
+                    "only for kinds whose truncation level is a per-server buffer of jobs (a queue-length tail x_k, not {}: \
+                     remove truncation.buffer)",
+                    file.model.kind()
+                ),
+            ));
+        }
         // kinds whose only output is a verdict given by another job may opt out (KindSpec::has_model)
         if file.model.has_model() {
             file.model.validate(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels()))?;

@@ -20,10 +20,13 @@ pub fn model_servers(spec: &ModelSpec) -> Option<usize> {
     spec.downcast_ref::<KOfNSpec>().map(|s| s.servers as usize)
 }
 
-/// The known stability verdict of a model at its parameters, when it is `Unstable`: the reason.
+/// The known stability verdict of a model at its parameters, when it is `Unstable`: the reason
+/// (never with `truncation.buffer`: a loss system).
 pub fn unstable_reason(file: &ModelFile) -> Option<String> {
     let verdict = match file.model.stability_only() {
         Some(region) => region.stability,
+        // a finite buffer (truncation.buffer) is a loss system: stationary at every load
+        None if file.truncation.buffer => return None,
         None => {
             let levels = file.truncation.levels.unwrap_or_else(|| file.model.initial_levels());
             file.model.build_probe(levels).ok()?.stability()

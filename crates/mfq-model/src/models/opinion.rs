@@ -574,19 +574,18 @@ impl KindSpec for OpinionStubbornSpec {
 }
 
 /// With several equilibria in `[0, 1]` (`equilibria`, increasing), a note that the fixed point
-/// reported is the one the solver reached, that the refined terms and comparisons describe
-/// fluctuations around it, and that the stationary law of the finite system is not near it
-/// alone (it visits the stable equilibria in turn, with exponentially rare switches in `N`).
-/// Empty with one equilibrium.
+/// reported is the one the solver reached, that the refined terms describe the finite system
+/// near it, and that a finite system can leave it (for another stable equilibrium, or an
+/// absorbing state such as `x = 1` of the biased rule). Empty with one equilibrium.
 fn several_equilibria_note(equilibria: &[f64]) -> Vec<String> {
     if equilibria.len() < 2 {
         return Vec::new();
     }
     let list: Vec<String> = equilibria.iter().map(|x| format!("{x:.6}")).collect();
     vec![format!(
-        "{} equilibria (x = {}): the fixed point printed is the one the solver reached; refined terms, \
-         simulations and exact chains describe the finite system near it for a time that grows \
-         exponentially in N, not its stationary law, which visits the stable equilibria in turn \
+        "{} equilibria (x = {}): the fixed point printed is the one the solver reached, and the refined \
+         terms describe the finite system near it; a finite system can leave it for another stable \
+         equilibrium or an absorbing state, so simulations and exact chains need not stay near it \
          (`mfq check` and `mfq branches` show them all)",
         equilibria.len(),
         list.join(", ")

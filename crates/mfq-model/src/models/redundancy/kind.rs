@@ -202,6 +202,11 @@ impl KindSpec for RedundancySpec {
         }
         notes
     }
+    /// `K` counts copies per server, and the finite system drops a whole job when one of its
+    /// `d` servers is full: no job buffer of the mean field's kind.
+    fn has_job_buffer(&self) -> bool {
+        false
+    }
     /// Identical copies: the stability region and `lambda_max` are the answer.
     fn stability_only(&self) -> Option<crate::StabilityRegion> {
         if self.copies != Copies::Identical {

@@ -187,16 +187,18 @@ pub(crate) fn identical_carrier(
         return Ok(Box::new(m));
     }
     let lmax = match region.lambda_max {
-        Some(l) => format!(" = {l:.6}"),
-        None => " (not known in closed form for these parameters)".to_string(),
+        Some(l) => format!("; lambda_max = {l:.6}"),
+        None if region.region.starts_with("unknown") => String::new(),
+        None => "; lambda_max not known in closed form for these parameters".to_string(),
     };
     Err(out_of_range(
         "model.copies",
         "identical",
         &format!(
             "\"iid\" (this command needs a queue-length model; identical copies have only a stability region, \
-             lambda < lambda_max{lmax}, which `mfq fixed-point` and `mfq sweep` report; `mfq simulate --servers N` \
-             simulates the finite system)"
+             {}{lmax}: `mfq fixed-point`, `mfq report` and `mfq sweep` report it{})",
+            region.region,
+            if discipline == Discipline::Fcfs { "; `mfq simulate --servers N` simulates the finite system" } else { "" }
         ),
     ))
 }
