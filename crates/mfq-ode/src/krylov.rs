@@ -69,8 +69,8 @@ pub(crate) struct IluGmres {
     u_col: Vec<u32>,
     u_val: Vec<f32>,
     m_in_f: Vec<usize>,
-    /// Scratch: factor position of each column of the current row (`usize::MAX`: none).
-    marker: Vec<usize>,
+    /// Scratch: offset in the current factor row of each of its columns (`u32::MAX`: none).
+    marker: Vec<u32>,
     /// GMRES: Krylov basis (`restart + 1` vectors), Hessenberg matrix (column-major,
     /// `(restart + 1) x restart`), Givens rotations, right-hand side of the least-squares
     /// problem, iterate, residual and work vectors.
@@ -145,7 +145,7 @@ impl IluGmres {
             u_col: Vec::new(),
             u_val: Vec::new(),
             m_in_f: Vec::new(),
-            marker: vec![usize::MAX; size],
+            marker: vec![u32::MAX; size],
             basis: vec![0.0; size * (restart + 1)],
             hess: vec![0.0; (restart + 1) * restart],
             cs: vec![0.0; restart],
@@ -204,32 +204,40 @@ impl IluGmres {
         for (&k, &v) in self.m_in_f.iter().zip(&self.m_val) {
             self.f_val[k] = v;
         }
-        // IKJ variant of Gaussian elimination restricted to the pattern (Saad 2003, Alg. 10.3)
+        // IKJ variant of Gaussian elimination restricted to the pattern (Saad 2003, Alg. 10.3).
+        // Row `i` is updated by the rows `k < i` before it, so the values split at its start:
+        // the finished rows below, the current row above (no bounds checks on either side in
+        // the update loop, and the marker holds offsets into the current row).
+        let (f_ptr, f_col, f_diag, marker) = (&self.f_ptr, &self.f_col, &self.f_diag, &mut self.marker);
         for i in 0..self.size {
-            let (lo, hi, d) = (self.f_ptr[i], self.f_ptr[i + 1], self.f_diag[i]);
-            let row_max = self.f_val[lo..hi].iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            for s in lo..hi {
-                self.marker[self.f_col[s] as usize] = s;
+            let (lo, hi, d) = (f_ptr[i], f_ptr[i + 1], f_diag[i]);
+            let (done, rest) = self.f_val.split_at_mut(lo);
+            let row = &mut rest[..hi - lo];
+            let cols = &f_col[lo..hi];
+            let row_max = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for (s, &c) in cols.iter().enumerate() {
+                marker[c as usize] = s as u32;
             }
-            for s in lo..d {
-                let k = self.f_col[s] as usize;
-                let l = self.f_val[s] / self.f_val[self.f_diag[k]];
-                self.f_val[s] = l;
+            for s in 0..d - lo {
+                let k = cols[s] as usize;
+                let (kd, ke) = (f_diag[k], f_ptr[k + 1]);
+                let l = row[s] / done[kd];
+                row[s] = l;
                 if l == 0.0 {
                     // (exact zeros: values of the Jacobian at empty states, and their fill)
                     continue;
                 }
-                for q in self.f_diag[k] + 1..self.f_ptr[k + 1] {
-                    let at = self.marker[self.f_col[q] as usize];
-                    if at != usize::MAX {
-                        self.f_val[at] -= l * self.f_val[q];
+                for (&c, &u) in f_col[kd + 1..ke].iter().zip(&done[kd + 1..ke]) {
+                    let at = marker[c as usize];
+                    if at != u32::MAX {
+                        row[at as usize] -= l * u;
                     }
                 }
             }
-            for s in lo..hi {
-                self.marker[self.f_col[s] as usize] = usize::MAX;
+            for &c in cols {
+                marker[c as usize] = u32::MAX;
             }
-            let p = self.f_val[d];
+            let p = row[d - lo];
             if !(p.abs() > PIVOT_TOL * row_max && p.is_finite()) {
                 return Err(i);
             }
