@@ -93,12 +93,16 @@ fn fmt_value(v: f64) -> String {
     }
 }
 
-/// The declared stability of `text` with `name = value`.
+/// The declared stability of `text` with `name = value` (stable with `truncation.buffer`).
 fn declared(text: &str, name: &str, value: f64) -> Declared {
     let set = [format!("{name}={}", fmt_value(value))];
     let Ok(file) = ModelFile::parse(text, &set) else { return Declared::Invalid };
     if !file.model.has_model() {
         return Declared::Unknown;
+    }
+    if file.truncation.buffer {
+        // a finite buffer (truncation.buffer) is a loss system: stationary at every load
+        return Declared::Stable;
     }
     let levels = file.truncation.levels.unwrap_or_else(|| file.model.initial_levels());
     match file.model.build_probe(levels).map(|m| m.stability()) {

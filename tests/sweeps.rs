@@ -511,3 +511,24 @@ fn models_with_only_a_stability_region_give_a_verdict_per_point() {
     let status: Vec<&str> = v["points"].as_array().unwrap().iter().map(|p| p["status"]["status"].as_str().unwrap()).collect();
     assert_eq!(status, ["stable", "stable", "unstable"], "{v}");
 }
+
+/// Swept values of 1e15 and more are written in exponent form, so that the model file reads
+/// them as numbers (new-user try: `lambda=0.5,1e20` marked the second point `invalid`, "invalid
+/// type: string", where `fixed-point` says unstable: JSQ(2) is stable iff lambda < 1).
+#[test]
+fn huge_swept_values_are_numbers() {
+    let out = tmp_dir("huge");
+    let o = mfq(&["sweep", "models/jsq-d2.toml", "--set", "lambda=0.5,1e20", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let rows: Vec<(&str, &str)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0], f[2])
+        })
+        .collect();
+    assert_eq!(rows, [("0.5", "solved"), ("1e20", "unstable")], "{csv}");
+}

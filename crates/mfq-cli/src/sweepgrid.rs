@@ -91,13 +91,10 @@ pub(crate) fn point_count(files: usize, sets: &[String]) -> usize {
     split_sets(sets).map_or(0, |(_, axes)| axes.iter().map(|a| a.values.len()).product::<usize>() * files.max(1))
 }
 
-/// The value of `axis` at `v` as a CSV field: numbers as Rust prints them, labels quoted when needed.
+/// The value of `axis` at `v` as a CSV field: numbers as a `--set` writes them (exponent form
+/// from 1e15 up), labels quoted when needed.
 fn value_field(axis: &Axis, v: f64) -> String {
-    if axis.is_categorical() {
-        csv_field(&axis.text_of(v))
-    } else {
-        v.to_string()
-    }
+    csv_field(&axis.text_of(v))
 }
 
 /// The CSV of a sweep: one column per swept parameter (x, curve or `curve`, then the facets),

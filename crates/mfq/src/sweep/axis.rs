@@ -217,12 +217,16 @@ fn check_range(a: f64, b: f64, n: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// A number as written in a `--set`: integers without a decimal point.
+/// A number as written in a `--set`: integers without a decimal point, and values from 1e15 up
+/// in exponent form.
 pub(crate) fn format_value(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
-    } else {
+    } else if v.abs() < 1e15 {
         format!("{v}")
+    } else {
+        // exponent form: a TOML float (`1e20`, not a 21-digit integer that overflows)
+        format!("{v:e}")
     }
 }
 
