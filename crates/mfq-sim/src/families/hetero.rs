@@ -319,14 +319,7 @@ impl Hetero {
     /// `sum_j mu_j B_j` from the busy counts.
     #[inline(always)]
     fn recompute_service_rate(&mut self) {
-        let m = self.cum_rate.len();
-        let (busy, speed) = (&self.busy_count[..m], &self.speed[..m]);
-        let mut acc = 0.0;
-        for i in 0..m {
-            acc += busy[i] as f64 * speed[i];
-            self.cum_rate[i] = acc;
-        }
-        self.service_rate = acc;
+        self.service_rate = super::running_rates(&self.busy_count, &self.speed, &mut self.cum_rate);
     }
 
     /// SA-JSQ arrival: the job joins a server of the shortest level `k`, of the highest-ranked

@@ -471,6 +471,22 @@ pub(crate) fn pick_cumulative(cum: &[f64], u: f64) -> usize {
     cum.len() - 1
 }
 
+/// Running sums of per-class (or per-phase) service rates: `cum[i] = sum_{j <= i} count[j]
+/// weight[j]` for `i < cum.len()` (busy servers times speed, or jobs in a phase times its
+/// rate), in this order so that the values are bit for bit those of a loop; returns the total.
+/// `count` and `weight` have at least `cum.len()` entries.
+#[inline(always)]
+pub(crate) fn running_rates(count: &[u32], weight: &[f64], cum: &mut [f64]) -> f64 {
+    let m = cum.len();
+    let (count, weight) = (&count[..m], &weight[..m]);
+    let mut acc = 0.0;
+    for i in 0..m {
+        acc += count[i] as f64 * weight[i];
+        cum[i] = acc;
+    }
+    acc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,14 +188,7 @@ impl PhaseQueues {
     /// `sum_i rate_i B_i` and its running sums from the phase counts.
     #[inline(always)]
     fn recompute_service_rate(&mut self) {
-        let m = self.cum_rate.len();
-        let (busy, rate) = (&self.busy_in[..m], &self.law.rate[..m]);
-        let mut acc = 0.0;
-        for i in 0..m {
-            acc += busy[i] as f64 * rate[i];
-            self.cum_rate[i] = acc;
-        }
-        self.service_rate = acc;
+        self.service_rate = super::running_rates(&self.busy_in, &self.law.rate, &mut self.cum_rate);
     }
 
     /// Routing by `d = 2` samples from one uniform `f` in `[0, 1)`: the error coin (`f < eps`),
