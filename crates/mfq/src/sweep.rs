@@ -74,13 +74,13 @@ pub enum PointStatus {
     /// queue-length model ([`mfq_model::ModelSpec::stability_only`]: redundancy with identical
     /// copies, k-of-n): no number, only the verdict.
     Stable {
-        /// The region and `lambda_max` where known, and where a finite-N verdict comes from.
+        /// The stability condition at this point, the region and the source of `lambda_max`.
         reason: String,
     },
     /// A model with a stability region but no queue-length model, at parameters where the
     /// region's boundary is not known (identical copies on unequal speeds): no number.
     StabilityUnknown {
-        /// Why, with the region and where a finite-N verdict comes from.
+        /// Why the verdict is unknown, with the region.
         reason: String,
     },
     /// The solver did not converge at this point.
