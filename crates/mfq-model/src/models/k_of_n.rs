@@ -182,6 +182,13 @@ impl KOfNSpec {
         if !(1..=MAX_SERVERS).contains(&self.servers) {
             return Err(out_of_range("model.servers", self.servers, "an integer in [1, 10000]"));
         }
+        if self.n == 0 {
+            return Err(out_of_range(
+                "model.n",
+                self.n,
+                &format!("an integer in [k, servers] = [{}, {}] (copies go to distinct servers)", self.k.max(1), self.servers),
+            ));
+        }
         if self.k == 0 || self.k > self.n {
             return Err(out_of_range(
                 "model.k",
@@ -228,9 +235,9 @@ impl KOfNSpec {
         let central = self.dispatch == Dispatch::Central;
         let exact = |lmax: f64, region: String, source: &str| {
             let stability = if lambda < lmax {
-                Stability::Stable { condition: format!("lambda = {lambda} < lambda_max = {lmax:.6} ({region})") }
+                Stability::Stable { condition: format!("lambda = {lambda} < lambda_max = {lmax} ({region})") }
             } else {
-                Stability::Unstable { reason: format!("lambda = {lambda} >= lambda_max = {lmax:.6}: {region}") }
+                Stability::Unstable { reason: format!("lambda = {lambda} >= lambda_max = {lmax}: {region}") }
             };
             StabilityRegion { stability, region, lambda_max: Some(lmax), lambda_max_source: source.into(), note: NOTE.into() }
         };
