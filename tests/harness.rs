@@ -100,12 +100,8 @@ fn declared(text: &str, name: &str, value: f64) -> Declared {
     if !file.model.has_model() {
         return Declared::Unknown;
     }
-    if file.truncation.buffer {
-        // a finite buffer (truncation.buffer) is a loss system: stationary at every load
-        return Declared::Stable;
-    }
     let levels = file.truncation.levels.unwrap_or_else(|| file.model.initial_levels());
-    match file.model.build_probe(levels).map(|m| m.stability()) {
+    match file.model.build_probe(levels).map(|m| file.truncation.stability_of(m.stability())) {
         Ok(Stability::Stable { .. }) => Declared::Stable,
         Ok(Stability::Unstable { .. }) => Declared::Unstable,
         Ok(_) => Declared::Unknown,

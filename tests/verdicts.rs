@@ -206,6 +206,10 @@ fn a_finite_buffer_is_stationary_at_every_load() {
     let x: Vec<f64> = v["x"].as_array().unwrap().iter().map(|e| e.as_f64().unwrap()).collect();
     assert!((x[0] - 1.5 * (1.0 - x[2] * x[2])).abs() < 1e-12, "{x:?}");
     assert_eq!(v["truncation"]["buffer"], true, "{v}");
+    // every command reads one verdict (Truncation::stability_of): the report's is stable too
+    let dir = tmp_dir("buffer-report");
+    let v = json(&mfq(&["report", "models/refined/jsq2-buffer3.toml", "--set", "lambda=1.5", "--json", "--out", dir.to_str().unwrap()]));
+    assert_eq!(v["stability"]["verdict"], "stable", "{}", v["stability"]);
     let o = mfq(&["fixed-point", "models/redundancy-mf-d2.toml", "--set", "truncation.levels=3", "--set", "truncation.buffer=true"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -241,9 +241,6 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         );
     }
     let cond = match stability {
-        _ if file.truncation.buffer => {
-            format!("finite buffer K = {} (truncation.buffer): a loss system, stationary at every load", fp.truncation.levels)
-        }
         Stability::Stable { condition } => condition.clone(),
         Stability::Unstable { reason } => reason.clone(),
         Stability::Unknown { note } => note.clone(),
@@ -384,7 +381,8 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     }
     let fp = fixed_point_of(args, &file, &deadline)?;
     // the probe: the same stability verdict without a second costly construction
-    let stability = file.model.build_probe(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability();
+    let stability =
+        file.truncation.stability_of(file.model.build_probe(fp.truncation.levels).map_err(|e| Failure::input(e.to_string()))?.stability());
     // the JSON value only when it is printed or written (K = 1e7 levels: a second of work)
     let value = if args.json || args.out.is_some() { fixed_point_json(&file, &fp) } else { serde_json::Value::Null };
     let outcome = require_converged(&fp, &file);

@@ -176,7 +176,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     }
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build_probe(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
-        if let (mfq_model::Stability::Unstable { reason }, false) = (m.stability(), file.truncation.buffer) {
+        if let mfq_model::Stability::Unstable { reason } = file.truncation.stability_of(m.stability()) {
             return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
         }
     }

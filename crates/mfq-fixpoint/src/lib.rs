@@ -328,11 +328,8 @@ pub fn solve_spec_with(
     trunc.validate()?;
     opts.validate()?;
     let probe = spec.build_probe_within(trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels)), &opts.deadline)?;
-    // a finite buffer (truncation.buffer) is a loss system: stationary at every load
-    if let Stability::Unstable { reason } = probe.stability() {
-        if !trunc.buffer {
-            return Err(FixedPointError::Unstable { reason });
-        }
+    if let Stability::Unstable { reason } = trunc.stability_of(probe.stability()) {
+        return Err(FixedPointError::Unstable { reason });
     }
     let mut k = trunc.levels.unwrap_or_else(|| spec.initial_levels().min(trunc.max_levels));
     // a user-given start (e.g. the previous point of a sweep) sets the first K for tail layouts

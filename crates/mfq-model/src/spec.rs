@@ -208,6 +208,20 @@ impl Default for Truncation {
 }
 
 impl Truncation {
+    /// The stability verdict of the system this truncation describes, given the model's own
+    /// verdict `model` (the infinite-buffer condition, `MeanFieldModel::stability`): with
+    /// [`buffer`](Self::buffer) a loss system, stationary at every load (`Stable`, with the
+    /// buffer named); otherwise `model` unchanged. Every job that refuses unstable parameters
+    /// reads its verdict here.
+    pub fn stability_of(&self, model: crate::Stability) -> crate::Stability {
+        match self.levels.filter(|_| self.buffer) {
+            Some(k) => crate::Stability::Stable {
+                condition: format!("finite buffer K = {k} (truncation.buffer): a loss system, stationary at every load"),
+            },
+            None => model,
+        }
+    }
+
     /// Checks the ranges of the truncation keys.
     ///
     /// # Errors

@@ -90,7 +90,7 @@ pub fn report(spec: &ModelSpec, truncation: &Truncation, opts: &ReportOptions) -
     let fp_opts = FixedPointOptions { deadline: opts.deadline.clone(), ..Default::default() };
     let fixed_point = solve_spec(spec, truncation, &fp_opts)?;
     let model = spec.build(fixed_point.truncation.levels)?;
-    let stability = model.stability();
+    let stability = truncation.stability_of(model.stability());
     if !fixed_point.converged() {
         return Ok(Report { fixed_point, stability, dynamics: Dynamics::NotRun });
     }

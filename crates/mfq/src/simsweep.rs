@@ -25,11 +25,9 @@ pub fn model_servers(spec: &ModelSpec) -> Option<usize> {
 pub fn unstable_reason(file: &ModelFile) -> Option<String> {
     let verdict = match file.model.stability_only() {
         Some(region) => region.stability,
-        // a finite buffer (truncation.buffer) is a loss system: stationary at every load
-        None if file.truncation.buffer => return None,
         None => {
             let levels = file.truncation.levels.unwrap_or_else(|| file.model.initial_levels());
-            file.model.build_probe(levels).ok()?.stability()
+            file.truncation.stability_of(file.model.build_probe(levels).ok()?.stability())
         }
     };
     match verdict {
