@@ -344,15 +344,7 @@ impl Hetero {
             self.lost += 1;
             return;
         }
-        self.accepted += 1;
-        self.accepted_by_class[j] += 1;
-        self.waited += (k > 0) as u64;
-        self.q[s as usize] = k + 1;
-        self.class_levels[j].up(k, t);
-        if k == 0 {
-            self.busy_count[j] += 1;
-            self.recompute_service_rate();
-        }
+        self.accept(s, j, k, t);
         if k as usize + 1 >= per {
             self.widen();
             let g = j * self.per_class + k as usize;
@@ -365,6 +357,22 @@ impl Hetero {
             // every server at the shortest level got a job: the next level is the shortest
             self.min_level += 1;
             self.at_min = self.at_level(self.min_level);
+        }
+    }
+
+    /// The bookkeeping of a job accepted at server `s` of class `j` holding `k` jobs at time
+    /// `t` (counts, the level integrals, the busy count and the cached service rate); the set
+    /// moves are the caller's.
+    #[inline(always)]
+    fn accept(&mut self, s: u32, j: usize, k: u32, t: f64) {
+        self.accepted += 1;
+        self.accepted_by_class[j] += 1;
+        self.waited += (k > 0) as u64;
+        self.q[s as usize] = k + 1;
+        self.class_levels[j].up(k, t);
+        if k == 0 {
+            self.busy_count[j] += 1;
+            self.recompute_service_rate();
         }
     }
 
@@ -388,14 +396,8 @@ impl Hetero {
             return;
         }
         let j = self.class[s as usize] as usize;
-        self.accepted += 1;
-        self.accepted_by_class[j] += 1;
-        self.waited += (before > 0) as u64;
-        self.q[s as usize] = before + 1;
-        self.class_levels[j].up(before, t);
+        self.accept(s, j, before, t);
         if before == 0 {
-            self.busy_count[j] += 1;
-            self.recompute_service_rate();
             self.sets.move_between(s, j * 2, j * 2 + 1);
         }
     }
