@@ -183,7 +183,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     if population {
         return simulate_generic(args, servers, &file, &deadline);
     }
-    let opts = SimOptions { precision: args.precision, ..args.sim.options(servers, args.model.json, &deadline) };
+    let buffer = file.truncation.buffer_size().map(|k| k as u32);
+    let opts = SimOptions { precision: args.precision, buffer, ..args.sim.options(servers, args.model.json, &deadline) };
     let report = run_sim(&file.model, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
     let value = serde_json::to_value(&report).unwrap_or_default();
     // with a precision target the rounds the deadline did not cut keep their estimates
@@ -234,7 +235,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
 
 /// The text of a simulation report.
 fn print_report(args: &SimulateArgs, file: &mfq_model::ModelFile, report: &mfq_sim::SimReport) {
-    outln!("{}  simulated with N = {} servers ({})", title(file), report.options.servers, args.model.model.display());
+    let buffer = report.options.buffer.map(|k| format!(", finite buffer K = {k} per server")).unwrap_or_default();
+    outln!("{}  simulated with N = {} servers{buffer} ({})", title(file), report.options.servers, args.model.model.display());
     outln!(
         "  {} replications x {} time units after a warm-up of {}, {} batches each; seed {} (replication r on its own stream)",
         report.options.replications,

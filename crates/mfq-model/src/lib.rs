@@ -160,7 +160,9 @@ pub struct Observables {
     /// Mean response (sojourn) time `T = L / throughput` (Little's law); includes service.
     /// `None` for models without queues or with zero throughput.
     pub mean_response_time: Option<f64>,
-    /// Probability that an arriving job joins a busy server, when the model defines it.
+    /// Probability that an arriving job joins a busy server and so waits, when the model
+    /// defines it: a fraction of all arrivals; arrivals lost at a full buffer do not wait
+    /// ([`Observables::waiting`]).
     pub prob_wait: Option<f64>,
     /// Probability that an arrival is lost at the truncation level `K`.
     pub loss_probability: f64,
@@ -187,6 +189,16 @@ impl Observables {
 }
 
 impl Observables {
+    /// `P(wait)` of a routing rule that sends an arrival to a busy server with probability
+    /// `routed_to_busy` (lost arrivals included), given the probability `loss` that it is lost
+    /// at a full buffer (level `K >= 1`, so every lost arrival was routed to a busy server):
+    /// `routed_to_busy - loss`, the fraction of all arrivals that join a busy server and wait.
+    /// This is what the simulator counts (`waited / offered`) and it is linear in the state's
+    /// law, so the exact finite-`N` chain and the refined expansion average it correctly.
+    pub fn waiting(routed_to_busy: f64, loss: f64) -> f64 {
+        (routed_to_busy - loss).max(0.0)
+    }
+
     /// Observables of a tail-form state `x` (`x[k-1] = x_k`) of unit-rate servers.
     ///
     /// `lambda` is the arrival rate per server, `prob_wait` and `loss_probability` come from

@@ -183,8 +183,9 @@ pub struct Truncation {
     /// `true`: the fixed `levels` are the system's finite buffer (an arrival to a server
     /// holding `K` jobs is lost), not a truncation of an infinite buffer, so `x_K` is the
     /// blocking mass and is not checked against `tol` (default `false`: a fixed `K` with
-    /// `x_K >= tol` is an error). Needs `levels`. The finite-N commands (`exact`, `simulate`,
-    /// `compare`) always read a fixed `levels` as the buffer.
+    /// `x_K >= tol` is an error). Needs `levels`. With it, `simulate` and simulation sweeps
+    /// simulate the system with this buffer ([`buffer_size`](Truncation::buffer_size)); `exact`
+    /// and `compare` always read a fixed `levels` as the buffer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub buffer: bool,
 }
@@ -208,13 +209,19 @@ impl Default for Truncation {
 }
 
 impl Truncation {
+    /// The per-server buffer `K` of the finite-N system when [`buffer`](Self::buffer) is set
+    /// (`levels`), `None` otherwise (an unlimited buffer).
+    pub fn buffer_size(&self) -> Option<usize> {
+        self.levels.filter(|_| self.buffer)
+    }
+
     /// The stability verdict of the system this truncation describes, given the model's own
     /// verdict `model` (the infinite-buffer condition, `MeanFieldModel::stability`): with
     /// [`buffer`](Self::buffer) a loss system, stationary at every load (`Stable`, with the
     /// buffer named); otherwise `model` unchanged. Every job that refuses unstable parameters
     /// reads its verdict here.
     pub fn stability_of(&self, model: crate::Stability) -> crate::Stability {
-        match self.levels.filter(|_| self.buffer) {
+        match self.buffer_size() {
             Some(k) => crate::Stability::Stable {
                 condition: format!("finite buffer K = {k} (truncation.buffer): a loss system, stationary at every load"),
             },

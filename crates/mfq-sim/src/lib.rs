@@ -273,7 +273,8 @@ pub struct SimReport {
     pub throughput: Estimate,
     /// Fraction of arrivals lost at a full buffer (0 with an unlimited buffer).
     pub loss_probability: Estimate,
-    /// Fraction of accepted arrivals that joined a busy server (and so had to wait).
+    /// Fraction of arrivals that joined a busy server and so had to wait (arrivals lost at a
+    /// full buffer did not wait), as the mean field's `P(wait)` counts it.
     pub prob_wait: Estimate,
     /// Events simulated over all replications, warm-ups included (arrivals, lost ones
     /// included, and departures).
@@ -914,7 +915,6 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
     let lost: Vec<f64> = col(&|b| b.lost as f64);
     let offered: Vec<f64> = col(&|b| (b.accepted + b.lost) as f64);
     let waited: Vec<f64> = col(&|b| b.waited as f64);
-    let accepted: Vec<f64> = col(&|b| b.accepted as f64);
     let departed: Vec<f64> = col(&|b| b.departures as f64 / per_server_time(b));
 
     let by_rep: Vec<Vec<f64>> = reps.iter().map(|r| r.batches.iter().map(primary).collect()).collect();
@@ -927,7 +927,7 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
     };
     let (mut mean_queue_length, mut mean_response_time) = (stats::mean_estimate(&l), stats::ratio_estimate(&l, &theta));
     let (mut throughput, mut loss_probability, mut prob_wait) =
-        (stats::mean_estimate(&theta), stats::ratio_estimate(&lost, &offered), stats::ratio_estimate(&waited, &accepted));
+        (stats::mean_estimate(&theta), stats::ratio_estimate(&lost, &offered), stats::ratio_estimate(&waited, &offered));
     let mut departure_rate = stats::mean_estimate(&departed);
     match (shape, policy) {
         (Shape::Queues, Policy::Hetero { fractions, .. }) => {

@@ -303,7 +303,9 @@ impl Model {
     }
 
     /// The finite-N simulation of the system the kind declares (generic models: the
-    /// population process of their transitions, [`simulate_population`](Self::simulate_population)).
+    /// population process of their transitions, [`simulate_population`](Self::simulate_population)),
+    /// with the file's buffer `K` ([`Truncation::buffer_size`](mfq_model::Truncation::buffer_size))
+    /// unless `opts.buffer` sets one.
     ///
     /// # Errors
     /// [`Error::Simulation`]: options or parameters out of range, or a kind without a finite-N
@@ -312,7 +314,8 @@ impl Model {
         if self.is_population() {
             return self.simulate_population(opts);
         }
-        Ok(mfq_sim::simulate(&self.file.model, opts)?)
+        let buffer = opts.buffer.or(self.file.truncation.buffer_size().map(|k| k as u32));
+        Ok(mfq_sim::simulate(&self.file.model, &SimOptions { buffer, ..opts.clone() })?)
     }
 
     /// The main job: fixed point, stability, transient from the empty state and attraction

@@ -385,9 +385,13 @@ impl MeanFieldModel for PhaseTypeQueue {
             Routing::Jiq => {
                 let excess = if self.on_boundary(x) { self.lambda - self.emptying_rate(x) } else { 0.0 };
                 let pw = excess / self.lambda;
-                (pw, pw * tails[self.levels - 1].clamp(0.0, 1.0))
+                let loss = pw * tails[self.levels - 1].clamp(0.0, 1.0);
+                (Observables::waiting(pw, loss), loss)
             }
-            _ => (self.phi(tails[0].clamp(0.0, 1.0)), self.phi(tails[self.levels - 1].clamp(0.0, 1.0))),
+            _ => {
+                let loss = self.phi(tails[self.levels - 1].clamp(0.0, 1.0));
+                (Observables::waiting(self.phi(tails[0].clamp(0.0, 1.0)), loss), loss)
+            }
         };
         let mut obs = Observables::from_tail(&tails, self.lambda, Some(prob_wait), loss);
         obs.extras.push(("load_rho".into(), self.rho()));

@@ -87,8 +87,9 @@ impl MeanFieldModel for Jiq {
     }
     fn observables(&self, x: &[f64]) -> Observables {
         let excess = self.excess(x);
-        let prob_wait = excess / self.lambda;
-        let loss = prob_wait * tail_at(x, self.levels);
+        let routed_to_busy = excess / self.lambda;
+        let loss = routed_to_busy * tail_at(x, self.levels);
+        let prob_wait = Observables::waiting(routed_to_busy, loss);
         let mut obs = Observables::from_tail(x, self.lambda, Some(prob_wait), loss);
         obs.extras.push(("busy_fraction".into(), tail_at(x, 1)));
         obs

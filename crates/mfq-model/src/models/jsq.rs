@@ -83,8 +83,8 @@ impl MeanFieldModel for Jsq {
         StateLayout::Tail { levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
-        let prob_wait = self.p(tail_at(x, 1));
         let loss = self.p(tail_at(x, self.levels));
+        let prob_wait = Observables::waiting(self.p(tail_at(x, 1)), loss);
         Observables::from_tail(x, self.lambda, Some(prob_wait), loss)
     }
     fn order(&self) -> Option<PartialOrder> {

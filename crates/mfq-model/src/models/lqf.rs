@@ -164,13 +164,14 @@ impl MeanFieldModel for Lqf {
     fn layout(&self) -> StateLayout {
         StateLayout::Tail { levels: self.levels }
     }
-    /// Tail, packets per buffer, response time (Little), `prob_wait` = `x_1` (an arriving
-    /// packet finds its buffer non-empty, PASTA), loss `x_K`; extras `wasted_service`
+    /// Tail, packets per buffer, response time (Little), `prob_wait` = `x_1 - x_K` (an arriving
+    /// packet finds its buffer non-empty and not full, PASTA), loss `x_K`; extras `wasted_service`
     /// `(1 - x_1)^d` (fraction of opportunities that find every sampled buffer empty) and
     /// `d_x1` = `d x_1` (tends to `-ln(1 - lambda)` as `d` grows).
     fn observables(&self, x: &[f64]) -> Observables {
         let x1 = tail_at(x, 1);
-        let mut o = Observables::from_tail(x, self.lambda, Some(x1), tail_at(x, self.levels));
+        let loss = tail_at(x, self.levels);
+        let mut o = Observables::from_tail(x, self.lambda, Some(Observables::waiting(x1, loss)), loss);
         o.extras = vec![("wasted_service".into(), empty_pow(x1, self.d)), ("d_x1".into(), self.d as f64 * x1)];
         o
     }

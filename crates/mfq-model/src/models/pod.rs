@@ -116,8 +116,8 @@ impl MeanFieldModel for PodLi {
         StateLayout::Tail { levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
-        let pw = self.phi(tail_at(x, 1));
         let loss = self.phi(tail_at(x, self.levels));
+        let pw = Observables::waiting(self.phi(tail_at(x, 1)), loss);
         Observables::from_tail(x, self.lambda, Some(pw), loss)
     }
     fn order(&self) -> Option<PartialOrder> {
@@ -295,8 +295,8 @@ impl MeanFieldModel for PodLd {
         StateLayout::Tail { levels: self.levels }
     }
     fn observables(&self, x: &[f64]) -> Observables {
-        let pw = self.arrival_tail(x, 1);
         let loss = self.arrival_tail(x, self.levels);
+        let pw = Observables::waiting(self.arrival_tail(x, 1), loss);
         Observables::from_tail(x, self.lambda, Some(pw), loss)
     }
     fn order(&self) -> Option<PartialOrder> {

@@ -214,8 +214,8 @@ pub(crate) fn class_birth_death(
 /// Observables of a class-tail state (see the module docs).
 ///
 /// `theta[j]` = accepted arrival rate per class-`j` server, `lost` = rate of lost arrivals
-/// per server (all-server normalisation), `prob_wait` = fraction of arrivals that join a busy
-/// server.
+/// per server (all-server normalisation), `prob_wait` = fraction of arrivals routed to a busy
+/// server, lost ones included (they are subtracted here: [`Observables::waiting`]).
 pub(crate) fn class_observables(
     x: &[f64],
     classes: &Classes,
@@ -256,7 +256,7 @@ pub(crate) fn class_observables(
         mean_queue_length: Some(mean_queue_length),
         throughput: Some(throughput),
         mean_response_time: (throughput > 0.0).then(|| mean_queue_length / throughput),
-        prob_wait,
+        prob_wait: prob_wait.map(|p| Observables::waiting(p, loss_probability)),
         loss_probability,
         mass_at_truncation,
         extras,
