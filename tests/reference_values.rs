@@ -215,7 +215,12 @@ fn a_finite_buffer_is_the_system_not_a_truncation_error() {
     let sim = mfq::Model::new(mfq_model::models::JsqSpec { lambda, d: 2 }, t).simulate(&opts).unwrap();
     assert_eq!(sim.options.buffer, Some(k as u32));
     for (name, est, mf) in [("prob_wait", &sim.prob_wait, pw), ("loss_probability", &sim.loss_probability, want[k] * want[k])] {
-        assert!((est.mean - mf).abs() < 3.0 * est.half_width + 4e-3, "{name}: simulation {} +- {} vs mean field {mf}", est.mean, est.half_width);
+        assert!(
+            (est.mean - mf).abs() < 3.0 * est.half_width + 4e-3,
+            "{name}: simulation {} +- {} vs mean field {mf}",
+            est.mean,
+            est.half_width
+        );
     }
     let e = Truncation { buffer: true, ..Truncation::default() }.validate().unwrap_err();
     assert!(e.to_string().contains("truncation.buffer"), "{e}");

@@ -218,10 +218,17 @@ fn a_finite_buffer_is_stationary_at_every_load() {
 
 /// Class 3: at a degenerate equilibrium (gamma0 = gamma1 = 1/4 of the stubborn-agent model: a
 /// triple root at x = 1/2, docs/models/opinion.md) the refined terms do not exist; `refined`
-/// says so first among its warnings.
+/// says so first among its warnings, and `compare` draws no refined line (it printed a
+/// correction of about 4e12 before) and says why.
 #[test]
 fn refined_terms_at_a_degenerate_equilibrium_are_flagged() {
     let v = json(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.25", "--set", "gamma1=0.25", "--json"]));
+    assert!(v["warnings"][0].as_str().unwrap().starts_with("the fixed point is degenerate"), "{v}");
+    let dir = tmp_dir("compare-degenerate");
+    let out = dir.to_str().unwrap();
+    let base = ["compare", "models/opinion-stubborn.toml", "--set", "gamma0=0.25", "--set", "gamma1=0.25", "--servers", "50"];
+    let v = json(&mfq(&[&base[..], &["--time", "50", "--json", "--out", out]].concat()));
+    assert!(v["refined_c"].is_null() && v["rows"][0]["refined_mean_field"].is_null(), "{v}");
     assert!(v["warnings"][0].as_str().unwrap().starts_with("the fixed point is degenerate"), "{v}");
     let v = json(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.3", "--set", "gamma1=0.3", "--json"]));
     assert!(v["warnings"].as_array().unwrap().iter().all(|w| !w.as_str().unwrap().contains("degenerate")), "{v}");

@@ -318,6 +318,7 @@ class Model:
             mean_queue_length_correction=t["mean_queue_length_correction"],
             mean_response_time_correction=t["mean_response_time_correction"],
             estimates=[_estimate_dict(e) for e in r["estimates"]], expansion=r["expansion"],
+            warnings=list(r["warnings"]),
         )  # fmt: skip
 
     def simulate(

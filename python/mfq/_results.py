@@ -184,11 +184,14 @@ class Refined(Result):
         expansion: the expansions ``value + c1/N + c2/N^2`` of the observables (``tail``: a list,
             ``prob_wait``, ``extras``: name/expansion pairs, ``has_queue_length``,
             ``throughput``), from which :meth:`estimate` evaluates any ``N``.
+        warnings: why some estimates mean little, one sentence each: a degenerate fixed point
+            (the terms are meaningless at every ``N``), then the sizes whose estimate leaves the
+            state space (the exact chain gives those ``N``); empty when there is none.
     """
 
     _fields = (
         "fixed_point", "order", "x", "V", "A", "W", "sum_v", "sum_a", "lyapunov_residual",
-        "mean_queue_length_correction", "mean_response_time_correction", "estimates", "expansion",
+        "mean_queue_length_correction", "mean_response_time_correction", "estimates", "expansion", "warnings",
     )  # fmt: skip
     fixed_point: FixedPoint
     order: int
@@ -203,6 +206,7 @@ class Refined(Result):
     mean_response_time_correction: Optional[float]
     estimates: List[Dict[str, Any]]
     expansion: Dict[str, Any]
+    warnings: List[str]
 
     def estimate(self, servers: float) -> Dict[str, Any]:
         """The refined estimates for ``N = servers`` to the order of the terms, as the core

@@ -75,6 +75,14 @@ def test_refined_jsq2_sum_v():
     assert abs(float(r.V.sum()) - r.sum_v) < 1e-12
     est = r.estimate(100)
     np.testing.assert_allclose(est["x"], r.x + r.V / 100)
+    assert r.warnings == []
+
+
+def test_refined_warns_at_a_degenerate_fixed_point():
+    """Stubborn-agent majority rule, gamma0 = gamma1 = 1/4: a triple root at x = 1/2
+    (docs/models/opinion.md), where the refined terms do not exist: the first warning says so."""
+    r = mfq.Model(kind="opinion-stubborn", gamma0=0.25, gamma1=0.25).refined()
+    assert r.warnings and r.warnings[0].startswith("the fixed point is degenerate")
 
 
 def test_refined_order_two_sis_against_closed_forms_and_the_exact_chain(root):

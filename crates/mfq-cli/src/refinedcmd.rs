@@ -175,16 +175,7 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
     }
     let built = file.model.build(r.fixed_point.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let names: Vec<String> = (0..built.dim()).map(|i| built.layout().name(i)).collect();
-    let mut warnings = r.state_space_warnings(&built.layout());
-    if r.fixed_point.local == Some(mfq_fixpoint::EquilibriumKind::Degenerate) {
-        // V solves J V + V J^T + Q = 0: with a zero eigenvalue of J it is of the order of 1/eigenvalue
-        warnings.insert(
-            0,
-            "the fixed point is degenerate (an eigenvalue of the Jacobian is zero to the precision of x*): the refined \
-             terms solve a singular Lyapunov equation and are meaningless at every N (the expansion in 1/N does not exist here)"
-                .to_string(),
-        );
-    }
+    let warnings = &r.warnings;
     let notes = file.model.notes();
     let value = json!({
         "warnings": warnings,
@@ -218,7 +209,7 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
         outln!("{value}");
     } else {
         out!("{}", text(args, &title(&file), &names, &r));
-        for w in &warnings {
+        for w in warnings {
             outln!("  warning: {w}");
         }
         for n in &notes {

@@ -272,7 +272,8 @@ fn print_report(args: &SimulateArgs, file: &mfq_model::ModelFile, report: &mfq_s
     outln!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
 }
 
-/// Mean field, refined mean field and simulations at the sizes `servers` for a model file.
+/// Mean field, refined mean field and simulations at the sizes `servers` for a model file, and
+/// the warnings owed with them (a degenerate fixed point: no refined line, [`mfq::degeneracy_warning`]).
 pub(crate) fn comparison(
     model_args: &ModelArgs,
     file: &mfq_model::ModelFile,
@@ -280,7 +281,7 @@ pub(crate) fn comparison(
     sim: &SimArgs,
     quiet: bool,
     deadline: &Deadline,
-) -> Result<(SizeComparison, Vec<serde_json::Value>), Failure> {
+) -> Result<(SizeComparison, Vec<serde_json::Value>, Vec<String>), Failure> {
     if servers.is_empty() || servers.contains(&0) {
         return Err(Failure::input("--servers: allowed: a comma-separated list of integers >= 1"));
     }
@@ -295,7 +296,9 @@ pub(crate) fn comparison(
     })?;
     let fp = &finite.fixed_point;
     require_converged(fp, file)?;
-    let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok();
+    // at a degenerate fixed point the refined terms are of the order of 1/eigenvalue: not drawn
+    let warnings: Vec<String> = mfq::degeneracy_warning(fp).into_iter().collect();
+    let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok().filter(|_| warnings.is_empty());
     // models without queues (generic ones such as SIS): the first state entry
     let (quantity, mean_field, correction) = match fp.observables.mean_queue_length {
         Some(l) => ("mean queue length per server".to_string(), l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
@@ -345,7 +348,7 @@ pub(crate) fn comparison(
         cmp.simulated.push(simulated.mean);
         cmp.half_width.push(simulated.half_width);
     }
-    Ok((cmp, rows))
+    Ok((cmp, rows, warnings))
 }
 
 /// `mfq compare`: mean field, refined mean field and simulation side by side.
@@ -353,13 +356,13 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
     crate::commands::check_out(&args.model, true)?;
-    let (cmp, rows) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json, &deadline)?;
+    let (cmp, rows, warnings) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json, &deadline)?;
     let mean_field = cmp.mean_field;
     let dir = out_dir(&args.model.out, &args.model.model);
     let svg = size_comparison_svg(&cmp, &format!("Simulation vs mean field: {}", title(&file))).map_err(|e| Failure::io(e.to_string()))?;
     write_atomic(&dir.join("compare.svg"), svg.as_bytes())?;
     let notes = file.model.notes();
-    let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model, "notes": notes });
+    let value = json!({ "quantity": cmp.quantity, "rows": rows, "refined_c": cmp.refined_c, "model": file.model, "warnings": warnings, "notes": notes });
     write_atomic(&dir.join("compare.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     if args.model.json {
         outln!("{value}");
@@ -376,12 +379,16 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         Some(c) => {
             outln!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} + {c:.6}/N")
         }
+        None if !warnings.is_empty() => outln!("  mean field {mean_field:.6}; refined mean field not drawn (see the warning)"),
         None => outln!("  mean field {mean_field:.6}; refined mean field not available for this model"),
     }
     outln!("  {:>8} {:>12} {:>12} {:>22}", "N", "mean field", "refined", "simulation (95% CI)");
     for (i, n) in args.servers.iter().enumerate() {
         let refined = cmp.refined_c.map_or("-".to_string(), |c| format!("{:.6}", mean_field + c / *n as f64));
         outln!("  {:>8} {:>12.6} {:>12} {:>12.6} +- {:.6}", n, mean_field, refined, cmp.simulated[i], cmp.half_width[i]);
+    }
+    for w in &warnings {
+        outln!("  warning: {w}");
     }
     for n in &notes {
         outln!("  note: {n}");

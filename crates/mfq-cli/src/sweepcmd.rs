@@ -590,7 +590,7 @@ fn figure(dir: &Path, out: &Path, name: &str, deadline: &Deadline) -> Result<Str
             let args = ModelArgs { model: PathBuf::from(model), set: vec![], json: false, out: None, max_seconds: deadline.limit() };
             let file = crate::commands::load(&args)?;
             let sim = crate::simcmd::SimArgs { time: *time, warmup: *warmup, replications: 4, batches: 25, seed: 1 };
-            let (mut cmp, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, deadline)?;
+            let (mut cmp, _, _) = crate::simcmd::comparison(&args, &file, servers, &sim, true, deadline)?;
             if let Some(label) = label {
                 cmp.mean_field_label = label.clone();
             }

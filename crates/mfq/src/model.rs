@@ -261,15 +261,18 @@ impl Model {
         let expansion = refined_expansion(model.as_ref(), &terms);
         let estimates = servers.iter().map(|&n| expansion.estimate(&terms, n)).collect();
         let limit = Some(expansion.estimate(&terms, f64::INFINITY));
-        Ok(RefinedReport {
+        let mut r = RefinedReport {
             fixed_point: fp,
             terms,
             mean_field: limit,
             estimates,
             expansion,
+            warnings: Vec::new(),
             terms_seconds,
             wall_seconds: start.elapsed().as_secs_f64(),
-        })
+        };
+        r.warnings = degeneracy_warning(&r.fixed_point).into_iter().chain(r.state_space_warnings(&model.layout())).collect();
+        Ok(r)
     }
 
     /// The transient refined mean field `x(t) + V(t)/N (+ A(t)/N^2)` from `x0` (length: the
@@ -373,10 +376,27 @@ pub struct RefinedReport {
     /// The expansions `value + c1/N + c2/N^2` of the observables behind the estimates (for any
     /// other `N`).
     pub expansion: RefinedExpansion,
+    /// Why some estimates mean little, one sentence each: a degenerate fixed point
+    /// ([`degeneracy_warning`]), then the sizes whose estimate leaves the state space
+    /// ([`state_space_warnings`](Self::state_space_warnings)). Empty when there is none.
+    pub warnings: Vec<String>,
     /// Wall time of the refined terms alone (given the fixed point), seconds.
     pub terms_seconds: f64,
     /// Wall time of the whole job (fixed point, terms, estimates), seconds.
     pub wall_seconds: f64,
+}
+
+/// The warning owed with refined terms at a degenerate fixed point `fp` (a Jacobian eigenvalue
+/// zero to the precision of `x*`, [`mfq_fixpoint::EquilibriumKind::Degenerate`], e.g. an
+/// opinion model at its bifurcation): `V` solves `J V + V J^T + Q = 0`, whose solution grows like
+/// 1/eigenvalue, so the refined terms are meaningless at every `N` (the expansion in `1/N` does
+/// not exist there). `None` at any other fixed point.
+pub fn degeneracy_warning(fp: &FixedPoint) -> Option<String> {
+    (fp.local == Some(mfq_fixpoint::EquilibriumKind::Degenerate)).then(|| {
+        "the fixed point is degenerate (an eigenvalue of the Jacobian is zero to the precision of x*): the refined \
+         terms solve a singular Lyapunov equation and are meaningless at every N (the expansion in 1/N does not exist here)"
+            .to_string()
+    })
 }
 
 impl RefinedReport {
