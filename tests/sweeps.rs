@@ -478,7 +478,8 @@ fn truncation_losses_are_not_loss_probabilities() {
 /// (new-user try of issue 16: stable points were `invalid`, exit 2): redundancy-2 with
 /// identical copies under FCFS is stable iff lambda < 0.81669 (Hellemans' thesis, as
 /// models/redundancy-identical-ps-unstable.toml's docs page), and for unequal speeds the
-/// boundary is unknown below the total-capacity bound `sum(nu) / K = 1`; k-of-n with k = 1 is
+/// boundary is unknown below the local capacity bound 0.625 (speeds 3.5, 0.5 x 5, d = 2: the
+/// jobs whose copies both go to the five slow servers; docs/models/redundancy.md); k-of-n with k = 1 is
 /// stable iff lambda < 1 (central buffer, docs/models/k-of-n.md).
 #[test]
 fn models_with_only_a_stability_region_give_a_verdict_per_point() {
@@ -502,10 +503,10 @@ fn models_with_only_a_stability_region_give_a_verdict_per_point() {
     let o = mfq(&["sweep", "models/redundancy-identical-speeds.toml", "--set", "lambda=0.5,0.99,1.0", "--out", dir]);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    assert!(stdout.contains("3 points: 0 solved, 1 unstable, 0 failed, 0 invalid, 0 stable, 2 stability unknown"), "{stdout}");
+    assert!(stdout.contains("3 points: 0 solved, 2 unstable, 0 failed, 0 invalid, 0 stable, 1 stability unknown"), "{stdout}");
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let status: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(2).unwrap()).collect();
-    assert_eq!(status, ["stability-unknown", "stability-unknown", "unstable"], "{csv}");
+    assert_eq!(status, ["stability-unknown", "unstable", "unstable"], "{csv}");
     let (code, v, stderr) = json(&["sweep", "models/k-of-n.toml", "--set", "lambda=0.5,0.999,1.001", "--json", "--out", dir]);
     assert_eq!(code, Some(0), "{stderr}");
     let status: Vec<&str> = v["points"].as_array().unwrap().iter().map(|p| p["status"]["status"].as_str().unwrap()).collect();

@@ -9,6 +9,7 @@ use mfq_ode::{Method, SolveOptions};
 use mfq_plot::{distance_svg, tail_svg, trajectory_svg, DistanceSeries};
 use serde_json::json;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 /// The command's wall-clock deadline, `--max-seconds` from now ([`Deadline::none`] without
 /// the option). Taken when the command starts: one limit for every phase (building the model,
@@ -165,15 +166,22 @@ fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
 
 /// `Some(exit)` when the file's parameters have a stability region but no queue-length model
 /// (redundancy with identical copies): the region is printed as data (text or JSON, exit 0),
-/// or the command fails as unstable (exit 3) when the parameters are outside it.
-fn stability_region_only(args: &ModelArgs, file: &ModelFile) -> Option<Result<(), Failure>> {
+/// or the command fails as unstable (exit 3) when the parameters are outside it. The JSON is
+/// also written to `write` (the command's file: `fixed-point.json` with `--out`, `report.json`),
+/// after it is printed.
+fn stability_region_only(args: &ModelArgs, file: &ModelFile, write: Option<PathBuf>) -> Option<Result<(), Failure>> {
     let region = file.model.stability_only()?;
     if let Stability::Unstable { reason } = &region.stability {
         return Some(Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.display()))));
     }
+    let value = json!({ "model": file.model, "title": file.title, "stability": region.stability, "stability_region": region });
+    let written = |path: &PathBuf| {
+        write_atomic(path, serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())
+            .map_err(|f| Failure { json_printed: args.json, ..f })
+    };
     if args.json {
-        outln!("{}", json!({ "model": file.model, "title": file.title, "stability": region.stability, "stability_region": region }));
-        return Some(Ok(()));
+        outln!("{value}");
+        return Some(write.as_ref().map_or(Ok(()), written));
     }
     let mut s = String::new();
     let _ = writeln!(s, "{}  ({})", title(file), args.model.display());
@@ -189,7 +197,11 @@ fn stability_region_only(args: &ModelArgs, file: &ModelFile) -> Option<Result<()
     }
     let _ = writeln!(s, "  note                {}", region.note);
     out!("{s}");
-    Some(Ok(()))
+    Some(write.as_ref().map_or(Ok(()), |path| {
+        written(path)?;
+        outln!("wrote {}", path.display());
+        Ok(())
+    }))
 }
 
 fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stability: &Stability) -> String {
@@ -376,7 +388,7 @@ pub fn fixed_point(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
     check_out(args, false)?;
-    if let Some(done) = stability_region_only(args, &file) {
+    if let Some(done) = stability_region_only(args, &file, args.out.as_ref().map(|d| d.join("fixed-point.json"))) {
         return done;
     }
     let fp = fixed_point_of(args, &file, &deadline)?;
@@ -762,7 +774,7 @@ pub fn report(args: &ModelArgs) -> Result<(), Failure> {
     let deadline = deadline_of(args)?;
     let file = load(args)?;
     check_out(args, true)?;
-    if let Some(done) = stability_region_only(args, &file) {
+    if let Some(done) = stability_region_only(args, &file, Some(out_dir(&args.out, &args.model).join("report.json"))) {
         return done;
     }
     // the report is assembled by the library (the Python package calls the same function)

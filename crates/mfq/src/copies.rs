@@ -193,17 +193,12 @@ pub fn identical_copies(spec: &RedundancySpec, opts: &SimOptions, simulate_finit
 /// The local capacity bound of identical copies on servers of speeds `speeds` (any
 /// discipline): the jobs whose `d` copies all lie in a set `S` of servers can only be served
 /// there, so `lambda K E[X] C(|S|, d) / C(K, d) < sum_{s in S} nu_s` for every `S`; the
-/// binding sets are the `n` slowest servers, `n = d..K`. Returns the bound on `lambda`. At
-/// `d = 1` it is `min nu / E[X]`, the exact threshold.
+/// binding sets are the `n` slowest servers, `n = d..K`. Returns the bound on `lambda`
+/// ([`mfq_model::models::redundancy::local_capacity`], which also gives the binding `n`; the
+/// stability verdict of `fixed-point` reads it). At `d = 1` it is `min nu / E[X]`, the exact
+/// threshold.
 pub fn local_capacity_bound(speeds: &[f64], d: u32, mean_size: f64) -> f64 {
-    let mut sorted = speeds.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let k = sorted.len();
-    let binom = |n: usize, r: usize| (0..r).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
-    let total = binom(k, d as usize);
-    (d as usize..=k)
-        .map(|n| sorted[..n].iter().sum::<f64>() / (k as f64 * mean_size * binom(n, d as usize) / total))
-        .fold(f64::INFINITY, f64::min)
+    mfq_model::models::redundancy::local_capacity(speeds, d, mean_size).0
 }
 
 /// One point of [`threshold_against_d`].

@@ -237,7 +237,7 @@ impl KOfNSpec {
             let stability = if lambda < lmax {
                 Stability::Stable { condition: format!("lambda = {lambda} < lambda_max = {lmax} ({region})") }
             } else {
-                Stability::Unstable { reason: format!("lambda = {lambda} >= lambda_max = {lmax}: {region}") }
+                Stability::Unstable { reason: format!("lambda = {lambda} >= lambda_max = {lmax} (stable region: {region})") }
             };
             StabilityRegion { stability, region, lambda_max: Some(lmax), lambda_max_source: source.into(), note: NOTE.into() }
         };
@@ -270,11 +270,25 @@ impl KOfNSpec {
                 "Anton, Ayesta, Jonckheere, Verloop, Oper. Res. 69(5), 2021",
             );
         }
+        // a completed copy took at least the law's smallest size s (shift + Exp: the shift)
+        let smallest = match self.service {
+            ServiceLaw::ShiftedExponential { shift } => shift,
+            _ => 0.0,
+        };
         let stability = if exp && lambda * k >= 1.0 {
             Stability::Unstable {
                 reason: format!(
                     "lambda k = {} >= 1: each request needs k = {} exponential copy completions and N servers complete at most N per unit time",
                     lambda * k,
+                    self.k
+                ),
+            }
+        } else if smallest > 0.0 && lambda * k * smallest >= 1.0 {
+            Stability::Unstable {
+                reason: format!(
+                    "lambda k s = {} >= 1: each request needs k = {} completed copies, each of at least s = {smallest} units of service \
+                     (the law's smallest size), and N servers give N units per unit time (a necessary condition)",
+                    lambda * k * smallest,
                     self.k
                 ),
             }
@@ -509,6 +523,17 @@ mod tests {
         assert!(matches!(s.region().stability, Stability::Unstable { .. }));
         let s = KOfNSpec { lambda: 0.4, ..s };
         assert!(matches!(s.region().stability, Stability::Unknown { .. }));
+        // deterministic copies (shift 1), random dispatch, removal time: every completed copy
+        // took one unit, so lambda k >= 1 is unstable; shift 0.5 halves the bound's work
+        let det = KOfNSpec { service: ServiceLaw::ShiftedExponential { shift: 1.0 }, dispatch: Dispatch::Random, lambda: 0.5, ..s };
+        assert!(
+            matches!(&det.region().stability, Stability::Unstable { reason } if reason.contains("lambda k s = 1")),
+            "{:?}",
+            det.region()
+        );
+        let half = KOfNSpec { service: ServiceLaw::ShiftedExponential { shift: 0.5 }, ..det };
+        assert!(matches!(half.region().stability, Stability::Unknown { .. }), "{:?}", half.region());
+        assert!(matches!(KOfNSpec { lambda: 1.0, ..half }.region().stability, Stability::Unstable { .. }));
     }
 
     #[test]

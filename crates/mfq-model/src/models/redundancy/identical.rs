@@ -120,8 +120,47 @@ pub fn identical_stability(lambda: f64, d: u32, discipline: Discipline) -> Stabi
                  redundancy (Anton, Ayesta, Jonckheere and Verloop 2021)"
             ),
         },
-        _ => Stability::Unknown { note: "identical copies: stability is known for PS, FCFS and ROS only".into() },
+        _ if lambda >= 1.0 => Stability::Unstable { reason: work_bound_reason(&lambda_text, "1") },
+        _ => Stability::Unknown {
+            note: "identical copies: stability is known for PS, FCFS and ROS only (lambda E[X] < 1 holds, a necessary condition)".into(),
+        },
     }
+}
+
+/// The largest `lambda` the `m` slowest of `K` servers of speeds `nu` can carry, minimised over
+/// `m = d..=K`, and that `m`: a job picks `d` distinct servers uniformly (probability
+/// `C(m,d) / C(K,d)` that all lie among those `m`), and such a job is served in full, work
+/// `X`, by one of them, so `lambda K E[X] C(m,d)/C(K,d) < sum of their speeds` is necessary.
+/// `m = K` is the total-speed bound `sum(nu) / (K E[X])`; `d = 1` gives `min(nu) / E[X]`.
+/// Any discipline. Derived in docs/models/redundancy.md ("A bound that holds for every `d`").
+/// `nu` non-empty, `1 <= d <= K`, `mean > 0`.
+pub fn local_capacity(nu: &[f64], d: u32, mean: f64) -> (f64, usize) {
+    let k = nu.len();
+    let mut sorted = nu.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (mut best, mut at, mut speed) = (f64::INFINITY, k, 0.0);
+    for m in 1..=k {
+        speed += sorted[m - 1];
+        if m < d as usize {
+            continue;
+        }
+        let share: f64 = (0..d as usize).map(|i| (m - i) as f64 / (k - i) as f64).product();
+        let c = speed / (k as f64 * mean * share);
+        if c < best {
+            (best, at) = (c, m);
+        }
+    }
+    (best, at)
+}
+
+/// Why `lambda E[X] >= 1` is unstable under any discipline (unit speeds): every job's size is
+/// served in full by at least one server, so the work brought, `lambda E[X]` per server per unit
+/// time, exceeds what the servers give. `lambda_e` is `lambda E[X]`, `bound` the capacity's text.
+fn work_bound_reason(lambda_e: &str, bound: &str) -> String {
+    format!(
+        "lambda E[X] = {lambda_e} >= {bound}: every job is served in full by at least one of its copies' servers, so the \
+         servers cannot carry the work even without redundancy (a necessary condition, any discipline)"
+    )
 }
 
 /// The stability region of redundancy-d with identical exponential copies at `lambda`: what
@@ -219,16 +258,22 @@ pub fn identical_region_general(
             (None, String::new())
         };
         let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {nu:?}");
-        // necessary in every case: the servers' total speed sum(nu) carries at least the work
-        // lambda K E[X] (each job's size is done in full by at least one server)
-        let capacity = nu.iter().sum::<f64>() / (k as f64 * mean);
+        let (capacity, slowest) = local_capacity(nu, d, mean);
         let stability = match verdict(lmax, &what) {
             Stability::Unknown { .. } if lambda >= capacity => Stability::Unstable {
-                reason: format!(
-                    "lambda = {} >= sum(nu) / (K E[X]) = {capacity:.6}: the servers' total speed cannot carry the work even \
-                     without redundancy ({what})",
-                    crate::short_number(lambda)
-                ),
+                reason: if slowest == k {
+                    format!(
+                        "lambda = {} >= sum(nu) / (K E[X]) = {capacity:.6}: the servers' total speed cannot carry the work even \
+                         without redundancy ({what})",
+                        crate::short_number(lambda)
+                    )
+                } else {
+                    format!(
+                        "lambda = {} >= {capacity:.6}: the jobs whose d = {d} copies all go to the {slowest} slowest servers bring \
+                         more work than those servers' speeds carry (a necessary condition; {what})",
+                        crate::short_number(lambda)
+                    )
+                },
             },
             v => v,
         };
@@ -281,24 +326,49 @@ pub fn identical_region_general(
             "identical copies have no queue-length model here".to_string(),
         ),
     };
-    crate::StabilityRegion { stability: verdict(lmax, &what), region, lambda_max: lmax, lambda_max_source: source, note }
+    let stability = match verdict(lmax, &what) {
+        Stability::Unknown { .. } if lambda * mean >= 1.0 => {
+            Stability::Unstable { reason: format!("{} ({what})", work_bound_reason(&crate::short_number(lambda * mean), "1")) }
+        }
+        v => v,
+    };
+    crate::StabilityRegion { stability, region, lambda_max: lmax, lambda_max_source: source, note }
 }
 
 #[cfg(test)]
 mod capacity_tests {
     use super::*;
 
-    /// Unequal speeds, FCFS, 2 < d < K: no closed form, but `lambda >= sum(nu) / (K E[X])` is
-    /// unstable (the total speed bound), and below it the verdict stays unknown.
+    /// Unequal speeds, FCFS, 2 < d < K: no closed form, but the jobs whose two copies both go
+    /// to the five slow servers (probability C(5,2)/C(6,2) = 2/3) bring work 6 lambda 2/3 that
+    /// their speeds 5 x 0.5 must carry: `lambda >= 0.625` is unstable (the total-speed bound
+    /// alone gave 1), and below it the verdict stays unknown.
     #[test]
-    fn unequal_speeds_above_the_total_speed_are_unstable() {
+    fn unequal_speeds_above_the_slow_servers_capacity_are_unstable() {
         let nu = [3.5, 0.5, 0.5, 0.5, 0.5, 0.5];
         let size = super::super::CopySize::exponential();
-        for lambda in [1.0, 2.0, 1e300] {
+        assert_eq!(local_capacity(&nu, 2, 1.0), (0.625, 5));
+        for lambda in [0.625, 0.7, 1.0, 2.0, 1e300] {
             let r = identical_region_general(lambda, 2, Discipline::Fcfs, &size, Some(&nu));
-            assert!(matches!(&r.stability, Stability::Unstable { reason } if reason.contains("sum(nu)")), "{lambda}: {:?}", r.stability);
+            assert!(matches!(&r.stability, Stability::Unstable { reason } if reason.contains("5 slowest")), "{lambda}: {:?}", r.stability);
         }
-        let r = identical_region_general(0.5, 2, Discipline::Fcfs, &size, Some(&nu));
+        let r = identical_region_general(0.6, 2, Discipline::Fcfs, &size, Some(&nu));
         assert!(matches!(r.stability, Stability::Unknown { .. }), "{:?}", r.stability);
+        // equal speeds: the bound is the total speed (every m gives C(m,2)/C(K,2) <= m/K)
+        assert_eq!(local_capacity(&[1.0; 4], 2, 1.0).1, 4);
+        let r = identical_region_general(1.0, 2, Discipline::Fcfs, &size, Some(&[1.0; 4]));
+        assert!(matches!(&r.stability, Stability::Unstable { reason } if reason.contains("sum(nu)")), "{:?}", r.stability);
+    }
+
+    /// Disciplines without a known region (LCFS, LPS): `lambda E[X] >= 1` is unstable under any
+    /// discipline (each job is served in full once), below it unknown.
+    #[test]
+    fn the_work_bound_holds_for_every_discipline() {
+        for (law, mean) in [(super::super::CopySize::exponential(), 1.0), (super::super::CopySize::Deterministic(2.0), 2.0)] {
+            let r = identical_region_general(1.0 / mean, 2, Discipline::Lcfs, &law, None);
+            assert!(matches!(&r.stability, Stability::Unstable { reason } if reason.contains("lambda E[X] = 1")), "{:?}", r.stability);
+            let r = identical_region_general(0.9 / mean, 2, Discipline::Lcfs, &law, None);
+            assert!(matches!(r.stability, Stability::Unknown { .. }), "{:?}", r.stability);
+        }
     }
 }

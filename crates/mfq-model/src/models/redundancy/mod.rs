@@ -36,7 +36,7 @@ mod pair;
 mod triplet;
 
 pub use copy_size::{check_speeds, CopySize, CopySizeSpec, MAX_SPEEDS};
-pub use identical::{identical_region, identical_region_general, identical_stability, red_id_lambda_max, red_id_load};
+pub use identical::{identical_region, identical_region_general, identical_stability, local_capacity, red_id_lambda_max, red_id_load};
 pub use kind::{RedundancySpec, REDUNDANCY};
 pub use lcfs_limit::{lcfs_limit, LcfsLimit, LcfsLimitOptions, RedundancyLcfsLimit, LIMIT_DYNAMICS_NOTE, MAX_RELATIVE_ERROR};
 pub use mean_field::{reg_lower_gamma, MeanFieldFixedPoint, RedundancyMeanField};
