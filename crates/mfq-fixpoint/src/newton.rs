@@ -702,7 +702,8 @@ mod factors_tests {
     /// The relative polish stops when its Newton steps do not contract: the PS triplet at
     /// K = 24 (GMRES solves with an incomplete LU) has entries that round-off sets, which
     /// every step moves by many times their size; the polish stops before its fourth step
-    /// (three steps, the last with a relative change of ~25) and the fixed point stays at the
+    /// (by the contraction rule, or by `RELATIVE_NOISE` after a step that raised the residual),
+    /// its last relative change far above the step tolerance, and the fixed point stays at the
     /// tolerance.
     #[test]
     fn the_relative_polish_stops_when_newton_steps_do_not_contract() {
