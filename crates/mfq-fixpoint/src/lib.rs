@@ -74,7 +74,9 @@
 //!   round-off level is undone. Newton steps (not chord steps) also stop once a step's largest
 //!   relative change is not ten times below the previous one's: the small entries are then
 //!   set by round-off (of an iterative solve, or of cancelling drift terms), and more
-//!   steps move them at random (the redundancy triplet approximation). [`FixedPoint::tail_polish`] (JSON `tail_polish`) reports the
+//!   steps move them at random (the redundancy triplet approximation); with iterative linear
+//!   solves (GMRES, whose error is normwise) the polish also stops after a step that raised the
+//!   absolute residual and moved an entry by its own size or more. [`FixedPoint::tail_polish`] (JSON `tail_polish`) reports the
 //!   floor, the threshold, the steps and the last relative change. Entries below the
 //!   truncation tolerance are cut to zero by the truncation, not by the solver; near `K` the
 //!   truncated model itself differs from the infinite one (for slowly decaying tails, e.g.
