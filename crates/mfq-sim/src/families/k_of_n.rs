@@ -141,7 +141,6 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     n_serving: u32,
     /// The lumped case (module docs): arrival times of the requests in the system, oldest
     /// first, and the completion rate (`N` when not empty, else 0).
-    lumped: bool,
     fifo: VecDeque<f64>,
     lumped_rate: f64,
     in_system: Tracked,
@@ -183,7 +182,6 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             heap: BinaryHeap::new(),
             serving: vec![0; servers as usize],
             n_serving: 0,
-            lumped: p.central && p.k == 1 && p.n == servers && p.removal == 0.0 && matches!(p.service, ServiceLaw::Exponential),
             fifo: VecDeque::new(),
             lumped_rate: 0.0,
             in_system: Tracked::default(),
@@ -521,12 +519,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
 impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL, EXPO> {
     #[inline]
     fn markov_rate(&self) -> f64 {
-        let rate = self.arrival_rate + self.n_serving as f64;
-        if CENTRAL && EXPO {
-            rate + self.lumped_rate
-        } else {
-            rate
-        }
+        self.arrival_rate + self.n_serving as f64
     }
     #[inline]
     fn next_event(&self) -> f64 {
@@ -534,10 +527,6 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
     }
     #[inline(always)]
     fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng) {
-        if CENTRAL && EXPO && self.lumped {
-            self.lumped_event(t, rate, rng);
-            return;
-        }
         self.advance(t);
         let busy = self.n_serving;
         if busy == 0 {
@@ -572,10 +561,38 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
     }
 }
 
+/// The lumped case (module docs) on its own: the FIFO of arrival times, no server touched.
+struct Lumped(KOfN<true, true>);
+
+impl super::TimedFamily for Lumped {
+    #[inline]
+    fn markov_rate(&self) -> f64 {
+        self.0.arrival_rate + self.0.lumped_rate
+    }
+    #[inline]
+    fn next_event(&self) -> f64 {
+        f64::INFINITY
+    }
+    #[inline(always)]
+    fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        self.0.lumped_event(t, rate, rng);
+    }
+    fn on_event(&mut self, _rng: &mut Rng) -> bool {
+        false
+    }
+    fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        self.0.close(t, duration, out);
+    }
+}
+
 /// Runs one replication of the system of `params` with `servers` servers and arrival rate
 /// `lambda` per server, by [`super::drive_timed`], on the code specialised to its dispatch and
 /// to exponential or other copies.
 pub(crate) fn run(servers: u32, lambda: f64, params: Params, p: &RunParams, rng: &mut Rng) -> Replication {
+    let lumped = params.central && params.k == 1 && params.n == servers && params.removal == 0.0;
+    if lumped && matches!(params.service, ServiceLaw::Exponential) {
+        return super::drive_timed(&mut Lumped(KOfN::new(servers, lambda, params)), p, rng);
+    }
     match (params.central, matches!(params.service, ServiceLaw::Exponential)) {
         (true, true) => super::drive_timed(&mut KOfN::<true, true>::new(servers, lambda, params), p, rng),
         (true, false) => super::drive_timed(&mut KOfN::<true, false>::new(servers, lambda, params), p, rng),
