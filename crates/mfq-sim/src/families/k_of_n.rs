@@ -19,6 +19,19 @@
 //! completion comes at rate `B` (servers serving a copy) from a uniformly random one of them
 //! (kept in a set with O(1) moves), beside the arrivals at `N lambda`; only the ends of removal
 //! (a fixed time) stay in the heap. A stale heap entry is dropped without counting as an event.
+//! One uniform `U` chooses the event: `U (N lambda + B) < N lambda` is an arrival, else the
+//! integer part of `U (N lambda + B) - N lambda` (uniform in `[0, B)`) is the completing
+//! server's place in the set.
+//!
+//! The per-copy path (every case but the lumped one below) keeps one record per request
+//! (arrival time, copies completed and started, queue entries, served, and its neighbours in
+//! the central buffer's list) and one per server (the request it serves or idle or removing,
+//! its place in the serving set, its queue's ends): the central buffer is a doubly linked list
+//! through the request records (a request leaves it in O(1) when its last copy starts or it is
+//! served), random dispatch's FCFS queues are singly linked lists through the copy records,
+//! free request slots a list through their records; the requests in the system and the busy
+//! servers are counts integrated once per event. The code is specialised by dispatch and by
+//! exponential or timed copies (const parameters), so neither is tested per event.
 //!
 //! Central buffer, `k = 1`, `n = N`, exponential copies, instant removal (the lumped case): all
 //! `N` servers serve copies of the oldest request whenever there is one (an arrival to the empty
