@@ -726,10 +726,7 @@ fn run_one(policy: &Policy, p: &RunParams, rng: &mut Rng) -> Replication {
             let mut f = graph::GraphSystem::new(lambda, sets, mu);
             families::drive(&mut f, p, rng)
         }
-        Policy::KOfN(params) => {
-            let mut f = k_of_n::KOfN::new(p.n, p.lambda, params);
-            families::drive_timed(&mut f, p, rng)
-        }
+        Policy::KOfN(params) => k_of_n::run(p.n, p.lambda, params, p, rng),
     }
 }
 

@@ -19,6 +19,19 @@
 //! completion comes at rate `B` (servers serving a copy) from a uniformly random one of them
 //! (kept in a set with O(1) moves), beside the arrivals at `N lambda`; only the ends of removal
 //! (a fixed time) stay in the heap. A stale heap entry is dropped without counting as an event.
+//! One uniform `U` chooses the event: `U (N lambda + B) < N lambda` is an arrival, else the
+//! integer part of `U (N lambda + B) - N lambda` (uniform in `[0, B)`) is the completing
+//! server's place in the set.
+//!
+//! The per-copy path (every case but the lumped one below) keeps one record per request
+//! (arrival time, copies completed and started, queue entries, served, and its neighbours in
+//! the central buffer's list) and one per server (the request it serves or idle or removing,
+//! its place in the serving set, its queue's ends): the central buffer is a doubly linked list
+//! through the request records (a request leaves it in O(1) when its last copy starts or it is
+//! served), random dispatch's FCFS queues are singly linked lists through the copy records,
+//! free request slots a list through their records; the requests in the system and the busy
+//! servers are counts integrated once per event. The code is specialised by dispatch and by
+//! exponential or timed copies (const parameters), so neither is tested per event.
 //!
 //! Central buffer, `k = 1`, `n = N`, exponential copies, instant removal (the lumped case): all
 //! `N` servers serve copies of the oldest request whenever there is one (an arrival to the empty
@@ -32,7 +45,7 @@
 //! (arrival to its `k`-th completion), and the copies cancelled in service.
 
 use super::Tracked;
-use crate::engine::{exp1, index, uniform, Batch, Rng};
+use crate::engine::{exp1, index, uniform, Batch, Replication, Rng, RunParams};
 use mfq_model::models::k_of_n::ServiceLaw;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -64,12 +77,40 @@ impl Ord for Event {
     }
 }
 
-/// What a server does.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum State {
-    Idle,
-    Serving(u32),
-    Removing,
+/// `cur[s]` of an idle server.
+const IDLE: u32 = u32::MAX;
+/// `cur[s]` of a server removing a cancelled copy.
+const REMOVING: u32 = u32::MAX - 1;
+/// The central buffer's list of waiting requests runs through the request records, with slot
+/// 0 as its sentinel (its `next` the oldest waiting request, its `prev` the newest).
+const HEAD: u32 = 0;
+
+/// A request's record, in one cell.
+#[derive(Debug, Clone, Copy, Default)]
+struct Request {
+    arrival: f64,
+    /// Central buffer: the neighbours in the list of waiting requests (while it has unstarted
+    /// copies).
+    next: u32,
+    prev: u32,
+    /// Copies completed and started (central buffer).
+    done: u32,
+    started: u32,
+    /// Random dispatch: queue entries still pointing at it.
+    refs: u32,
+    finished: bool,
+}
+
+/// A server's record, in one cell.
+#[derive(Debug, Clone, Copy)]
+struct Server {
+    /// The request whose copy it serves, or [`IDLE`] or [`REMOVING`].
+    cur: u32,
+    /// Exponential copies: its place in the serving set while it serves.
+    pos: u32,
+    /// Random dispatch: the first and last copy of its FCFS queue ([`IDLE`] when empty).
+    q_head: u32,
+    q_tail: u32,
 }
 
 /// The parameters of the system.
@@ -83,40 +124,48 @@ pub(crate) struct Params {
 }
 
 /// One replication's state.
-pub(crate) struct KOfN {
+pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     servers: u32,
     p: Params,
+    /// `p.n` as an index.
+    n: usize,
     arrival_rate: f64,
     h2: (f64, f64, f64),
-    // requests, by slot: arrival time, completed and started copies, whether served, queue
-    // entries still pointing at it (random dispatch), and its servers `[slot * n ..][..n]`
-    arrival: Vec<f64>,
-    done: Vec<u32>,
-    started: Vec<u32>,
-    finished: Vec<bool>,
-    refs: Vec<u32>,
+    /// Requests by slot (slot 0: the central list's sentinel); request `r`'s servers are
+    /// `holders[r * n ..][..n]` (central buffer: the first `started`).
+    req: Vec<Request>,
     holders: Vec<u32>,
-    free_slots: Vec<u32>,
-    state: Vec<State>,
+    /// The free request slots, a list through their `next` ([`IDLE`]: none).
+    free_head: u32,
+    srv: Vec<Server>,
     token: Vec<u64>,
+    /// Central buffer: the idle servers, `idle[..n_idle]`.
     idle: Vec<u32>,
-    waiting: VecDeque<u32>,
-    queues: Vec<VecDeque<u32>>,
+    n_idle: u32,
+    /// Random dispatch: each server's FCFS queue of copies, a singly linked list through the
+    /// copy records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and
+    /// `r`) from the server's `q_head` to its `q_tail`.
+    q_link: Vec<(u32, u32)>,
     perm: Vec<u32>,
     heap: BinaryHeap<Event>,
-    /// Exponential copies: completions are competing exponentials, the servers serving a copy
-    /// are `serving[..]`, server `s` at `serving_pos[s]`.
-    expo: bool,
+    /// Exponential copies (`EXPO`): completions are competing exponentials, the servers serving
+    /// a copy are `serving[..n_serving]`, server `s` at its `pos`.
     serving: Vec<u32>,
-    serving_pos: Vec<u32>,
+    n_serving: u32,
     /// The lumped case (module docs): arrival times of the requests in the system, oldest
     /// first, and the completion rate (`N` when not empty, else 0).
-    lumped: bool,
     fifo: VecDeque<f64>,
     lumped_rate: f64,
     in_system: Tracked,
     busy: Tracked,
     removing: Tracked,
+    /// The per-copy path's requests in the system and busy servers (serving or removing), with
+    /// their time integrals kept up to `last` (advanced once per event).
+    in_sys: f64,
+    busy_count: f64,
+    last: f64,
+    area_in_sys: f64,
+    area_busy: f64,
     arrivals: u64,
     served: u64,
     response_sum: f64,
@@ -124,37 +173,38 @@ pub(crate) struct KOfN {
     copies_done: u64,
 }
 
-impl KOfN {
+impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
     /// `servers` idle servers, no request.
     pub(crate) fn new(servers: u32, lambda: f64, p: Params) -> Self {
+        debug_assert!(CENTRAL == p.central && EXPO == matches!(p.service, ServiceLaw::Exponential));
         KOfN {
             servers,
             p,
+            n: p.n as usize,
             arrival_rate: lambda * servers as f64,
             h2: p.service.h2().unwrap_or((1.0, 1.0, 1.0)),
-            arrival: Vec::new(),
-            done: Vec::new(),
-            started: Vec::new(),
-            finished: Vec::new(),
-            refs: Vec::new(),
-            holders: Vec::new(),
-            free_slots: Vec::new(),
-            state: vec![State::Idle; servers as usize],
+            req: vec![Request::default()],
+            holders: vec![IDLE; p.n as usize],
+            free_head: IDLE,
+            srv: vec![Server { cur: IDLE, pos: 0, q_head: IDLE, q_tail: IDLE }; servers as usize],
             token: vec![0; servers as usize],
-            idle: if p.central { (0..servers).rev().collect() } else { Vec::new() },
-            waiting: VecDeque::new(),
-            queues: if p.central { Vec::new() } else { vec![VecDeque::new(); servers as usize] },
+            idle: (0..servers).rev().collect(),
+            n_idle: if p.central { servers } else { 0 },
+            q_link: vec![(IDLE, 0); p.n as usize],
             perm: (0..servers).collect(),
             heap: BinaryHeap::new(),
-            expo: matches!(p.service, ServiceLaw::Exponential),
-            serving: Vec::with_capacity(servers as usize),
-            serving_pos: vec![u32::MAX; servers as usize],
-            lumped: p.central && p.k == 1 && p.n == servers && p.removal == 0.0 && matches!(p.service, ServiceLaw::Exponential),
+            serving: vec![0; servers as usize],
+            n_serving: 0,
             fifo: VecDeque::new(),
             lumped_rate: 0.0,
             in_system: Tracked::default(),
             busy: Tracked::default(),
             removing: Tracked::default(),
+            in_sys: 0.0,
+            busy_count: 0.0,
+            last: 0.0,
+            area_in_sys: 0.0,
+            area_busy: 0.0,
             arrivals: 0,
             served: 0,
             response_sum: 0.0,
@@ -179,187 +229,248 @@ impl KOfN {
         }
     }
 
-    /// A fresh request slot.
-    fn alloc(&mut self, t: f64) -> u32 {
-        let n = self.p.n as usize;
-        let r = match self.free_slots.pop() {
-            Some(r) => r,
-            None => {
-                self.arrival.push(0.0);
-                self.done.push(0);
-                self.started.push(0);
-                self.finished.push(false);
-                self.refs.push(0);
-                self.holders.resize(self.holders.len() + n, u32::MAX);
-                (self.arrival.len() - 1) as u32
-            }
-        };
-        let i = r as usize;
-        (self.arrival[i], self.done[i], self.started[i], self.finished[i], self.refs[i]) = (t, 0, 0, false, 0);
-        r
+    /// The integrals of the requests in the system and of the busy servers, up to `t`.
+    #[inline(always)]
+    fn advance(&mut self, t: f64) {
+        let dt = t - self.last;
+        self.area_in_sys += self.in_sys * dt;
+        self.area_busy += self.busy_count * dt;
+        self.last = t;
     }
 
-    /// Server `s` (idle or just freed, not in the idle list) starts copy of request `r`.
-    fn start(&mut self, s: u32, r: u32, t: f64, rng: &mut Rng) {
-        if self.state[s as usize] == State::Idle {
-            self.busy.add(1.0, t);
-        }
-        if self.expo {
-            // the completion is one of the competing exponentials: nothing to draw
-            if !matches!(self.state[s as usize], State::Serving(_)) {
-                self.serving_pos[s as usize] = self.serving.len() as u32;
-                self.serving.push(s);
+    /// A fresh request slot, arrived at `t`.
+    #[inline]
+    fn alloc(&mut self, t: f64) -> u32 {
+        let fresh = Request { arrival: t, ..Request::default() };
+        match self.free_head {
+            IDLE => {
+                self.req.push(fresh);
+                self.holders.resize(self.holders.len() + self.n, IDLE);
+                if !CENTRAL {
+                    self.q_link.resize(self.holders.len(), (IDLE, 0));
+                }
+                (self.req.len() - 1) as u32
             }
-            self.state[s as usize] = State::Serving(r);
+            r => {
+                self.free_head = self.req[r as usize].next;
+                self.req[r as usize] = fresh;
+                r
+            }
+        }
+    }
+
+    /// Returns request slot `r` to the free list.
+    #[inline(always)]
+    fn free(&mut self, r: u32) {
+        self.req[r as usize].next = self.free_head;
+        self.free_head = r;
+    }
+
+    /// Appends request `r` to the central buffer's list.
+    #[inline]
+    fn link(&mut self, r: u32) {
+        let tail = self.req[HEAD as usize].prev;
+        self.req[r as usize].prev = tail;
+        self.req[r as usize].next = HEAD;
+        self.req[tail as usize].next = r;
+        self.req[HEAD as usize].prev = r;
+    }
+
+    /// Removes request `r` from the central buffer's list.
+    #[inline]
+    fn unlink(&mut self, r: u32) {
+        let Request { next, prev, .. } = self.req[r as usize];
+        self.req[prev as usize].next = next;
+        self.req[next as usize].prev = prev;
+    }
+
+    /// Server `s` (idle, removing or just freed from a copy; not in the idle list) starts a
+    /// copy of request `r`.
+    #[inline(always)]
+    fn start(&mut self, s: u32, r: u32, t: f64, rng: &mut Rng) {
+        let c = self.srv[s as usize].cur;
+        self.srv[s as usize].cur = r;
+        if c == IDLE {
+            self.busy_count += 1.0;
+        }
+        if EXPO {
+            // the completion is one of the competing exponentials: nothing to draw
+            if c >= REMOVING {
+                self.srv[s as usize].pos = self.n_serving;
+                self.serving[self.n_serving as usize] = s;
+                self.n_serving += 1;
+            }
             return;
         }
-        self.state[s as usize] = State::Serving(r);
         self.token[s as usize] += 1;
         let end = t + self.draw(rng);
         self.heap.push(Event { t: end, server: s, token: self.token[s as usize] });
     }
 
     /// Server `s`, serving a copy, stops serving (exponential copies: leaves the serving set).
-    #[inline]
+    #[inline(always)]
     fn stop_serving(&mut self, s: u32) {
-        if self.expo {
-            let i = self.serving_pos[s as usize] as usize;
-            let last = self.serving.pop().expect("s serves");
-            if last != s {
-                self.serving[i] = last;
-                self.serving_pos[last as usize] = i as u32;
-            }
-            self.serving_pos[s as usize] = u32::MAX;
+        if EXPO {
+            // the last member takes s's place
+            let i = self.srv[s as usize].pos;
+            self.n_serving -= 1;
+            let last = self.serving[self.n_serving as usize];
+            self.serving[i as usize] = last;
+            self.srv[last as usize].pos = i;
         }
     }
 
     /// Free server `s` looks for work; without any it goes idle.
+    #[inline(always)]
     fn next_work(&mut self, s: u32, t: f64, rng: &mut Rng) {
-        let n = self.p.n as usize;
-        let found = if self.p.central {
+        let n = self.n;
+        if CENTRAL {
             // the first waiting request without a copy at `s` (started or completed)
-            let mut found = None;
-            for pos in 0..self.waiting.len() {
-                let r = self.waiting[pos];
+            let mut r = self.req[HEAD as usize].next;
+            while r != HEAD {
                 let i = r as usize;
-                let started = self.started[i] as usize;
-                if !self.holders[i * n..i * n + started].contains(&s) {
-                    self.holders[i * n + started] = s;
-                    self.started[i] += 1;
-                    if self.started[i] == self.p.n {
-                        self.waiting.remove(pos);
+                let started = self.req[i].started as usize;
+                let held = &mut self.holders[i * n..i * n + n];
+                if !held[..started].contains(&s) {
+                    held[started] = s;
+                    self.req[i].started += 1;
+                    if started + 1 == n {
+                        self.unlink(r);
                     }
-                    found = Some(r);
-                    break;
+                    self.start(s, r, t, rng);
+                    return;
                 }
+                r = self.req[i].next;
             }
-            found
         } else {
-            let mut found = None;
-            while let Some(r) = self.queues[s as usize].pop_front() {
-                let i = r as usize;
-                self.refs[i] -= 1;
-                if !self.finished[i] {
-                    found = Some(r);
+            loop {
+                let x = self.srv[s as usize].q_head;
+                if x == IDLE {
                     break;
                 }
-                if self.refs[i] == 0 {
-                    self.free_slots.push(r);
+                let (next, r) = self.q_link[x as usize];
+                self.srv[s as usize].q_head = next;
+                let req = &mut self.req[r as usize];
+                req.refs -= 1;
+                if !req.finished {
+                    self.start(s, r, t, rng);
+                    return;
                 }
-            }
-            found
-        };
-        match found {
-            Some(r) => self.start(s, r, t, rng),
-            None => {
-                if self.state[s as usize] != State::Idle {
-                    self.busy.add(-1.0, t);
-                }
-                if matches!(self.state[s as usize], State::Serving(_)) {
-                    self.stop_serving(s);
-                }
-                self.state[s as usize] = State::Idle;
-                if self.p.central {
-                    self.idle.push(s);
+                if req.refs == 0 {
+                    self.free(r);
                 }
             }
         }
+        // no work: idle
+        let c = self.srv[s as usize].cur;
+        if c != IDLE {
+            self.busy_count -= 1.0;
+            if c != REMOVING {
+                self.stop_serving(s);
+            }
+        }
+        self.srv[s as usize].cur = IDLE;
+        if CENTRAL {
+            self.idle[self.n_idle as usize] = s;
+            self.n_idle += 1;
+        }
     }
 
+    #[inline(always)]
     fn arrive(&mut self, t: f64, rng: &mut Rng) {
         self.arrivals += 1;
-        self.in_system.add(1.0, t);
+        self.in_sys += 1.0;
         let r = self.alloc(t);
-        let (n, i) = (self.p.n as usize, r as usize);
-        if self.p.central {
-            self.waiting.push_back(r);
+        let (n, i) = (self.n, r as usize);
+        if CENTRAL {
             // only idle servers can take the new request's copies
-            while self.started[i] < self.p.n {
-                let Some(s) = self.idle.pop() else { break };
-                self.holders[i * n + self.started[i] as usize] = s;
-                self.started[i] += 1;
+            let started = n.min(self.n_idle as usize);
+            for c in 0..started {
+                self.n_idle -= 1;
+                let s = self.idle[self.n_idle as usize];
+                self.holders[i * n + c] = s;
                 self.start(s, r, t, rng);
             }
-            if self.started[i] == self.p.n {
-                self.waiting.pop_back();
+            self.req[i].started = started as u32;
+            if started < n {
+                self.link(r);
             }
         } else {
             // n distinct servers: a partial Fisher-Yates shuffle of the kept permutation
+            self.req[i].refs = n as u32;
             for c in 0..n {
                 let j = c + index(rng, self.servers - c as u32) as usize;
                 self.perm.swap(c, j);
                 let s = self.perm[c];
-                self.holders[i * n + c] = s;
-                self.queues[s as usize].push_back(r);
-                self.refs[i] += 1;
-                if self.state[s as usize] == State::Idle {
-                    self.next_work(s, t, rng);
+                let x = i * n + c;
+                self.holders[x] = s;
+                if self.srv[s as usize].cur == IDLE {
+                    // its queue is empty: the copy starts at once
+                    self.req[i].refs -= 1;
+                    self.start(s, r, t, rng);
+                } else {
+                    self.q_link[x] = (IDLE, r);
+                    let tail = self.srv[s as usize].q_tail;
+                    if self.srv[s as usize].q_head == IDLE {
+                        self.srv[s as usize].q_head = x as u32;
+                    } else {
+                        self.q_link[tail as usize].0 = x as u32;
+                    }
+                    self.srv[s as usize].q_tail = x as u32;
                 }
             }
         }
     }
 
     /// The end of server `s`'s copy (or removal) at `t`.
+    #[inline(always)]
     fn complete(&mut self, s: u32, t: f64, rng: &mut Rng) {
-        let State::Serving(r) = self.state[s as usize] else {
-            // end of a removal
+        let r = self.srv[s as usize].cur;
+        if r == REMOVING {
             self.removing.add(-1.0, t);
             self.next_work(s, t, rng);
             return;
-        };
-        let (n, i) = (self.p.n as usize, r as usize);
+        }
+        let (n, i) = (self.n, r as usize);
         self.copies_done += 1;
-        self.done[i] += 1;
-        if self.done[i] == self.p.k {
-            self.finished[i] = true;
+        let req = &mut self.req[i];
+        req.done += 1;
+        if req.done == self.p.k {
+            req.finished = true;
             self.served += 1;
-            self.response_sum += t - self.arrival[i];
-            self.in_system.add(-1.0, t);
-            let held = if self.p.central { self.started[i] as usize } else { n };
+            self.response_sum += t - req.arrival;
+            self.in_sys -= 1.0;
+            let held = if CENTRAL {
+                let started = req.started as usize;
+                if started < n {
+                    self.unlink(r);
+                }
+                self.free(r);
+                started
+            } else {
+                if req.refs == 0 {
+                    self.free(r);
+                }
+                n
+            };
             for c in 0..held {
                 let o = self.holders[i * n + c];
-                if o != s && self.state[o as usize] == State::Serving(r) {
+                if o != s && self.srv[o as usize].cur == r {
                     self.cancelled += 1;
-                    self.stop_serving(o);
-                    self.token[o as usize] += 1;
                     if self.p.removal > 0.0 {
-                        self.state[o as usize] = State::Removing;
+                        self.stop_serving(o);
+                        self.token[o as usize] += 1;
+                        self.srv[o as usize].cur = REMOVING;
                         self.removing.add(1.0, t);
                         self.heap.push(Event { t: t + self.p.removal, server: o, token: self.token[o as usize] });
                     } else {
-                        self.state[o as usize] = State::Removing;
+                        if !EXPO {
+                            // its pending end is stale from now on
+                            self.token[o as usize] += 1;
+                        }
                         self.next_work(o, t, rng);
                     }
                 }
-            }
-            if self.p.central {
-                if self.started[i] < self.p.n {
-                    let pos = self.waiting.iter().position(|&x| x == r).expect("a request with unstarted copies waits");
-                    self.waiting.remove(pos);
-                }
-                self.free_slots.push(r);
-            } else if self.refs[i] == 0 {
-                self.free_slots.push(r);
             }
         }
         self.next_work(s, t, rng);
@@ -405,8 +516,11 @@ impl KOfN {
         out.waited = 0;
         out.departures = self.served;
         out.extras.clear();
-        out.extras.push(self.in_system.take(t) / (m * duration));
-        out.extras.push(self.busy.take(t) / (m * duration));
+        self.advance(t);
+        let in_system = self.in_system.take(t) + std::mem::take(&mut self.area_in_sys);
+        let busy = self.busy.take(t) + std::mem::take(&mut self.area_busy);
+        out.extras.push(in_system / (m * duration));
+        out.extras.push(busy / (m * duration));
         out.extras.push(self.removing.take(t) / (m * duration));
         out.extras.push(std::mem::take(&mut self.response_sum));
         out.extras.push(std::mem::take(&mut self.served) as f64);
@@ -415,25 +529,31 @@ impl KOfN {
     }
 }
 
-impl super::TimedFamily for KOfN {
+impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL, EXPO> {
     #[inline]
     fn markov_rate(&self) -> f64 {
-        self.arrival_rate + self.serving.len() as f64 + self.lumped_rate
+        self.arrival_rate + self.n_serving as f64
     }
     #[inline]
     fn next_event(&self) -> f64 {
         self.heap.peek().map_or(f64::INFINITY, |e| e.t)
     }
-    #[inline]
+    #[inline(always)]
     fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng) {
-        if self.lumped {
-            self.lumped_event(t, rate, rng);
+        self.advance(t);
+        let busy = self.n_serving;
+        if busy == 0 {
+            self.arrive(t, rng);
             return;
         }
-        if self.serving.is_empty() || uniform(rng) * rate < self.arrival_rate {
+        // one uniform: below the arrival rate an arrival, else its excess over it is uniform
+        // in [0, B) and its integer part the completing server's place in the serving set
+        let u = uniform(rng) * rate;
+        if u < self.arrival_rate {
             self.arrive(t, rng);
         } else {
-            let s = self.serving[index(rng, self.serving.len() as u32) as usize];
+            let j = ((u - self.arrival_rate) as u32).min(busy - 1);
+            let s = self.serving[j as usize];
             self.complete(s, t, rng);
         }
     }
@@ -442,6 +562,7 @@ impl super::TimedFamily for KOfN {
         match self.heap.pop() {
             // a stale entry (its copy was removed since) is dropped: not an event
             Some(e) if e.token == self.token[e.server as usize] => {
+                self.advance(e.t);
                 self.complete(e.server, e.t, rng);
                 true
             }
@@ -450,5 +571,185 @@ impl super::TimedFamily for KOfN {
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.close(t, duration, out);
+    }
+}
+
+/// The lumped case (module docs) on its own: the FIFO of arrival times, no server touched.
+struct Lumped(KOfN<true, true>);
+
+impl super::TimedFamily for Lumped {
+    #[inline]
+    fn markov_rate(&self) -> f64 {
+        self.0.arrival_rate + self.0.lumped_rate
+    }
+    #[inline]
+    fn next_event(&self) -> f64 {
+        f64::INFINITY
+    }
+    #[inline(always)]
+    fn on_markov(&mut self, t: f64, rate: f64, rng: &mut Rng) {
+        self.0.lumped_event(t, rate, rng);
+    }
+    fn on_event(&mut self, _rng: &mut Rng) -> bool {
+        false
+    }
+    fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
+        self.0.close(t, duration, out);
+    }
+}
+
+/// Runs one replication of the system of `params` with `servers` servers and arrival rate
+/// `lambda` per server, by [`super::drive_timed`], on the code specialised to its dispatch and
+/// to exponential or other copies.
+pub(crate) fn run(servers: u32, lambda: f64, params: Params, p: &RunParams, rng: &mut Rng) -> Replication {
+    let lumped = params.central && params.k == 1 && params.n == servers && params.removal == 0.0;
+    if lumped && matches!(params.service, ServiceLaw::Exponential) {
+        return super::drive_timed(&mut Lumped(KOfN::new(servers, lambda, params)), p, rng);
+    }
+    match (params.central, matches!(params.service, ServiceLaw::Exponential)) {
+        (true, true) => super::drive_timed(&mut KOfN::<true, true>::new(servers, lambda, params), p, rng),
+        (true, false) => super::drive_timed(&mut KOfN::<true, false>::new(servers, lambda, params), p, rng),
+        (false, true) => super::drive_timed(&mut KOfN::<false, true>::new(servers, lambda, params), p, rng),
+        (false, false) => super::drive_timed(&mut KOfN::<false, false>::new(servers, lambda, params), p, rng),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::TimedFamily;
+    use rand::SeedableRng;
+
+    impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
+        /// Asserts the bookkeeping against the servers' and requests' states.
+        fn check(&self) {
+            let (m, n) = (self.servers as usize, self.n);
+            let is_free = |r: u32| {
+                let mut f = self.free_head;
+                while f != IDLE {
+                    if f == r {
+                        return true;
+                    }
+                    f = self.req[f as usize].next;
+                }
+                false
+            };
+            let live: Vec<u32> = (1..self.req.len() as u32).filter(|&r| !is_free(r)).collect();
+            let unfinished: Vec<u32> = live.iter().copied().filter(|&r| !self.req[r as usize].finished).collect();
+            assert_eq!(unfinished.len() as f64, self.in_sys, "requests in the system");
+            for &r in &unfinished {
+                let q = self.req[r as usize];
+                assert!(q.done < self.p.k);
+                let held = if CENTRAL { q.started as usize } else { n };
+                let mut h = self.holders[r as usize * n..][..held].to_vec();
+                h.sort_unstable();
+                h.dedup();
+                assert_eq!(h.len(), held, "request {r}: copies at distinct servers");
+            }
+            let serving: Vec<u32> = (0..m as u32).filter(|&s| self.srv[s as usize].cur < REMOVING).collect();
+            let idle: Vec<u32> = (0..m as u32).filter(|&s| self.srv[s as usize].cur == IDLE).collect();
+            let removing = (0..m).filter(|&s| self.srv[s].cur == REMOVING).count();
+            assert_eq!((m - idle.len()) as f64, self.busy_count);
+            assert_eq!(removing as f64, self.removing.value);
+            for &s in &serving {
+                let r = self.srv[s as usize].cur;
+                assert!(unfinished.contains(&r), "server {s} serves a request in the system");
+                let held = if CENTRAL { self.req[r as usize].started as usize } else { n };
+                assert!(self.holders[r as usize * n..][..held].contains(&s));
+            }
+            if EXPO {
+                assert_eq!(self.n_serving as usize, serving.len());
+                for (i, &s) in self.serving[..self.n_serving as usize].iter().enumerate() {
+                    assert!(serving.contains(&s));
+                    assert_eq!(self.srv[s as usize].pos as usize, i);
+                }
+            }
+            if CENTRAL {
+                let mut listed = self.idle[..self.n_idle as usize].to_vec();
+                listed.sort_unstable();
+                assert_eq!(listed, idle, "the idle list");
+                // the waiting list: the requests with unstarted copies, oldest first
+                let mut waiting = Vec::new();
+                let (mut r, mut prev) = (self.req[HEAD as usize].next, HEAD);
+                while r != HEAD {
+                    assert_eq!(self.req[r as usize].prev, prev);
+                    waiting.push(r);
+                    (prev, r) = (r, self.req[r as usize].next);
+                }
+                assert_eq!(self.req[HEAD as usize].prev, prev);
+                let mut expected: Vec<u32> = unfinished.iter().copied().filter(|&r| (self.req[r as usize].started as usize) < n).collect();
+                expected.sort_by(|a, b| self.req[*a as usize].arrival.total_cmp(&self.req[*b as usize].arrival));
+                assert_eq!(waiting, expected, "the waiting list");
+                // a server idles only if every waiting request holds a copy at it
+                for &s in &idle {
+                    for &r in &waiting {
+                        let started = self.req[r as usize].started as usize;
+                        assert!(self.holders[r as usize * n..][..started].contains(&s), "idle server {s}, waiting request {r}");
+                    }
+                }
+            } else {
+                let mut refs = vec![0u32; self.req.len()];
+                for s in 0..m {
+                    let mut x = self.srv[s].q_head;
+                    if self.srv[s].cur == IDLE {
+                        assert_eq!(x, IDLE, "an idle server's queue is empty");
+                    }
+                    while x != IDLE {
+                        let (next, r) = self.q_link[x as usize];
+                        assert_eq!(self.holders[x as usize], s as u32);
+                        refs[r as usize] += 1;
+                        if next == IDLE {
+                            assert_eq!(self.srv[s].q_tail, x);
+                        }
+                        x = next;
+                    }
+                }
+                for &r in &live {
+                    assert_eq!(refs[r as usize], self.req[r as usize].refs, "request {r}: queue entries");
+                    if self.req[r as usize].finished {
+                        assert!(refs[r as usize] > 0, "a served request without queue entries is freed");
+                    }
+                }
+            }
+        }
+    }
+
+    fn exercise<const CENTRAL: bool, const EXPO: bool>(p: Params, lambda: f64) {
+        let mut rng = Rng::seed_from_u64(11);
+        let mut f = KOfN::<CENTRAL, EXPO>::new(6, lambda, p);
+        let mut t = 0.0;
+        for step in 0..40_000 {
+            let rate = f.markov_rate();
+            let next = t + exp1(&mut rng) / rate;
+            let timed = f.next_event();
+            if timed < next {
+                t = timed;
+                f.on_event(&mut rng);
+            } else {
+                t = next;
+                f.on_markov(t, rate, &mut rng);
+            }
+            if step % 97 == 0 {
+                f.check();
+            }
+        }
+        assert!(f.served > 1000, "{p:?}: {} served", f.served);
+    }
+
+    /// Serving set, idle list, waiting list, queues and counts stay consistent with the
+    /// servers' and requests' states, for both dispatches, exponential and timed copies, with
+    /// and without a removal time.
+    #[test]
+    fn bookkeeping_stays_consistent() {
+        for (k, n) in [(1, 2), (2, 4), (1, 3), (3, 3)] {
+            for removal in [0.0, 0.3] {
+                let lambda = 0.5 / k as f64;
+                let p = |central, service| Params { k, n, central, service, removal };
+                exercise::<true, true>(p(true, ServiceLaw::Exponential), lambda);
+                exercise::<false, true>(p(false, ServiceLaw::Exponential), lambda);
+                exercise::<true, false>(p(true, ServiceLaw::H2 { scv: 4.0 }), lambda);
+                exercise::<false, false>(p(false, ServiceLaw::ShiftedExponential { shift: 0.5 }), lambda);
+            }
+        }
     }
 }
