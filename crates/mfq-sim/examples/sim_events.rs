@@ -35,7 +35,11 @@ fn main() {
         }
         _ => simulate(&file.model, &opts).expect("valid options"),
     };
-    let (name, est) = r.headline();
+    // a state without a mean queue length (e.g. SIRS): its first named entry
+    let (name, est) = match r.extras.iter().next() {
+        Some((k, e)) if !r.headline().1.mean.is_finite() => (k.as_str(), *e),
+        _ => r.headline(),
+    };
     println!(
         "{}: {} events in {:.3} s, {:.3e} events/s; {name} {:.6} +- {:.6}",
         args[0], r.events, r.wall_seconds, r.events_per_second, est.mean, est.half_width
