@@ -389,12 +389,12 @@ mod tests {
         for _ in 0..1000 {
             let x: Vec<f64> = (0..4).map(|_| rng.random::<f64>() * if rng.random::<bool>() { 1.0 } else { -3.0 }).collect();
             f.rates(&all, &x, &mut out);
-            for l in 0..nodes.len() {
+            for (l, o) in out.iter().enumerate() {
                 assert_eq!(f.rate(l, &x).to_bits(), f.program(l, &x).to_bits(), "{l} at {x:?}");
-                assert_eq!(out[l].to_bits(), f.program(l, &x).to_bits(), "{l} at {x:?}");
+                assert_eq!(o.to_bits(), f.program(l, &x).to_bits(), "{l} at {x:?}");
             }
-            for l in 0..code.len() {
-                assert_eq!(g.rate(l, &x).to_bits(), g.program(l, &x).to_bits(), "{:?} at {x:?}", code[l]);
+            for (l, (c, _)) in code.iter().enumerate() {
+                assert_eq!(g.rate(l, &x).to_bits(), g.program(l, &x).to_bits(), "{c:?} at {x:?}");
             }
         }
     }
