@@ -454,6 +454,14 @@ pub trait IndexedTransitions {
     /// The rate per object of transition `l` at `x` (length `dim`), as `visit` gives it.
     /// Must not allocate.
     fn rate(&self, l: usize, x: &[f64]) -> f64;
+    /// The rates per object of the transitions `ls` at `x` into `out` (the same length as
+    /// `ls`), each as [`rate`](Self::rate) gives it, in one call (default: `rate` one at a
+    /// time). Must not allocate.
+    fn rates(&self, ls: &[usize], x: &[f64], out: &mut [f64]) {
+        for (o, &l) in out.iter_mut().zip(ls) {
+            *o = self.rate(l, x);
+        }
+    }
 }
 
 impl dyn MeanFieldModel + '_ {

@@ -4,7 +4,11 @@
 //! `cargo run --release -p mfq-sim --example sim_events -- MODEL.toml SERVERS TIME [KEY=VALUE ...]`
 //! (`MODEL.toml` under `models/`; `SERVERS` 0 for the model's own size; warm-up `TIME / 10`,
 //! 20 batches, seed 1). Prints the events, the wall-clock seconds, the events per second and
-//! the headline estimate (so two builds can be checked to simulate the same path).
+//! the headline estimate (so two builds can be checked to simulate the same path). A generic
+//! model runs its population process ([`mfq_sim::population::simulate_as_report`]) at the
+//! truncation and from the fixed point the mean-field solver gives it (solved before the
+//! simulation, as the throughput bench does), so its simulation alone is
+//! `simulate_population`'s inclusive cost.
 
 use mfq_model::ModelFile;
 use mfq_sim::{simulate, SimOptions};
@@ -22,8 +26,20 @@ fn main() {
     let time: f64 = args[2].parse().expect("TIME");
     let servers = if servers == 0 { 1000 } else { servers };
     let opts = SimOptions { servers, time, warmup: time / 10.0, replications: 1, batches: 20, seed: 1, ..Default::default() };
-    let r = simulate(&file.model, &opts).expect("valid options");
-    let (name, est) = r.headline();
+    let r = match file.model.simulation() {
+        Ok(mfq_model::Simulation::Population) => {
+            use mfq_fixpoint::{solve_spec, FixedPointOptions};
+            let fp = solve_spec(&file.model, &file.truncation, &FixedPointOptions::default()).expect("fixed point");
+            let model = file.model.build(fp.truncation.levels).expect("model");
+            mfq_sim::population::simulate_as_report(&file.model, model.as_ref(), &fp.x, &opts).expect("population process")
+        }
+        _ => simulate(&file.model, &opts).expect("valid options"),
+    };
+    // a state without a mean queue length (e.g. SIRS): its first named entry
+    let (name, est) = match r.extras.iter().next() {
+        Some((k, e)) if !r.headline().1.mean.is_finite() => (k.as_str(), *e),
+        _ => r.headline(),
+    };
     println!(
         "{}: {} events in {:.3} s, {:.3e} events/s; {name} {:.6} +- {:.6}",
         args[0], r.events, r.wall_seconds, r.events_per_second, est.mean, est.half_width

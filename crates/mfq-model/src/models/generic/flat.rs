@@ -3,6 +3,11 @@
 //! stack, no recursion, no allocation), with the state slots it reads. A simulator that knows
 //! which slots an event changed re-evaluates only the rates that read them (the dependency
 //! graph of Gibson and Bruck's next-reaction method, J. Phys. Chem. A 104, 2000).
+//!
+//! The common rate shapes (a constant, `c x_i`, `c (x_i - x_j)`, `c (a - x_j)`, mass-action
+//! products `c x_i x_j`, `(a + b x_i) x_j`, ...) are recognised in the compiled program and
+//! evaluated by one `match` ([`Form`]) with the program's own operations in its own order, so
+//! they give the interpreter's value bit for bit without its dispatch per instruction.
 
 use super::node::{sign, Fun, Node};
 
@@ -29,10 +34,88 @@ enum Ins {
     Cond,
 }
 
+/// A rate program of a common shape, evaluated without the interpreter: each variant performs
+/// the operations of the postfix program it was recognised from, in the same order (so the
+/// same value to the bit). `i`, `j`: state slots; `c`, `a`, `b`: constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Form {
+    /// `c`.
+    Const(f64),
+    /// `x_i`.
+    Var(u32),
+    /// `c * x_i` (also `x_i * c`: the product is commutative to the bit).
+    Scale(f64, u32),
+    /// `x_i - x_j`.
+    Diff(u32, u32),
+    /// `c * (x_i - x_j)`.
+    ScaleDiff(f64, u32, u32),
+    /// `a - x_j`.
+    Rsub(f64, u32),
+    /// `c * (a - x_j)`.
+    ScaleRsub(f64, f64, u32),
+    /// `c * ((a - x_i) - x_j)` (a conservation law's eliminated entry, scaled).
+    ScaleRsub2(f64, f64, u32, u32),
+    /// `x_i * x_j`.
+    Prod(u32, u32),
+    /// `(c * x_i) * x_j`.
+    ScaleProd(f64, u32, u32),
+    /// `(a + b * x_i) * x_j`.
+    AffineProd(f64, f64, u32, u32),
+    /// Anything else: the postfix program (or the tree when too deep).
+    Program,
+}
+
+impl Form {
+    /// The shape of the postfix program `code`, or [`Form::Program`].
+    fn of(code: &[Ins]) -> Form {
+        use Ins::*;
+        match *code {
+            [Const(c)] => Form::Const(c),
+            [Var(i)] => Form::Var(i),
+            [Const(c), Var(i), Mul] | [Var(i), MulC(c)] => Form::Scale(c, i),
+            [Var(i), Var(j), Sub] => Form::Diff(i, j),
+            [Const(c), Var(i), Var(j), Sub, Mul] | [Var(i), Var(j), Sub, MulC(c)] => Form::ScaleDiff(c, i, j),
+            [Const(a), Var(j), Sub] => Form::Rsub(a, j),
+            [Const(c), Const(a), Var(j), Sub, Mul] | [Const(a), Var(j), Sub, MulC(c)] => Form::ScaleRsub(c, a, j),
+            [Const(c), Const(a), Var(i), Sub, Var(j), Sub, Mul] | [Const(a), Var(i), Sub, Var(j), Sub, MulC(c)] => {
+                Form::ScaleRsub2(c, a, i, j)
+            }
+            [Var(i), Var(j), Mul] => Form::Prod(i, j),
+            [Const(c), Var(i), Mul, Var(j), Mul] | [Var(i), MulC(c), Var(j), Mul] => Form::ScaleProd(c, i, j),
+            [Const(a), Const(b), Var(i), Mul, Add, Var(j), Mul] | [Const(a), Var(i), MulC(b), Add, Var(j), Mul] => {
+                Form::AffineProd(a, b, i, j)
+            }
+            _ => Form::Program,
+        }
+    }
+
+    /// The value at `x` (`None` for [`Form::Program`]).
+    #[inline(always)]
+    fn eval(self, x: &[f64]) -> Option<f64> {
+        let v = |i: u32| x[i as usize];
+        Some(match self {
+            Form::Const(c) => c,
+            Form::Var(i) => v(i),
+            Form::Scale(c, i) => c * v(i),
+            Form::Diff(i, j) => v(i) - v(j),
+            Form::ScaleDiff(c, i, j) => c * (v(i) - v(j)),
+            Form::Rsub(a, j) => a - v(j),
+            Form::ScaleRsub(c, a, j) => c * (a - v(j)),
+            Form::ScaleRsub2(c, a, i, j) => c * ((a - v(i)) - v(j)),
+            Form::Prod(i, j) => v(i) * v(j),
+            Form::ScaleProd(c, i, j) => (c * v(i)) * v(j),
+            Form::AffineProd(a, b, i, j) => (a + b * v(i)) * v(j),
+            Form::Program => return None,
+        })
+    }
+}
+
 /// One program per transition instance: `code[ptr[l]..ptr[l + 1]]`, or the expression itself
-/// when it is too deep for the stack (`deep[l]`), and the slots it reads.
+/// when it is too deep for the stack (`deep[l]`), its [`Form`] when it has a common shape, and
+/// the slots it reads.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FlatRates {
+    forms: Vec<Form>,
     code: Vec<Ins>,
     ptr: Vec<usize>,
     deep: Vec<Option<Node>>,
@@ -51,8 +134,10 @@ impl FlatRates {
             if depth > STACK {
                 f.code.truncate(start);
                 f.deep.push(Some(rate.clone()));
+                f.forms.push(Form::Program);
             } else {
                 f.deep.push(None);
+                f.forms.push(Form::of(&f.code[start..]));
             }
             f.ptr.push(f.code.len());
             vars.clear();
@@ -70,9 +155,26 @@ impl FlatRates {
         &self.reads[self.reads_ptr[l]..self.reads_ptr[l + 1]]
     }
 
-    /// The rate of instance `l` at `x`.
-    #[inline]
+    /// The rate of instance `l` at `x`: its [`Form`], else its program.
+    #[inline(always)]
     pub(crate) fn rate(&self, l: usize, x: &[f64]) -> f64 {
+        match self.forms[l].eval(x) {
+            Some(r) => r,
+            None => self.program(l, x),
+        }
+    }
+
+    /// The rates of the instances `ls` at `x` into `out` (the same length), as
+    /// [`rate`](Self::rate) gives them one at a time.
+    pub(crate) fn rates(&self, ls: &[usize], x: &[f64], out: &mut [f64]) {
+        for (o, &l) in out.iter_mut().zip(ls) {
+            *o = self.rate(l, x);
+        }
+    }
+
+    /// The rate of instance `l` at `x` by its postfix program (or its tree when too deep).
+    #[inline(never)]
+    fn program(&self, l: usize, x: &[f64]) -> f64 {
         if let Some(node) = &self.deep[l] {
             return node.eval(x);
         }
@@ -234,6 +336,67 @@ mod tests {
         }
         assert_eq!(f.reads(0), &[0, 1]);
         assert_eq!(f.reads(4), &[2]);
+    }
+
+    /// Every [`Form`] (both orders of its constant factor where the compiler can emit either),
+    /// recognised from its program, gives the interpreter's value to the bit at random states;
+    /// other shapes stay programs.
+    #[test]
+    fn rate_forms_give_the_interpreters_value() {
+        use rand::{Rng, SeedableRng};
+        let v = |i| Node::Var(i);
+        let c = Node::Const;
+        let exprs = vec![
+            (c(0.7), "Const"),
+            (v(2), "Var"),
+            (mul(vec![c(0.3), v(1)]), "Scale"),
+            (sub(v(0), v(3)), "Diff"),
+            (mul(vec![c(0.9), sub(v(2), v(3))]), "ScaleDiff"),
+            (sub(c(1.0), v(1)), "Rsub"),
+            (mul(vec![c(0.9), sub(c(1.0), v(0))]), "ScaleRsub"),
+            (mul(vec![c(0.5), add(vec![c(1.0), neg(v(0)), neg(v(1))])]), "ScaleRsub2"),
+            (mul(vec![v(0), v(2)]), "Prod"),
+            (mul(vec![c(1.7), v(3), v(1)]), "ScaleProd"),
+            (mul(vec![add(vec![c(0.1), mul(vec![c(2.0), v(1)])]), v(0)]), "AffineProd"),
+            (add(vec![v(0), mul(vec![v(1), v(2)])]), "Program"),
+            (div(v(0), add(vec![c(1.0), v(1)])), "Program"),
+        ];
+        let nodes: Vec<Node> = exprs.iter().map(|(e, _)| e.clone()).collect();
+        let f = FlatRates::compile(&nodes);
+        for (l, (_, name)) in exprs.iter().enumerate() {
+            assert_eq!(format!("{:?}", f.forms[l]).split('(').next().unwrap(), *name, "{l}: {:?}", &f.code[f.ptr[l]..f.ptr[l + 1]]);
+        }
+        // the other emission orders of the same forms
+        let code = [
+            (vec![Ins::Var(1), Ins::MulC(0.3)], Form::Scale(0.3, 1)),
+            (vec![Ins::Var(2), Ins::Var(3), Ins::Sub, Ins::MulC(0.9)], Form::ScaleDiff(0.9, 2, 3)),
+            (vec![Ins::Const(1.0), Ins::Var(0), Ins::Sub, Ins::MulC(0.9)], Form::ScaleRsub(0.9, 1.0, 0)),
+            (vec![Ins::Const(1.0), Ins::Var(0), Ins::Sub, Ins::Var(1), Ins::Sub, Ins::MulC(0.5)], Form::ScaleRsub2(0.5, 1.0, 0, 1)),
+            (vec![Ins::Var(3), Ins::MulC(1.7), Ins::Var(1), Ins::Mul], Form::ScaleProd(1.7, 3, 1)),
+            (vec![Ins::Const(0.1), Ins::Var(1), Ins::MulC(2.0), Ins::Add, Ins::Var(0), Ins::Mul], Form::AffineProd(0.1, 2.0, 1, 0)),
+        ];
+        let mut g = FlatRates { ptr: vec![0], ..Default::default() };
+        for (c, form) in &code {
+            assert_eq!(Form::of(c), *form, "{c:?}");
+            g.code.extend_from_slice(c);
+            g.ptr.push(g.code.len());
+            g.deep.push(None);
+            g.forms.push(*form);
+        }
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut out = vec![0.0; nodes.len()];
+        let all: Vec<usize> = (0..nodes.len()).collect();
+        for _ in 0..1000 {
+            let x: Vec<f64> = (0..4).map(|_| rng.random::<f64>() * if rng.random::<bool>() { 1.0 } else { -3.0 }).collect();
+            f.rates(&all, &x, &mut out);
+            for (l, o) in out.iter().enumerate() {
+                assert_eq!(f.rate(l, &x).to_bits(), f.program(l, &x).to_bits(), "{l} at {x:?}");
+                assert_eq!(o.to_bits(), f.program(l, &x).to_bits(), "{l} at {x:?}");
+            }
+            for (l, (c, _)) in code.iter().enumerate() {
+                assert_eq!(g.rate(l, &x).to_bits(), g.program(l, &x).to_bits(), "{c:?} at {x:?}");
+            }
+        }
     }
 
     /// An expression deeper than the stack falls back to the tree.

@@ -272,4 +272,7 @@ impl IndexedTransitions for GenericModel {
     fn rate(&self, l: usize, x: &[f64]) -> f64 {
         self.flat.rate(l, x)
     }
+    fn rates(&self, ls: &[usize], x: &[f64], out: &mut [f64]) {
+        self.flat.rates(ls, x, out)
+    }
 }
