@@ -164,6 +164,16 @@ fn fixed_point_json(file: &ModelFile, fp: &FixedPoint) -> serde_json::Value {
     })
 }
 
+/// Exit 3 (unstable, with the reason) when the file's parameters have only a stability region
+/// (identical copies) and lie outside it: every command that would build a model checks this
+/// first, since the model built there only carries the verdict (its drift is not the system's).
+pub fn refuse_unstable_region(args: &ModelArgs, file: &ModelFile) -> Result<(), Failure> {
+    match file.model.stability_only().map(|r| r.stability) {
+        Some(Stability::Unstable { reason }) => Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.display()))),
+        _ => Ok(()),
+    }
+}
+
 /// `Some(exit)` when the file's parameters have a stability region but no queue-length model
 /// (redundancy with identical copies): the region is printed as data (text or JSON, exit 0),
 /// or the command fails as unstable (exit 3) when the parameters are outside it. The JSON is
@@ -294,7 +304,7 @@ fn observables_text(s: &mut String, fp: &FixedPoint) {
     }
     for (name, v) in &o.extras {
         // counts (clients, servers, a batch size) are whole numbers: printed as such
-        let count = matches!(name.as_str(), "clients" | "servers" | "nodes" | "optimal_b" | "mean_field_optimal_b");
+        let count = matches!(name.as_str(), "clients" | "servers" | "nodes" | "optimal_b" | "mean_field_optimal_b" | "sign_changes");
         let shown = if count && v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { num(*v) };
         let _ = writeln!(s, "  {name:<19} {shown}");
     }
@@ -610,6 +620,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     if let Some(k) = args.levels.filter(|k| !(1..=10_000_000).contains(k)) {
         return Err(Failure::input(format!("--levels {k}: allowed: an integer in [1, 10000000]")));
     }
+    refuse_unstable_region(&args.model, &file)?;
     if let Some(note) = file.model.dynamics_note() {
         return Err(Failure::input(format!("{}: no transient: {note}", args.model.model.display())));
     }

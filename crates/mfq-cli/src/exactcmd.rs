@@ -48,6 +48,7 @@ pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
         model_args.set.push(format!("truncation.levels={k}"));
     }
     let file = crate::commands::load(&model_args)?;
+    crate::commands::refuse_unstable_region(&model_args, &file)?;
     let model = mfq::Model::new(file.model.clone(), file.truncation);
     let method = match args.method.as_str() {
         "lu" => ExactMethod::SparseLu,

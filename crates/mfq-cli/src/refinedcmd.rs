@@ -156,6 +156,7 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
     if !(1..=2).contains(&args.order) {
         return Err(Failure::input(format!("--order {}: allowed: 1 (x* + V/N) or 2 (x* + V/N + A/N^2)", args.order)));
     }
+    crate::commands::refuse_unstable_region(&args.model, &file)?;
     if let Some(note) = file.model.dynamics_note() {
         return Err(Failure::input(format!("{path}: no refined mean field: {note}")));
     }

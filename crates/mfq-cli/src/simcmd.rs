@@ -102,6 +102,10 @@ fn identical_copies(
         "exact-chain" => {
             format!("lambda_max = {:.6} (exact chain of the saturated system, truncation error {:.1e})", l.value, l.half_width)
         }
+        "finite-system" => format!(
+            "lambda_max = {:.5} +- {:.5} (estimated from the finite system itself, 95% CI; docs/models/redundancy.md)",
+            l.value, l.half_width
+        ),
         _ => format!("lambda_max = {:.6} (closed form)", l.value),
     };
     let (word, unstable) = match &r.verdict {
@@ -171,9 +175,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     if let Some(r) = identical {
         return identical_copies(args, servers, r, &deadline);
     }
-    if let Some(Stability::Unstable { reason }) = file.model.stability_only().map(|r| r.stability) {
-        return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
-    }
+    // a kind with only a stability region (k-of-n): unstable is refused, unknown is said beside
+    // the estimates (they mean something only if the system is stable)
+    let unknown = match file.model.stability_only().map(|r| r.stability) {
+        Some(Stability::Unstable { reason }) => {
+            return Err(Failure::unstable(format!("{}: unstable: {reason}", args.model.model.display())));
+        }
+        Some(Stability::Unknown { note }) => Some(note),
+        _ => None,
+    };
     // the same stability condition as the fixed point: no stationary estimate of an unstable system
     if let Ok(m) = file.model.build_probe(file.truncation.levels.unwrap_or_else(|| file.model.initial_levels())) {
         if let mfq_model::Stability::Unstable { reason } = file.truncation.stability_of(m.stability()) {
@@ -186,7 +196,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
     let buffer = file.truncation.buffer_size().map(|k| k as u32);
     let opts = SimOptions { precision: args.precision, buffer, ..args.sim.options(servers, args.model.json, &deadline) };
     let report = run_sim(&file.model, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
-    let value = serde_json::to_value(&report).unwrap_or_default();
+    let mut value = serde_json::to_value(&report).unwrap_or_default();
+    if let Some(note) = &unknown {
+        value["stability_unknown"] = json!(note);
+    }
     // with a precision target the rounds the deadline did not cut keep their estimates
     if let Some(p) = report.precision.as_ref().filter(|p| !p.reached && p.half_width.is_finite()) {
         let why = match report.status {
@@ -230,6 +243,12 @@ pub fn simulate(args: &SimulateArgs) -> Result<(), Failure> {
         return Ok(());
     }
     print_report(args, &file, &report);
+    if let Some(note) = &unknown {
+        outln!(
+            "  stability           unknown: {note}; the estimates mean something only if the system is stable \
+             (a value that keeps growing with --time shows it is not)"
+        );
+    }
     Ok(())
 }
 
@@ -297,8 +316,16 @@ pub(crate) fn comparison(
     let fp = &finite.fixed_point;
     require_converged(fp, file)?;
     // at a degenerate fixed point the refined terms are of the order of 1/eigenvalue: not drawn
-    let warnings: Vec<String> = mfq::degeneracy_warning(fp).into_iter().collect();
+    let mut warnings: Vec<String> = mfq::degeneracy_warning(fp).into_iter().collect();
     let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok().filter(|_| warnings.is_empty());
+    // sizes whose refined state x* + V/N is no state (near a degenerate point): said, as `refined` does
+    if let Some(r) = &refined {
+        let layout = finite.model.layout();
+        for &n in servers {
+            let state: Vec<f64> = fp.x.iter().zip(&r.v).map(|(x, v)| x + v / n as f64).collect();
+            warnings.extend(mfq::state_space_warning(&layout, n as f64, &state));
+        }
+    }
     // models without queues (generic ones such as SIS): the first state entry
     let (quantity, mean_field, correction) = match fp.observables.mean_queue_length {
         Some(l) => ("mean queue length per server".to_string(), l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
@@ -356,6 +383,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let deadline = deadline_of(&args.model)?;
     let file = load(&args.model)?;
     crate::commands::check_out(&args.model, true)?;
+    crate::commands::refuse_unstable_region(&args.model, &file)?;
     let (cmp, rows, warnings) = comparison(&args.model, &file, &args.servers, &args.sim, args.model.json, &deadline)?;
     let mean_field = cmp.mean_field;
     let dir = out_dir(&args.model.out, &args.model.model);

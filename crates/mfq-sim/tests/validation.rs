@@ -232,8 +232,9 @@ fn buffer_gives_mm1b_loss() {
     checks.push(Check { what: "loss".into(), est: r.loss_probability, reference: loss, allowance: 0.0 });
     checks.push(Check { what: "throughput".into(), est: r.throughput, reference: thr, allowance: 0.0 });
     checks.push(Check { what: "T".into(), est: r.mean_response_time, reference: l / thr, allowance: 0.0 });
-    // accepted arrivals see 1..B-1 jobs: P(wait) = (1 - pi_0 - pi_B) / (1 - pi_B)
-    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: (1.0 - pi[0] - loss) / (1.0 - loss), allowance: 0.0 });
+    // an arrival waits when it finds 1..B-1 jobs (PASTA); one finding B is lost and does not
+    // wait: P(wait) = 1 - pi_0 - pi_B, a fraction of all arrivals (as the mean field's P(wait))
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: 1.0 - pi[0] - loss, allowance: 0.0 });
     assert_all("JSQ(1) lambda=0.9 buffer 5 (M/M/1/5)", &r, &checks);
 }
 

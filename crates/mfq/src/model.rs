@@ -399,6 +399,24 @@ pub fn degeneracy_warning(fp: &FixedPoint) -> Option<String> {
     })
 }
 
+/// The warning owed with a refined state `state` (`x* + V/N (+ A/N^2)`) at size `servers` when
+/// it breaks a constraint of `layout` by more than [`crate::OUTSIDE_TOLERANCE`]: one sentence
+/// naming `N`, the largest broken constraint and its amount (the expansion in `1/N` is not
+/// accurate at that `N`). `None` when it is a state, or when its length is not the layout's.
+pub fn state_space_warning(layout: &mfq_model::StateLayout, servers: f64, state: &[f64]) -> Option<String> {
+    if state.len() != layout.dim() {
+        return None;
+    }
+    let v = crate::finite::broken_constraint(layout, state)?;
+    Some(format!(
+        "at N = {servers} the refined state breaks {} by {:.3e} (entry {}): the expansion in 1/N is not accurate at this N; \
+         `mfq exact` gives the finite-N values",
+        v.constraint,
+        v.amount,
+        v.index + 1
+    ))
+}
+
 impl RefinedReport {
     /// Warnings about estimates outside the state space: for each size `N` whose refined state
     /// `x* + V/N (+ A/N^2)` breaks a constraint of `layout` (the layout of the model at the
@@ -408,21 +426,7 @@ impl RefinedReport {
     /// small for them, e.g. JSQ(2) at lambda = 0.99 and N = 2): the exact chain gives the
     /// finite-N values. Empty when every estimate is a state.
     pub fn state_space_warnings(&self, layout: &mfq_model::StateLayout) -> Vec<String> {
-        self.estimates
-            .iter()
-            .filter(|e| e.state.len() == layout.dim())
-            .filter_map(|e| {
-                let v = crate::finite::broken_constraint(layout, &e.state)?;
-                Some(format!(
-                    "at N = {} the refined state breaks {} by {:.3e} (entry {}): the expansion in 1/N is not accurate at this N; \
-                     `mfq exact` gives the finite-N values",
-                    e.servers,
-                    v.constraint,
-                    v.amount,
-                    v.index + 1
-                ))
-            })
-            .collect()
+        self.estimates.iter().filter_map(|e| state_space_warning(layout, e.servers, &e.state)).collect()
     }
 }
 

@@ -25,7 +25,7 @@
 use crate::finite::{FiniteSystem, Simulation};
 use crate::models::moldable::WorkLaw;
 use crate::registry::{read_spec, Kind, KindSpec, ModelSpec, Param, ParamRange, ReadError};
-use crate::{out_of_range, MeanFieldModel, ModelError, Stability, StabilityRegion};
+use crate::{out_of_range, short_number, MeanFieldModel, ModelError, Stability, StabilityRegion};
 
 /// Largest number of servers `N` (the central buffer scans requests per free server).
 pub const MAX_SERVERS: u32 = 10_000;
@@ -230,14 +230,21 @@ impl KOfNSpec {
     ///   completions, at most `N` per unit time); beyond that the verdict is unknown.
     pub fn region(&self) -> StabilityRegion {
         let (lambda, k) = (self.lambda, self.k as f64);
-        let exp = self.service == ServiceLaw::Exponential;
+        // shift 0 and H2 with scv 1 are the exponential law written otherwise
+        let exp = match self.service {
+            ServiceLaw::Exponential => true,
+            ServiceLaw::ShiftedExponential { shift } => shift == 0.0,
+            ServiceLaw::H2 { scv } => scv == 1.0,
+        };
         let instant = self.removal == 0.0;
         let central = self.dispatch == Dispatch::Central;
         let exact = |lmax: f64, region: String, source: &str| {
             let stability = if lambda < lmax {
-                Stability::Stable { condition: format!("lambda = {lambda} < lambda_max = {lmax} ({region})") }
+                Stability::Stable { condition: format!("lambda = {} < lambda_max = {} ({region})", short_number(lambda), short_number(lmax)) }
             } else {
-                Stability::Unstable { reason: format!("lambda = {lambda} >= lambda_max = {lmax} (stable region: {region})") }
+                Stability::Unstable {
+                    reason: format!("lambda = {} >= lambda_max = {} (stable region: {region})", short_number(lambda), short_number(lmax)),
+                }
             };
             StabilityRegion { stability, region, lambda_max: Some(lmax), lambda_max_source: source.into(), note: NOTE.into() }
         };
@@ -279,7 +286,7 @@ impl KOfNSpec {
             Stability::Unstable {
                 reason: format!(
                     "lambda k = {} >= 1: each request needs k = {} exponential copy completions and N servers complete at most N per unit time",
-                    lambda * k,
+                    short_number(lambda * k),
                     self.k
                 ),
             }
@@ -288,7 +295,7 @@ impl KOfNSpec {
                 reason: format!(
                     "lambda k s = {} >= 1: each request needs k = {} completed copies, each of at least s = {smallest} units of service \
                      (the law's smallest size), and N servers give N units per unit time (a necessary condition)",
-                    lambda * k * smallest,
+                    short_number(lambda * k * smallest),
                     self.k
                 ),
             }
