@@ -118,6 +118,8 @@ pub(crate) struct Hetero {
     by_rank: Vec<usize>,
     /// Cumulative class probabilities (`ps-sq2` with non-uniform sampling, static routing).
     cum: Vec<f64>,
+    /// `1 / (cum_j - cum_{j-1})` (`0` for a class of zero probability).
+    inv_width: Vec<f64>,
     q: Vec<u32>,
     class: Vec<u8>,
     /// Set `j L + k`: the class-`j` servers with `k` jobs, `k < L = per_class`; SA-JSQ keeps
@@ -173,7 +175,7 @@ impl Hetero {
             Policy::Static { q } => Some(q),
             _ => None,
         };
-        let cum = weights
+        let cum: Vec<f64> = weights
             .map(|w| {
                 let mut c = 0.0;
                 w.iter()
@@ -184,6 +186,16 @@ impl Hetero {
                     .collect()
             })
             .unwrap_or_default();
+        let inv_width = (0..cum.len())
+            .map(|j| {
+                let w = cum[j] - if j == 0 { 0.0 } else { cum[j - 1] };
+                if w > 0.0 {
+                    1.0 / w
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let cap = decimal_capacities(&speed).unwrap_or_else(|| vec![1; m]);
         let inv_speed = speed.iter().map(|mu| 1.0 / mu).collect();
         let all_levels = matches!(policy, Policy::SaJsq);
@@ -200,6 +212,7 @@ impl Hetero {
             cap,
             by_rank,
             cum,
+            inv_width,
             q: vec![0; n as usize],
             class,
             sets,
@@ -331,8 +344,7 @@ impl Hetero {
             j = (0..m).rev().find(|&i| self.size[i] > 0).expect("a class with servers");
         }
         let below = if j == 0 { 0.0 } else { self.cum[j - 1] };
-        let width = self.cum[j] - below;
-        let g = if width > 0.0 { ((target - below) / width).clamp(0.0, 1.0 - f64::EPSILON) } else { 0.0 };
+        let g = ((target - below) * self.inv_width[j]).clamp(0.0, 1.0 - f64::EPSILON);
         let (r, rest) = Self::split(g, self.size[j]);
         (self.start[j] + r, rest)
     }
