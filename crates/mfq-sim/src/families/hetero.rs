@@ -642,4 +642,38 @@ mod tests {
         }
         assert!(h.per_class > 8, "the levels kept were widened");
     }
+
+    /// Every routed policy (SA-JIQ, PULL, PS SQ(2) with uniform and class sampling, static):
+    /// through events drawn as the simulator draws them (routing and the completing server
+    /// from the event's uniform), the cached service rate equals its sum over the classes and
+    /// every server sits in its class's idle or busy set.
+    #[test]
+    fn routed_policies_keep_sets_and_rates() {
+        let policies = [
+            Policy::SaJiq,
+            Policy::Pull,
+            Policy::PsSq2 { sampling: None, rule: Rule::Sq2 },
+            Policy::PsSq2 { sampling: Some(vec![0.3, 0.7]), rule: Rule::Lsc },
+            Policy::Static { q: vec![0.6, 0.4] },
+        ];
+        for policy in policies {
+            let mut rng = Rng::seed_from_u64(8);
+            let mut h = Hetero::new(7, 0.8, Some(5), vec![3, 4], vec![1.6, 0.4], policy.clone());
+            for step in 0..20_000 {
+                let rate = h.rate();
+                h.event(step as f64 * 1e-3, rate, &mut rng);
+                let exact: f64 = (0..2).map(|j| h.busy_count[j] as f64 * h.speed[j]).sum();
+                assert_eq!(h.service_rate, exact, "{policy:?}");
+                assert!(h.q.iter().all(|&x| x <= 5), "{policy:?}: buffer");
+                for s in 0..7u32 {
+                    let j = h.class[s as usize] as usize;
+                    let g = j * 2 + (h.q[s as usize] > 0) as usize;
+                    let found = (0..h.sets.len(g)).any(|i| h.sets.at(g, i) == s);
+                    assert!(found, "{policy:?}: server {s} is not in set {g}");
+                }
+                let busy = h.q.iter().filter(|&&x| x > 0).count() as u32;
+                assert_eq!(h.busy_total, busy, "{policy:?}");
+            }
+        }
+    }
 }
