@@ -12,7 +12,7 @@
 //! number of jobs (in total and per type) and of each server's busy indicator, and per type the
 //! number and summed response times (arrival to completion) of the jobs completed.
 
-use super::{pick_cumulative, Family, Tracked};
+use super::{Family, Tracked};
 use crate::engine::{uniform, Batch, Rng};
 use std::collections::VecDeque;
 
@@ -37,6 +37,8 @@ pub(crate) struct GraphSystem {
     next_id: u64,
     /// The id of the job each server works on ([`IDLE`] when none).
     serving: Vec<u64>,
+    /// Bit `s` set when server `s` is busy (`serving[s] != IDLE`).
+    busy_mask: u64,
     busy_rate: f64,
     per_type: Vec<Tracked>,
     busy: Vec<Tracked>,
@@ -65,6 +67,7 @@ impl GraphSystem {
             jobs: VecDeque::new(),
             next_id: 0,
             serving: vec![IDLE; mu.len()],
+            busy_mask: 0,
             busy_rate: 0.0,
             per_type: vec![Tracked::default(); lambda.len()],
             busy: vec![Tracked::default(); mu.len()],
@@ -81,21 +84,18 @@ impl GraphSystem {
         self.jobs.push_back(Job { id, ty: ty as u32, arrival: t });
         self.per_type[ty].add(1.0, t);
         self.arrivals += 1;
-        let mut started = false;
-        let mut m = self.sets[ty];
+        // an idle server has no compatible job present: the new job is its oldest
+        let mut m = self.sets[ty] & !self.busy_mask;
+        if m == 0 {
+            self.waited += 1;
+        }
+        self.busy_mask |= m;
         while m != 0 {
             let s = m.trailing_zeros() as usize;
             m &= m - 1;
-            // an idle server has no compatible job present: the new job is its oldest
-            if self.serving[s] == IDLE {
-                self.serving[s] = id;
-                self.busy_rate += self.mu[s];
-                self.busy[s].add(1.0, t);
-                started = true;
-            }
-        }
-        if !started {
-            self.waited += 1;
+            self.serving[s] = id;
+            self.busy_rate += self.mu[s];
+            self.busy[s].add(1.0, t);
         }
     }
 
@@ -127,6 +127,7 @@ impl GraphSystem {
             let next = self.jobs.range(p..).find(|j| self.sets[j.ty as usize] & bit != 0).map_or(IDLE, |j| j.id);
             self.serving[r] = next;
             if next == IDLE {
+                self.busy_mask &= !bit;
                 self.busy_rate -= self.mu[r];
                 self.busy[r].add(-1.0, t);
             }
@@ -146,25 +147,31 @@ impl Family for GraphSystem {
     fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
         let u = uniform(rng) * rate;
         if u < self.lambda {
-            let ty = pick_cumulative(&self.cum, u / self.lambda);
+            // the type: the number of running sums of the arrival rates at or below `u` (the
+            // last sum is `lambda > u`), counted without a branch per type
+            let k = self.cum.len();
+            let ty = self.cum[..k - 1].iter().map(|&c| (c <= u) as usize).sum();
             self.arrive(t, ty);
             return;
         }
-        // a busy server, with probability proportional to its rate
+        // a busy server, with probability proportional to its rate (in server order; the last
+        // busy one on round-off)
         let mut left = u - self.lambda;
-        let mut last = None;
-        for (s, &job) in self.serving.iter().enumerate() {
-            if job != IDLE {
-                last = Some(s);
-                if left < self.mu[s] {
-                    break;
-                }
-                left -= self.mu[s];
+        let mut m = self.busy_mask;
+        if m == 0 {
+            return;
+        }
+        let mut s = 63 - m.leading_zeros() as usize;
+        while m != 0 {
+            let r = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if left < self.mu[r] {
+                s = r;
+                break;
             }
+            left -= self.mu[r];
         }
-        if let Some(s) = last {
-            self.complete(t, s);
-        }
+        self.complete(t, s);
     }
 
     /// Extras: `[0]` integral of the number of jobs, then per type `c` at `1 + 3c`: the

@@ -10,8 +10,8 @@
 //! and completions at rate `sum_j mu_j B_j` (`B_j` busy class-`j` servers), the class drawn in
 //! proportion to `mu_j B_j` and the server uniformly among its busy ones.
 
-use super::{pick_cumulative, Family, Levels, Segments};
-use crate::engine::{coin, index, uniform, Batch, Rng};
+use super::{Family, Levels, Segments};
+use crate::engine::{uniform, Batch, Rng};
 
 /// Cost rule of `ps-sq2`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,6 +118,8 @@ pub(crate) struct Hetero {
     by_rank: Vec<usize>,
     /// Cumulative class probabilities (`ps-sq2` with non-uniform sampling, static routing).
     cum: Vec<f64>,
+    /// `1 / (cum_j - cum_{j-1})` (`0` for a class of zero probability).
+    inv_width: Vec<f64>,
     q: Vec<u32>,
     class: Vec<u8>,
     /// Set `j L + k`: the class-`j` servers with `k` jobs, `k < L = per_class`; SA-JSQ keeps
@@ -133,6 +135,8 @@ pub(crate) struct Hetero {
     /// SA-JSQ: the number of servers at the shortest queue length.
     at_min: u32,
     busy_count: Vec<u32>,
+    /// `sum_j B_j`.
+    busy_total: u32,
     /// `sum_j mu_j B_j`, recomputed (in class order) when a busy count changes.
     service_rate: f64,
     /// The running sums `sum_{i <= j} mu_i B_i` (last = `service_rate`), recomputed with it.
@@ -171,7 +175,7 @@ impl Hetero {
             Policy::Static { q } => Some(q),
             _ => None,
         };
-        let cum = weights
+        let cum: Vec<f64> = weights
             .map(|w| {
                 let mut c = 0.0;
                 w.iter()
@@ -182,6 +186,16 @@ impl Hetero {
                     .collect()
             })
             .unwrap_or_default();
+        let inv_width = (0..cum.len())
+            .map(|j| {
+                let w = cum[j] - if j == 0 { 0.0 } else { cum[j - 1] };
+                if w > 0.0 {
+                    1.0 / w
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let cap = decimal_capacities(&speed).unwrap_or_else(|| vec![1; m]);
         let inv_speed = speed.iter().map(|mu| 1.0 / mu).collect();
         let all_levels = matches!(policy, Policy::SaJsq);
@@ -198,6 +212,7 @@ impl Hetero {
             cap,
             by_rank,
             cum,
+            inv_width,
             q: vec![0; n as usize],
             class,
             sets,
@@ -206,6 +221,7 @@ impl Hetero {
             min_level: 0,
             at_min: n,
             busy_count: vec![0; m],
+            busy_total: 0,
             service_rate: 0.0,
             cum_rate: vec![0.0; m],
             inv_speed,
@@ -230,12 +246,6 @@ impl Hetero {
         (0..self.classes()).map(|j| self.sets.len(j * self.per_class + k as usize)).sum()
     }
 
-    /// A uniformly random server of class `j`.
-    #[inline(always)]
-    fn in_class(&self, j: usize, rng: &mut Rng) -> u32 {
-        self.start[j] + index(rng, self.size[j])
-    }
-
     /// Exact comparison of the costs of servers `a` and `b`: `Less` when `a` is cheaper.
     #[inline(always)]
     fn compare(&self, rule: Rule, a: u32, b: u32) -> std::cmp::Ordering {
@@ -248,40 +258,49 @@ impl Hetero {
         }
     }
 
-    fn route(&mut self, rng: &mut Rng) -> u32 {
-        let m = self.classes();
+    /// The `floor(f len)`-th of `len >= 1` items, `f` uniform in `[0, 1)`, and `f len` minus it
+    /// (uniform in `[0, 1)` and independent of the index: the rest of the uniform, for the next
+    /// choice).
+    #[inline(always)]
+    fn split(f: f64, len: u32) -> (u32, f64) {
+        let x = f * len as f64;
+        let r = (x as u32).min(len - 1);
+        (r, (x - r as f64).clamp(0.0, 1.0 - f64::EPSILON))
+    }
+
+    /// The server that an arriving job is routed to (every policy but SA-JSQ), from `f` uniform
+    /// in `[0, 1)` (the event choice's uniform, rescaled), and its index in the permutation
+    /// when the server is idle (`u32::MAX` otherwise or when unknown). SA-JIQ and PULL take
+    /// the idle server, or the random one, as the `floor(f len)`-th of the candidates; PS SQ(2)
+    /// takes both samples (and their classes) from successive splits of `f` and joins the first
+    /// on a tie of costs: the two samples are i.i.d., hence exchangeable given a tie, so the
+    /// joined server has the law of the tie coin's; static routing takes the class and then
+    /// the server. No draw from `rng` is needed for any of them.
+    #[inline(always)]
+    fn route_with(&self, f: f64) -> (u32, u32) {
         match &self.policy {
-            Policy::SaJsq => {
-                let k = self.min_level as usize;
-                for &j in &self.by_rank {
-                    let g = j * self.per_class + k;
-                    if self.sets.len(g) > 0 {
-                        return self.sets.pick(g, rng);
-                    }
-                }
-                unreachable!("the shortest level holds a server")
-            }
+            Policy::SaJsq => unreachable!("SA-JSQ routes by arrive_shortest"),
             Policy::SaJiq => {
                 for &j in &self.by_rank {
                     let g = j * self.per_class;
-                    if self.sets.len(g) > 0 {
-                        return self.sets.pick(g, rng);
+                    let len = self.sets.len(g);
+                    if len > 0 {
+                        return self.sets.at_span(g, Self::split(f, len).0);
                     }
                 }
-                index(rng, self.n)
+                (Self::split(f, self.n).0, u32::MAX)
             }
             Policy::Pull => {
-                let busy: u32 = self.busy_count.iter().sum();
-                let idle = self.n - busy;
+                let idle = self.n - self.busy_total;
                 if idle == 0 {
-                    return index(rng, self.n);
+                    return (Self::split(f, self.n).0, u32::MAX);
                 }
                 // the i-th idle server in class order
-                let mut i = index(rng, idle);
-                for j in 0..m {
+                let mut i = Self::split(f, idle).0;
+                for j in 0..self.classes() {
                     let l = self.sets.len(j * self.per_class);
                     if i < l {
-                        return self.sets.at(j * self.per_class, i);
+                        return self.sets.at_span(j * self.per_class, i);
                     }
                     i -= l;
                 }
@@ -290,30 +309,44 @@ impl Hetero {
             Policy::PsSq2 { sampling, rule } => {
                 let rule = *rule;
                 let (a, b) = if sampling.is_none() {
-                    (index(rng, self.n), index(rng, self.n))
+                    let (a, f) = Self::split(f, self.n);
+                    (a, Self::split(f, self.n).0)
                 } else {
-                    let ja = pick_cumulative(&self.cum, uniform(rng));
-                    let a = self.in_class(ja, rng);
-                    let jb = pick_cumulative(&self.cum, uniform(rng));
-                    (a, self.in_class(jb, rng))
+                    let (a, f) = self.in_class_with(f);
+                    (a, self.in_class_with(f).0)
                 };
-                match self.compare(rule, a, b) {
-                    std::cmp::Ordering::Less => a,
-                    std::cmp::Ordering::Greater => b,
-                    std::cmp::Ordering::Equal => {
-                        if coin(rng, 0.5) {
-                            a
-                        } else {
-                            b
-                        }
-                    }
+                if self.compare(rule, a, b) == std::cmp::Ordering::Greater {
+                    (b, u32::MAX)
+                } else {
+                    (a, u32::MAX)
                 }
             }
-            Policy::Static { .. } => {
-                let j = pick_cumulative(&self.cum, uniform(rng));
-                self.in_class(j, rng)
+            Policy::Static { .. } => (self.in_class_with(f).0, u32::MAX),
+        }
+    }
+
+    /// A server drawn from `f` uniform in `[0, 1)`: its class `j` with probability
+    /// `cum_j - cum_{j-1}` (over the total), then uniformly within the class; with the rest of
+    /// the uniform.
+    #[inline(always)]
+    fn in_class_with(&self, f: f64) -> (u32, f64) {
+        let m = self.cum.len();
+        let target = f * self.cum[m - 1];
+        let mut j = usize::MAX;
+        for (i, &c) in self.cum.iter().enumerate() {
+            if target < c && self.size[i] > 0 {
+                j = i;
+                break;
             }
         }
+        if j == usize::MAX {
+            // round-off at the very end of the scan: the last class that has servers
+            j = (0..m).rev().find(|&i| self.size[i] > 0).expect("a class with servers");
+        }
+        let below = if j == 0 { 0.0 } else { self.cum[j - 1] };
+        let g = ((target - below) * self.inv_width[j]).clamp(0.0, 1.0 - f64::EPSILON);
+        let (r, rest) = Self::split(g, self.size[j]);
+        (self.start[j] + r, rest)
     }
 
     /// `sum_j mu_j B_j` from the busy counts.
@@ -372,6 +405,7 @@ impl Hetero {
         self.class_levels[j].up(k, t);
         if k == 0 {
             self.busy_count[j] += 1;
+            self.busy_total += 1;
             self.recompute_service_rate();
         }
     }
@@ -380,16 +414,18 @@ impl Hetero {
     #[cfg(test)]
     fn arrive(&mut self, t: f64, rng: &mut Rng) {
         let u = uniform(rng) * self.arrival_rate;
-        self.arrive_with(t, u, rng);
+        self.arrive_with(t, u);
     }
 
-    /// An arrival; `u` is the event choice's uniform times the total rate (`u < N lambda`).
+    /// An arrival; `u` is the event choice's uniform times the total rate (`u < N lambda`):
+    /// `u / (N lambda)`, uniform in `[0, 1)`, routes the job.
     #[inline(always)]
-    fn arrive_with(&mut self, t: f64, u: f64, rng: &mut Rng) {
+    fn arrive_with(&mut self, t: f64, u: f64) {
+        let f = (u * self.inv_arrival).min(1.0 - f64::EPSILON);
         if self.all_levels {
-            return self.arrive_shortest(t, u * self.inv_arrival);
+            return self.arrive_shortest(t, f);
         }
-        let s = self.route(rng);
+        let (s, i) = self.route_with(f);
         let before = self.q[s as usize];
         if before >= self.buffer {
             self.lost += 1;
@@ -398,17 +434,20 @@ impl Hetero {
         let j = self.class[s as usize] as usize;
         self.accept(s, j, before, t);
         if before == 0 {
-            self.sets.move_between(s, j * 2, j * 2 + 1);
+            if i != u32::MAX {
+                self.sets.promote_at(i, j * 2);
+            } else {
+                self.sets.move_between(s, j * 2, j * 2 + 1);
+            }
         }
     }
 
     /// A completion; `target` is uniform in `[0, sum_j mu_j B_j)`. The class is `j` when
-    /// `target` falls in `[sum_{i < j} mu_i B_i, sum_{i <= j} mu_i B_i)`. SA-JSQ: the server is
-    /// the `floor((target - sum_{i < j} mu_i B_i) / mu_j)`-th of the class's `B_j` busy servers
-    /// (uniform given the class), so one uniform picks both; the other policies draw it (their
-    /// random stream is unchanged).
+    /// `target` falls in `[sum_{i < j} mu_i B_i, sum_{i <= j} mu_i B_i)`; the server is the
+    /// `floor((target - sum_{i < j} mu_i B_i) / mu_j)`-th of the class's `B_j` busy servers
+    /// (uniform given the class), so one uniform picks both.
     #[inline(always)]
-    fn depart(&mut self, target: f64, t: f64, rng: &mut Rng) {
+    fn depart(&mut self, target: f64, t: f64) {
         let m = self.classes();
         let mut j = m - 1;
         for i in 0..m {
@@ -422,12 +461,8 @@ impl Hetero {
             j = (0..m).rev().find(|&i| self.busy_count[i] > 0).expect("a busy server");
         }
         let busy = self.busy_count[j];
-        let r = if self.all_levels {
-            let below = if j == 0 { 0.0 } else { self.cum_rate[j - 1] };
-            (((target - below) * self.inv_speed[j]).max(0.0) as u32).min(busy - 1)
-        } else {
-            index(rng, busy)
-        };
+        let below = if j == 0 { 0.0 } else { self.cum_rate[j - 1] };
+        let r = (((target - below) * self.inv_speed[j]).max(0.0) as u32).min(busy - 1);
         let base = j * self.per_class;
         let (s, i) = self.sets.at_span(base + 1, r);
         let before = self.q[s as usize];
@@ -436,6 +471,7 @@ impl Hetero {
         self.class_levels[j].down(before, t);
         if before == 1 {
             self.busy_count[j] -= 1;
+            self.busy_total -= 1;
             self.recompute_service_rate();
         }
         if !self.all_levels {
@@ -473,9 +509,9 @@ impl Family for Hetero {
     fn event(&mut self, t: f64, rate: f64, rng: &mut Rng) {
         let u = uniform(rng) * rate;
         if u < self.arrival_rate {
-            self.arrive_with(t, u, rng);
+            self.arrive_with(t, u);
         } else {
-            self.depart(u - self.arrival_rate, t, rng);
+            self.depart(u - self.arrival_rate, t);
         }
     }
 
@@ -511,6 +547,7 @@ impl Family for Hetero {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::coin;
     use rand::SeedableRng;
 
     #[test]
@@ -589,7 +626,7 @@ mod tests {
                 h.arrive(step as f64, &mut rng);
             } else {
                 let target = uniform(&mut rng) * h.service_rate;
-                h.depart(target, step as f64, &mut rng);
+                h.depart(target, step as f64);
             }
             let min = *h.q.iter().min().unwrap();
             assert_eq!(h.min_level, min);
@@ -604,5 +641,39 @@ mod tests {
             }
         }
         assert!(h.per_class > 8, "the levels kept were widened");
+    }
+
+    /// Every routed policy (SA-JIQ, PULL, PS SQ(2) with uniform and class sampling, static):
+    /// through events drawn as the simulator draws them (routing and the completing server
+    /// from the event's uniform), the cached service rate equals its sum over the classes and
+    /// every server sits in its class's idle or busy set.
+    #[test]
+    fn routed_policies_keep_sets_and_rates() {
+        let policies = [
+            Policy::SaJiq,
+            Policy::Pull,
+            Policy::PsSq2 { sampling: None, rule: Rule::Sq2 },
+            Policy::PsSq2 { sampling: Some(vec![0.3, 0.7]), rule: Rule::Lsc },
+            Policy::Static { q: vec![0.6, 0.4] },
+        ];
+        for policy in policies {
+            let mut rng = Rng::seed_from_u64(8);
+            let mut h = Hetero::new(7, 0.8, Some(5), vec![3, 4], vec![1.6, 0.4], policy.clone());
+            for step in 0..20_000 {
+                let rate = h.rate();
+                h.event(step as f64 * 1e-3, rate, &mut rng);
+                let exact: f64 = (0..2).map(|j| h.busy_count[j] as f64 * h.speed[j]).sum();
+                assert_eq!(h.service_rate, exact, "{policy:?}");
+                assert!(h.q.iter().all(|&x| x <= 5), "{policy:?}: buffer");
+                for s in 0..7u32 {
+                    let j = h.class[s as usize] as usize;
+                    let g = j * 2 + (h.q[s as usize] > 0) as usize;
+                    let found = (0..h.sets.len(g)).any(|i| h.sets.at(g, i) == s);
+                    assert!(found, "{policy:?}: server {s} is not in set {g}");
+                }
+                let busy = h.q.iter().filter(|&&x| x > 0).count() as u32;
+                assert_eq!(h.busy_total, busy, "{policy:?}");
+            }
+        }
     }
 }

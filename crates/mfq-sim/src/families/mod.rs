@@ -197,12 +197,14 @@ impl Segments {
     }
 
     /// A uniformly random member of the non-empty set `g`.
+    #[cfg_attr(not(test), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn pick(&self, g: usize, rng: &mut Rng) -> u32 {
         self.pick_span(g, g + 1, rng)
     }
 
     /// A uniformly random member of the sets `from..to` together (not all empty).
+    #[cfg_attr(not(test), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn pick_span(&self, from: usize, to: usize, rng: &mut Rng) -> u32 {
         let lo = self.bound[from];
@@ -248,6 +250,7 @@ impl Segments {
     }
 
     /// The `i`-th member of set `g` (`i < len(g)`) in the current layout.
+    #[cfg_attr(not(test), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn at(&self, g: usize, i: u32) -> u32 {
         self.perm[(self.bound[g] + i) as usize]

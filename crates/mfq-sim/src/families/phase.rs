@@ -21,6 +21,10 @@ pub(crate) struct Law {
     sure_start: Option<usize>,
     /// Per phase, where a job leaving it goes when that is certain (`m` = completion): no draw.
     sure_next: Vec<Option<usize>>,
+    /// Per phase, the possible destinations only (`m` = completion), each with its cumulative
+    /// probability (running sums of `next_cum[i]`'s increments over its total, last `1`): the
+    /// scan of [`step_with`](Law::step_with), without the zero-width entries.
+    steps: Vec<Vec<(f64, usize)>>,
 }
 
 /// The only index of a cumulative table that can be picked (all the mass on one entry), if any.
@@ -71,7 +75,25 @@ impl Law {
             .collect();
         let sure_start = sure_pick(&alpha_cum);
         let sure_next = next_cum.iter().map(|c| sure_pick(c)).collect();
-        Law { m, alpha_cum, rate, next_cum, sure_start, sure_next }
+        let steps = next_cum
+            .iter()
+            .map(|c| {
+                let total = c[m];
+                let mut prev = 0.0;
+                let mut v: Vec<(f64, usize)> = Vec::new();
+                for (j, &x) in c.iter().enumerate() {
+                    if x > prev {
+                        v.push((x / total, j));
+                    }
+                    prev = x;
+                }
+                if let Some(last) = v.last_mut() {
+                    last.0 = 1.0;
+                }
+                v
+            })
+            .collect();
+        Law { m, alpha_cum, rate, next_cum, sure_start, sure_next, steps }
     }
 
     /// The starting phase of a new job.
@@ -92,12 +114,22 @@ impl Law {
         }
     }
 
-    /// As [`step`](Law::step) with the uniform `u` in `[0, 1)` given.
+    /// As [`step`](Law::step) with the uniform `u` in `[0, 1)` given (the destinations with
+    /// positive probability scanned in order, the same law up to the rounding of the
+    /// normalised sums).
     #[inline(always)]
     pub(crate) fn step_with(&self, i: usize, u: f64) -> usize {
         match self.sure_next[i] {
             Some(j) => j,
-            None => pick_cumulative(&self.next_cum[i], u),
+            None => {
+                let steps = &self.steps[i];
+                for &(c, j) in steps {
+                    if u < c {
+                        return j;
+                    }
+                }
+                steps.last().map_or(self.m, |s| s.1)
+            }
         }
     }
 
@@ -150,6 +182,8 @@ pub(crate) struct PhaseQueues {
     /// `1 / (N lambda)`.
     inv_arrival: f64,
     levels: Levels,
+    /// Jobs in service per phase with their integrals (phase 0's unused: see
+    /// [`phase_add`](PhaseQueues::phase_add)).
     in_phase: Vec<Tracked>,
     scratch: Vec<f64>,
     accepted: u64,
@@ -253,33 +287,58 @@ impl PhaseQueues {
                 }
                 best
             }
-            Routing::Jiq => {
-                if self.sets.len(0) > 0 {
-                    self.sets.pick(0, rng)
-                } else {
-                    index(rng, self.n)
-                }
-            }
+            Routing::Jiq => unreachable!("JIQ routes by route_jiq"),
         }
     }
 
-    /// Starts a new job's service at server `s` (in set `from`) at time `t`.
+    /// JIQ routing from `f` uniform in `[0, 1)` (the event choice's uniform, rescaled): the
+    /// `floor(f I)`-th of the `I` idle servers if any, else the `floor(f N)`-th server; with
+    /// the idle server's index in the permutation (`u32::MAX` when none is idle).
     #[inline(always)]
-    fn start_service(&mut self, s: u32, from: usize, t: f64, rng: &mut Rng) {
+    fn route_jiq(&self, f: f64) -> (u32, u32) {
+        let idle = self.sets.len(0);
+        if idle > 0 {
+            self.sets.at_span(0, ((f * idle as f64) as u32).min(idle - 1))
+        } else {
+            (((f * self.n as f64) as u32).min(self.n - 1), u32::MAX)
+        }
+    }
+
+    /// Starts a new job's service at server `s` (in set `from`) at time `t`; `at` is the
+    /// server's index in the permutation when the caller knows it (`u32::MAX` otherwise).
+    #[inline(always)]
+    fn start_service(&mut self, s: u32, from: usize, at: u32, t: f64, rng: &mut Rng) {
         let i = self.law.start(rng);
-        self.sets.move_between(s, from, 1 + i);
+        if at != u32::MAX && 1 + i == from + 1 {
+            // from the idle set to the first phase: one swap, no look-up
+            self.sets.promote_at(at, from);
+        } else {
+            self.sets.move_between(s, from, 1 + i);
+        }
         self.busy_in[i] += 1;
-        self.in_phase[i].add(1.0, t);
+        self.phase_add(i, 1.0, t);
+    }
+
+    /// Adds `delta` to the number of jobs in service in phase `i` at time `t`. Only phases
+    /// `1..m` keep an integral: phase 0's is the busy servers' (level 1's) less theirs, taken
+    /// at the close, so that the frequent start and completion in the first phase of a job
+    /// that arrives to or leaves an idle server update one integral (the level's), not two.
+    #[inline(always)]
+    fn phase_add(&mut self, i: usize, delta: f64, t: f64) {
+        if i > 0 {
+            self.in_phase[i].add(delta, t);
+        }
     }
 
     /// An arrival; `u` is the event choice's uniform times the total rate (`u < N lambda`):
-    /// with two samples (SQ(2), Pod-LI with `d = 2`) it also routes the job.
+    /// with two samples (SQ(2), Pod-LI with `d = 2`) and with JIQ it also routes the job.
     #[inline(always)]
     fn arrive(&mut self, t: f64, u: f64, rng: &mut Rng) {
-        let s = match self.routing {
-            Routing::Jsq(2) => self.route_two(0.0, u * self.inv_arrival),
-            Routing::PodLi(2, eps) => self.route_two(eps, u * self.inv_arrival),
-            _ => self.route(rng),
+        let (s, at) = match self.routing {
+            Routing::Jsq(2) => (self.route_two(0.0, u * self.inv_arrival), u32::MAX),
+            Routing::PodLi(2, eps) => (self.route_two(eps, u * self.inv_arrival), u32::MAX),
+            Routing::Jiq => self.route_jiq(u * self.inv_arrival),
+            _ => (self.route(rng), u32::MAX),
         };
         let before = self.q[s as usize];
         if before >= self.buffer {
@@ -291,7 +350,7 @@ impl PhaseQueues {
         self.q[s as usize] = before + 1;
         self.levels.up(before, t);
         if before == 0 {
-            self.start_service(s, 0, t, rng);
+            self.start_service(s, 0, at, t, rng);
             self.recompute_service_rate();
         }
     }
@@ -317,14 +376,18 @@ impl PhaseQueues {
         let below = if i == 0 { 0.0 } else { self.cum_rate[i - 1] };
         let x = ((target - below) * self.inv_rate[i]).max(0.0);
         let r = (x as u32).min(self.busy_in[i] - 1);
-        let s = self.sets.at(1 + i, r);
+        let (s, at) = self.sets.at_span(1 + i, r);
         let j = self.law.step_with(i, (x - r as f64).min(1.0 - f64::EPSILON));
         self.busy_in[i] -= 1;
-        self.in_phase[i].add(-1.0, t);
+        self.phase_add(i, -1.0, t);
         if j < m {
-            self.sets.move_between(s, 1 + i, 1 + j);
+            if j == i + 1 {
+                self.sets.promote_at(at, 1 + i);
+            } else {
+                self.sets.move_between(s, 1 + i, 1 + j);
+            }
             self.busy_in[j] += 1;
-            self.in_phase[j].add(1.0, t);
+            self.phase_add(j, 1.0, t);
             self.recompute_service_rate();
             return;
         }
@@ -333,7 +396,9 @@ impl PhaseQueues {
         self.levels.down(before, t);
         self.departures += 1;
         if before > 1 {
-            self.start_service(s, 1 + i, t, rng);
+            self.start_service(s, 1 + i, u32::MAX, t, rng);
+        } else if i == 0 {
+            self.sets.demote_at(at, 1);
         } else {
             self.sets.move_between(s, 1 + i, 0);
         }
@@ -357,7 +422,8 @@ impl Family for PhaseQueues {
         }
     }
 
-    /// Extras: the fraction of servers whose job in service is in phase `i`, `i = 1..m`.
+    /// Extras: the fraction of servers whose job in service is in phase `i`, `i = 1..m`
+    /// (the first phase's: the busy fraction less the others').
     fn close(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.levels.take(t, &mut self.scratch);
         out.level_integral.clone_from(&self.scratch);
@@ -367,9 +433,15 @@ impl Family for PhaseQueues {
         out.departures = std::mem::take(&mut self.departures);
         out.extras.clear();
         let per = self.n as f64 * duration;
-        for tr in &mut self.in_phase {
-            out.extras.push(tr.take(t) / per);
+        let busy = self.scratch.get(1).copied().unwrap_or(0.0);
+        out.extras.push(0.0);
+        let mut others = 0.0;
+        for tr in &mut self.in_phase[1..] {
+            let v = tr.take(t);
+            others += v;
+            out.extras.push(v / per);
         }
+        out.extras[0] = (busy - others).max(0.0) / per;
     }
 }
 
@@ -539,6 +611,41 @@ mod tests {
                     assert_eq!(f.q[f.sets.at(g, i) as usize] > 0, g > 0);
                 }
             }
+        }
+    }
+
+    /// JIQ (routing from the event's uniform, the idle server moved by index) with a law that
+    /// starts in either phase and moves both ways: the sets, the cached rate and the phase
+    /// integrals (phase 0's derived from the busy servers') follow the queues.
+    #[test]
+    fn jiq_keeps_sets_and_phase_integrals() {
+        let law = Law::new(&[0.5, 0.5], &[-2.0, 1.0, 0.5, -1.0]);
+        let mut rng = Rng::seed_from_u64(6);
+        let mut f = PhaseQueues::new(6, 0.9, None, law, Routing::Jiq);
+        let (mut t, mut exact) = (0.0, [0.0f64; 2]);
+        for _ in 0..20_000 {
+            let rate = f.rate();
+            let dt = 1e-3;
+            for (i, e) in exact.iter_mut().enumerate() {
+                *e += f.busy_in[i] as f64 * dt;
+            }
+            t += dt;
+            f.event(t, rate, &mut rng);
+            let total: f64 = (0..2).map(|i| f.busy_in[i] as f64 * f.law.rate[i]).sum();
+            assert_eq!(f.service_rate, total);
+            let busy = f.q.iter().filter(|&&x| x > 0).count() as u32;
+            assert_eq!(f.sets.len(0), 6 - busy);
+            for p in 0..2 {
+                for i in 0..f.sets.len(1 + p) {
+                    assert!(f.q[f.sets.at(1 + p, i) as usize] > 0);
+                }
+            }
+        }
+        let mut out = Batch::default();
+        f.close(t, t, &mut out);
+        for (i, e) in exact.iter().enumerate() {
+            let got = out.extras[i] * 6.0 * t;
+            assert!((got - e).abs() < 1e-9 * e.max(1.0), "phase {i}: {got} vs {e}");
         }
     }
 }
