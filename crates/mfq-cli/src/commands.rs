@@ -255,7 +255,15 @@ fn fixed_point_text(args: &ModelArgs, file: &ModelFile, fp: &FixedPoint, stabili
         let _ = writeln!(s, "  state               {n} {} of fixed size (no truncation level)", if n == 1 { "entry" } else { "entries" });
     }
     let p = &fp.tail_polish;
-    if p.steps > 0 {
+    if p.steps > 0 && !p.last_step_kept {
+        let _ = writeln!(
+            s,
+            "  tail polish         {} relative Newton step(s); the last was round-off of the iterative linear solves (it raised \
+             the residual and moved entries >= {:.0e} by up to {:.1e} of themselves) and was not kept: those entries are \
+             below what the solves resolve",
+            p.steps, p.floor, p.last_relative_step
+        );
+    } else if p.steps > 0 {
         let _ = writeln!(
             s,
             "  tail polish         {} relative Newton step(s); the last moved no entry >= {:.0e} by more than {:.1e} of itself (stop at {:.0e})",

@@ -128,7 +128,10 @@ pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure, deadlin
                     }
                     (SimPointStatus::Simulated { .. }, None) => return Err(bad(format!("{}: no estimate named {}", c.model, fig.y))),
                 };
-                let _ = writeln!(csv, "{},{},{},{status},{mean},{hw},{}", quote(&p.title), quote(&c.label), pt.x, quote(&note));
+                // no estimate (an unstable point): empty cells, as sweep.csv writes them, not NaN
+                let cell = |v: f64| if v.is_finite() { v.to_string() } else { String::new() };
+                let _ =
+                    writeln!(csv, "{},{},{},{status},{},{},{}", quote(&p.title), quote(&c.label), pt.x, cell(mean), cell(hw), quote(&note));
             }
             curves.push(SimCurve { label: c.label.clone(), points });
         }

@@ -210,11 +210,15 @@ pub struct TailPolish {
     /// The largest relative change `|dx_k| / |x_k|` (over `|x_k| >= floor`) of the last step
     /// (an estimate of the relative error before it; `0` when no step was taken).
     pub last_relative_step: f64,
+    /// Whether the last step was kept: `false` when it was round-off noise of an iterative
+    /// linear solve (it raised the residual and moved an entry by its own size or more), so the
+    /// entries it would move are below what the solves resolve.
+    pub last_step_kept: bool,
 }
 
 impl Default for TailPolish {
     fn default() -> Self {
-        TailPolish { floor: RELATIVE_FLOOR, step_tol: RELATIVE_STEP_TOL, steps: 0, last_relative_step: 0.0 }
+        TailPolish { floor: RELATIVE_FLOOR, step_tol: RELATIVE_STEP_TOL, steps: 0, last_relative_step: 0.0, last_step_kept: true }
     }
 }
 

@@ -455,10 +455,11 @@ impl<'m> Iterate<'m> {
     /// 383, 98, 2457, 239 in four steps, three of them a solve each; now two steps, one solve.
     /// Its chord steps with the complete LU do not settle either: 11, 151, 7.0, 3.0.)
     /// With iterative solves (GMRES with an incomplete LU, whose error is normwise: a relative
-    /// residual of 1e-12 of the whole step) the polish also stops after a step that raised the
+    /// residual of 1e-12 of the whole step) the polish also stops at a step that raised the
     /// absolute residual (it is at its round-off level) and moved some entry by at least
-    /// `RELATIVE_NOISE` = 1 times its size: such entries lie below what the solve resolves, and
-    /// the next step would move them at random again, at the cost of a full solve. (The
+    /// `RELATIVE_NOISE` = 1 times its size, and does not keep it: such entries lie below what
+    /// the solve resolves, and the next step would move them at random again, at the cost of a
+    /// full solve. (The
     /// triplet at K = 30: the first step, `unkept` below, raised the residual from 8.8e-14 to
     /// 1.7e-13 and moved an entry 383 times its size; the second step, one solve of the five
     /// left, moved them 98 times and was then dropped by the contraction rule anyway.) The
@@ -502,14 +503,15 @@ impl<'m> Iterate<'m> {
                 .zip(&self.xn)
                 .filter(|(x, _)| x.abs() >= RELATIVE_FLOOR)
                 .fold(0.0f64, |m, (x, xn)| m.max(((xn - x) / x).abs()));
-            let raised = rn > self.r;
-            self.accept(rn);
             self.tail.steps += 1;
             self.tail.last_relative_step = rel;
-            if rel <= RELATIVE_STEP_TOL || (!reuse_factors && rel > RELATIVE_CONTRACTION * last_rel) {
+            if iterative && rn > self.r && rel >= RELATIVE_NOISE {
+                // round-off noise of the iterative solve: not kept (the residual stays lower)
+                self.tail.last_step_kept = false;
                 break;
             }
-            if iterative && raised && rel >= RELATIVE_NOISE {
+            self.accept(rn);
+            if rel <= RELATIVE_STEP_TOL || (!reuse_factors && rel > RELATIVE_CONTRACTION * last_rel) {
                 break;
             }
             last_rel = rel;

@@ -240,7 +240,9 @@ impl KOfNSpec {
         let central = self.dispatch == Dispatch::Central;
         let exact = |lmax: f64, region: String, source: &str| {
             let stability = if lambda < lmax {
-                Stability::Stable { condition: format!("lambda = {} < lambda_max = {} ({region})", short_number(lambda), short_number(lmax)) }
+                Stability::Stable {
+                    condition: format!("lambda = {} < lambda_max = {} ({region})", short_number(lambda), short_number(lmax)),
+                }
             } else {
                 Stability::Unstable {
                     reason: format!("lambda = {} >= lambda_max = {} (stable region: {region})", short_number(lambda), short_number(lmax)),

@@ -257,7 +257,9 @@ pub fn identical_region_general(
         } else {
             (None, String::new())
         };
-        let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {nu:?}");
+        // long speed lists are shortened in messages (a file may list thousands of servers)
+        let speeds_text = if k <= 8 { format!("{nu:?}") } else { format!("{:?} ... ({k} in all)", &nu[..6]) };
+        let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {speeds_text}");
         let (capacity, slowest) = local_capacity(nu, d, mean);
         let stability = match verdict(lmax, &what) {
             Stability::Unknown { .. } if lambda >= capacity => Stability::Unstable {
