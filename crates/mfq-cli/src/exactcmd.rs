@@ -159,6 +159,12 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             let c = r1.and_then(|r| r.mean_response_time_correction).map(|c| t + c / n);
             row("mean response time", t, c, est.filter(|_| has_a).and_then(|e| e.mean_response_time), te);
         }
+        if let (Some(p), Some(pe)) = (obs.prob_wait, r.observables.prob_wait) {
+            // the refined P(wait) is expanded to the order of the terms: its column
+            let refined = est.and_then(|e| e.prob_wait);
+            let (first, second) = if has_a { (None, refined) } else { (refined, None) };
+            row("P(wait)", p, first, second, pe);
+        }
         if obs.loss_probability > 0.0 || r.observables.loss_probability > 0.0 {
             row("loss probability", obs.loss_probability, None, None, r.observables.loss_probability);
         }
