@@ -226,11 +226,21 @@ fn a_finite_buffer_is_stationary_at_every_load() {
 /// Class 3: at a degenerate equilibrium (gamma0 = gamma1 = 1/4 of the stubborn-agent model: a
 /// triple root at x = 1/2, docs/models/opinion.md) the refined terms do not exist; `refined`
 /// says so first among its warnings, and `compare` draws no refined line (it printed a
-/// correction of about 4e12 before) and says why.
+/// correction of about 4e12 before) and says why; neither prints the terms.
 #[test]
 fn refined_terms_at_a_degenerate_equilibrium_are_flagged() {
     let v = json(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.25", "--set", "gamma1=0.25", "--json"]));
     assert!(v["warnings"][0].as_str().unwrap().starts_with("the fixed point is degenerate"), "{v}");
+    // the terms (of order 1/eigenvalue, about 4e13 here) are neither printed nor written: x* and
+    // the mean field only, and the sizes' state-space warnings would only repeat the first
+    assert!(v["v"].is_null() && v["a"].is_null() && v["estimates"].is_null() && v["sum_v"].is_null(), "{v}");
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1, "{v}");
+    assert!((v["x"][0].as_f64().unwrap() - 0.5).abs() < 1e-3, "{v}");
+    let (out, _) = text(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.25", "--set", "gamma1=0.25", "--order", "2"]));
+    assert!(
+        out.contains("V, A and the refined estimates: none (degenerate fixed point") && !out.contains("e12") && !out.contains("e13"),
+        "{out}"
+    );
     let dir = tmp_dir("compare-degenerate");
     let out = dir.to_str().unwrap();
     let base = ["compare", "models/opinion-stubborn.toml", "--set", "gamma0=0.25", "--set", "gamma1=0.25", "--servers", "50"];

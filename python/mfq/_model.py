@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -293,6 +294,10 @@ class Model:
         observables at each size in ``servers`` (:meth:`Refined.estimate` gives any other size).
         docs/refined.md has the equations.
 
+        Warns:
+            RuntimeWarning: each sentence of ``Refined.warnings`` (a degenerate fixed point, where
+                the terms mean nothing; a size whose estimate leaves the state space).
+
         Raises:
             InvalidInput: ``order`` not 1 or 2, a size that is not a finite number >= 1; a kind
                 without transitions or with a non-smooth drift (``field == "kind"``); order 2 when
@@ -311,6 +316,8 @@ class Model:
         t = r["terms"]
         n = len(t["x"])
         opt = lambda v: None if v is None else np.asarray(v, dtype=np.float64)  # noqa: E731
+        for w in r["warnings"]:  # also kept in Refined.warnings
+            warnings.warn(w, RuntimeWarning, stacklevel=2)
         return Refined(
             fixed_point=fp, order=int(t["order"]), x=np.asarray(t["x"], dtype=np.float64), V=np.asarray(t["v"], dtype=np.float64),
             A=opt(t["a"]), W=np.asarray(t["covariance"], dtype=np.float64).reshape(n, n), sum_v=float(t["sum_v"]),

@@ -81,7 +81,8 @@ def test_refined_jsq2_sum_v():
 def test_refined_warns_at_a_degenerate_fixed_point():
     """Stubborn-agent majority rule, gamma0 = gamma1 = 1/4: a triple root at x = 1/2
     (docs/models/opinion.md), where the refined terms do not exist: the first warning says so."""
-    r = mfq.Model(kind="opinion-stubborn", gamma0=0.25, gamma1=0.25).refined()
+    with pytest.warns(RuntimeWarning, match="the fixed point is degenerate"):
+        r = mfq.Model(kind="opinion-stubborn", gamma0=0.25, gamma1=0.25).refined()
     assert r.warnings and r.warnings[0].startswith("the fixed point is degenerate")
 
 

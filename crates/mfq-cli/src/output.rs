@@ -129,3 +129,9 @@ pub(crate) fn csv_field(s: &str) -> String {
         s.to_string()
     }
 }
+
+/// `n` followed by the singular or plural noun: `count(1, "state entry", "state entries")` is
+/// "1 state entry".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -22,6 +22,13 @@ pub struct RefinedArgs {
     pub servers: Vec<f64>,
 }
 
+/// Whether `r` is at a degenerate fixed point, where the refined terms do not exist
+/// ([`mfq::degeneracy_warning`]): its `V`, `A` and estimates (of order `1/eigenvalue`) are then
+/// neither printed nor written, only `x*`, the mean-field observables and the warning.
+fn degenerate(r: &RefinedReport) -> bool {
+    mfq::degeneracy_warning(&r.fixed_point).is_some()
+}
+
 /// Reads one observable off an estimate.
 type Getter<'a> = &'a dyn Fn(&mfq::RefinedEstimate) -> Option<f64>;
 
@@ -29,9 +36,17 @@ fn opt(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.8}"))
 }
 
-/// Per-level CSV: k (or the state entry's name), x*, V (A), then the refined state per N.
+/// Per-level CSV: k (or the state entry's name), x*, V (A), then the refined state per N; at a
+/// degenerate fixed point ([`mfq::degeneracy_warning`]) x* alone.
 fn levels_csv(names: &[String], r: &RefinedReport) -> String {
     let t = &r.terms;
+    if degenerate(r) {
+        let mut s = String::from("entry,x\n");
+        for (name, x) in names.iter().zip(&t.x) {
+            let _ = writeln!(s, "{},{x:e}", crate::output::csv_field(name));
+        }
+        return s;
+    }
     let mut s = String::from("entry,x,v");
     if t.a.is_some() {
         s.push_str(",a");
@@ -66,7 +81,8 @@ fn estimates_csv(r: &RefinedReport) -> String {
     }
     s.push('\n');
     let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
-    for e in r.mean_field.iter().chain(&r.estimates) {
+    let estimates = if degenerate(r) { &[][..] } else { &r.estimates[..] };
+    for e in r.mean_field.iter().chain(estimates) {
         let _ = write!(s, "{},{},{},{}", e.servers, f(e.mean_queue_length), f(e.mean_response_time), f(e.prob_wait));
         for (_, v) in &e.extras {
             let _ = write!(s, ",{v:e}");
@@ -81,47 +97,59 @@ fn estimates_csv(r: &RefinedReport) -> String {
 
 fn text(args: &RefinedArgs, name: &str, names: &[String], r: &RefinedReport) -> String {
     let t = &r.terms;
+    let deg = degenerate(r);
+    let estimates = if deg { &[][..] } else { &r.estimates[..] };
     let mut s = String::new();
     let _ = writeln!(s, "{name}  ({})", args.model.model.display());
     let _ = writeln!(
         s,
-        "  refined mean field of order {} at K = {} ({} state entries), Lyapunov residual {:.1e}, terms {:.3} ms, job {:.3} ms",
+        "  refined mean field of order {} at K = {} ({}), Lyapunov residual {:.1e}, terms {:.3} ms, job {:.3} ms",
         t.order,
         r.fixed_point.truncation.levels,
-        t.x.len(),
+        crate::output::count(t.x.len(), "state entry", "state entries"),
         t.lyapunov_residual,
         r.terms_seconds * 1e3,
         r.wall_seconds * 1e3
     );
-    let _ = write!(s, "  sum V = {:.8}", t.sum_v);
-    if let Some(a) = t.sum_a {
-        let _ = write!(s, ", sum A = {a:.8}");
+    if deg {
+        let _ = writeln!(s, "  V, A and the refined estimates: none (degenerate fixed point, see the warning); x* and the mean field:");
+    } else {
+        let _ = write!(s, "  sum V = {:.8}", t.sum_v);
+        if let Some(a) = t.sum_a {
+            let _ = write!(s, ", sum A = {a:.8}");
+        }
+        s.push('\n');
     }
-    s.push('\n');
-    let _ = write!(s, "  {:<10} {:>16} {:>16}", "entry", "x*", "V");
-    if t.a.is_some() {
-        let _ = write!(s, " {:>16}", "A");
+    let _ = write!(s, "  {:<10} {:>16}", "entry", "x*");
+    if !deg {
+        let _ = write!(s, " {:>16}", "V");
+        if t.a.is_some() {
+            let _ = write!(s, " {:>16}", "A");
+        }
     }
-    for e in &r.estimates {
+    for e in estimates {
         let _ = write!(s, " {:>16}", format!("N = {}", e.servers));
     }
     s.push('\n');
     for i in 0..t.x.len() {
-        let _ = write!(s, "  {:<10} {:>16.9e} {:>16.9e}", names[i], t.x[i], t.v[i]);
-        if let Some(a) = &t.a {
-            let _ = write!(s, " {:>16.9e}", a[i]);
+        let _ = write!(s, "  {:<10} {:>16.9e}", names[i], t.x[i]);
+        if !deg {
+            let _ = write!(s, " {:>16.9e}", t.v[i]);
+            if let Some(a) = &t.a {
+                let _ = write!(s, " {:>16.9e}", a[i]);
+            }
         }
-        for e in &r.estimates {
+        for e in estimates {
             let _ = write!(s, " {:>16.9e}", e.state[i]);
         }
         s.push('\n');
-        if t.x[i].abs() < 1e-14 && t.v[i].abs() < 1e-14 && i + 1 < t.x.len() {
+        if t.x[i].abs() < 1e-14 && (deg || t.v[i].abs() < 1e-14) && i + 1 < t.x.len() {
             let _ = writeln!(s, "  ... (entries {}..{} below 1e-14)", i + 2, t.x.len());
             break;
         }
     }
     let _ = write!(s, "  {:<20} {:>14}", "observable", "mean field");
-    for e in &r.estimates {
+    for e in estimates {
         let _ = write!(s, " {:>14}", format!("N = {}", e.servers));
     }
     s.push('\n');
@@ -133,14 +161,14 @@ fn text(args: &RefinedArgs, name: &str, names: &[String], r: &RefinedReport) -> 
             continue;
         }
         let _ = write!(s, "  {label:<20} {:>14}", opt(mf.and_then(get)));
-        for e in &r.estimates {
+        for e in estimates {
             let _ = write!(s, " {:>14}", opt(get(e)));
         }
         s.push('\n');
     }
     for (j, (label, v)) in mf.map(|m| m.extras.clone()).unwrap_or_default().iter().enumerate() {
         let _ = write!(s, "  {label:<20} {:>14}", opt(Some(*v)));
-        for e in &r.estimates {
+        for e in estimates {
             let _ = write!(s, " {:>14}", opt(e.extras.get(j).map(|x| x.1)));
         }
         s.push('\n');
@@ -176,8 +204,12 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
     }
     let built = file.model.build(r.fixed_point.truncation.levels).map_err(|e| Failure::input(e.to_string()))?;
     let names: Vec<String> = (0..built.dim()).map(|i| built.layout().name(i)).collect();
-    let warnings = &r.warnings;
+    let deg = degenerate(&r);
+    // at a degenerate fixed point the terms do not exist: the first warning says so, and the
+    // sizes' state-space warnings (about estimates of order 1/eigenvalue) would only repeat it
+    let warnings: Vec<&String> = r.warnings.iter().take(if deg { 1 } else { usize::MAX }).collect();
     let notes = file.model.notes();
+    let none = |v: serde_json::Value| if deg { serde_json::Value::Null } else { v };
     let value = json!({
         "warnings": warnings,
         "notes": notes,
@@ -188,14 +220,14 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
         "levels": r.fixed_point.truncation.levels,
         "entries": names,
         "x": r.terms.x,
-        "v": r.terms.v,
-        "a": r.terms.a,
-        "sum_v": r.terms.sum_v,
-        "sum_a": r.terms.sum_a,
+        "v": none(json!(r.terms.v)),
+        "a": none(json!(r.terms.a)),
+        "sum_v": none(json!(r.terms.sum_v)),
+        "sum_a": none(json!(r.terms.sum_a)),
         "lyapunov_residual": r.terms.lyapunov_residual,
         "mean_field": r.mean_field,
-        "estimates": r.estimates,
-        "expansion": r.expansion,
+        "estimates": none(json!(r.estimates)),
+        "expansion": none(json!(r.expansion)),
         "terms_seconds": r.terms_seconds,
         "wall_seconds": r.wall_seconds,
     });

@@ -23,6 +23,16 @@ pub enum Error {
     /// The refined mean field (no transitions, a non-smooth model, a singular equation).
     #[error(transparent)]
     Refined(#[from] mfq_fixpoint::RefinedError),
+    /// The refined terms failed at a degenerate fixed point (a Jacobian eigenvalue zero to the
+    /// precision of `x*`): they do not exist there ([`crate::degeneracy_warning`]); the message
+    /// says so and names the solver's own failure.
+    #[error("{warning}; the refined terms cannot be computed here ({cause}); `mfq exact` and `mfq simulate` give finite-N values")]
+    DegenerateFixedPoint {
+        /// The degeneracy warning.
+        warning: String,
+        /// The refined solver's error.
+        cause: mfq_fixpoint::RefinedError,
+    },
     /// The simulator's options or parameters, or a kind without a finite-N system.
     #[error(transparent)]
     Simulation(#[from] mfq_sim::SimError),

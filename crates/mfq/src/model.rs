@@ -251,11 +251,17 @@ impl Model {
     /// # Errors
     /// [`Error::NotAFixedPoint`] when `fp` is not this model's converged fixed point;
     /// [`Error::Refined`] as [`refined_of_order`](Self::refined_of_order), or `BadOption` for a
-    /// size that is not a finite number >= 1.
+    /// size that is not a finite number >= 1; [`Error::DegenerateFixedPoint`] when the terms fail
+    /// (an exactly singular equation) at a degenerate fixed point.
     pub fn refined_at(&self, fp: FixedPoint, order: u8, servers: &[f64]) -> Result<RefinedReport, Error> {
         let start = std::time::Instant::now();
         check_sizes(servers)?;
-        let terms = self.refined_of_order(&fp, order)?;
+        let terms = match self.refined_of_order(&fp, order) {
+            Err(Error::Refined(cause)) if degeneracy_warning(&fp).is_some() => {
+                return Err(Error::DegenerateFixedPoint { warning: degeneracy_warning(&fp).unwrap_or_default(), cause })
+            }
+            other => other?,
+        };
         let terms_seconds = start.elapsed().as_secs_f64();
         let model = self.build(Some(fp.truncation.levels))?;
         let expansion = refined_expansion(model.as_ref(), &terms);

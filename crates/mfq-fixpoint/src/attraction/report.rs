@@ -321,7 +321,7 @@ impl AttractionReport {
 
 impl fmt::Display for AttractionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "attraction check: {} ({} state entries)", self.model, self.dim)?;
+        writeln!(f, "attraction check: {} ({} state {})", self.model, self.dim, if self.dim == 1 { "entry" } else { "entries" })?;
         let fp = &self.fixed_point;
         write!(f, "  fixed point x* = {}: residual {:.1e}, {}", fmt_state(&fp.x), fp.residual, fp.status)?;
         match &self.local {

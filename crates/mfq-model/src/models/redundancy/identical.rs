@@ -259,7 +259,7 @@ pub fn identical_region_general(
         };
         // long speed lists are shortened in messages (a file may list thousands of servers)
         let speeds_text = if k <= 8 { format!("{nu:?}") } else { format!("{:?} ... ({k} in all)", &nu[..6]) };
-        let what = format!("identical copies, FCFS, {law}, K = {k} servers of speeds {speeds_text}");
+        let what = format!("identical copies, FCFS, {law}, K = {k} {} of speeds {speeds_text}", if k == 1 { "server" } else { "servers" });
         let (capacity, slowest) = local_capacity(nu, d, mean);
         let stability = match verdict(lmax, &what) {
             Stability::Unknown { .. } if lambda >= capacity => Stability::Unstable {
