@@ -42,6 +42,17 @@ def test_unstable_carries_reason():
     assert "1/(eps d)" in e.value.reason
 
 
+def test_identical_copies_outside_their_region_have_no_dynamics():
+    """Redundancy-2 with identical copies under PS is stable iff lambda < 1/d (Anton et al.,
+    Oper. Res. 2021; models/redundancy-identical-ps-unstable.toml): at lambda = 0.6 every job
+    says unstable, `solve` too (it integrated the i.i.d. mean field before)."""
+    m = mfq.Model(kind="redundancy", lam=0.6, d=2, discipline="ps", copies="identical")
+    for job in (m.fixed_point, lambda: m.solve(10.0)):
+        with pytest.raises(mfq.Unstable) as e:
+            job()
+        assert "lambda_max = 0.5" in e.value.reason
+
+
 def test_not_converged_carries_the_partial_result():
     m = mfq.Model(kind="jsq", lam=0.99, d=2)
     with pytest.raises(mfq.NotConverged) as e:

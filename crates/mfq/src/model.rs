@@ -85,8 +85,19 @@ impl Model {
     /// the automatic growth, when `None`).
     ///
     /// # Errors
-    /// [`Error::Model`] when a parameter is outside its range at that truncation.
+    /// [`Error::Model`] when a parameter is outside its range at that truncation, or when the
+    /// kind has only a stability region ([`ModelSpec::stability_only`]: redundancy with identical
+    /// copies) and the parameters lie inside it (it has no drift to build);
+    /// [`Error::FixedPoint`] with `FixedPointError::Unstable` (the region's reason) when they lie
+    /// outside it. So every job of a region-only model but [`fixed_point`](Self::fixed_point)
+    /// and the report refuses it with the region's answer (the Python package's
+    /// `Model.solve` integrated the i.i.d. mean field there before).
     pub fn build(&self, levels: Option<usize>) -> Result<Box<dyn MeanFieldModel>, Error> {
+        if let Some(mfq_model::StabilityRegion { stability: mfq_model::Stability::Unstable { reason }, .. }) =
+            self.file.model.stability_only()
+        {
+            return Err(Error::FixedPoint(mfq_fixpoint::FixedPointError::Unstable { reason }));
+        }
         let levels = levels.or(self.file.truncation.levels).unwrap_or_else(|| self.file.model.initial_levels());
         Ok(self.file.model.build(levels)?)
     }
