@@ -504,6 +504,9 @@ fn models_with_only_a_stability_region_give_a_verdict_per_point() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("3 points: 0 solved, 2 unstable, 0 failed, 0 invalid, 0 stable, 1 stability unknown"), "{stdout}");
+    // verdicts only: the summary line says why there is no plot, and nothing goes to stderr
+    assert!(stdout.contains("sweep.csv (no plot: the model has no queue-length model, only a stability region"), "{stdout}");
+    assert!(stderr.is_empty(), "{stderr}");
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let status: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(2).unwrap()).collect();
     assert_eq!(status, ["stability-unknown", "unstable", "unstable"], "{csv}");

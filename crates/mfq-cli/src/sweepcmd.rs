@@ -117,7 +117,7 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
         curve_labels: sweepgrid::curve_labels(&report, None),
     };
     // a plot of an earlier sweep in the same directory would pass for this one's: removed first
-    let plots = sweepgrid::write_plots(&dir, "sweep", &report, args.y.into(), &style)?;
+    let (plots, skipped) = sweepgrid::write_plots(&dir, "sweep", &report, args.y.into(), &style)?;
     let outcome = outcome.and(missing_observable(path, &report, args.y.into()));
     if args.model.json {
         print_json(&report, &outcome);
@@ -125,10 +125,11 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     }
     outln!("{}", counts(&report));
     out!("{csv}");
+    let why = if skipped.is_empty() { String::new() } else { format!(" (no plot: {})", skipped.join("; ")) };
     if plots.is_empty() {
-        outln!("wrote {} (no plot: nothing to plot)", dir.join("sweep.csv").display());
+        outln!("wrote {}{why}", dir.join("sweep.csv").display());
     } else {
-        outln!("wrote {} and {}", dir.join("sweep.csv").display(), plots.join(", "));
+        outln!("wrote {} and {}{why}", dir.join("sweep.csv").display(), plots.join(", "));
     }
     outcome
 }

@@ -192,22 +192,22 @@ pub(crate) fn facet_file(stem: &str, report: &SweepReport, values: &[f64]) -> St
 }
 
 /// Draws `report` into `dir`: `STEM.svg` without facets, one `STEM-FACET.svg` per combination of
-/// facet values otherwise (each titled with its facet values). Returns the files written;
-/// a plot that has nothing to draw is skipped (its error printed on stderr). Plots of an earlier
-/// run (`STEM.svg`, `STEM-*.svg`) are removed first, so none passes for this run's.
+/// facet values otherwise (each titled with its facet values). Returns the files written and,
+/// for each plot that has nothing to draw (skipped), why: `"NAME: reason"`, or the reason alone
+/// when no plot can be drawn at all (the caller prints them with its summary line). Plots of
+/// an earlier run (`STEM.svg`, `STEM-*.svg`) are removed first, so none passes for this run's.
 pub(crate) fn write_plots(
     dir: &Path,
     stem: &str,
     report: &SweepReport,
     y: SweepQuantity,
     style: &SweepPlotStyle,
-) -> Result<Vec<String>, Failure> {
+) -> Result<(Vec<String>, Vec<String>), Failure> {
     remove_plots(dir, stem);
     if report.x_axis.is_categorical() {
-        eprintln!("mfq: no plot: no swept parameter is numeric (the x axis of a plot); the CSV has every point");
-        return Ok(vec![]);
+        return Ok((vec![], vec!["no swept parameter is numeric (the x axis of a plot); the CSV has every point".into()]));
     }
-    let mut written = Vec::new();
+    let (mut written, mut skipped) = (Vec::new(), Vec::new());
     for values in report.facet_values() {
         let (sub, name, title) = if report.facet_axes.is_empty() {
             (report.clone(), format!("{stem}.svg"), style.title.clone())
@@ -219,10 +219,11 @@ pub(crate) fn write_plots(
                 write_atomic(&dir.join(&name), svg.as_bytes())?;
                 written.push(name);
             }
-            Err(e) => eprintln!("mfq: no plot {name}: {e}"),
+            Err(e) if report.facet_axes.is_empty() => skipped.push(e.0),
+            Err(e) => skipped.push(format!("{name}: {}", e.0)),
         }
     }
-    Ok(written)
+    Ok((written, skipped))
 }
 
 /// Removes `STEM.svg` and `STEM-*.svg` in `dir`.
