@@ -508,5 +508,5 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     assert!((num(&rows[0], "alpha") - 1.0 / 9.0).abs() < 1e-8 && (num(&rows[0], "summary") - 0.25).abs() < 1e-6);
     let rows = csv(&out.join("branches-opinion-stubborn-special.csv"));
     let bp = rows.iter().find(|r| r["stability_change"] == "true").unwrap();
-    assert!(bp["kind"] == "branch-point" && (num(bp, "gamma0+gamma1") - 0.25).abs() < 1e-8, "{bp:?}");
+    assert!(bp["kind"] == "branch-point" && (num(bp, "gamma0=gamma1") - 0.25).abs() < 1e-8, "{bp:?}");
 }

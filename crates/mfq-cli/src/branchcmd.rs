@@ -57,7 +57,7 @@ fn run(path: &Path, model: &Model, opts: &BranchOptions) -> Result<BranchReport,
 /// The points of every branch: `branch,point,PARAM,summary,stability,spectral_abscissa,residual,x`
 /// (`x`: the state entries separated by spaces).
 pub(crate) fn points_csv(r: &BranchReport) -> String {
-    let mut s = format!("branch,point,{},summary,stability,spectral_abscissa,residual,x\n", r.parameter.replace(',', "+"));
+    let mut s = format!("branch,point,{},summary,stability,spectral_abscissa,residual,x\n", r.parameter.replace(',', "="));
     for (i, b) in r.branches.iter().enumerate() {
         for (j, p) in b.points.iter().enumerate() {
             let x: Vec<String> = p.x.iter().map(|v| format!("{v:e}")).collect();
@@ -70,7 +70,7 @@ pub(crate) fn points_csv(r: &BranchReport) -> String {
 
 /// The located special points: `branch,kind,PARAM,summary,stability_change,spectral_abscissa,residual,x`.
 pub(crate) fn special_csv(r: &BranchReport) -> String {
-    let mut s = format!("branch,kind,{},summary,stability_change,spectral_abscissa,residual,x\n", r.parameter.replace(',', "+"));
+    let mut s = format!("branch,kind,{},summary,stability_change,spectral_abscissa,residual,x\n", r.parameter.replace(',', "="));
     for (i, b) in r.branches.iter().enumerate() {
         for p in &b.special {
             let x: Vec<String> = p.x.iter().map(|v| format!("{v:e}")).collect();
@@ -99,7 +99,9 @@ fn end_text(end: &BranchEnd) -> String {
 
 /// The report as text: one paragraph per branch.
 fn text(r: &BranchReport) -> String {
-    let mut s = format!("{} equilibria at {} = {}; {} branches\n", r.starts.len(), r.parameter, r.start, r.branches.len());
+    // tied parameters (`gamma0,gamma1`) read as one value: gamma0 = gamma1 = 0.2
+    let parameter = r.parameter.replace(',', " = ");
+    let mut s = format!("{} equilibria at {parameter} = {}; {} branches\n", r.starts.len(), r.start, r.branches.len());
     for (i, b) in r.branches.iter().enumerate() {
         let (first, last) = (b.points.first(), b.points.last());
         let _ = write!(s, "branch {i} from {} = {}", r.summary_name, first.map_or("?".into(), |p| num(p.summary)));
@@ -109,7 +111,7 @@ fn text(r: &BranchReport) -> String {
                 ": {} points, ends {} ({} = {}, {} = {})",
                 b.points.len(),
                 end_text(&b.end),
-                r.parameter,
+                parameter,
                 num(l.parameter),
                 r.summary_name,
                 num(l.summary)
@@ -122,7 +124,7 @@ fn text(r: &BranchReport) -> String {
         for p in &b.special {
             let kind = serde_json::to_value(p.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
             let change = if p.stability_change { ", stability changes" } else { "" };
-            let _ = writeln!(s, "    {kind} at {} = {:.12} ({} = {}){change}", r.parameter, p.parameter, r.summary_name, num(p.summary));
+            let _ = writeln!(s, "    {kind} at {parameter} = {:.12} ({} = {}){change}", p.parameter, r.summary_name, num(p.summary));
         }
     }
     s
