@@ -250,3 +250,28 @@ fn refined_terms_at_a_degenerate_equilibrium_are_flagged() {
     let v = json(&mfq(&["refined", "models/opinion-stubborn.toml", "--set", "gamma0=0.3", "--set", "gamma1=0.3", "--json"]));
     assert!(v["warnings"].as_array().unwrap().iter().all(|w| !w.as_str().unwrap().contains("degenerate")), "{v}");
 }
+
+/// Refined terms that mislead without being degenerate are flagged: order 2 near the pitchfork
+/// of the stubborn-agent model (gamma = 0.2501, slowest decay rate 2e-4: sum A came out as 23.7
+/// where the symmetry x = 1/2 makes every term 0, docs/models/opinion.md), and the SIS model at
+/// its unstable equilibrium I = 0 (infection rate 2 > recovery rate 1; the endemic state is 1/2).
+#[test]
+fn refined_terms_near_degenerate_or_at_an_unstable_point_are_flagged() {
+    let g = ["--set", "gamma0=0.2501", "--set", "gamma1=0.2501", "--json"];
+    let v = json(&mfq(&[&["refined", "models/opinion-stubborn.toml", "--order", "2"][..], &g[..]].concat()));
+    assert!(v["warnings"][0].as_str().unwrap().starts_with("the fixed point is nearly degenerate (slowest decay rate 2.000e-4)"), "{v}");
+    let v = json(&mfq(&[&["refined", "models/opinion-stubborn.toml"][..], &g[..]].concat()));
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "order 1 is well conditioned there: {v}");
+    let dir = tmp_dir("refined-unstable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sis2.toml");
+    std::fs::write(
+        &file,
+        "[model]\nkind = \"generic\"\nname = \"SIS\"\nvariables = [\"I\"]\n[[model.transitions]]\njump = { I = 1 }\nrate = \"2 * I * (1 - I)\"\n\
+         [[model.transitions]]\njump = { I = -1 }\nrate = \"I\"\n[model.initial]\nI = 0\n",
+    )
+    .unwrap();
+    let v = json(&mfq(&["refined", file.to_str().unwrap(), "--json"]));
+    assert!(v["x"][0].as_f64().unwrap().abs() < 1e-12, "{v}");
+    assert!(v["warnings"][0].as_str().unwrap().starts_with("the fixed point is locally unstable (spectral abscissa 1.000e0 > 0)"), "{v}");
+}

@@ -317,7 +317,10 @@ pub(crate) fn comparison(
     require_converged(fp, file)?;
     // at a degenerate fixed point the refined terms are of the order of 1/eigenvalue: not drawn
     let mut warnings: Vec<String> = mfq::degeneracy_warning(fp).into_iter().collect();
+    // the refined line is still drawn at an unstable x*, with the warning
+    let unstable = mfq::conditioning_warning(fp, 1);
     let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok().filter(|_| warnings.is_empty());
+    warnings.extend(unstable);
     // sizes whose refined state x* + V/N is no state (near a degenerate point): said, as `refined` does
     if let Some(r) = &refined {
         let layout = finite.model.layout();

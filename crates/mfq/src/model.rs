@@ -288,7 +288,11 @@ impl Model {
             terms_seconds,
             wall_seconds: start.elapsed().as_secs_f64(),
         };
-        r.warnings = degeneracy_warning(&r.fixed_point).into_iter().chain(r.state_space_warnings(&model.layout())).collect();
+        r.warnings = degeneracy_warning(&r.fixed_point)
+            .into_iter()
+            .chain(conditioning_warning(&r.fixed_point, order))
+            .chain(r.state_space_warnings(&model.layout()))
+            .collect();
         Ok(r)
     }
 
@@ -394,7 +398,8 @@ pub struct RefinedReport {
     /// other `N`).
     pub expansion: RefinedExpansion,
     /// Why some estimates mean little, one sentence each: a degenerate fixed point
-    /// ([`degeneracy_warning`]), then the sizes whose estimate leaves the state space
+    /// ([`degeneracy_warning`]), a locally unstable or (order 2) nearly degenerate one
+    /// ([`conditioning_warning`]), then the sizes whose estimate leaves the state space
     /// ([`state_space_warnings`](Self::state_space_warnings)). Empty when there is none.
     pub warnings: Vec<String>,
     /// Wall time of the refined terms alone (given the fixed point), seconds.
@@ -414,6 +419,37 @@ pub fn degeneracy_warning(fp: &FixedPoint) -> Option<String> {
          terms solve a singular Lyapunov equation and are meaningless at every N (the expansion in 1/N does not exist here)"
             .to_string()
     })
+}
+
+/// Below this ratio of the slowest decay rate `|alpha|` to the degeneracy scale of `x*`
+/// ([`FixedPoint::degeneracy_scale`]), order-2 terms get [`conditioning_warning`].
+pub const NEAR_DEGENERATE: f64 = 1e-2;
+
+/// The warning owed with refined terms of `order` at a fixed point `fp` that is not degenerate
+/// but where they mislead: a **locally unstable** `x*` (spectral abscissa `> 0`: the terms
+/// describe fluctuations around an equilibrium the finite system leaves), or, at order 2, a
+/// **nearly degenerate** stable `x*` (slowest decay rate `|alpha|` below [`NEAR_DEGENERATE`]
+/// times the scale): `A` applies `J^-1` up to four times, so the error of the rates' difference
+/// grids (docs/refined.md, "Method and cost") is amplified like `1/|alpha|^4`; on the
+/// stubborn-agent model at `gamma = 0.2501` (`alpha = -2e-4`) sum A came out as 23.7 where
+/// symmetry makes it 0. `None` otherwise.
+pub fn conditioning_warning(fp: &FixedPoint, order: u8) -> Option<String> {
+    let alpha = fp.spectral_abscissa?;
+    match fp.local? {
+        mfq_fixpoint::EquilibriumKind::Unstable => Some(format!(
+            "the fixed point is locally unstable (spectral abscissa {alpha:.3e} > 0): the refined terms describe fluctuations \
+             around an equilibrium the finite system leaves, not the finite system (`mfq check` shows the equilibria)"
+        )),
+        mfq_fixpoint::EquilibriumKind::Stable if order >= 2 && alpha.abs() < NEAR_DEGENERATE * fp.degeneracy_scale.unwrap_or(1.0) => {
+            Some(format!(
+                "the fixed point is nearly degenerate (slowest decay rate {:.3e}): the 1/N^2 term A is ill-conditioned here (its \
+                 numerical error grows like 1/rate^4) and the expansion in 1/N needs N well above 1/rate = {:.0}",
+                alpha.abs(),
+                1.0 / alpha.abs()
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// The warning owed with a refined state `state` (`x* + V/N (+ A/N^2)`) at size `servers` when
