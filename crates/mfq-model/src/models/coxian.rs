@@ -1013,7 +1013,7 @@ pub static JSQ_PH: Kind = Kind {
 pub static POD_LI_PH: Kind = Kind {
     name: "pod-li-ph",
     title: "Pod with load-independent comparison errors, phase-type job sizes",
-    params: &[params::LAMBDA_PT, params::D, params::EPS, params::JOB_SIZE],
+    params: &[params::LAMBDA_PT_POD_LI, params::D, params::EPS, params::JOB_SIZE],
     sources: "Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024 (routing); phase-type form as for SQ(d) (derived)",
     example: "models/pod-li-h2.toml",
     docs: "docs/models/phase-type.md",

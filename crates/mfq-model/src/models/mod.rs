@@ -58,7 +58,11 @@ pub(crate) fn check_lambda(lambda: f64) -> Result<(), crate::ModelError> {
     if lambda.is_finite() && lambda > 0.0 {
         Ok(())
     } else {
-        Err(crate::out_of_range("model.lambda", lambda, "a finite number > 0 (the system is stable iff lambda < 1)"))
+        Err(crate::out_of_range(
+            "model.lambda",
+            lambda,
+            "a finite number > 0 (arrival rate per server; the stability condition is the kind's, `mfq models` lists it)",
+        ))
     }
 }
 

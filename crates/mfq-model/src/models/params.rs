@@ -12,6 +12,16 @@ pub(crate) const LAMBDA: Param = Param {
     range: Some(ParamRange::above(0.0)),
 };
 
+/// `lambda` of Pod with load-independent errors: an erring comparison sends the job to the
+/// most loaded of `d` samples, so the tail decays like `(lambda eps d)^k` and the system is
+/// stable iff `lambda < min(1, 1/(eps d))` (Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024).
+pub(crate) const LAMBDA_POD_LI: Param = Param { allowed: "> 0; stable iff < min(1, 1/(eps d))", ..LAMBDA };
+
+/// `lambda` of Pod with load-independent errors and phase-type job sizes (the condition of
+/// [`LAMBDA_POD_LI`] on the load, derived as for exponential jobs).
+pub(crate) const LAMBDA_PT_POD_LI: Param =
+    Param { allowed: "> 0; stable iff rho = lambda E[S] < min(1, 1/(eps d)) (E[S]: the job_size mean)", ..LAMBDA_PT };
+
 /// `lambda` of the kinds with phase-type job sizes: the load is `rho = lambda E[S]`.
 pub(crate) const LAMBDA_PT: Param = Param {
     name: "lambda",

@@ -444,7 +444,7 @@ pub struct PodLdSpec {
 pub static POD_LI: Kind = Kind {
     name: "pod-li",
     title: "Pod with load-independent comparison errors",
-    params: &[params::LAMBDA, params::D, params::EPS],
+    params: &[params::LAMBDA_POD_LI, params::D, params::EPS],
     sources: "Bhambay, Mukhopadhyay, Vasantam, Perf. Eval. 2024 (art. 102408); MobiHoc 2023 (d = 2)",
     example: "models/pod-errors-li.toml",
     docs: "docs/models/pod-errors.md",
