@@ -45,7 +45,7 @@
 //! (arrival to its `k`-th completion), and the copies cancelled in service.
 
 use super::Tracked;
-use crate::engine::{exp1, index, uniform, Batch, Replication, Rng, RunParams};
+use crate::engine::{exp1_ziggurat, index, uniform, Batch, Replication, Rng, RunParams};
 use mfq_model::models::k_of_n::ServiceLaw;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -216,16 +216,16 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
     /// One copy's service time, mean 1.
     fn draw(&self, rng: &mut Rng) -> f64 {
         match self.p.service {
-            ServiceLaw::Exponential => exp1(rng),
+            ServiceLaw::Exponential => exp1_ziggurat(rng),
             ServiceLaw::H2 { .. } => {
                 let (p, mu1, mu2) = self.h2;
                 if uniform(rng) < p {
-                    exp1(rng) / mu1
+                    exp1_ziggurat(rng) / mu1
                 } else {
-                    exp1(rng) / mu2
+                    exp1_ziggurat(rng) / mu2
                 }
             }
-            ServiceLaw::ShiftedExponential { shift } => shift + (1.0 - shift) * exp1(rng),
+            ServiceLaw::ShiftedExponential { shift } => shift + (1.0 - shift) * exp1_ziggurat(rng),
         }
     }
 
@@ -571,6 +571,10 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.close(t, duration, out);
+    }    /// The holding times by the ziggurat.
+    #[inline(always)]
+    fn exp_draw(rng: &mut Rng) -> f64 {
+        exp1_ziggurat(rng)
     }
 }
 
@@ -595,6 +599,10 @@ impl super::TimedFamily for Lumped {
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.0.close(t, duration, out);
+    }    /// The holding times by the ziggurat.
+    #[inline(always)]
+    fn exp_draw(rng: &mut Rng) -> f64 {
+        exp1_ziggurat(rng)
     }
 }
 
@@ -617,6 +625,7 @@ pub(crate) fn run(servers: u32, lambda: f64, params: Params, p: &RunParams, rng:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::exp1;
     use crate::families::TimedFamily;
     use rand::SeedableRng;
 

@@ -89,6 +89,12 @@ pub(crate) trait TimedFamily {
     fn on_event(&mut self, rng: &mut Rng) -> bool;
     /// As [`Family::close`].
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch);
+    /// An exponential(1) draw for the times between exponential events: [`exp1`] unless the
+    /// family takes another sampler of the same law.
+    #[inline(always)]
+    fn exp_draw(rng: &mut Rng) -> f64 {
+        exp1(rng)
+    }
 }
 
 /// Runs one replication of `f`: a warm-up, then `p.batches` batches with exact boundaries. The
@@ -106,7 +112,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
         let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
         let mut rate = f.markov_rate();
-        let mut next_markov = t + exp1(rng) / rate;
+        let mut next_markov = t + F::exp_draw(rng) / rate;
         loop {
             if p.out_of_time(events) {
                 timed_out = true;
@@ -123,7 +129,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
                 f.on_markov(now, rate, rng);
                 let r = f.markov_rate();
                 if r == rate {
-                    next_markov += exp1(rng) / rate;
+                    next_markov += F::exp_draw(rng) / rate;
                     continue;
                 }
                 rate = r;
@@ -139,7 +145,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
                 }
                 rate = r;
             }
-            next_markov = now + exp1(rng) / rate;
+            next_markov = now + F::exp_draw(rng) / rate;
         }
         if timed_out {
             break;
