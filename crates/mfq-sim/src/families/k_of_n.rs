@@ -130,6 +130,8 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     /// `p.n` as an index.
     n: usize,
     arrival_rate: f64,
+    /// `1 / lambda`: an arrival's share `u` of the event's uniform scaled to a server.
+    inv_lambda: f64,
     h2: (f64, f64, f64),
     /// Requests by slot (slot 0: the central list's sentinel); request `r`'s servers are
     /// `holders[r * n ..][..n]` (central buffer: the first `started`).
@@ -182,6 +184,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             p,
             n: p.n as usize,
             arrival_rate: lambda * servers as f64,
+            inv_lambda: 1.0 / lambda,
             h2: p.service.h2().unwrap_or((1.0, 1.0, 1.0)),
             req: vec![Request::default()],
             holders: vec![IDLE; p.n as usize],
@@ -376,8 +379,10 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
         }
     }
 
+    /// An arrival at `t`; `first` (random dispatch with `n < N`: uniform in `0..N`, drawn by
+    /// the caller) picks its first copy's server.
     #[inline(always)]
-    fn arrive(&mut self, t: f64, rng: &mut Rng) {
+    fn arrive(&mut self, t: f64, first: u32, rng: &mut Rng) {
         self.arrivals += 1;
         self.in_sys += 1.0;
         let r = self.alloc(t);
@@ -396,29 +401,43 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.link(r);
             }
         } else {
-            // n distinct servers: a partial Fisher-Yates shuffle of the kept permutation
+            // n distinct servers: with n = N every server, nothing to draw; else a partial
+            // Fisher-Yates shuffle of the kept permutation, its first index `first` (uniform in
+            // 0..N) given by the caller
             self.req[i].refs = n as u32;
-            for c in 0..n {
-                let j = c + index(rng, self.servers - c as u32) as usize;
-                self.perm.swap(c, j);
-                let s = self.perm[c];
-                let x = i * n + c;
-                self.holders[x] = s;
-                if self.srv[s as usize].cur == IDLE {
-                    // its queue is empty: the copy starts at once
-                    self.req[i].refs -= 1;
-                    self.start(s, r, t, rng);
-                } else {
-                    self.q_link[x] = (IDLE, r);
-                    let tail = self.srv[s as usize].q_tail;
-                    if self.srv[s as usize].q_head == IDLE {
-                        self.srv[s as usize].q_head = x as u32;
-                    } else {
-                        self.q_link[tail as usize].0 = x as u32;
-                    }
-                    self.srv[s as usize].q_tail = x as u32;
+            let m = self.servers as usize;
+            if n == m {
+                for c in 0..n {
+                    self.dispatch(c as u32, r, i * n + c, t, rng);
+                }
+            } else {
+                for c in 0..n {
+                    let j = if c == 0 { first as usize } else { c + index(rng, (m - c) as u32) as usize };
+                    self.perm.swap(c, j);
+                    let s = self.perm[c];
+                    self.dispatch(s, r, i * n + c, t, rng);
                 }
             }
+        }
+    }
+
+    /// Random dispatch: copy `x` of request `r` joins server `s`'s queue, or starts at once if
+    /// `s` is idle (its queue is then empty).
+    #[inline(always)]
+    fn dispatch(&mut self, s: u32, r: u32, x: usize, t: f64, rng: &mut Rng) {
+        self.holders[x] = s;
+        if self.srv[s as usize].cur == IDLE {
+            self.req[r as usize].refs -= 1;
+            self.start(s, r, t, rng);
+        } else {
+            self.q_link[x] = (IDLE, r);
+            let tail = self.srv[s as usize].q_tail;
+            if self.srv[s as usize].q_head == IDLE {
+                self.srv[s as usize].q_head = x as u32;
+            } else {
+                self.q_link[tail as usize].0 = x as u32;
+            }
+            self.srv[s as usize].q_tail = x as u32;
         }
     }
 
@@ -543,14 +562,18 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
         self.advance(t);
         let busy = self.n_serving;
         if busy == 0 {
-            self.arrive(t, rng);
+            let first = if CENTRAL || self.n == self.servers as usize { 0 } else { index(rng, self.servers) };
+            self.arrive(t, first, rng);
             return;
         }
-        // one uniform: below the arrival rate an arrival, else its excess over it is uniform
-        // in [0, B) and its integer part the completing server's place in the serving set
+        // one uniform: below the arrival rate an arrival, and then its share of it,
+        // `u / (N lambda)`, is uniform in [0, 1) and `u / lambda` gives the first copy's server;
+        // else its excess over the arrival rate is uniform in [0, B) and its integer part the
+        // completing server's place in the serving set
         let u = uniform(rng) * rate;
         if u < self.arrival_rate {
-            self.arrive(t, rng);
+            let first = if CENTRAL { 0 } else { ((u * self.inv_lambda) as u32).min(self.servers - 1) };
+            self.arrive(t, first, rng);
         } else {
             let j = ((u - self.arrival_rate) as u32).min(busy - 1);
             let s = self.serving[j as usize];
