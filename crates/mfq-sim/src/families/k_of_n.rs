@@ -81,6 +81,10 @@ impl Ord for Event {
 const IDLE: u32 = u32::MAX;
 /// `cur[s]` of a server removing a cancelled copy.
 const REMOVING: u32 = u32::MAX - 1;
+/// Random dispatch: the copy record an empty queue's `q_tail` points at (request slot 0's,
+/// never a request's in random dispatch), so that a copy joins a queue without a test of its
+/// emptiness.
+const DUMMY: u32 = 0;
 /// The central buffer's list of waiting requests runs through the request records, with slot
 /// 0 as its sentinel (its `next` the oldest waiting request, its `prev` the newest).
 const HEAD: u32 = 0;
@@ -108,7 +112,8 @@ struct Server {
     cur: u32,
     /// Exponential copies: its place in the serving set while it serves.
     pos: u32,
-    /// Random dispatch: the first and last copy of its FCFS queue ([`IDLE`] when empty).
+    /// Random dispatch: the first and last copy of its FCFS queue (when empty: [`IDLE`] and
+    /// [`DUMMY`]).
     q_head: u32,
     q_tail: u32,
 }
@@ -189,7 +194,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             req: vec![Request::default()],
             holders: vec![IDLE; p.n as usize],
             free_head: IDLE,
-            srv: vec![Server { cur: IDLE, pos: 0, q_head: IDLE, q_tail: IDLE }; servers as usize],
+            srv: vec![Server { cur: IDLE, pos: 0, q_head: IDLE, q_tail: DUMMY }; servers as usize],
             token: vec![0; servers as usize],
             idle: (0..servers).rev().collect(),
             n_idle: if p.central { servers } else { 0 },
@@ -353,6 +358,9 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 }
                 let (next, r) = self.q_link[x as usize];
                 self.srv[s as usize].q_head = next;
+                if next == IDLE {
+                    self.srv[s as usize].q_tail = DUMMY;
+                }
                 let req = &mut self.req[r as usize];
                 req.refs -= 1;
                 if !req.finished {
@@ -430,13 +438,11 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             self.req[r as usize].refs -= 1;
             self.start(s, r, t, rng);
         } else {
+            // an empty queue's tail is the dummy record: no test of its emptiness but a select
             self.q_link[x] = (IDLE, r);
-            let tail = self.srv[s as usize].q_tail;
-            if self.srv[s as usize].q_head == IDLE {
-                self.srv[s as usize].q_head = x as u32;
-            } else {
-                self.q_link[tail as usize].0 = x as u32;
-            }
+            let Server { q_head, q_tail, .. } = self.srv[s as usize];
+            self.q_link[q_tail as usize].0 = x as u32;
+            self.srv[s as usize].q_head = if q_head == IDLE { x as u32 } else { q_head };
             self.srv[s as usize].q_tail = x as u32;
         }
     }
@@ -594,10 +600,11 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.close(t, duration, out);
-    }    /// The holding times by the ziggurat.
+    }
+    /// By the ziggurat.
     #[inline(always)]
-    fn exp_draw(rng: &mut Rng) -> f64 {
-        exp1_ziggurat(rng)
+    fn holding_time(&self, rate: f64, rng: &mut Rng) -> f64 {
+        exp1_ziggurat(rng) / rate
     }
 }
 
@@ -622,10 +629,11 @@ impl super::TimedFamily for Lumped {
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.0.close(t, duration, out);
-    }    /// The holding times by the ziggurat.
+    }
+    /// By the ziggurat.
     #[inline(always)]
-    fn exp_draw(rng: &mut Rng) -> f64 {
-        exp1_ziggurat(rng)
+    fn holding_time(&self, rate: f64, rng: &mut Rng) -> f64 {
+        exp1_ziggurat(rng) / rate
     }
 }
 

@@ -89,11 +89,12 @@ pub(crate) trait TimedFamily {
     fn on_event(&mut self, rng: &mut Rng) -> bool;
     /// As [`Family::close`].
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch);
-    /// An exponential(1) draw for the times between exponential events: [`exp1`] unless the
-    /// family takes another sampler of the same law.
+    /// An exponential time of rate `rate`, the [`markov_rate`](TimedFamily::markov_rate) of the
+    /// current state: the time to the next exponential event. `exp1(rng) / rate` unless the
+    /// family draws it otherwise (another sampler of the same law, a precomputed inverse rate).
     #[inline(always)]
-    fn exp_draw(rng: &mut Rng) -> f64 {
-        exp1(rng)
+    fn holding_time(&self, rate: f64, rng: &mut Rng) -> f64 {
+        exp1(rng) / rate
     }
 }
 
@@ -112,7 +113,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
         let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
         let mut rate = f.markov_rate();
-        let mut next_markov = t + F::exp_draw(rng) / rate;
+        let mut next_markov = t + f.holding_time(rate, rng);
         loop {
             if p.out_of_time(events) {
                 timed_out = true;
@@ -129,7 +130,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
                 f.on_markov(now, rate, rng);
                 let r = f.markov_rate();
                 if r == rate {
-                    next_markov += F::exp_draw(rng) / rate;
+                    next_markov += f.holding_time(rate, rng);
                     continue;
                 }
                 rate = r;
@@ -145,7 +146,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
                 }
                 rate = r;
             }
-            next_markov = now + F::exp_draw(rng) / rate;
+            next_markov = now + f.holding_time(rate, rng);
         }
         if timed_out {
             break;
