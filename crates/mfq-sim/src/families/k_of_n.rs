@@ -418,6 +418,12 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 for c in 0..n {
                     self.dispatch(c as u32, r, i * n + c, t, rng);
                 }
+            } else if n == 2 {
+                // the second a uniform one of the N - 1 others, by arithmetic (no shuffle)
+                let second = first + 1 + index(rng, m as u32 - 1);
+                let second = if second >= m as u32 { second - m as u32 } else { second };
+                self.dispatch(first, r, i * n, t, rng);
+                self.dispatch(second, r, i * n + 1, t, rng);
             } else {
                 for c in 0..n {
                     let j = if c == 0 { first as usize } else { c + index(rng, (m - c) as u32) as usize };
