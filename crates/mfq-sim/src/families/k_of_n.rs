@@ -153,6 +153,9 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     /// copy records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and
     /// `r`) from the server's `q_head` to its `q_tail`.
     q_link: Vec<(u32, u32)>,
+    /// Random dispatch: the previous copy in its queue ([`DUMMY`] for the head; [`IDLE`] for a
+    /// copy not queued), so that a served request's queued copies leave at once.
+    q_prev: Vec<u32>,
     perm: Vec<u32>,
     heap: BinaryHeap<Event>,
     /// Exponential copies (`EXPO`): completions are competing exponentials, the servers serving
@@ -199,6 +202,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             idle: (0..servers).rev().collect(),
             n_idle: if p.central { servers } else { 0 },
             q_link: vec![(IDLE, 0); p.n as usize],
+            q_prev: vec![IDLE; p.n as usize],
             perm: (0..servers).collect(),
             heap: BinaryHeap::new(),
             serving: vec![0; servers as usize],
@@ -256,6 +260,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.holders.resize(self.holders.len() + self.n, IDLE);
                 if !CENTRAL {
                     self.q_link.resize(self.holders.len(), (IDLE, 0));
+                    self.q_prev.resize(self.holders.len(), IDLE);
                 }
                 (self.req.len() - 1) as u32
             }
@@ -351,25 +356,20 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 r = self.req[i].next;
             }
         } else {
-            loop {
-                let x = self.srv[s as usize].q_head;
-                if x == IDLE {
-                    break;
-                }
+            // the head of its queue (a served request's copies have left the queues)
+            let x = self.srv[s as usize].q_head;
+            if x != IDLE {
                 let (next, r) = self.q_link[x as usize];
+                self.q_prev[x as usize] = IDLE;
+                // the new head's predecessor is the dummy; an emptied queue's tail is the dummy
+                self.q_prev[if next == IDLE { DUMMY } else { next } as usize] = DUMMY;
+                let tail = self.srv[s as usize].q_tail;
                 self.srv[s as usize].q_head = next;
-                if next == IDLE {
-                    self.srv[s as usize].q_tail = DUMMY;
-                }
-                let req = &mut self.req[r as usize];
-                req.refs -= 1;
-                if !req.finished {
-                    self.start(s, r, t, rng);
-                    return;
-                }
-                if req.refs == 0 {
-                    self.free(r);
-                }
+                self.srv[s as usize].q_tail = if next == IDLE { DUMMY } else { tail };
+                self.req[r as usize].refs -= 1;
+                debug_assert!(!self.req[r as usize].finished);
+                self.start(s, r, t, rng);
+                return;
             }
         }
         // no work: idle
@@ -442,15 +442,32 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
         self.holders[x] = s;
         if self.srv[s as usize].cur == IDLE {
             self.req[r as usize].refs -= 1;
+            self.q_prev[x] = IDLE;
             self.start(s, r, t, rng);
         } else {
             // an empty queue's tail is the dummy record: no test of its emptiness but a select
             self.q_link[x] = (IDLE, r);
             let Server { q_head, q_tail, .. } = self.srv[s as usize];
+            self.q_prev[x] = q_tail;
             self.q_link[q_tail as usize].0 = x as u32;
             self.srv[s as usize].q_head = if q_head == IDLE { x as u32 } else { q_head };
             self.srv[s as usize].q_tail = x as u32;
         }
+    }
+
+    /// Random dispatch: queued copy `x` leaves server `o`'s queue (no test of its place: the
+    /// head's predecessor and an emptied queue's tail are the dummy record, head and tail are
+    /// selects).
+    #[inline(always)]
+    fn leave_queue(&mut self, x: usize, o: u32) {
+        let next = self.q_link[x].0;
+        let prev = self.q_prev[x];
+        self.q_link[prev as usize].0 = next;
+        self.q_prev[if next == IDLE { DUMMY } else { next } as usize] = prev;
+        let Server { q_head, q_tail, .. } = self.srv[o as usize];
+        self.srv[o as usize].q_head = if q_head == x as u32 { next } else { q_head };
+        self.srv[o as usize].q_tail = if q_tail == x as u32 { prev } else { q_tail };
+        self.q_prev[x] = IDLE;
     }
 
     /// The end of server `s`'s copy (or removal) at `t`.
@@ -479,9 +496,9 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.free(r);
                 started
             } else {
-                if req.refs == 0 {
-                    self.free(r);
-                }
+                // its copies still queued leave their queues in the scan below
+                req.refs = 0;
+                self.free(r);
                 n
             };
             for c in 0..held {
@@ -501,6 +518,8 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                         }
                         self.next_work(o, t, rng);
                     }
+                } else if !CENTRAL && self.q_prev[i * n + c] != IDLE {
+                    self.leave_queue(i * n + c, o);
                 }
             }
         }
