@@ -153,8 +153,9 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     /// copy records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and
     /// `r`) from the server's `q_head` to its `q_tail`.
     q_link: Vec<(u32, u32)>,
-    /// Random dispatch: the previous copy in its queue ([`DUMMY`] for the head; [`IDLE`] for a
-    /// copy not queued), so that a served request's queued copies leave at once.
+    /// Random dispatch: the previous copy in its queue (not kept for the head: [`DUMMY`] or a
+    /// copy since started; [`IDLE`] for a copy not queued), so that a served request's queued
+    /// copies leave at once.
     q_prev: Vec<u32>,
     perm: Vec<u32>,
     heap: BinaryHeap<Event>,
@@ -361,8 +362,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             if x != IDLE {
                 let (next, r) = self.q_link[x as usize];
                 self.q_prev[x as usize] = IDLE;
-                // the new head's predecessor is the dummy; an emptied queue's tail is the dummy
-                self.q_prev[if next == IDLE { DUMMY } else { next } as usize] = DUMMY;
+                // an emptied queue's tail is the dummy (the new head's `q_prev` is not kept)
                 let tail = self.srv[s as usize].q_tail;
                 self.srv[s as usize].q_head = next;
                 self.srv[s as usize].q_tail = if next == IDLE { DUMMY } else { tail };
@@ -460,11 +460,11 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
     /// selects).
     #[inline(always)]
     fn leave_queue(&mut self, x: usize, o: u32) {
+        let Server { q_head, q_tail, .. } = self.srv[o as usize];
         let next = self.q_link[x].0;
-        let prev = self.q_prev[x];
+        let prev = if q_head == x as u32 { DUMMY } else { self.q_prev[x] };
         self.q_link[prev as usize].0 = next;
         self.q_prev[if next == IDLE { DUMMY } else { next } as usize] = prev;
-        let Server { q_head, q_tail, .. } = self.srv[o as usize];
         self.srv[o as usize].q_head = if q_head == x as u32 { next } else { q_head };
         self.srv[o as usize].q_tail = if q_tail == x as u32 { prev } else { q_tail };
         self.q_prev[x] = IDLE;

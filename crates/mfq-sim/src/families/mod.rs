@@ -102,7 +102,11 @@ pub(crate) trait TimedFamily {
 /// time of the next exponential event is kept while their total rate is unchanged and redrawn
 /// from the current time when it changes, and at each boundary (memorylessness); timed events
 /// keep their times. With a constant rate (Poisson arrivals only) this is one draw per arrival.
-pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Replication {
+pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng_out: &mut Rng) -> Replication {
+    // the generator's state in a local (written back at the end: the same stream), which the
+    // compiler can keep in registers across the event's stores
+    let mut local = rng_out.clone();
+    let rng = &mut local;
     let mut t = 0.0f64;
     let mut events = 0u64;
     let mut batches = Vec::with_capacity(p.batches);
@@ -159,6 +163,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
         }
         (p.tick)();
     }
+    *rng_out = local;
     Replication { batches, events, timed_out }
 }
 
