@@ -470,6 +470,31 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
         self.q_prev[x] = IDLE;
     }
 
+    /// Copy `x` of the served request `r`, held by server `o` (not the one that completed it), is
+    /// dropped: cancelled in service (removed for `removal`, or `o` looks for work at once),
+    /// or (random dispatch) it leaves `o`'s queue; nothing if it completed before.
+    #[inline(always)]
+    fn drop_copy(&mut self, x: usize, o: u32, r: u32, t: f64, rng: &mut Rng) {
+        if self.srv[o as usize].cur == r {
+            self.cancelled += 1;
+            if self.p.removal > 0.0 {
+                self.stop_serving(o);
+                self.token[o as usize] += 1;
+                self.srv[o as usize].cur = REMOVING;
+                self.removing.add(1.0, t);
+                self.heap.push(Event { t: t + self.p.removal, server: o, token: self.token[o as usize] });
+            } else {
+                if !EXPO {
+                    // its pending end is stale from now on
+                    self.token[o as usize] += 1;
+                }
+                self.next_work(o, t, rng);
+            }
+        } else if !CENTRAL && self.q_prev[x] != IDLE {
+            self.leave_queue(x, o);
+        }
+    }
+
     /// The end of server `s`'s copy (or removal) at `t`.
     #[inline(always)]
     fn complete(&mut self, s: u32, t: f64, rng: &mut Rng) {
@@ -501,25 +526,16 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.free(r);
                 n
             };
-            for c in 0..held {
-                let o = self.holders[i * n + c];
-                if o != s && self.srv[o as usize].cur == r {
-                    self.cancelled += 1;
-                    if self.p.removal > 0.0 {
-                        self.stop_serving(o);
-                        self.token[o as usize] += 1;
-                        self.srv[o as usize].cur = REMOVING;
-                        self.removing.add(1.0, t);
-                        self.heap.push(Event { t: t + self.p.removal, server: o, token: self.token[o as usize] });
-                    } else {
-                        if !EXPO {
-                            // its pending end is stale from now on
-                            self.token[o as usize] += 1;
-                        }
-                        self.next_work(o, t, rng);
+            if !CENTRAL && n == 2 {
+                // the other copy, with no test of which place `s` holds
+                let (h0, h1) = (self.holders[2 * i], self.holders[2 * i + 1]);
+                self.drop_copy(2 * i + usize::from(h0 == s), h0 ^ h1 ^ s, r, t, rng);
+            } else {
+                for c in 0..held {
+                    let o = self.holders[i * n + c];
+                    if o != s {
+                        self.drop_copy(i * n + c, o, r, t, rng);
                     }
-                } else if !CENTRAL && self.q_prev[i * n + c] != IDLE {
-                    self.leave_queue(i * n + c, o);
                 }
             }
         }
