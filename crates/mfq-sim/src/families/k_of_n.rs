@@ -10,7 +10,7 @@
 //!   server takes a copy of the first request in the list that holds no copy at this server
 //!   (started or completed), else it idles. Only an arrival creates work for an idle server.
 //! - random dispatch: the `n` copies join the FCFS queues of `n` distinct uniformly random
-//!   servers; a server skips the queued copies of requests already served.
+//!   servers; the queued copies of a served request leave their queues.
 //!
 //! Copy service times are not exponential in general, so completions and ends of removal are
 //! timed events in a binary heap, cancelled lazily by a per-server token; arrivals are Poisson
@@ -21,15 +21,21 @@
 //! (a fixed time) stay in the heap. A stale heap entry is dropped without counting as an event.
 //! One uniform `U` chooses the event: `U (N lambda + B) < N lambda` is an arrival, else the
 //! integer part of `U (N lambda + B) - N lambda` (uniform in `[0, B)`) is the completing
-//! server's place in the set.
+//! server's place in the set. An arrival's share `U (N lambda + B) / lambda`, uniform in
+//! `[0, N)`, gives random dispatch's first server (its integer part); with `n = 2` the second
+//! is a uniform one of the `N - 1` others by arithmetic from it (one index draw, no shuffle),
+//! with `n = N` every server gets a copy (nothing drawn), else a partial Fisher-Yates shuffle
+//! draws the others. The times between exponential events and the copy times are drawn by the
+//! ziggurat ([`crate::engine::exp1_ziggurat`]).
 //!
 //! The per-copy path (every case but the lumped one below) keeps one record per request
 //! (arrival time, copies completed and started, queue entries, served, and its neighbours in
 //! the central buffer's list) and one per server (the request it serves or idle or removing,
 //! its place in the serving set, its queue's ends): the central buffer is a doubly linked list
 //! through the request records (a request leaves it in O(1) when its last copy starts or it is
-//! served), random dispatch's FCFS queues are singly linked lists through the copy records,
-//! free request slots a list through their records; the requests in the system and the busy
+//! served), random dispatch's FCFS queues are doubly linked lists through the copy records
+//! (a served request's queued copies leave them in O(1), and the ends of a queue are selects
+//! with a dummy record, not tests), free request slots a list through their records; the requests in the system and the busy
 //! servers are counts integrated once per event. The code is specialised by dispatch and by
 //! exponential or timed copies (const parameters), so neither is tested per event.
 //!
@@ -149,9 +155,9 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     /// Central buffer: the idle servers, `idle[..n_idle]`.
     idle: Vec<u32>,
     n_idle: u32,
-    /// Random dispatch: each server's FCFS queue of copies, a singly linked list through the
-    /// copy records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and
-    /// `r`) from the server's `q_head` to its `q_tail`.
+    /// Random dispatch: each server's FCFS queue of copies, a linked list through the copy
+    /// records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and `r`;
+    /// the previous one in `q_prev`) from the server's `q_head` to its `q_tail`.
     q_link: Vec<(u32, u32)>,
     /// Random dispatch: the previous copy in its queue (not kept for the head: [`DUMMY`] or a
     /// copy since started; [`IDLE`] for a copy not queued), so that a served request's queued
