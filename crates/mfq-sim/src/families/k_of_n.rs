@@ -109,6 +109,9 @@ struct Request {
     /// Random dispatch: queue entries still pointing at it.
     refs: u32,
     finished: bool,
+    /// Central buffer: bit `s mod 64` set for each server `s` that holds one of its copies
+    /// (exact for `N <= 64`; beyond, a set bit sends to the holders' list).
+    mask: u64,
 }
 
 /// A server's record, in one cell.
@@ -346,14 +349,16 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
         let n = self.n;
         if CENTRAL {
             // the first waiting request without a copy at `s` (started or completed)
+            let bit = 1u64 << (s & 63);
             let mut r = self.req[HEAD as usize].next;
             while r != HEAD {
                 let i = r as usize;
                 let started = self.req[i].started as usize;
                 let held = &mut self.holders[i * n..i * n + n];
-                if !held[..started].contains(&s) {
+                if self.req[i].mask & bit == 0 || (self.servers > 64 && !held[..started].contains(&s)) {
                     held[started] = s;
                     self.req[i].started += 1;
+                    self.req[i].mask |= bit;
                     if started + 1 == n {
                         self.unlink(r);
                     }
@@ -408,6 +413,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.n_idle -= 1;
                 let s = self.idle[self.n_idle as usize];
                 self.holders[i * n + c] = s;
+                self.req[i].mask |= 1 << (s & 63);
                 self.start(s, r, t, rng);
             }
             self.req[i].started = started as u32;
