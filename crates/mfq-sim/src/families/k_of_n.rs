@@ -10,7 +10,7 @@
 //!   server takes a copy of the first request in the list that holds no copy at this server
 //!   (started or completed), else it idles. Only an arrival creates work for an idle server.
 //! - random dispatch: the `n` copies join the FCFS queues of `n` distinct uniformly random
-//!   servers; a server skips the queued copies of requests already served.
+//!   servers; the queued copies of a served request leave their queues.
 //!
 //! Copy service times are not exponential in general, so completions and ends of removal are
 //! timed events in a binary heap, cancelled lazily by a per-server token; arrivals are Poisson
@@ -21,15 +21,21 @@
 //! (a fixed time) stay in the heap. A stale heap entry is dropped without counting as an event.
 //! One uniform `U` chooses the event: `U (N lambda + B) < N lambda` is an arrival, else the
 //! integer part of `U (N lambda + B) - N lambda` (uniform in `[0, B)`) is the completing
-//! server's place in the set.
+//! server's place in the set. An arrival's share `U (N lambda + B) / lambda`, uniform in
+//! `[0, N)`, gives random dispatch's first server (its integer part); with `n = 2` the second
+//! is a uniform one of the `N - 1` others by arithmetic from it (one index draw, no shuffle),
+//! with `n = N` every server gets a copy (nothing drawn), else a partial Fisher-Yates shuffle
+//! draws the others. The times between exponential events and the copy times are drawn by the
+//! ziggurat ([`crate::engine::exp1_ziggurat`]).
 //!
 //! The per-copy path (every case but the lumped one below) keeps one record per request
 //! (arrival time, copies completed and started, queue entries, served, and its neighbours in
 //! the central buffer's list) and one per server (the request it serves or idle or removing,
 //! its place in the serving set, its queue's ends): the central buffer is a doubly linked list
 //! through the request records (a request leaves it in O(1) when its last copy starts or it is
-//! served), random dispatch's FCFS queues are singly linked lists through the copy records,
-//! free request slots a list through their records; the requests in the system and the busy
+//! served), random dispatch's FCFS queues are doubly linked lists through the copy records
+//! (a served request's queued copies leave them in O(1), and the ends of a queue are selects
+//! with a dummy record, not tests), free request slots a list through their records; the requests in the system and the busy
 //! servers are counts integrated once per event. The code is specialised by dispatch and by
 //! exponential or timed copies (const parameters), so neither is tested per event.
 //!
@@ -45,7 +51,7 @@
 //! (arrival to its `k`-th completion), and the copies cancelled in service.
 
 use super::Tracked;
-use crate::engine::{exp1, index, uniform, Batch, Replication, Rng, RunParams};
+use crate::engine::{exp1_ziggurat, index, uniform, Batch, Replication, Rng, RunParams};
 use mfq_model::models::k_of_n::ServiceLaw;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -81,6 +87,10 @@ impl Ord for Event {
 const IDLE: u32 = u32::MAX;
 /// `cur[s]` of a server removing a cancelled copy.
 const REMOVING: u32 = u32::MAX - 1;
+/// Random dispatch: the copy record an empty queue's `q_tail` points at (request slot 0's,
+/// never a request's in random dispatch), so that a copy joins a queue without a test of its
+/// emptiness.
+const DUMMY: u32 = 0;
 /// The central buffer's list of waiting requests runs through the request records, with slot
 /// 0 as its sentinel (its `next` the oldest waiting request, its `prev` the newest).
 const HEAD: u32 = 0;
@@ -99,6 +109,9 @@ struct Request {
     /// Random dispatch: queue entries still pointing at it.
     refs: u32,
     finished: bool,
+    /// Central buffer: bit `s mod 64` set for each server `s` that holds one of its copies
+    /// (exact for `N <= 64`; beyond, a set bit sends to the holders' list).
+    mask: u64,
 }
 
 /// A server's record, in one cell.
@@ -108,7 +121,8 @@ struct Server {
     cur: u32,
     /// Exponential copies: its place in the serving set while it serves.
     pos: u32,
-    /// Random dispatch: the first and last copy of its FCFS queue ([`IDLE`] when empty).
+    /// Random dispatch: the first and last copy of its FCFS queue (when empty: [`IDLE`] and
+    /// [`DUMMY`]).
     q_head: u32,
     q_tail: u32,
 }
@@ -130,6 +144,8 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     /// `p.n` as an index.
     n: usize,
     arrival_rate: f64,
+    /// `1 / lambda`: an arrival's share `u` of the event's uniform scaled to a server.
+    inv_lambda: f64,
     h2: (f64, f64, f64),
     /// Requests by slot (slot 0: the central list's sentinel); request `r`'s servers are
     /// `holders[r * n ..][..n]` (central buffer: the first `started`).
@@ -142,10 +158,14 @@ pub(crate) struct KOfN<const CENTRAL: bool, const EXPO: bool> {
     /// Central buffer: the idle servers, `idle[..n_idle]`.
     idle: Vec<u32>,
     n_idle: u32,
-    /// Random dispatch: each server's FCFS queue of copies, a singly linked list through the
-    /// copy records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and
-    /// `r`) from the server's `q_head` to its `q_tail`.
+    /// Random dispatch: each server's FCFS queue of copies, a linked list through the copy
+    /// records (copy `c` of request `r` at `r * n + c`: the next copy in its queue and `r`;
+    /// the previous one in `q_prev`) from the server's `q_head` to its `q_tail`.
     q_link: Vec<(u32, u32)>,
+    /// Random dispatch: the previous copy in its queue (not kept for the head: [`DUMMY`] or a
+    /// copy since started; [`IDLE`] for a copy not queued), so that a served request's queued
+    /// copies leave at once.
+    q_prev: Vec<u32>,
     perm: Vec<u32>,
     heap: BinaryHeap<Event>,
     /// Exponential copies (`EXPO`): completions are competing exponentials, the servers serving
@@ -182,15 +202,17 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
             p,
             n: p.n as usize,
             arrival_rate: lambda * servers as f64,
+            inv_lambda: 1.0 / lambda,
             h2: p.service.h2().unwrap_or((1.0, 1.0, 1.0)),
             req: vec![Request::default()],
             holders: vec![IDLE; p.n as usize],
             free_head: IDLE,
-            srv: vec![Server { cur: IDLE, pos: 0, q_head: IDLE, q_tail: IDLE }; servers as usize],
+            srv: vec![Server { cur: IDLE, pos: 0, q_head: IDLE, q_tail: DUMMY }; servers as usize],
             token: vec![0; servers as usize],
             idle: (0..servers).rev().collect(),
             n_idle: if p.central { servers } else { 0 },
             q_link: vec![(IDLE, 0); p.n as usize],
+            q_prev: vec![IDLE; p.n as usize],
             perm: (0..servers).collect(),
             heap: BinaryHeap::new(),
             serving: vec![0; servers as usize],
@@ -216,16 +238,16 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
     /// One copy's service time, mean 1.
     fn draw(&self, rng: &mut Rng) -> f64 {
         match self.p.service {
-            ServiceLaw::Exponential => exp1(rng),
+            ServiceLaw::Exponential => exp1_ziggurat(rng),
             ServiceLaw::H2 { .. } => {
                 let (p, mu1, mu2) = self.h2;
                 if uniform(rng) < p {
-                    exp1(rng) / mu1
+                    exp1_ziggurat(rng) / mu1
                 } else {
-                    exp1(rng) / mu2
+                    exp1_ziggurat(rng) / mu2
                 }
             }
-            ServiceLaw::ShiftedExponential { shift } => shift + (1.0 - shift) * exp1(rng),
+            ServiceLaw::ShiftedExponential { shift } => shift + (1.0 - shift) * exp1_ziggurat(rng),
         }
     }
 
@@ -248,6 +270,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.holders.resize(self.holders.len() + self.n, IDLE);
                 if !CENTRAL {
                     self.q_link.resize(self.holders.len(), (IDLE, 0));
+                    self.q_prev.resize(self.holders.len(), IDLE);
                 }
                 (self.req.len() - 1) as u32
             }
@@ -326,14 +349,16 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
         let n = self.n;
         if CENTRAL {
             // the first waiting request without a copy at `s` (started or completed)
+            let bit = 1u64 << (s & 63);
             let mut r = self.req[HEAD as usize].next;
             while r != HEAD {
                 let i = r as usize;
                 let started = self.req[i].started as usize;
                 let held = &mut self.holders[i * n..i * n + n];
-                if !held[..started].contains(&s) {
+                if self.req[i].mask & bit == 0 || (self.servers > 64 && !held[..started].contains(&s)) {
                     held[started] = s;
                     self.req[i].started += 1;
+                    self.req[i].mask |= bit;
                     if started + 1 == n {
                         self.unlink(r);
                     }
@@ -343,22 +368,19 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 r = self.req[i].next;
             }
         } else {
-            loop {
-                let x = self.srv[s as usize].q_head;
-                if x == IDLE {
-                    break;
-                }
+            // the head of its queue (a served request's copies have left the queues)
+            let x = self.srv[s as usize].q_head;
+            if x != IDLE {
                 let (next, r) = self.q_link[x as usize];
+                self.q_prev[x as usize] = IDLE;
+                // an emptied queue's tail is the dummy (the new head's `q_prev` is not kept)
+                let tail = self.srv[s as usize].q_tail;
                 self.srv[s as usize].q_head = next;
-                let req = &mut self.req[r as usize];
-                req.refs -= 1;
-                if !req.finished {
-                    self.start(s, r, t, rng);
-                    return;
-                }
-                if req.refs == 0 {
-                    self.free(r);
-                }
+                self.srv[s as usize].q_tail = if next == IDLE { DUMMY } else { tail };
+                self.req[r as usize].refs -= 1;
+                debug_assert!(!self.req[r as usize].finished);
+                self.start(s, r, t, rng);
+                return;
             }
         }
         // no work: idle
@@ -376,8 +398,10 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
         }
     }
 
+    /// An arrival at `t`; `first` (random dispatch with `n < N`: uniform in `0..N`, drawn by
+    /// the caller) picks its first copy's server.
     #[inline(always)]
-    fn arrive(&mut self, t: f64, rng: &mut Rng) {
+    fn arrive(&mut self, t: f64, first: u32, rng: &mut Rng) {
         self.arrivals += 1;
         self.in_sys += 1.0;
         let r = self.alloc(t);
@@ -389,6 +413,7 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.n_idle -= 1;
                 let s = self.idle[self.n_idle as usize];
                 self.holders[i * n + c] = s;
+                self.req[i].mask |= 1 << (s & 63);
                 self.start(s, r, t, rng);
             }
             self.req[i].started = started as u32;
@@ -396,29 +421,89 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.link(r);
             }
         } else {
-            // n distinct servers: a partial Fisher-Yates shuffle of the kept permutation
+            // n distinct servers: with n = N every server, nothing to draw; else a partial
+            // Fisher-Yates shuffle of the kept permutation, its first index `first` (uniform in
+            // 0..N) given by the caller
             self.req[i].refs = n as u32;
-            for c in 0..n {
-                let j = c + index(rng, self.servers - c as u32) as usize;
-                self.perm.swap(c, j);
-                let s = self.perm[c];
-                let x = i * n + c;
-                self.holders[x] = s;
-                if self.srv[s as usize].cur == IDLE {
-                    // its queue is empty: the copy starts at once
-                    self.req[i].refs -= 1;
-                    self.start(s, r, t, rng);
-                } else {
-                    self.q_link[x] = (IDLE, r);
-                    let tail = self.srv[s as usize].q_tail;
-                    if self.srv[s as usize].q_head == IDLE {
-                        self.srv[s as usize].q_head = x as u32;
-                    } else {
-                        self.q_link[tail as usize].0 = x as u32;
-                    }
-                    self.srv[s as usize].q_tail = x as u32;
+            let m = self.servers as usize;
+            if n == m {
+                for c in 0..n {
+                    self.dispatch(c as u32, r, i * n + c, t, rng);
+                }
+            } else if n == 2 {
+                // the second a uniform one of the N - 1 others, by arithmetic (no shuffle)
+                let second = first + 1 + index(rng, m as u32 - 1);
+                let second = if second >= m as u32 { second - m as u32 } else { second };
+                self.dispatch(first, r, i * n, t, rng);
+                self.dispatch(second, r, i * n + 1, t, rng);
+            } else {
+                for c in 0..n {
+                    let j = if c == 0 { first as usize } else { c + index(rng, (m - c) as u32) as usize };
+                    self.perm.swap(c, j);
+                    let s = self.perm[c];
+                    self.dispatch(s, r, i * n + c, t, rng);
                 }
             }
+        }
+    }
+
+    /// Random dispatch: copy `x` of request `r` joins server `s`'s queue, or starts at once if
+    /// `s` is idle (its queue is then empty).
+    #[inline(always)]
+    fn dispatch(&mut self, s: u32, r: u32, x: usize, t: f64, rng: &mut Rng) {
+        self.holders[x] = s;
+        if self.srv[s as usize].cur == IDLE {
+            self.req[r as usize].refs -= 1;
+            self.q_prev[x] = IDLE;
+            self.start(s, r, t, rng);
+        } else {
+            // an empty queue's tail is the dummy record: no test of its emptiness but a select
+            self.q_link[x] = (IDLE, r);
+            let Server { q_head, q_tail, .. } = self.srv[s as usize];
+            self.q_prev[x] = q_tail;
+            self.q_link[q_tail as usize].0 = x as u32;
+            self.srv[s as usize].q_head = if q_head == IDLE { x as u32 } else { q_head };
+            self.srv[s as usize].q_tail = x as u32;
+        }
+    }
+
+    /// Random dispatch: queued copy `x` leaves server `o`'s queue (no test of its place: the
+    /// head's predecessor and an emptied queue's tail are the dummy record, head and tail are
+    /// selects).
+    #[inline(always)]
+    fn leave_queue(&mut self, x: usize, o: u32) {
+        let Server { q_head, q_tail, .. } = self.srv[o as usize];
+        let next = self.q_link[x].0;
+        let prev = if q_head == x as u32 { DUMMY } else { self.q_prev[x] };
+        self.q_link[prev as usize].0 = next;
+        self.q_prev[if next == IDLE { DUMMY } else { next } as usize] = prev;
+        self.srv[o as usize].q_head = if q_head == x as u32 { next } else { q_head };
+        self.srv[o as usize].q_tail = if q_tail == x as u32 { prev } else { q_tail };
+        self.q_prev[x] = IDLE;
+    }
+
+    /// Copy `x` of the served request `r`, held by server `o` (not the one that completed it), is
+    /// dropped: cancelled in service (removed for `removal`, or `o` looks for work at once),
+    /// or (random dispatch) it leaves `o`'s queue; nothing if it completed before.
+    #[inline(always)]
+    fn drop_copy(&mut self, x: usize, o: u32, r: u32, t: f64, rng: &mut Rng) {
+        if self.srv[o as usize].cur == r {
+            self.cancelled += 1;
+            if self.p.removal > 0.0 {
+                self.stop_serving(o);
+                self.token[o as usize] += 1;
+                self.srv[o as usize].cur = REMOVING;
+                self.removing.add(1.0, t);
+                self.heap.push(Event { t: t + self.p.removal, server: o, token: self.token[o as usize] });
+            } else {
+                if !EXPO {
+                    // its pending end is stale from now on
+                    self.token[o as usize] += 1;
+                }
+                self.next_work(o, t, rng);
+            }
+        } else if !CENTRAL && self.q_prev[x] != IDLE {
+            self.leave_queue(x, o);
         }
     }
 
@@ -448,27 +533,20 @@ impl<const CENTRAL: bool, const EXPO: bool> KOfN<CENTRAL, EXPO> {
                 self.free(r);
                 started
             } else {
-                if req.refs == 0 {
-                    self.free(r);
-                }
+                // its copies still queued leave their queues in the scan below
+                req.refs = 0;
+                self.free(r);
                 n
             };
-            for c in 0..held {
-                let o = self.holders[i * n + c];
-                if o != s && self.srv[o as usize].cur == r {
-                    self.cancelled += 1;
-                    if self.p.removal > 0.0 {
-                        self.stop_serving(o);
-                        self.token[o as usize] += 1;
-                        self.srv[o as usize].cur = REMOVING;
-                        self.removing.add(1.0, t);
-                        self.heap.push(Event { t: t + self.p.removal, server: o, token: self.token[o as usize] });
-                    } else {
-                        if !EXPO {
-                            // its pending end is stale from now on
-                            self.token[o as usize] += 1;
-                        }
-                        self.next_work(o, t, rng);
+            if !CENTRAL && n == 2 {
+                // the other copy, with no test of which place `s` holds
+                let (h0, h1) = (self.holders[2 * i], self.holders[2 * i + 1]);
+                self.drop_copy(2 * i + usize::from(h0 == s), h0 ^ h1 ^ s, r, t, rng);
+            } else {
+                for c in 0..held {
+                    let o = self.holders[i * n + c];
+                    if o != s {
+                        self.drop_copy(i * n + c, o, r, t, rng);
                     }
                 }
             }
@@ -543,14 +621,18 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
         self.advance(t);
         let busy = self.n_serving;
         if busy == 0 {
-            self.arrive(t, rng);
+            let first = if CENTRAL || self.n == self.servers as usize { 0 } else { index(rng, self.servers) };
+            self.arrive(t, first, rng);
             return;
         }
-        // one uniform: below the arrival rate an arrival, else its excess over it is uniform
-        // in [0, B) and its integer part the completing server's place in the serving set
+        // one uniform: below the arrival rate an arrival, and then its share of it,
+        // `u / (N lambda)`, is uniform in [0, 1) and `u / lambda` gives the first copy's server;
+        // else its excess over the arrival rate is uniform in [0, B) and its integer part the
+        // completing server's place in the serving set
         let u = uniform(rng) * rate;
         if u < self.arrival_rate {
-            self.arrive(t, rng);
+            let first = if CENTRAL { 0 } else { ((u * self.inv_lambda) as u32).min(self.servers - 1) };
+            self.arrive(t, first, rng);
         } else {
             let j = ((u - self.arrival_rate) as u32).min(busy - 1);
             let s = self.serving[j as usize];
@@ -571,6 +653,11 @@ impl<const CENTRAL: bool, const EXPO: bool> super::TimedFamily for KOfN<CENTRAL,
     }
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.close(t, duration, out);
+    }
+    /// By the ziggurat.
+    #[inline(always)]
+    fn holding_time(&self, rate: f64, rng: &mut Rng) -> f64 {
+        exp1_ziggurat(rng) / rate
     }
 }
 
@@ -596,6 +683,11 @@ impl super::TimedFamily for Lumped {
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch) {
         self.0.close(t, duration, out);
     }
+    /// By the ziggurat.
+    #[inline(always)]
+    fn holding_time(&self, rate: f64, rng: &mut Rng) -> f64 {
+        exp1_ziggurat(rng) / rate
+    }
 }
 
 /// Runs one replication of the system of `params` with `servers` servers and arrival rate
@@ -617,6 +709,7 @@ pub(crate) fn run(servers: u32, lambda: f64, params: Params, p: &RunParams, rng:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::exp1;
     use crate::families::TimedFamily;
     use rand::SeedableRng;
 

@@ -89,13 +89,24 @@ pub(crate) trait TimedFamily {
     fn on_event(&mut self, rng: &mut Rng) -> bool;
     /// As [`Family::close`].
     fn end_segment(&mut self, t: f64, duration: f64, out: &mut Batch);
+    /// An exponential time of rate `rate`, the [`markov_rate`](TimedFamily::markov_rate) of the
+    /// current state: the time to the next exponential event. `exp1(rng) / rate` unless the
+    /// family draws it otherwise (another sampler of the same law, a precomputed inverse rate).
+    #[inline(always)]
+    fn holding_time(&self, rate: f64, rng: &mut Rng) -> f64 {
+        exp1(rng) / rate
+    }
 }
 
 /// Runs one replication of `f`: a warm-up, then `p.batches` batches with exact boundaries. The
 /// time of the next exponential event is kept while their total rate is unchanged and redrawn
 /// from the current time when it changes, and at each boundary (memorylessness); timed events
 /// keep their times. With a constant rate (Poisson arrivals only) this is one draw per arrival.
-pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rng) -> Replication {
+pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng_out: &mut Rng) -> Replication {
+    // the generator's state in a local (written back at the end: the same stream), which the
+    // compiler can keep in registers across the event's stores
+    let mut local = rng_out.clone();
+    let rng = &mut local;
     let mut t = 0.0f64;
     let mut events = 0u64;
     let mut batches = Vec::with_capacity(p.batches);
@@ -106,7 +117,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
         let end = if seg == 0 { p.warmup } else { p.warmup + batch_len * seg as f64 };
         let start = t;
         let mut rate = f.markov_rate();
-        let mut next_markov = t + exp1(rng) / rate;
+        let mut next_markov = t + f.holding_time(rate, rng);
         loop {
             if p.out_of_time(events) {
                 timed_out = true;
@@ -123,7 +134,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
                 f.on_markov(now, rate, rng);
                 let r = f.markov_rate();
                 if r == rate {
-                    next_markov += exp1(rng) / rate;
+                    next_markov += f.holding_time(rate, rng);
                     continue;
                 }
                 rate = r;
@@ -139,7 +150,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
                 }
                 rate = r;
             }
-            next_markov = now + exp1(rng) / rate;
+            next_markov = now + f.holding_time(rate, rng);
         }
         if timed_out {
             break;
@@ -152,6 +163,7 @@ pub(crate) fn drive_timed<F: TimedFamily>(f: &mut F, p: &RunParams, rng: &mut Rn
         }
         (p.tick)();
     }
+    *rng_out = local;
     Replication { batches, events, timed_out }
 }
 
