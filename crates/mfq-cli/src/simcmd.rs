@@ -278,6 +278,9 @@ fn print_report(args: &SimulateArgs, file: &mfq_model::ModelFile, report: &mfq_s
     est("mean response time", &report.mean_response_time);
     est("P(wait)", &report.prob_wait);
     est("throughput", &report.throughput);
+    if report.options.buffer.is_some() {
+        est("P(loss)", &report.loss_probability);
+    }
     for (name, e) in &report.extras {
         est(name, e);
     }
@@ -289,6 +292,50 @@ fn print_report(args: &SimulateArgs, file: &mfq_model::ModelFile, report: &mfq_s
         }
     }
     outln!("  {} events in {:.2} s ({:.1e} events/s)", report.events, report.wall_seconds, report.events_per_second);
+    for w in interval_warnings(report) {
+        outln!("  warning: {w}");
+    }
+}
+
+/// Lag-1 autocorrelation of the batch means above which the intervals are said to be too
+/// narrow: about three standard errors of the estimate under independence at the default 4
+/// replications of 25 batches (`1/sqrt(96) ~ 0.1`).
+const BATCH_CORRELATION_WARNING: f64 = 0.3;
+
+/// What the diagnostics of `report` say against its intervals (`SimReport::diagnostics`), one
+/// sentence each: correlated batch means (intervals too narrow), a departure rate away from
+/// the throughput (warm-up or horizon too short), replication means that spread more than the
+/// pooled interval allows. Empty when nothing is flagged.
+fn interval_warnings(report: &mfq_sim::SimReport) -> Vec<String> {
+    let d = &report.diagnostics;
+    let mut w = Vec::new();
+    if d.batch_lag1_autocorrelation > BATCH_CORRELATION_WARNING {
+        w.push(format!(
+            "consecutive batch means are correlated (lag-1 autocorrelation {:.2} > {BATCH_CORRELATION_WARNING}): the 95% intervals \
+             are too narrow; use fewer, longer batches (--batches) or a longer --time",
+            d.batch_lag1_autocorrelation
+        ));
+    }
+    let (dep, thr) = (&d.departure_rate, &report.throughput);
+    // redundancy counts the throughput in copies and the departures in jobs (d copies each)
+    if report.model.kind() != "redundancy"
+        && [dep.mean, dep.half_width, thr.mean, thr.half_width].iter().all(|v| v.is_finite())
+        && (dep.mean - thr.mean).abs() > 2.0 * (dep.half_width + thr.half_width).max(1e-3 * thr.mean.abs())
+    {
+        w.push(format!(
+            "the departure rate {:.6} differs from the throughput {:.6} beyond their intervals: the system is not in steady state \
+             over the measured time (a longer --warmup or --time, or an unstable system)",
+            dep.mean, thr.mean
+        ));
+    }
+    let (rep, pooled) = (d.replication_half_width, report.mean_queue_length.half_width);
+    if rep.is_finite() && pooled.is_finite() && pooled > 0.0 && rep > 3.0 * pooled {
+        w.push(format!(
+            "the replication means of the queue length spread more (95% half width {rep:.3e}) than the pooled batch-means \
+             interval says ({pooled:.3e}): trust the wider one, or run longer"
+        ));
+    }
+    w
 }
 
 /// Mean field, refined mean field and simulations at the sizes `servers` for a model file, and
