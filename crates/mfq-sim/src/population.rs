@@ -22,7 +22,7 @@
 //! [`PopulationOptions::seed`] advanced by `r` jumps of `2^128` steps); 95% t intervals from the
 //! pooled batch means, as in [`crate::simulate`].
 
-use mfq_model::{Deadline, IndexedTransitions, MeanFieldModel};
+use mfq_model::{Deadline, IndexedTransitions, MeanFieldModel, RateForm};
 use rand::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
@@ -281,135 +281,181 @@ fn dependency_graph(t: &dyn IndexedTransitions, dim: usize) -> Option<(Vec<usize
 /// Children per inner node of a [`SumTree`] (a power of two).
 const ARITY: usize = 8;
 
-/// A complete `ARITY`-ary tree of partial sums over the rates, stored as an implicit heap in
-/// `node`: the root (the total) at 0, the children of node `k` at `ARITY k + 1 ..= ARITY k +
-/// ARITY`, the `ARITY^h` leaves (the rates, then zeros) after the `inner` inner nodes. An
-/// update adds a leaf's change to its `h` ancestors (independent additions, no chain of
-/// dependent loads); a selection scans the children of one node per level; both
+/// One rate re-evaluated by an event, with its place in the [`SumTree`]: the rate
+/// `((a + b x_i) - d x_j) (e x_k)` of a [`RateForm`] (the slots index the state, slot `dim`
+/// holds the constant 1), kept at `leaf` of the [`SumTree`]'s flat array; `last`: the last of
+/// the consecutive updated leaves with the same parent (their summed change then goes up).
+#[derive(Debug, Clone, Copy)]
+struct Update {
+    a: f64,
+    b: f64,
+    d: f64,
+    e: f64,
+    i: u32,
+    j: u32,
+    k: u32,
+    leaf: u32,
+    last: bool,
+}
+
+impl Update {
+    /// The rate at `x` (with the constant 1 in slot `dim`; `x.len() = mask + 1`).
+    #[inline(always)]
+    fn rate(&self, x: &[f64], mask: usize) -> f64 {
+        let v = |i: u32| x[i as usize & mask];
+        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * (self.e * v(self.k))
+    }
+}
+
+/// A complete `ARITY`-ary tree of partial sums over the rates, stored as an implicit heap:
+/// the root (the total) is node 0, the children of node `k` are nodes `ARITY k + 1 ..= ARITY k
+/// + ARITY`, the `ARITY^h` leaves (the rates, then zeros) follow the `inner` inner nodes. Node
+/// `k` is kept at `ARITY - 1 + k` of a flat array of groups of `ARITY` (so the children of node
+/// `k` are group `k + 1`, one aligned load each; the array's length a power of two, so that
+/// masked indices need no bounds check). An update adds a leaf's change to its `h - 1` inner
+/// ancestors (the changes of consecutive leaves with the same parent once) and the event's
+/// total change to the root; a selection scans the children of one node per level; both
 /// `O(ARITY log count / log ARITY)`, with `h = 3` levels for up to 512 rates (against 9 for a
 /// binary tree). The inner nodes are rebuilt from the leaves every
 /// [`SumTree::rebuild_every`] updates, which bounds the rounding that the differences
 /// accumulate (about `1e-16` relative per update).
 struct SumTree {
-    node: Vec<f64>,
-    /// Number of inner nodes (the first leaf's index).
+    group: Vec<[f64; ARITY]>,
+    /// Number of inner nodes (the first leaf's node number).
     inner: usize,
+    /// Number of levels (the ancestors of a leaf, the root included).
+    height: usize,
     updates: usize,
     rebuild_every: usize,
 }
 
+/// Where node `k` of a [`SumTree`] is kept in its flat array.
+const fn slot_of(k: usize) -> usize {
+    k + ARITY - 1
+}
+
 impl SumTree {
     fn new(rates: &[f64]) -> SumTree {
-        let (mut width, mut inner) = (ARITY, 1);
+        let (mut width, mut inner, mut height) = (ARITY, 1, 1);
         while width < rates.len() {
             inner += width;
             width *= ARITY;
+            height += 1;
         }
-        let mut node = vec![0.0; inner + width];
-        node[inner..inner + rates.len()].copy_from_slice(rates);
-        let mut tree = SumTree { node, inner, updates: 0, rebuild_every: (2 * width).max(4096) };
+        let groups = (slot_of(inner + width) / ARITY).next_power_of_two();
+        let mut tree = SumTree { group: vec![[0.0; ARITY]; groups], inner, height, updates: 0, rebuild_every: (2 * width).max(4096) };
+        let first = slot_of(inner);
+        tree.group.as_flattened_mut()[first..first + rates.len()].copy_from_slice(rates);
         tree.rebuild();
         tree
     }
 
     fn rebuild(&mut self) {
         for k in (0..self.inner).rev() {
-            self.node[k] = self.node[ARITY * k + 1..=ARITY * k + ARITY].iter().sum();
+            let s = self.group[k + 1].iter().sum();
+            self.group.as_flattened_mut()[slot_of(k)] = s;
         }
         self.updates = 0;
     }
 
     fn total(&self) -> f64 {
-        self.node[0]
+        self.group[0][ARITY - 1]
     }
 
-    /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
-    /// and adds their changes to their ancestors: the changes of consecutive leaves with the
-    /// same parent go up as one.
-    fn update(&mut self, leaves: &[usize], rates: &[f64]) {
-        // (parent, summed change of its updated leaves) not yet added along the path
-        let mut pending = (usize::MAX, 0.0);
-        for (&l, &new) in leaves.iter().zip(rates) {
-            let new = new.max(0.0);
-            let k = self.inner + l;
-            let d = new - self.node[k];
-            self.node[k] = new;
-            let parent = (k - 1) / ARITY;
-            if parent == pending.0 {
-                pending.1 += d;
-            } else {
-                self.add_up(pending);
-                pending = (parent, d);
+    /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
+    /// `form(leaf)` (`leaf` and `last` set here): consecutive leaves with the same parent form
+    /// one group, whose summed change goes up once.
+    fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
+        let parent = |l: usize| (self.inner + l - 1) / ARITY;
+        for (q, &l) in leaves.iter().enumerate() {
+            let last = leaves.get(q + 1).is_none_or(|&s| parent(s) != parent(l));
+            out.push(Update { leaf: slot_of(self.inner + l) as u32, last, ..form(l) });
+        }
+    }
+
+    /// Sets the leaves of `updates` to their rates `rate(update)`, each floored at 0, and adds
+    /// their changes to their ancestors, a group's at once, the root's once.
+    #[inline(always)]
+    fn apply(&mut self, updates: &[Update], mut rate: impl FnMut(&Update) -> f64) {
+        let mask = self.group.len() * ARITY - 1;
+        let node = &mut self.group.as_flattened_mut()[..=mask];
+        let (mut sum, mut all) = (0.0, 0.0);
+        for u in updates {
+            let new = rate(u).max(0.0);
+            let leaf = &mut node[u.leaf as usize & mask];
+            sum += new - *leaf;
+            *leaf = new;
+            if u.last {
+                // the parent of the node kept at s is kept at s / ARITY + ARITY - 2
+                let mut s = u.leaf as usize;
+                for _ in 1..self.height {
+                    s = s / ARITY + ARITY - 2;
+                    node[s & mask] += sum;
+                }
+                all += sum;
+                sum = 0.0;
             }
         }
-        self.add_up(pending);
+        node[slot_of(0)] += all;
         self.updates += 1;
         if self.updates >= self.rebuild_every {
             self.rebuild();
         }
     }
 
-    /// Adds `d` to node `k` and its ancestors (nothing for `k = usize::MAX`).
-    #[inline(always)]
-    fn add_up(&mut self, (mut k, d): (usize, f64)) {
-        if k == usize::MAX {
-            return;
-        }
-        loop {
-            self.node[k] += d;
-            if k == 0 {
-                break;
-            }
-            k = (k - 1) / ARITY;
-        }
+    /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
+    /// and adds their changes to their ancestors (as [`apply`](Self::apply) does).
+    #[cfg(test)]
+    fn update(&mut self, leaves: &[usize], rates: &[f64]) {
+        let mut updates = Vec::new();
+        let constant = |l: usize| {
+            let a = rates[leaves.iter().position(|&s| s == l).unwrap()];
+            Update { a, b: 0.0, d: 0.0, e: 1.0, i: 0, j: 0, k: 0, leaf: 0, last: false }
+        };
+        self.push_updates(leaves, &mut updates, constant);
+        self.apply(&updates, |u| u.rate(&[1.0], 0));
     }
 
     /// The leaf where the cumulative sum passes `target` (`0 <= target < total`), never a
     /// zero leaf: a node's children are scanned until the remaining target falls below one
-    /// (which is then positive); a target left past all the children by rounding takes the
-    /// last positive child (and every last positive child below it), and a zero leaf reached
-    /// through an inner sum left positive by rounding gives way to the nearest positive leaf.
+    /// (which is then positive), the last child taken when the target passes the others; a
+    /// zero leaf reached so (a target past the total by rounding) gives way to the nearest
+    /// positive leaf before it (else after it).
+    #[inline(always)]
     fn select(&self, mut target: f64) -> usize {
+        let gmask = self.group.len() - 1;
+        let group = &self.group[..=gmask];
         let mut k = 0;
-        while k < self.inner {
-            let base = ARITY * k + 1;
-            let kids = &self.node[base..base + ARITY];
-            let mut chosen = None;
-            let mut last_positive = ARITY - 1;
-            for (j, &r) in kids.iter().enumerate() {
-                if target < r {
-                    chosen = Some(j);
-                    break;
-                }
-                if r > 0.0 {
-                    last_positive = j;
-                }
-                target -= r;
+        for _ in 0..self.height {
+            let kids = &group[(k + 1) & gmask];
+            let mut j = 0;
+            while j < ARITY - 1 && target >= kids[j] {
+                target -= kids[j];
+                j += 1;
             }
-            k = base
-                + chosen.unwrap_or_else(|| {
-                    target = f64::INFINITY;
-                    last_positive
-                });
+            k = ARITY * k + 1 + j;
         }
+        let flat = self.group.as_flattened();
         let l = k - self.inner;
-        if self.node[k] > 0.0 {
+        if flat[slot_of(k) & (flat.len() - 1)] > 0.0 {
             return l;
         }
-        let leaves = &self.node[self.inner..];
+        let leaves = &flat[slot_of(self.inner)..];
         let before = leaves[..l].iter().rposition(|&r| r > 0.0);
         before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
     }
 }
 
 /// The holding time of a state of `big_n` objects whose transitions have total rate `total`
-/// (per object): `Exp(big_n total)` from one uniform of `rng`; infinite when no transition can
-/// happen (an absorbing state, or a total that is not finite).
+/// (per object): `Exp(big_n total)`, an Exp(1) variate by the ziggurat (Marsaglia and Tsang,
+/// J. Stat. Softw. 5(8), 2000) over `big_n total`; infinite when no transition can happen (an
+/// absorbing state, or a total that is not finite).
+#[inline(always)]
 fn holding_time(rng: &mut Xoshiro256PlusPlus, big_n: f64, total: f64) -> f64 {
     // `total < infinity` (not `is_finite`, the same for a positive total): two comparisons
     if total > 0.0 && total < f64::INFINITY {
-        let u: f64 = rng.random();
-        -(1.0 - u).ln() / (big_n * total)
+        let e: f64 = rng.sample(rand_distr::Exp1);
+        e / (big_n * total)
     } else {
         f64::INFINITY
     }
@@ -428,13 +474,34 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
     }
 }
 
+/// A transition's event in [`run_indexed`]: its jump `jumps[jump.0..jump.1]` and the rates it
+/// changes `updates[updates.0..updates.1]`, by their forms, or by the model's `rate` when one
+/// of them has no [`RateForm`] (`program`).
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    jump: (u32, u32),
+    updates: (u32, u32),
+    program: bool,
+}
+
+/// The time integral of one state entry, kept lazily: its count of objects, the start of its
+/// current value within the phase and the integral of its value up to then.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    count: f64,
+    since: f64,
+    acc: f64,
+}
+
 /// [`run`] for a model with [`IndexedTransitions`]: after each event only the rates that read
-/// a changed entry are re-evaluated (the dependency graph), the next transition is drawn from
-/// a [`SumTree`], and the time averages are integrated lazily (an entry's `value x duration` is
-/// added when it changes and at the batch boundaries), so an event costs `O(affected rates x
-/// log transitions)` instead of `O(transitions + dim)`. The same random numbers as [`run`]: one
-/// uniform for the holding time, one for the transition.
+/// a changed entry are re-evaluated (the dependency graph), each by its [`RateForm`] where it
+/// has one, the next transition is drawn from a [`SumTree`], and the time averages are
+/// integrated lazily (an entry's `value x duration` is added when it changes and at the batch
+/// boundaries), so an event costs `O(affected rates x log transitions)` instead of
+/// `O(transitions + dim)`. The same random numbers as [`run`]: one Exp(1) variate for the
+/// holding time, one uniform for the transition.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 fn run_indexed(
     t: &dyn IndexedTransitions,
     (affected, aff_ptr): (&[usize], &[usize]),
@@ -446,85 +513,115 @@ fn run_indexed(
     rng: &mut Xoshiro256PlusPlus,
 ) -> Run {
     let big_n = opts.objects as f64;
-    let mut counts: Vec<f64> = x0.iter().map(|v| (v * big_n).round()).collect();
-    let mut x: Vec<f64> = counts.iter().map(|c| c / big_n).collect();
+    // the entries, then the constant 1 of the rate forms (slot n), then zeros: a power of two
+    // long, so that masked indices need no bounds check
+    let len = (n + 1).next_power_of_two();
+    let mask = len - 1;
+    let mut ent: Vec<Entry> = x0.iter().map(|v| Entry { count: (v * big_n).round(), ..Default::default() }).collect();
+    ent.resize(len, Entry::default());
+    let mut x: Vec<f64> = ent[..n].iter().map(|e| e.count / big_n).chain([1.0]).collect();
+    x.resize(len, 0.0);
     let m = t.count();
-    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
+    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x[..n]).max(0.0)).collect();
     let mut tree = SumTree::new(&rates);
-    // the jumps, copied out of the model (no call per event)
-    let jump_ptr: Vec<usize> = std::iter::once(0)
-        .chain((0..m).scan(0, |e, l| {
-            *e += t.jump(l).len();
-            Some(*e)
-        }))
-        .collect();
-    let jumps: Vec<(usize, f64)> = (0..m).flat_map(|l| t.jump(l).iter().copied()).collect();
-    // the re-evaluated rates of one event
-    let mut fresh = vec![0.0; aff_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)];
+    // every transition's jump and updates, copied out of the model (no call per event)
+    let slot = |i: Option<usize>| i.unwrap_or(n) as u32;
+    let form = |l: usize| {
+        let f = t.form(l).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: 0.0, k: None });
+        Update { a: f.a, b: f.b, d: f.d, e: f.e, i: slot(f.i), j: slot(f.j), k: slot(f.k), leaf: 0, last: false }
+    };
+    let (mut steps, mut jumps, mut updates) = (Vec::with_capacity(m), Vec::new(), Vec::new());
+    for l in 0..m {
+        let (j0, u0) = (jumps.len() as u32, updates.len() as u32);
+        jumps.extend_from_slice(t.jump(l));
+        let leaves = &affected[aff_ptr[l]..aff_ptr[l + 1]];
+        tree.push_updates(leaves, &mut updates, form);
+        let program = leaves.iter().any(|&r| t.form(r).is_none());
+        steps.push(Step { jump: (j0, jumps.len() as u32), updates: (u0, updates.len() as u32), program });
+    }
+    let first_leaf = slot_of(tree.inner);
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
-    // phase 0 is the warm-up, phase p >= 1 batch p - 1; `acc[p n + i]`: the integral of entry
-    // i over phase p (the warm-up's discarded); `since[i]`: the start of the current value of
-    // entry i within the phase
-    let mut acc = vec![0.0; (opts.batches + 1) * n];
-    let mut since = vec![0.0; n];
+    // phase 0 is the warm-up, phase p >= 1 batch p - 1; `batch[p - 1][i]`: the integral of
+    // entry i over batch p - 1, taken from `ent[i].acc` at the phase's close
+    let mut batch = vec![vec![0.0; n]; opts.batches];
     let mut phase = 0usize;
     let phase_end = |p: usize| if p >= opts.batches { end } else { opts.warmup + p as f64 * batch_len };
     let mut boundary = phase_end(0);
     let mut traj = (Vec::new(), Vec::new());
     let mut next_record = if record { opts.record } else { None }.map(|_| 0.0);
-    let (mut now, mut events, mut stopped_early, mut timed_out) = (0.0f64, 0u64, false, false);
-    loop {
-        if events % crate::DEADLINE_CHECK_EVENTS == 0 && deadline.expired() {
-            timed_out = true;
-            break;
-        }
+    // the next time at which something besides an event happens (a record, a phase's close,
+    // the end), and the next event count at which to stop or look at the deadline
+    let mut stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
+    let check = crate::DEADLINE_CHECK_EVENTS;
+    let mut limit = opts.max_events.min(check);
+    let (mut now, mut events, mut stopped_early) = (0.0f64, 0u64, false);
+    let mut timed_out = deadline.expired();
+    while !timed_out {
         let total = tree.total();
-        let dt = holding_time(rng, big_n, total);
-        let t_next = (now + dt).min(end);
-        if next_record.is_some() {
-            record_until(&mut traj, &mut next_record, opts.record, t_next.min(end), &x);
-        }
-        // close the phases that end by t_next (each entry's value held to the boundary)
-        while boundary <= t_next && phase <= opts.batches {
-            let a = &mut acc[phase * n..(phase + 1) * n];
-            for ((s, v), t0) in a.iter_mut().zip(&x).zip(&since) {
-                *s += v * (boundary - t0);
+        let t_next = now + holding_time(rng, big_n, total);
+        if t_next >= stop {
+            let t_next = t_next.min(end);
+            if next_record.is_some() {
+                record_until(&mut traj, &mut next_record, opts.record, t_next, &x[..n]);
             }
-            since.fill(boundary);
-            phase += 1;
-            boundary = phase_end(phase);
-        }
-        if t_next >= end {
-            break;
+            // close the phases that end by t_next (each entry's value held to the boundary)
+            while boundary <= t_next && phase <= opts.batches {
+                for (e, v) in ent.iter_mut().zip(&x) {
+                    e.acc += v * (boundary - e.since);
+                    e.since = boundary;
+                }
+                if phase >= 1 {
+                    for (s, e) in batch[phase - 1].iter_mut().zip(&ent) {
+                        *s = e.acc;
+                    }
+                }
+                ent.iter_mut().for_each(|e| e.acc = 0.0);
+                phase += 1;
+                boundary = phase_end(phase);
+            }
+            if t_next >= end {
+                break;
+            }
+            stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
         }
         now = t_next;
         let l = tree.select(rng.random::<f64>() * total);
-        let a = &mut acc[phase * n..(phase + 1) * n];
-        for &(i, c) in &jumps[jump_ptr[l]..jump_ptr[l + 1]] {
-            a[i] += x[i] * (now - since[i]);
-            since[i] = now;
-            counts[i] += c;
-            x[i] = counts[i] / big_n;
+        let step = steps[l];
+        let (ent, x) = (&mut ent[..=mask], &mut x[..=mask]);
+        for &(i, c) in &jumps[step.jump.0 as usize..step.jump.1 as usize] {
+            let (e, v) = (&mut ent[i & mask], &mut x[i & mask]);
+            e.acc += *v * (now - e.since);
+            e.since = now;
+            e.count += c;
+            *v = e.count / big_n;
         }
-        let leaves = &affected[aff_ptr[l]..aff_ptr[l + 1]];
-        let fresh = &mut fresh[..leaves.len()];
-        t.rates(leaves, &x, fresh);
-        tree.update(leaves, fresh);
+        let us = &updates[step.updates.0 as usize..step.updates.1 as usize];
+        if step.program {
+            tree.apply(us, |u| t.rate(u.leaf as usize - first_leaf, &x[..n]));
+        } else {
+            tree.apply(us, |u| u.rate(x, mask));
+        }
         events += 1;
-        if events >= opts.max_events {
-            stopped_early = true;
-            break;
+        if events >= limit {
+            if events >= opts.max_events {
+                stopped_early = true;
+                break;
+            }
+            if events % check == 0 && deadline.expired() {
+                timed_out = true;
+                break;
+            }
+            limit = opts.max_events.min((events / check + 1) * check);
         }
     }
     // a run stopped early: the open batch up to the stopping time
     if phase >= 1 && phase <= opts.batches {
-        let a = &mut acc[phase * n..(phase + 1) * n];
-        for ((s, v), t0) in a.iter_mut().zip(&x).zip(&since) {
-            *s += v * (now - t0);
+        for ((s, e), v) in batch[phase - 1].iter_mut().zip(&ent).zip(&x) {
+            *s = e.acc + v * (now - e.since);
         }
     }
-    let batch_means = acc.chunks(n.max(1)).skip(1).take(opts.batches).map(|s| s.iter().map(|v| v / batch_len).collect()).collect();
+    let batch_means = batch.into_iter().map(|s| s.into_iter().map(|v| v / batch_len).collect()).collect();
     Run { batch_means, events, stopped_early, timed_out, trajectory: traj }
 }
 
