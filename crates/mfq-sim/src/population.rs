@@ -454,11 +454,16 @@ impl SumTree {
 fn holding_time(rng: &mut Xoshiro256PlusPlus, big_n: f64, total: f64) -> f64 {
     // `total < infinity` (not `is_finite`, the same for a positive total): two comparisons
     if total > 0.0 && total < f64::INFINITY {
-        let e: f64 = rng.sample(rand_distr::Exp1);
-        e / (big_n * total)
+        exp1(rng) / (big_n * total)
     } else {
         f64::INFINITY
     }
+}
+
+/// An Exp(1) variate by the ziggurat (Marsaglia and Tsang, J. Stat. Softw. 5(8), 2000), inlined.
+#[inline(always)]
+fn exp1(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    <rand_distr::Exp1 as rand_distr::Distribution<f64>>::sample(&rand_distr::Exp1, rng)
 }
 
 /// Records the state `x` (held until `until`) at every recording time `<= until` from
@@ -559,8 +564,14 @@ fn run_indexed(
     let mut timed_out = deadline.expired();
     while !timed_out {
         let total = tree.total();
-        let t_next = now + holding_time(rng, big_n, total);
-        if t_next >= stop {
+        // the holding time as `holding_time` gives it, its tests on the rare path: a total
+        // that is not positive and finite gives a `dt` that is not positive, or NaN
+        let dt = exp1(rng) / (big_n * total);
+        let mut t_next = now + dt;
+        if !(t_next < stop && dt > 0.0) {
+            if !(total > 0.0 && total < f64::INFINITY) {
+                t_next = f64::INFINITY;
+            }
             let t_next = t_next.min(end);
             if next_record.is_some() {
                 record_until(&mut traj, &mut next_record, opts.record, t_next, &x[..n]);
