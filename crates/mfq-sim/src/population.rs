@@ -317,16 +317,15 @@ impl Update {
 /// ancestors (the changes of consecutive leaves with the same parent once) and the event's
 /// total change to the root; a selection scans the children of one node per level; both
 /// `O(ARITY log count / log ARITY)`, with `h = 3` levels for up to 512 rates (against 9 for a
-/// binary tree). The inner nodes are rebuilt from the leaves every
-/// [`SumTree::rebuild_every`] updates, which bounds the rounding that the differences
-/// accumulate (about `1e-16` relative per update).
+/// binary tree). The owner rebuilds the inner nodes from the leaves every
+/// [`SumTree::rebuild_every`] updates or more often, which bounds the rounding that the
+/// differences accumulate (about `1e-16` relative per update).
 struct SumTree {
     group: Vec<[f64; ARITY]>,
     /// Number of inner nodes (the first leaf's node number).
     inner: usize,
     /// Number of levels (the ancestors of a leaf, the root included).
     height: usize,
-    updates: usize,
     rebuild_every: usize,
 }
 
@@ -344,7 +343,7 @@ impl SumTree {
             height += 1;
         }
         let groups = (slot_of(inner + width) / ARITY).next_power_of_two();
-        let mut tree = SumTree { group: vec![[0.0; ARITY]; groups], inner, height, updates: 0, rebuild_every: (2 * width).max(4096) };
+        let mut tree = SumTree { group: vec![[0.0; ARITY]; groups], inner, height, rebuild_every: (2 * width).max(4096) };
         let first = slot_of(inner);
         tree.group.as_flattened_mut()[first..first + rates.len()].copy_from_slice(rates);
         tree.rebuild();
@@ -356,7 +355,6 @@ impl SumTree {
             let s = self.group[k + 1].iter().sum();
             self.group.as_flattened_mut()[slot_of(k)] = s;
         }
-        self.updates = 0;
     }
 
     fn total(&self) -> f64 {
@@ -398,10 +396,6 @@ impl SumTree {
             }
         }
         node[slot_of(0)] += all;
-        self.updates += 1;
-        if self.updates >= self.rebuild_every {
-            self.rebuild();
-        }
     }
 
     /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
@@ -601,6 +595,8 @@ fn run_indexed_in<const P: usize>(
     // the end), and the next event count at which to stop or look at the deadline
     let mut stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
     let check = crate::DEADLINE_CHECK_EVENTS;
+    // the tree rebuilt at a multiple of the deadline's checks
+    let rebuild = (tree.rebuild_every as u64).div_ceil(check) * check;
     let mut limit = opts.max_events.min(check);
     let (mut now, mut events, mut stopped_early) = (0.0f64, 0u64, false);
     let mut timed_out = deadline.expired();
@@ -664,6 +660,9 @@ fn run_indexed_in<const P: usize>(
             if events % check == 0 && deadline.expired() {
                 timed_out = true;
                 break;
+            }
+            if events % rebuild == 0 {
+                tree.rebuild();
             }
             limit = opts.max_events.min((events / check + 1) * check);
         }
