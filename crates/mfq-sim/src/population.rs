@@ -326,6 +326,8 @@ struct SumTree {
     inner: usize,
     /// Number of levels (the ancestors of a leaf, the root included).
     height: usize,
+    /// The parent of the first leaves.
+    first_parent: usize,
     rebuild_every: usize,
 }
 
@@ -343,7 +345,13 @@ impl SumTree {
             height += 1;
         }
         let groups = (slot_of(inner + width) / ARITY).next_power_of_two();
-        let mut tree = SumTree { group: vec![[0.0; ARITY]; groups], inner, height, rebuild_every: (2 * width).max(4096) };
+        let mut tree = SumTree {
+            group: vec![[0.0; ARITY]; groups],
+            inner,
+            height,
+            first_parent: (inner - 1) / ARITY,
+            rebuild_every: (2 * width).max(4096),
+        };
         let first = slot_of(inner);
         tree.group.as_flattened_mut()[first..first + rates.len()].copy_from_slice(rates);
         tree.rebuild();
@@ -420,8 +428,14 @@ impl SumTree {
     fn select(&self, mut target: f64) -> usize {
         let gmask = self.group.len() - 1;
         let group = &self.group[..=gmask];
-        let mut k = 0;
-        for _ in 0..self.height {
+        // a target below the first bottom node (the parent of the first leaves) goes down the
+        // first children to it: straight to its leaves (the leaves sorted by rate, often so)
+        let (mut k, levels) = if self.height > 1 && target < self.group.as_flattened()[slot_of(self.first_parent)] {
+            (self.first_parent, 1)
+        } else {
+            (0, self.height)
+        };
+        for _ in 0..levels {
             let kids = &group[(k + 1) & gmask];
             let mut j = 0;
             while j < ARITY - 1 && target >= kids[j] {
