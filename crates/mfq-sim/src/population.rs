@@ -527,9 +527,9 @@ fn run_indexed(
 ) -> Run {
     // the state's length as a constant where it is small (no bounds checks on its entries)
     match (n + 1).next_power_of_two() {
-        ..=16 => run_indexed_in::<16>(t, graph, n, x0, opts, record, deadline, rng),
-        ..=256 => run_indexed_in::<256>(t, graph, n, x0, opts, record, deadline, rng),
-        ..=4096 => run_indexed_in::<4096>(t, graph, n, x0, opts, record, deadline, rng),
+        0..=16 => run_indexed_in::<16>(t, graph, n, x0, opts, record, deadline, rng),
+        17..=256 => run_indexed_in::<256>(t, graph, n, x0, opts, record, deadline, rng),
+        257..=4096 => run_indexed_in::<4096>(t, graph, n, x0, opts, record, deadline, rng),
         _ => run_indexed_in::<0>(t, graph, n, x0, opts, record, deadline, rng),
     }
 }
