@@ -336,7 +336,55 @@ const fn slot_of(k: usize) -> usize {
     k + ARITY - 1
 }
 
+/// A structure of partial sums over the rates (leaves) from which [`run_indexed`] draws the
+/// next transition: [`SumTree`], or [`BlockSums`] where the rates are uneven enough.
+trait Selector: Sized {
+    /// The structure over `rates` (`>= 0`).
+    fn new(rates: &[f64]) -> Self;
+    /// The inner sums recomputed from the leaves.
+    fn rebuild(&mut self);
+    /// Updates between rebuilds (at most), which bounds the rounding of the differences.
+    fn rebuild_every(&self) -> usize;
+    /// The sum of the rates.
+    fn total(&self) -> f64;
+    /// The leaf whose own slot of the cumulative sum holds `target` (`0 <= target < total`),
+    /// never a zero leaf (while a positive leaf remains): the scans stop at a child only when
+    /// the remaining target falls below it, and a zero leaf reached past the total by rounding
+    /// gives way to the nearest positive leaf before it (else after it).
+    fn select(&self, target: f64) -> usize;
+    /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
+    /// `form(leaf)` (`leaf` and `last` set here).
+    fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update);
+    /// The [`Update::leaf`] of leaf 0 (that of leaf `l` is `l` more).
+    fn first_slot(&self) -> usize;
+    /// Sets the leaves of `updates` to their rates `rate(update)`, each floored at 0, and adds
+    /// their changes to their ancestors.
+    fn apply(&mut self, updates: &[Update], rate: impl FnMut(&Update) -> f64);
+}
+
+/// The leaf that follows a scan which left `l` (a zero leaf) in `leaves`: the nearest positive
+/// leaf before it, else after it, else `l`.
+fn nearest_positive(leaves: &[f64], l: usize) -> usize {
+    let before = leaves[..l].iter().rposition(|&r| r > 0.0);
+    before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
+}
+
 impl SumTree {
+    /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
+    /// and adds their changes to their ancestors (as [`apply`](Selector::apply) does).
+    #[cfg(test)]
+    fn update(&mut self, leaves: &[usize], rates: &[f64]) {
+        let mut updates = Vec::new();
+        let constant = |l: usize| {
+            let a = rates[leaves.iter().position(|&s| s == l).unwrap()];
+            Update { a, b: 0.0, d: 0.0, e: 1.0, i: 0, j: 0, k: 0, leaf: 0, last: false }
+        };
+        self.push_updates(leaves, &mut updates, constant);
+        self.apply(&updates, |u| u.rate(&[1.0], 0));
+    }
+}
+
+impl Selector for SumTree {
     fn new(rates: &[f64]) -> SumTree {
         let (mut width, mut inner, mut height) = (ARITY, 1, 1);
         while width < rates.len() {
@@ -365,8 +413,16 @@ impl SumTree {
         }
     }
 
+    fn rebuild_every(&self) -> usize {
+        self.rebuild_every
+    }
+
     fn total(&self) -> f64 {
         self.group[0][ARITY - 1]
+    }
+
+    fn first_slot(&self) -> usize {
+        slot_of(self.inner)
     }
 
     /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
@@ -406,19 +462,6 @@ impl SumTree {
         node[slot_of(0)] += all;
     }
 
-    /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
-    /// and adds their changes to their ancestors (as [`apply`](Self::apply) does).
-    #[cfg(test)]
-    fn update(&mut self, leaves: &[usize], rates: &[f64]) {
-        let mut updates = Vec::new();
-        let constant = |l: usize| {
-            let a = rates[leaves.iter().position(|&s| s == l).unwrap()];
-            Update { a, b: 0.0, d: 0.0, e: 1.0, i: 0, j: 0, k: 0, leaf: 0, last: false }
-        };
-        self.push_updates(leaves, &mut updates, constant);
-        self.apply(&updates, |u| u.rate(&[1.0], 0));
-    }
-
     /// The leaf where the cumulative sum passes `target` (`0 <= target < total`), never a
     /// zero leaf: a node's children are scanned until the remaining target falls below one
     /// (which is then positive), the last child taken when the target passes the others; a
@@ -449,9 +492,101 @@ impl SumTree {
         if flat[slot_of(k) & (flat.len() - 1)] > 0.0 {
             return l;
         }
-        let leaves = &flat[slot_of(self.inner)..];
-        let before = leaves[..l].iter().rposition(|&r| r > 0.0);
-        before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
+        nearest_positive(&flat[slot_of(self.inner)..], l)
+    }
+}
+
+/// Two levels of partial sums: the rates in blocks of `ARITY` (then zeros), the sum of each
+/// block and the total. A selection scans the block sums from the first, then the block's
+/// rates; an update adds a block's change to its sum and the event's to the total. With the
+/// rates in order of decreasing size and uneven (most of the total in the first blocks), the
+/// scan stops after a few blocks and an update touches one sum per block instead of a
+/// [`SumTree`]'s path (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
+/// 121(9), 2004, by blocks). The arrays' lengths are powers of two (masked indices).
+struct BlockSums {
+    leaf: Vec<[f64; ARITY]>,
+    block: Vec<f64>,
+    /// Number of blocks in use.
+    blocks: usize,
+    total: f64,
+}
+
+impl Selector for BlockSums {
+    fn new(rates: &[f64]) -> BlockSums {
+        let blocks = rates.len().div_ceil(ARITY).max(1);
+        let size = blocks.next_power_of_two();
+        let mut sums = BlockSums { leaf: vec![[0.0; ARITY]; size], block: vec![0.0; size], blocks, total: 0.0 };
+        sums.leaf.as_flattened_mut()[..rates.len()].copy_from_slice(rates);
+        sums.rebuild();
+        sums
+    }
+
+    fn rebuild(&mut self) {
+        for (b, l) in self.block.iter_mut().zip(&self.leaf) {
+            *b = l.iter().sum();
+        }
+        self.total = self.block[..self.blocks].iter().sum();
+    }
+
+    fn rebuild_every(&self) -> usize {
+        4096
+    }
+
+    fn total(&self) -> f64 {
+        self.total
+    }
+
+    #[inline(always)]
+    fn select(&self, mut target: f64) -> usize {
+        let mask = self.block.len() - 1;
+        let (block, leaf) = (&self.block[..=mask], &self.leaf[..=mask]);
+        let mut b = 0;
+        while b + 1 < self.blocks && target >= block[b & mask] {
+            target -= block[b & mask];
+            b += 1;
+        }
+        let kids = &leaf[b & mask];
+        let mut j = 0;
+        while j < ARITY - 1 && target >= kids[j] {
+            target -= kids[j];
+            j += 1;
+        }
+        if kids[j] > 0.0 {
+            return ARITY * b + j;
+        }
+        nearest_positive(self.leaf.as_flattened(), ARITY * b + j)
+    }
+
+    fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
+        for (q, &l) in leaves.iter().enumerate() {
+            let last = leaves.get(q + 1).is_none_or(|&s| s / ARITY != l / ARITY);
+            out.push(Update { leaf: l as u32, last, ..form(l) });
+        }
+    }
+
+    fn first_slot(&self) -> usize {
+        0
+    }
+
+    #[inline(always)]
+    fn apply(&mut self, updates: &[Update], mut rate: impl FnMut(&Update) -> f64) {
+        let mask = self.block.len() - 1;
+        let lmask = self.block.len() * ARITY - 1;
+        let block = &mut self.block[..=mask];
+        let leaf = &mut self.leaf.as_flattened_mut()[..=lmask];
+        let (mut sum, mut all) = (0.0, 0.0);
+        for u in updates {
+            let new = rate(u).max(0.0);
+            let slot = &mut leaf[u.leaf as usize & lmask];
+            sum += new - *slot;
+            *slot = new;
+            if u.last {
+                block[(u.leaf as usize / ARITY) & mask] += sum;
+                all += sum;
+                sum = 0.0;
+            }
+        }
+        self.total += all;
     }
 }
 
@@ -525,20 +660,58 @@ fn run_indexed(
     deadline: &Deadline,
     rng: &mut Xoshiro256PlusPlus,
 ) -> Run {
+    let big_n = opts.objects as f64;
+    let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() / big_n).collect();
+    let m = t.count();
+    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
+    // the leaves in the order of decreasing initial rate (ties in the transitions' order) when
+    // there are more than `ARITY`, so that the scans stop early where the rates are uneven
+    // (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys. 121(9), 2004); up to
+    // `ARITY` keep the transitions' order (that of `run`)
+    let mut order: Vec<usize> = (0..m).collect();
+    let mut blocks = false;
+    if m > ARITY {
+        order.sort_by(|&a, &b| rates[b].total_cmp(&rates[a]));
+        // the block sums when their expected scan (blocks visited, by the initial rates) is
+        // at most twice the tree's levels
+        let (mut total, mut weighted) = (0.0, 0.0);
+        for (b, chunk) in order.chunks(ARITY).enumerate() {
+            let w: f64 = chunk.iter().map(|&l| rates[l]).sum();
+            total += w;
+            weighted += (b + 1) as f64 * w;
+        }
+        let (mut width, mut levels) = (ARITY, 1);
+        while width < m {
+            width *= ARITY;
+            levels += 1;
+        }
+        blocks = total > 0.0 && weighted <= 2.0 * levels as f64 * total;
+    }
+    let (order, rates) = (&order[..], &rates[..]);
     // the state's length as a constant where it is small (no bounds checks on its entries)
+    macro_rules! go {
+        ($p:literal) => {
+            if blocks {
+                run_indexed_in::<$p, BlockSums>(t, graph, n, x0, opts, record, deadline, rng, order, rates)
+            } else {
+                run_indexed_in::<$p, SumTree>(t, graph, n, x0, opts, record, deadline, rng, order, rates)
+            }
+        };
+    }
     match (n + 1).next_power_of_two() {
-        0..=16 => run_indexed_in::<16>(t, graph, n, x0, opts, record, deadline, rng),
-        17..=256 => run_indexed_in::<256>(t, graph, n, x0, opts, record, deadline, rng),
-        257..=4096 => run_indexed_in::<4096>(t, graph, n, x0, opts, record, deadline, rng),
-        _ => run_indexed_in::<0>(t, graph, n, x0, opts, record, deadline, rng),
+        0..=16 => go!(16),
+        17..=256 => go!(256),
+        257..=4096 => go!(4096),
+        _ => go!(0),
     }
 }
 
 /// [`run_indexed`] with the state kept in `P` slots (a power of two, `> dim`), or in as many
-/// as needed (`P = 0`): entries indexed by `i & (P - 1)`, which needs no bounds check.
+/// as needed (`P = 0`): entries indexed by `i & (P - 1)`, which needs no bounds check; the
+/// transitions drawn from an `S` over the leaves `order` (their initial `rates`).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn run_indexed_in<const P: usize>(
+fn run_indexed_in<const P: usize, S: Selector>(
     t: &dyn IndexedTransitions,
     (affected, aff_ptr): (&[usize], &[usize]),
     n: usize,
@@ -547,6 +720,8 @@ fn run_indexed_in<const P: usize>(
     record: bool,
     deadline: &Deadline,
     rng_out: &mut Xoshiro256PlusPlus,
+    order: &[usize],
+    rates: &[f64],
 ) -> Run {
     // the generator in a local (its state in registers, not stored back at every draw)
     let mut rng_state = rng_out.clone();
@@ -561,21 +736,12 @@ fn run_indexed_in<const P: usize>(
     let mut x: Vec<f64> = ent[..n].iter().map(|e| e.count / big_n).chain([1.0]).collect();
     x.resize(len, 0.0);
     let m = t.count();
-    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x[..n]).max(0.0)).collect();
-    // the leaves in the order of decreasing initial rate (ties in the transitions' order) when
-    // the tree has more than one level, so that the scans stop early where the rates are
-    // uneven (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys. 121(9),
-    // 2004); a single level keeps the transitions' order (that of `run`)
-    let mut order: Vec<usize> = (0..m).collect();
-    if m > ARITY {
-        order.sort_by(|&a, &b| rates[b].total_cmp(&rates[a]));
-    }
     let mut leaf_of = vec![0; m];
     for (p, &l) in order.iter().enumerate() {
         leaf_of[l] = p;
     }
     let leaf_rates: Vec<f64> = order.iter().map(|&l| rates[l]).collect();
-    let mut tree = SumTree::new(&leaf_rates);
+    let mut tree = S::new(&leaf_rates);
     // every leaf's jump and updates, copied out of the model (no call per event)
     let slot = |i: Option<usize>| i.unwrap_or(n) as u32;
     let form = |p: usize| {
@@ -584,7 +750,7 @@ fn run_indexed_in<const P: usize>(
     };
     let (mut steps, mut jumps, mut updates) = (Vec::with_capacity(m), Vec::new(), Vec::new());
     let mut leaves = Vec::new();
-    for &l in &order {
+    for &l in order {
         let (j0, u0) = (jumps.len() as u32, updates.len() as u32);
         jumps.extend_from_slice(t.jump(l));
         leaves.clear();
@@ -594,7 +760,7 @@ fn run_indexed_in<const P: usize>(
         let program = leaves.iter().any(|&p| t.form(order[p]).is_none());
         steps.push(Step { jump: (j0, jumps.len() as u32), updates: (u0, updates.len() as u32), program });
     }
-    let first_leaf = slot_of(tree.inner);
+    let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
     // phase 0 is the warm-up, phase p >= 1 batch p - 1; `batch[p - 1][i]`: the integral of
@@ -610,7 +776,7 @@ fn run_indexed_in<const P: usize>(
     let mut stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
     let check = crate::DEADLINE_CHECK_EVENTS;
     // the tree rebuilt at a multiple of the deadline's checks
-    let rebuild = (tree.rebuild_every as u64).div_ceil(check) * check;
+    let rebuild = (tree.rebuild_every() as u64).div_ceil(check) * check;
     let mut limit = opts.max_events.min(check);
     let (mut now, mut events, mut stopped_early) = (0.0f64, 0u64, false);
     let mut timed_out = deadline.expired();
@@ -661,7 +827,7 @@ fn run_indexed_in<const P: usize>(
         }
         let us = &updates[step.updates.0 as usize..step.updates.1 as usize];
         if step.program {
-            tree.apply(us, |u| t.rate(order[u.leaf as usize - first_leaf], &x[..n]));
+            tree.apply(us, |u| t.rate(order[u.leaf as usize - first_slot], &x[..n]));
         } else {
             tree.apply(us, |u| u.rate(x, mask));
         }
