@@ -538,12 +538,15 @@ impl Selector for BlockSums {
 
     #[inline(always)]
     fn select(&self, mut target: f64) -> usize {
-        let mask = self.block.len() - 1;
-        let (block, leaf) = (&self.block[..=mask], &self.leaf[..=mask]);
-        let mut b = 0;
-        while b + 1 < self.blocks && target >= block[b & mask] {
-            target -= block[b & mask];
-            b += 1;
+        let mask = self.leaf.len() - 1;
+        let leaf = &self.leaf[..=mask];
+        let mut b = self.blocks - 1;
+        for (c, &w) in self.block[..self.blocks - 1].iter().enumerate() {
+            if target < w {
+                b = c;
+                break;
+            }
+            target -= w;
         }
         let kids = &leaf[b & mask];
         let mut j = 0;
@@ -623,13 +626,12 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
     }
 }
 
-/// A transition's event in [`run_indexed`]: its jump `jumps[jump.0..jump.1]` and the rates it
-/// changes `updates[updates.0..updates.1]`, by their forms, or by the model's `rate` when one
-/// of them has no [`RateForm`] (`program`).
+/// A transition's event in [`run_indexed`]: its jump and the rates it changes, by their forms,
+/// or by the model's `rate` when one of them has no [`RateForm`] (`program`).
 #[derive(Debug, Clone, Copy)]
-struct Step {
-    jump: (u32, u32),
-    updates: (u32, u32),
+struct Step<'a> {
+    jump: &'a [(usize, f64)],
+    updates: &'a [Update],
     program: bool,
 }
 
@@ -748,18 +750,19 @@ fn run_indexed_in<const P: usize, S: Selector>(
         let f = t.form(order[p]).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: 0.0, k: None });
         Update { a: f.a, b: f.b, d: f.d, e: f.e, i: slot(f.i), j: slot(f.j), k: slot(f.k), leaf: 0, last: false }
     };
-    let (mut steps, mut jumps, mut updates) = (Vec::with_capacity(m), Vec::new(), Vec::new());
+    let (mut ranges, mut jumps, mut updates) = (Vec::with_capacity(m), Vec::new(), Vec::new());
     let mut leaves = Vec::new();
     for &l in order {
-        let (j0, u0) = (jumps.len() as u32, updates.len() as u32);
+        let (j0, u0) = (jumps.len(), updates.len());
         jumps.extend_from_slice(t.jump(l));
         leaves.clear();
         leaves.extend(affected[aff_ptr[l]..aff_ptr[l + 1]].iter().map(|&r| leaf_of[r]));
         leaves.sort_unstable();
         tree.push_updates(&leaves, &mut updates, form);
         let program = leaves.iter().any(|&p| t.form(order[p]).is_none());
-        steps.push(Step { jump: (j0, jumps.len() as u32), updates: (u0, updates.len() as u32), program });
+        ranges.push((j0..jumps.len(), u0..updates.len(), program));
     }
+    let steps: Vec<Step> = ranges.into_iter().map(|(j, u, program)| Step { jump: &jumps[j], updates: &updates[u], program }).collect();
     let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
@@ -780,6 +783,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
     let mut limit = opts.max_events.min(check);
     let (mut now, mut events, mut stopped_early) = (0.0f64, 0u64, false);
     let mut timed_out = deadline.expired();
+    let (ent, x) = if P > 0 { (&mut ent[..P], &mut x[..P]) } else { (&mut ent[..], &mut x[..]) };
     while !timed_out {
         let total = tree.total();
         // the holding time as `holding_time` gives it, its tests on the rare path: a total
@@ -796,12 +800,12 @@ fn run_indexed_in<const P: usize, S: Selector>(
             }
             // close the phases that end by t_next (each entry's value held to the boundary)
             while boundary <= t_next && phase <= opts.batches {
-                for (e, v) in ent.iter_mut().zip(&x) {
+                for (e, v) in ent.iter_mut().zip(x.iter()) {
                     e.acc += v * (boundary - e.since);
                     e.since = boundary;
                 }
                 if phase >= 1 {
-                    for (s, e) in batch[phase - 1].iter_mut().zip(&ent) {
+                    for (s, e) in batch[phase - 1].iter_mut().zip(ent.iter()) {
                         *s = e.acc;
                     }
                 }
@@ -817,15 +821,14 @@ fn run_indexed_in<const P: usize, S: Selector>(
         now = t_next;
         let l = tree.select(rng.random::<f64>() * total);
         let step = steps[l];
-        let (ent, x) = if P > 0 { (&mut ent[..P], &mut x[..P]) } else { (&mut ent[..], &mut x[..]) };
-        for &(i, c) in &jumps[step.jump.0 as usize..step.jump.1 as usize] {
+        for &(i, c) in step.jump {
             let (e, v) = (&mut ent[i & mask], &mut x[i & mask]);
             e.acc += *v * (now - e.since);
             e.since = now;
             e.count += c;
             *v = e.count / big_n;
         }
-        let us = &updates[step.updates.0 as usize..step.updates.1 as usize];
+        let us = step.updates;
         if step.program {
             tree.apply(us, |u| t.rate(order[u.leaf as usize - first_slot], &x[..n]));
         } else {
@@ -849,7 +852,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
     }
     // a run stopped early: the open batch up to the stopping time
     if phase >= 1 && phase <= opts.batches {
-        for ((s, e), v) in batch[phase - 1].iter_mut().zip(&ent).zip(&x) {
+        for ((s, e), v) in batch[phase - 1].iter_mut().zip(ent.iter()).zip(x.iter()) {
             *s = e.acc + v * (now - e.since);
         }
     }
