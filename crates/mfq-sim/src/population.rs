@@ -306,6 +306,14 @@ impl Update {
         let v = |i: u32| x[i as usize & mask];
         ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * (self.e * v(self.k))
     }
+
+    /// [`rate`](Self::rate) when `x_k` is the constant 1: `((a + b x_i) - d x_j) e`, the
+    /// same value (`e 1 = e` exactly).
+    #[inline(always)]
+    fn linear_rate(&self, x: &[f64], mask: usize) -> f64 {
+        let v = |i: u32| x[i as usize & mask];
+        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * self.e
+    }
 }
 
 /// A complete `ARITY`-ary tree of partial sums over the rates, stored as an implicit heap:
@@ -549,15 +557,19 @@ impl Selector for BlockSums {
             target -= w;
         }
         let kids = &leaf[b & mask];
-        let mut j = 0;
-        while j < ARITY - 1 && target >= kids[j] {
-            target -= kids[j];
-            j += 1;
+        for (j, &r) in kids[..ARITY - 1].iter().enumerate() {
+            // `r > target >= 0`: a positive leaf
+            if target < r {
+                return ARITY * b + j;
+            }
+            target -= r;
         }
-        if kids[j] > 0.0 {
-            return ARITY * b + j;
+        // the last leaf of the block: zero only when the target passed the total by rounding
+        let l = ARITY * b + ARITY - 1;
+        if kids[ARITY - 1] > 0.0 {
+            return l;
         }
-        nearest_positive(self.leaf.as_flattened(), ARITY * b + j)
+        nearest_positive(self.leaf.as_flattened(), l)
     }
 
     fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
@@ -627,12 +639,14 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
 }
 
 /// A transition's event in [`run_indexed`]: its jump and the rates it changes, by their forms,
-/// or by the model's `rate` when one of them has no [`RateForm`] (`program`).
+/// or by the model's `rate` when one of them has no [`RateForm`] (`program`); `linear`: every
+/// form's multiplier `x_k` is the constant 1 (so [`Update::linear_rate`] gives its value).
 #[derive(Debug, Clone, Copy)]
 struct Step<'a> {
     jump: &'a [(usize, f64)],
     updates: &'a [Update],
     program: bool,
+    linear: bool,
 }
 
 /// The time integral of one state entry, kept lazily: its count of objects, the start of its
@@ -760,9 +774,11 @@ fn run_indexed_in<const P: usize, S: Selector>(
         leaves.sort_unstable();
         tree.push_updates(&leaves, &mut updates, form);
         let program = leaves.iter().any(|&p| t.form(order[p]).is_none());
-        ranges.push((j0..jumps.len(), u0..updates.len(), program));
+        let linear = updates[u0..].iter().all(|u: &Update| u.k as usize == n);
+        ranges.push((j0..jumps.len(), u0..updates.len(), program, linear));
     }
-    let steps: Vec<Step> = ranges.into_iter().map(|(j, u, program)| Step { jump: &jumps[j], updates: &updates[u], program }).collect();
+    let steps: Vec<Step> =
+        ranges.into_iter().map(|(j, u, program, linear)| Step { jump: &jumps[j], updates: &updates[u], program, linear }).collect();
     let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
@@ -829,7 +845,9 @@ fn run_indexed_in<const P: usize, S: Selector>(
             *v = e.count / big_n;
         }
         let us = step.updates;
-        if step.program {
+        if step.linear && !step.program {
+            tree.apply(us, |u| u.linear_rate(x, mask));
+        } else if step.program {
             tree.apply(us, |u| t.rate(order[u.leaf as usize - first_slot], &x[..n]));
         } else {
             tree.apply(us, |u| u.rate(x, mask));
