@@ -11,7 +11,8 @@
 //! probability `beta_l / sum beta`. When the model gives its transitions one at a time
 //! ([`IndexedTransitions`], the generic models), an event re-evaluates only the rates that read
 //! a state entry it changed (Gibson and Bruck's dependency graph, J. Phys. Chem. A 104(9),
-//! 2000) and draws the transition from an 8-ary tree of partial sums; otherwise every rate is
+//! 2000) and draws the transition from an 8-ary tree of partial sums (or from block sums in the
+//! order of decreasing initial rates, where they are uneven); otherwise every rate is
 //! re-evaluated at every event. It uses the model's own rate functions, so it checks the
 //! ODE solvers and the `1/N` terms, not the rates themselves (the event-driven simulator of the
 //! built-in queueing systems, [`crate::simulate`], is the independent check of those).
@@ -368,16 +369,7 @@ trait Selector: Sized {
     /// Sets the leaves of `updates` to their rates `rate(update)`, each floored at 0, and adds
     /// their changes to their ancestors.
     fn apply(&mut self, updates: &[Update], rate: impl FnMut(&Update) -> f64);
-}
 
-/// The leaf that follows a scan which left `l` (a zero leaf) in `leaves`: the nearest positive
-/// leaf before it, else after it, else `l`.
-fn nearest_positive(leaves: &[f64], l: usize) -> usize {
-    let before = leaves[..l].iter().rposition(|&r| r > 0.0);
-    before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
-}
-
-impl SumTree {
     /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
     /// and adds their changes to their ancestors (as [`apply`](Selector::apply) does).
     #[cfg(test)]
@@ -390,6 +382,13 @@ impl SumTree {
         self.push_updates(leaves, &mut updates, constant);
         self.apply(&updates, |u| u.rate(&[1.0], 0));
     }
+}
+
+/// The leaf that follows a scan which left `l` (a zero leaf) in `leaves`: the nearest positive
+/// leaf before it, else after it, else `l`.
+fn nearest_positive(leaves: &[f64], l: usize) -> usize {
+    let before = leaves[..l].iter().rposition(|&r| r > 0.0);
+    before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
 }
 
 impl Selector for SumTree {
@@ -660,11 +659,13 @@ struct Entry {
 
 /// [`run`] for a model with [`IndexedTransitions`]: after each event only the rates that read
 /// a changed entry are re-evaluated (the dependency graph), each by its [`RateForm`] where it
-/// has one, the next transition is drawn from a [`SumTree`], and the time averages are
-/// integrated lazily (an entry's `value x duration` is added when it changes and at the batch
-/// boundaries), so an event costs `O(affected rates x log transitions)` instead of
-/// `O(transitions + dim)`. The same random numbers as [`run`]: one Exp(1) variate for the
-/// holding time, one uniform for the transition.
+/// has one, the next transition is drawn from a [`SumTree`] or from [`BlockSums`] over the
+/// leaves of [`leaf_order`], and the time averages are integrated lazily (an entry's `value x
+/// duration` is added when it changes and at the batch boundaries), so an event costs
+/// `O(affected rates x log transitions)` instead of `O(transitions + dim)`. The same random
+/// numbers as [`run`]: one Exp(1) variate for the holding time, one uniform for the
+/// transition; with up to `ARITY` transitions also the same transition for the same uniform
+/// (the same order), with more another transition of the same law.
 #[allow(clippy::too_many_arguments)]
 fn run_indexed(
     t: &dyn IndexedTransitions,
@@ -676,33 +677,7 @@ fn run_indexed(
     deadline: &Deadline,
     rng: &mut Xoshiro256PlusPlus,
 ) -> Run {
-    let big_n = opts.objects as f64;
-    let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() / big_n).collect();
-    let m = t.count();
-    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
-    // the leaves in the order of decreasing initial rate (ties in the transitions' order) when
-    // there are more than `ARITY`, so that the scans stop early where the rates are uneven
-    // (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys. 121(9), 2004); up to
-    // `ARITY` keep the transitions' order (that of `run`)
-    let mut order: Vec<usize> = (0..m).collect();
-    let mut blocks = false;
-    if m > ARITY {
-        order.sort_by(|&a, &b| rates[b].total_cmp(&rates[a]));
-        // the block sums when their expected scan (blocks visited, by the initial rates) is
-        // at most twice the tree's levels
-        let (mut total, mut weighted) = (0.0, 0.0);
-        for (b, chunk) in order.chunks(ARITY).enumerate() {
-            let w: f64 = chunk.iter().map(|&l| rates[l]).sum();
-            total += w;
-            weighted += (b + 1) as f64 * w;
-        }
-        let (mut width, mut levels) = (ARITY, 1);
-        while width < m {
-            width *= ARITY;
-            levels += 1;
-        }
-        blocks = total > 0.0 && weighted <= 2.0 * levels as f64 * total;
-    }
+    let (order, rates, blocks) = leaf_order(t, x0, opts.objects as f64);
     let (order, rates) = (&order[..], &rates[..]);
     // the state's length as a constant where it is small (no bounds checks on its entries)
     macro_rules! go {
@@ -720,6 +695,38 @@ fn run_indexed(
         257..=4096 => go!(4096),
         _ => go!(0),
     }
+}
+
+/// The leaves of the transitions (`order[p]`: the transition at leaf `p`), their rates at `x0`
+/// (rounded to multiples of `1 / big_n`, by transition) and whether [`BlockSums`] should hold
+/// them (else a [`SumTree`]): the leaves in the order of decreasing initial rate (ties in the
+/// transitions' order) when there are more than `ARITY`, so that the scans stop early where
+/// the rates are uneven (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
+/// 121(9), 2004); up to `ARITY` keep the transitions' order (that of [`run`]). The block sums
+/// when their expected scan (blocks visited, weighted by the initial rates) is at most twice
+/// the tree's levels.
+fn leaf_order(t: &dyn IndexedTransitions, x0: &[f64], big_n: f64) -> (Vec<usize>, Vec<f64>, bool) {
+    let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() / big_n).collect();
+    let m = t.count();
+    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
+    let mut order: Vec<usize> = (0..m).collect();
+    let mut blocks = false;
+    if m > ARITY {
+        order.sort_by(|&a, &b| rates[b].total_cmp(&rates[a]));
+        let (mut total, mut weighted) = (0.0, 0.0);
+        for (b, chunk) in order.chunks(ARITY).enumerate() {
+            let w: f64 = chunk.iter().map(|&l| rates[l]).sum();
+            total += w;
+            weighted += (b + 1) as f64 * w;
+        }
+        let (mut width, mut levels) = (ARITY, 1);
+        while width < m {
+            width *= ARITY;
+            levels += 1;
+        }
+        blocks = total > 0.0 && weighted <= 2.0 * levels as f64 * total;
+    }
+    (order, rates, blocks)
 }
 
 /// [`run_indexed`] with the state kept in `P` slots (a power of two, `> dim`), or in as many
@@ -1146,6 +1153,116 @@ eliminate = "R"
                 assert_eq!(tree.select(target), want, "target {target}");
             }
             assert!(rates[tree.select(target)] > 0.0);
+        }
+    }
+
+    /// The block sums: totals, updates and selection by the cumulative rate, zero leaves
+    /// never selected, within a block and across blocks.
+    #[test]
+    fn the_block_sums_select_by_cumulative_rate() {
+        let mut sums = BlockSums::new(&[1.0, 0.0, 2.0, 0.5, 0.0]);
+        assert_eq!(sums.total(), 3.5);
+        assert_eq!([sums.select(0.0), sums.select(0.99), sums.select(1.0), sums.select(2.99), sums.select(3.0)], [0, 0, 2, 2, 3]);
+        // rounding past the total still lands on a positive leaf
+        assert_eq!(sums.select(3.6), 3);
+        sums.update(&[1, 3], &[4.0, 0.0]);
+        assert_eq!(sums.total(), 7.0);
+        assert_eq!([sums.select(0.5), sums.select(1.5), sums.select(6.5), sums.select(7.5)], [0, 1, 2, 2]);
+        // three blocks: 1 at leaf 0, 2 at leaf 9 (block 1), 0.5 at leaf 17 (block 2)
+        let mut rates = vec![0.0; 20];
+        (rates[0], rates[9], rates[17]) = (1.0, 2.0, 0.5);
+        let mut sums = BlockSums::new(&rates);
+        assert_eq!([sums.select(0.5), sums.select(1.0), sums.select(2.99), sums.select(3.2), sums.select(3.6)], [0, 9, 9, 17, 17]);
+        sums.update(&[9, 17], &[0.0, 0.0]);
+        assert_eq!([sums.select(0.5), sums.select(1.5)], [0, 0]);
+    }
+
+    /// The block sums over 600 rates (75 blocks, some zero) under random sorted updates agree
+    /// with the linear scan of [`run`], as the tree does; and both select each leaf with the
+    /// frequency of its rate.
+    #[test]
+    fn the_block_sums_agree_with_the_linear_scan() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
+        let draw = |rng: &mut Xoshiro256PlusPlus| if rng.random::<f64>() < 0.2 { 0.0 } else { rng.random::<f64>() };
+        let mut rates: Vec<f64> = (0..600).map(|_| draw(&mut rng)).collect();
+        let mut sums = BlockSums::new(&rates);
+        for _ in 0..2000 {
+            let mut leaves: Vec<usize> = (0..5).map(|_| rng.random_range(0..600)).collect();
+            leaves.sort_unstable();
+            leaves.dedup();
+            let new: Vec<f64> = leaves.iter().map(|_| draw(&mut rng)).collect();
+            for (&l, &r) in leaves.iter().zip(&new) {
+                rates[l] = r;
+            }
+            sums.update(&leaves, &new);
+            let sum: f64 = rates.iter().sum();
+            assert!((sums.total() - sum).abs() < 1e-12 * sum, "{} vs {sum}", sums.total());
+            let target = rng.random::<f64>() * sum;
+            let (mut rest, mut want) = (target, rates.len() - 1);
+            for (i, r) in rates.iter().enumerate() {
+                if rest < *r {
+                    want = i;
+                    break;
+                }
+                rest -= r;
+            }
+            if rest > 1e-9 && rates[want] - rest > 1e-9 {
+                assert_eq!(sums.select(target), want, "target {target}");
+            }
+            assert!(rates[sums.select(target)] > 0.0);
+        }
+        // frequencies: 20 uneven rates (three zero), 200,000 uniform targets, each leaf's count
+        // within 5 standard deviations of its expectation, never a zero leaf
+        let rates: Vec<f64> = (0..20).map(|l| if l % 7 == 3 { 0.0 } else { 0.9f64.powi(l) }).collect();
+        let total: f64 = rates.iter().sum();
+        let tree = SumTree::new(&rates);
+        let sums = BlockSums::new(&rates);
+        let draws = 200_000;
+        let (mut by_tree, mut by_sums) = (vec![0u32; 20], vec![0u32; 20]);
+        for _ in 0..draws {
+            let target = rng.random::<f64>() * total;
+            by_tree[tree.select(target)] += 1;
+            by_sums[sums.select(target)] += 1;
+        }
+        for (l, r) in rates.iter().enumerate() {
+            let p = r / total;
+            let (mean, sd) = (draws as f64 * p, (draws as f64 * p * (1.0 - p)).sqrt());
+            for count in [by_tree[l], by_sums[l]] {
+                assert!((count as f64 - mean).abs() <= 5.0 * sd, "leaf {l}: {count} vs {mean}");
+                if *r == 0.0 {
+                    assert_eq!(count, 0, "leaf {l}");
+                }
+            }
+        }
+    }
+
+    /// The generic M/M/1 from its geometric state (leaves sorted by rate) by either selector:
+    /// the block sums (chosen there) and the tree give the geometric tail.
+    #[test]
+    fn generic_mm1_by_either_selector_has_geometric_tails() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/generic/mm1.toml")).unwrap();
+        let file = mfq_model::ModelFile::parse(&text, &["lambda=0.5".into(), "K=40".into()]).unwrap();
+        let m = file.model.build(40).unwrap();
+        let t = m.transitions().unwrap().indexed().unwrap();
+        let graph = dependency_graph(t, m.dim()).unwrap();
+        let x0: Vec<f64> = (1..=m.dim()).map(|k| 0.5f64.powi(k as i32)).collect();
+        let opts = PopulationOptions { objects: 200, time: 2000.0, warmup: 20.0, batches: 20, ..Default::default() };
+        let (order, rates, blocks) = leaf_order(t, &x0, 200.0);
+        assert!(blocks && order[..2] == [0, 40], "{:?}", &order[..4]);
+        let d = Deadline::none();
+        for tree in [false, true] {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+            let args = (t, (&graph.0[..], &graph.1[..]), m.dim(), &x0[..], &opts, false, &d);
+            let r = if tree {
+                run_indexed_in::<0, SumTree>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &order, &rates)
+            } else {
+                run_indexed_in::<64, BlockSums>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &order, &rates)
+            };
+            for k in 0..3 {
+                let values: Vec<f64> = r.batch_means.iter().map(|b| b[k]).collect();
+                let e = mean_estimate(&values);
+                assert!(e.covers(0.5f64.powi(k as i32 + 1), 0.999, 0.01), "tree {tree}, k = {}: {e:?}", k + 1);
+            }
         }
     }
 
