@@ -588,17 +588,15 @@ impl Selector for BlockSums {
         let lmask = self.block.len() * ARITY - 1;
         let block = &mut self.block[..=mask];
         let leaf = &mut self.leaf.as_flattened_mut()[..=lmask];
-        let (mut sum, mut all) = (0.0, 0.0);
+        // each leaf's change to its block at once (no branch on the last of a block's leaves)
+        let mut all = 0.0;
         for u in updates {
             let new = rate(u).max(0.0);
             let slot = &mut leaf[u.leaf as usize & lmask];
-            sum += new - *slot;
+            let d = new - *slot;
             *slot = new;
-            if u.last {
-                block[(u.leaf as usize / ARITY) & mask] += sum;
-                all += sum;
-                sum = 0.0;
-            }
+            block[(u.leaf as usize / ARITY) & mask] += d;
+            all += d;
         }
         self.total += all;
     }
@@ -706,7 +704,7 @@ fn run_indexed(
 /// when their expected scan (blocks visited, weighted by the initial rates) is at most twice
 /// the tree's levels.
 fn leaf_order(t: &dyn IndexedTransitions, x0: &[f64], big_n: f64) -> (Vec<usize>, Vec<f64>, bool) {
-    let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() / big_n).collect();
+    let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() * (1.0 / big_n)).collect();
     let m = t.count();
     let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
     let mut order: Vec<usize> = (0..m).collect();
@@ -756,7 +754,10 @@ fn run_indexed_in<const P: usize, S: Selector>(
     let mask = len - 1;
     let mut ent: Vec<Entry> = x0.iter().map(|v| Entry { count: (v * big_n).round(), ..Default::default() }).collect();
     ent.resize(len, Entry::default());
-    let mut x: Vec<f64> = ent[..n].iter().map(|e| e.count / big_n).chain([1.0]).collect();
+    // x = count / N as count (1 / N) (a multiplication, not a division, after each jump), as in
+    // `run`
+    let inv_n = 1.0 / big_n;
+    let mut x: Vec<f64> = ent[..n].iter().map(|e| e.count * inv_n).chain([1.0]).collect();
     x.resize(len, 0.0);
     let m = t.count();
     let mut leaf_of = vec![0; m];
@@ -849,7 +850,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
             e.acc += *v * (now - e.since);
             e.since = now;
             e.count += c;
-            *v = e.count / big_n;
+            *v = e.count * inv_n;
         }
         let us = step.updates;
         if step.linear && !step.program {
@@ -897,7 +898,8 @@ fn run(
     let n = model.dim();
     let big_n = opts.objects as f64;
     let mut counts: Vec<f64> = x0.iter().map(|v| (v * big_n).round()).collect();
-    let mut x: Vec<f64> = counts.iter().map(|c| c / big_n).collect();
+    let inv_n = 1.0 / big_n;
+    let mut x: Vec<f64> = counts.iter().map(|c| c * inv_n).collect();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
     let mut acc = vec![vec![0.0; n]; opts.batches];
@@ -965,7 +967,7 @@ fn run(
         }
         for &(i, c) in &jumps[jump_ptr[l]..jump_ptr[l + 1]] {
             counts[i] += c;
-            x[i] = counts[i] / big_n;
+            x[i] = counts[i] * inv_n;
         }
         events += 1;
         if events >= opts.max_events {
