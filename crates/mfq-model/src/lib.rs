@@ -462,6 +462,45 @@ pub trait IndexedTransitions {
             *o = self.rate(l, x);
         }
     }
+    /// The rate of transition `l` as a [`RateForm`], when it has that shape and the form gives
+    /// [`rate`](Self::rate)'s value (default: `None`; simulators then call `rate`).
+    fn form(&self, l: usize) -> Option<RateForm> {
+        let _ = l;
+        None
+    }
+}
+
+/// A rate of the shape `((a + b x_i) - d x_j) (e x_k)`, evaluated in that order, where an
+/// index `None` stands for the constant 1. It covers the common shapes of generic models'
+/// rates with the same operations in the same order: a constant, `c x_i`, `c (x_i - x_j)`,
+/// `c (a - x_j)`, `c ((a - x_i) - x_j)`, mass-action products `c x_i x_j` and
+/// `(a + b x_i) x_j` (a unit coefficient or a zero term is exact in floating point, so the value
+/// is that of the shape itself, up to the sign of a zero), so that a simulator can evaluate
+/// every rate of a model by one branch-free formula.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateForm {
+    /// The constant term `a`.
+    pub a: f64,
+    /// The coefficient `b` of `x_i`.
+    pub b: f64,
+    /// The index `i` (`None`: the constant 1).
+    pub i: Option<usize>,
+    /// The coefficient `d` of the subtracted `x_j`.
+    pub d: f64,
+    /// The index `j` (`None`: the constant 1).
+    pub j: Option<usize>,
+    /// The factor `e` of the multiplier `x_k`.
+    pub e: f64,
+    /// The index `k` (`None`: the constant 1).
+    pub k: Option<usize>,
+}
+
+impl RateForm {
+    /// The value at `x`: `((a + b x_i) - d x_j) (e x_k)`.
+    pub fn eval(&self, x: &[f64]) -> f64 {
+        let v = |i: Option<usize>| i.map_or(1.0, |i| x[i]);
+        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * (self.e * v(self.k))
+    }
 }
 
 impl dyn MeanFieldModel + '_ {

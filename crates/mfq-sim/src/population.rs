@@ -11,7 +11,8 @@
 //! probability `beta_l / sum beta`. When the model gives its transitions one at a time
 //! ([`IndexedTransitions`], the generic models), an event re-evaluates only the rates that read
 //! a state entry it changed (Gibson and Bruck's dependency graph, J. Phys. Chem. A 104(9),
-//! 2000) and draws the transition from an 8-ary tree of partial sums; otherwise every rate is
+//! 2000) and draws the transition from an 8-ary tree of partial sums (or from block sums in the
+//! order of decreasing initial rates, where they are uneven); otherwise every rate is
 //! re-evaluated at every event. It uses the model's own rate functions, so it checks the
 //! ODE solvers and the `1/N` terms, not the rates themselves (the event-driven simulator of the
 //! built-in queueing systems, [`crate::simulate`], is the independent check of those).
@@ -22,7 +23,7 @@
 //! [`PopulationOptions::seed`] advanced by `r` jumps of `2^128` steps); 95% t intervals from the
 //! pooled batch means, as in [`crate::simulate`].
 
-use mfq_model::{Deadline, IndexedTransitions, MeanFieldModel};
+use mfq_model::{Deadline, IndexedTransitions, MeanFieldModel, RateForm};
 use rand::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
@@ -281,138 +282,344 @@ fn dependency_graph(t: &dyn IndexedTransitions, dim: usize) -> Option<(Vec<usize
 /// Children per inner node of a [`SumTree`] (a power of two).
 const ARITY: usize = 8;
 
-/// A complete `ARITY`-ary tree of partial sums over the rates, stored as an implicit heap in
-/// `node`: the root (the total) at 0, the children of node `k` at `ARITY k + 1 ..= ARITY k +
-/// ARITY`, the `ARITY^h` leaves (the rates, then zeros) after the `inner` inner nodes. An
-/// update adds a leaf's change to its `h` ancestors (independent additions, no chain of
-/// dependent loads); a selection scans the children of one node per level; both
+/// One rate re-evaluated by an event, with its place in the [`SumTree`]: the rate
+/// `((a + b x_i) - d x_j) (e x_k)` of a [`RateForm`] (the slots index the state, slot `dim`
+/// holds the constant 1), kept at `leaf` of the [`SumTree`]'s flat array; `last`: the last of
+/// the consecutive updated leaves with the same parent (their summed change then goes up).
+#[derive(Debug, Clone, Copy)]
+struct Update {
+    a: f64,
+    b: f64,
+    d: f64,
+    e: f64,
+    i: u32,
+    j: u32,
+    k: u32,
+    leaf: u32,
+    last: bool,
+}
+
+impl Update {
+    /// The rate at `x` (with the constant 1 in slot `dim`; `x.len() = mask + 1`, a power of
+    /// two).
+    #[inline(always)]
+    fn rate(&self, x: &[f64], mask: usize) -> f64 {
+        let v = |i: u32| x[i as usize & mask];
+        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * (self.e * v(self.k))
+    }
+
+    /// [`rate`](Self::rate) when `x_k` is the constant 1: `((a + b x_i) - d x_j) e`, the
+    /// same value (`e 1 = e` exactly).
+    #[inline(always)]
+    fn linear_rate(&self, x: &[f64], mask: usize) -> f64 {
+        let v = |i: u32| x[i as usize & mask];
+        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * self.e
+    }
+}
+
+/// A complete `ARITY`-ary tree of partial sums over the rates, stored as an implicit heap:
+/// the root (the total) is node 0, the children of node `k` are nodes `ARITY k + 1 ..= ARITY k
+/// + ARITY`, the `ARITY^h` leaves (the rates, then zeros) follow the `inner` inner nodes. Node
+/// `k` is kept at `ARITY - 1 + k` of a flat array of groups of `ARITY` (so the children of node
+/// `k` are group `k + 1`, one aligned load each; the array's length a power of two, so that
+/// masked indices need no bounds check). An update adds a leaf's change to its `h - 1` inner
+/// ancestors (the changes of consecutive leaves with the same parent once) and the event's
+/// total change to the root; a selection scans the children of one node per level; both
 /// `O(ARITY log count / log ARITY)`, with `h = 3` levels for up to 512 rates (against 9 for a
-/// binary tree). The inner nodes are rebuilt from the leaves every
-/// [`SumTree::rebuild_every`] updates, which bounds the rounding that the differences
-/// accumulate (about `1e-16` relative per update).
+/// binary tree). The owner rebuilds the inner nodes from the leaves every
+/// [`SumTree::rebuild_every`] updates or more often, which bounds the rounding that the
+/// differences accumulate (about `1e-16` relative per update).
 struct SumTree {
-    node: Vec<f64>,
-    /// Number of inner nodes (the first leaf's index).
+    group: Vec<[f64; ARITY]>,
+    /// Number of inner nodes (the first leaf's node number).
     inner: usize,
-    updates: usize,
+    /// Number of levels (the ancestors of a leaf, the root included).
+    height: usize,
+    /// The parent of the first leaves.
+    first_parent: usize,
     rebuild_every: usize,
 }
 
-impl SumTree {
+/// Where node `k` of a [`SumTree`] is kept in its flat array.
+const fn slot_of(k: usize) -> usize {
+    k + ARITY - 1
+}
+
+/// A structure of partial sums over the rates (leaves) from which [`run_indexed`] draws the
+/// next transition: [`SumTree`], or [`BlockSums`] where the rates are uneven enough.
+trait Selector: Sized {
+    /// The structure over `rates` (`>= 0`).
+    fn new(rates: &[f64]) -> Self;
+    /// The inner sums recomputed from the leaves.
+    fn rebuild(&mut self);
+    /// Updates between rebuilds (at most), which bounds the rounding of the differences.
+    fn rebuild_every(&self) -> usize;
+    /// The sum of the rates.
+    fn total(&self) -> f64;
+    /// The leaf whose own slot of the cumulative sum holds `target` (`0 <= target < total`),
+    /// never a zero leaf (while a positive leaf remains): the scans stop at a child only when
+    /// the remaining target falls below it, and a zero leaf reached past the total by rounding
+    /// gives way to the nearest positive leaf before it (else after it).
+    fn select(&self, target: f64) -> usize;
+    /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
+    /// `form(leaf)` (`leaf` and `last` set here).
+    fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update);
+    /// The [`Update::leaf`] of leaf 0 (that of leaf `l` is `l` more).
+    fn first_slot(&self) -> usize;
+    /// Sets the leaves of `updates` to their rates `rate(update)`, each floored at 0, and adds
+    /// their changes to their ancestors.
+    fn apply(&mut self, updates: &[Update], rate: impl FnMut(&Update) -> f64);
+
+    /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
+    /// and adds their changes to their ancestors (as [`apply`](Selector::apply) does).
+    #[cfg(test)]
+    fn update(&mut self, leaves: &[usize], rates: &[f64]) {
+        let mut updates = Vec::new();
+        let constant = |l: usize| {
+            let a = rates[leaves.iter().position(|&s| s == l).unwrap()];
+            Update { a, b: 0.0, d: 0.0, e: 1.0, i: 0, j: 0, k: 0, leaf: 0, last: false }
+        };
+        self.push_updates(leaves, &mut updates, constant);
+        self.apply(&updates, |u| u.rate(&[1.0], 0));
+    }
+}
+
+/// The leaf that follows a scan which left `l` (a zero leaf) in `leaves`: the nearest positive
+/// leaf before it, else after it, else `l`.
+fn nearest_positive(leaves: &[f64], l: usize) -> usize {
+    let before = leaves[..l].iter().rposition(|&r| r > 0.0);
+    before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
+}
+
+impl Selector for SumTree {
     fn new(rates: &[f64]) -> SumTree {
-        let (mut width, mut inner) = (ARITY, 1);
+        let (mut width, mut inner, mut height) = (ARITY, 1, 1);
         while width < rates.len() {
             inner += width;
             width *= ARITY;
+            height += 1;
         }
-        let mut node = vec![0.0; inner + width];
-        node[inner..inner + rates.len()].copy_from_slice(rates);
-        let mut tree = SumTree { node, inner, updates: 0, rebuild_every: (2 * width).max(4096) };
+        let groups = (slot_of(inner + width) / ARITY).next_power_of_two();
+        let mut tree = SumTree {
+            group: vec![[0.0; ARITY]; groups],
+            inner,
+            height,
+            first_parent: (inner - 1) / ARITY,
+            rebuild_every: (2 * width).max(4096),
+        };
+        let first = slot_of(inner);
+        tree.group.as_flattened_mut()[first..first + rates.len()].copy_from_slice(rates);
         tree.rebuild();
         tree
     }
 
     fn rebuild(&mut self) {
         for k in (0..self.inner).rev() {
-            self.node[k] = self.node[ARITY * k + 1..=ARITY * k + ARITY].iter().sum();
+            let s = self.group[k + 1].iter().sum();
+            self.group.as_flattened_mut()[slot_of(k)] = s;
         }
-        self.updates = 0;
+    }
+
+    fn rebuild_every(&self) -> usize {
+        self.rebuild_every
     }
 
     fn total(&self) -> f64 {
-        self.node[0]
+        self.group[0][ARITY - 1]
     }
 
-    /// Sets the leaves of `leaves` (sorted) to `rates` (the same length), each floored at 0,
-    /// and adds their changes to their ancestors: the changes of consecutive leaves with the
-    /// same parent go up as one.
-    fn update(&mut self, leaves: &[usize], rates: &[f64]) {
-        // (parent, summed change of its updated leaves) not yet added along the path
-        let mut pending = (usize::MAX, 0.0);
-        for (&l, &new) in leaves.iter().zip(rates) {
-            let new = new.max(0.0);
-            let k = self.inner + l;
-            let d = new - self.node[k];
-            self.node[k] = new;
-            let parent = (k - 1) / ARITY;
-            if parent == pending.0 {
-                pending.1 += d;
-            } else {
-                self.add_up(pending);
-                pending = (parent, d);
-            }
-        }
-        self.add_up(pending);
-        self.updates += 1;
-        if self.updates >= self.rebuild_every {
-            self.rebuild();
+    fn first_slot(&self) -> usize {
+        slot_of(self.inner)
+    }
+
+    /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
+    /// `form(leaf)` (`leaf` and `last` set here): consecutive leaves with the same parent form
+    /// one group, whose summed change goes up once.
+    fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
+        let parent = |l: usize| (self.inner + l - 1) / ARITY;
+        for (q, &l) in leaves.iter().enumerate() {
+            let last = leaves.get(q + 1).is_none_or(|&s| parent(s) != parent(l));
+            out.push(Update { leaf: slot_of(self.inner + l) as u32, last, ..form(l) });
         }
     }
 
-    /// Adds `d` to node `k` and its ancestors (nothing for `k = usize::MAX`).
+    /// Sets the leaves of `updates` to their rates `rate(update)`, each floored at 0, and adds
+    /// their changes to their ancestors, a group's at once, the root's once.
     #[inline(always)]
-    fn add_up(&mut self, (mut k, d): (usize, f64)) {
-        if k == usize::MAX {
-            return;
-        }
-        loop {
-            self.node[k] += d;
-            if k == 0 {
-                break;
+    fn apply(&mut self, updates: &[Update], mut rate: impl FnMut(&Update) -> f64) {
+        let mask = self.group.len() * ARITY - 1;
+        let node = &mut self.group.as_flattened_mut()[..=mask];
+        let (mut sum, mut all) = (0.0, 0.0);
+        for u in updates {
+            let new = rate(u).max(0.0);
+            let leaf = &mut node[u.leaf as usize & mask];
+            sum += new - *leaf;
+            *leaf = new;
+            if u.last {
+                // the parent of the node kept at s is kept at s / ARITY + ARITY - 2
+                let mut s = u.leaf as usize;
+                for _ in 1..self.height {
+                    s = s / ARITY + ARITY - 2;
+                    node[s & mask] += sum;
+                }
+                all += sum;
+                sum = 0.0;
             }
-            k = (k - 1) / ARITY;
         }
+        node[slot_of(0)] += all;
     }
 
     /// The leaf where the cumulative sum passes `target` (`0 <= target < total`), never a
     /// zero leaf: a node's children are scanned until the remaining target falls below one
-    /// (which is then positive); a target left past all the children by rounding takes the
-    /// last positive child (and every last positive child below it), and a zero leaf reached
-    /// through an inner sum left positive by rounding gives way to the nearest positive leaf.
+    /// (which is then positive), the last child taken when the target passes the others; a
+    /// zero leaf reached so (a target past the total by rounding) gives way to the nearest
+    /// positive leaf before it (else after it).
+    #[inline(always)]
     fn select(&self, mut target: f64) -> usize {
-        let mut k = 0;
-        while k < self.inner {
-            let base = ARITY * k + 1;
-            let kids = &self.node[base..base + ARITY];
-            let mut chosen = None;
-            let mut last_positive = ARITY - 1;
-            for (j, &r) in kids.iter().enumerate() {
-                if target < r {
-                    chosen = Some(j);
-                    break;
-                }
-                if r > 0.0 {
-                    last_positive = j;
-                }
-                target -= r;
+        let gmask = self.group.len() - 1;
+        let group = &self.group[..=gmask];
+        // a target below the first bottom node (the parent of the first leaves) goes down the
+        // first children to it: straight to its leaves (the leaves sorted by rate, often so)
+        let (mut k, levels) = if self.height > 1 && target < self.group.as_flattened()[slot_of(self.first_parent)] {
+            (self.first_parent, 1)
+        } else {
+            (0, self.height)
+        };
+        for _ in 0..levels {
+            let kids = &group[(k + 1) & gmask];
+            let mut j = 0;
+            while j < ARITY - 1 && target >= kids[j] {
+                target -= kids[j];
+                j += 1;
             }
-            k = base
-                + chosen.unwrap_or_else(|| {
-                    target = f64::INFINITY;
-                    last_positive
-                });
+            k = ARITY * k + 1 + j;
         }
+        let flat = self.group.as_flattened();
         let l = k - self.inner;
-        if self.node[k] > 0.0 {
+        if flat[slot_of(k) & (flat.len() - 1)] > 0.0 {
             return l;
         }
-        let leaves = &self.node[self.inner..];
-        let before = leaves[..l].iter().rposition(|&r| r > 0.0);
-        before.or_else(|| leaves[l..].iter().position(|&r| r > 0.0).map(|i| l + i)).unwrap_or(l)
+        nearest_positive(&flat[slot_of(self.inner)..], l)
+    }
+}
+
+/// Two levels of partial sums: the rates in blocks of `ARITY` (then zeros), the sum of each
+/// block and the total. A selection scans the block sums from the first, then the block's
+/// rates; an update adds a block's change to its sum and the event's to the total. With the
+/// rates in order of decreasing size and uneven (most of the total in the first blocks), the
+/// scan stops after a few blocks and an update touches one sum per block instead of a
+/// [`SumTree`]'s path (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
+/// 121(9), 2004, by blocks). The arrays' lengths are powers of two (masked indices).
+struct BlockSums {
+    leaf: Vec<[f64; ARITY]>,
+    block: Vec<f64>,
+    /// Number of blocks in use.
+    blocks: usize,
+    total: f64,
+}
+
+impl Selector for BlockSums {
+    fn new(rates: &[f64]) -> BlockSums {
+        let blocks = rates.len().div_ceil(ARITY).max(1);
+        let size = blocks.next_power_of_two();
+        let mut sums = BlockSums { leaf: vec![[0.0; ARITY]; size], block: vec![0.0; size], blocks, total: 0.0 };
+        sums.leaf.as_flattened_mut()[..rates.len()].copy_from_slice(rates);
+        sums.rebuild();
+        sums
+    }
+
+    fn rebuild(&mut self) {
+        for (b, l) in self.block.iter_mut().zip(&self.leaf) {
+            *b = l.iter().sum();
+        }
+        self.total = self.block[..self.blocks].iter().sum();
+    }
+
+    fn rebuild_every(&self) -> usize {
+        4096
+    }
+
+    fn total(&self) -> f64 {
+        self.total
+    }
+
+    #[inline(always)]
+    fn select(&self, mut target: f64) -> usize {
+        let mask = self.leaf.len() - 1;
+        let leaf = &self.leaf[..=mask];
+        let mut b = self.blocks - 1;
+        for (c, &w) in self.block[..self.blocks - 1].iter().enumerate() {
+            if target < w {
+                b = c;
+                break;
+            }
+            target -= w;
+        }
+        let kids = &leaf[b & mask];
+        for (j, &r) in kids[..ARITY - 1].iter().enumerate() {
+            // `r > target >= 0`: a positive leaf
+            if target < r {
+                return ARITY * b + j;
+            }
+            target -= r;
+        }
+        // the last leaf of the block: zero only when the target passed the total by rounding
+        let l = ARITY * b + ARITY - 1;
+        if kids[ARITY - 1] > 0.0 {
+            return l;
+        }
+        nearest_positive(self.leaf.as_flattened(), l)
+    }
+
+    fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
+        for (q, &l) in leaves.iter().enumerate() {
+            let last = leaves.get(q + 1).is_none_or(|&s| s / ARITY != l / ARITY);
+            out.push(Update { leaf: l as u32, last, ..form(l) });
+        }
+    }
+
+    fn first_slot(&self) -> usize {
+        0
+    }
+
+    #[inline(always)]
+    fn apply(&mut self, updates: &[Update], mut rate: impl FnMut(&Update) -> f64) {
+        let mask = self.block.len() - 1;
+        let lmask = self.block.len() * ARITY - 1;
+        let block = &mut self.block[..=mask];
+        let leaf = &mut self.leaf.as_flattened_mut()[..=lmask];
+        // each leaf's change to its block at once (no branch on the last of a block's leaves)
+        let mut all = 0.0;
+        for u in updates {
+            let new = rate(u).max(0.0);
+            let slot = &mut leaf[u.leaf as usize & lmask];
+            let d = new - *slot;
+            *slot = new;
+            block[(u.leaf as usize / ARITY) & mask] += d;
+            all += d;
+        }
+        self.total += all;
     }
 }
 
 /// The holding time of a state of `big_n` objects whose transitions have total rate `total`
-/// (per object): `Exp(big_n total)` from one uniform of `rng`; infinite when no transition can
-/// happen (an absorbing state, or a total that is not finite).
+/// (per object): `Exp(big_n total)`, an Exp(1) variate by the ziggurat (Marsaglia and Tsang,
+/// J. Stat. Softw. 5(8), 2000) over `big_n total`; infinite when no transition can happen (an
+/// absorbing state, or a total that is not finite).
+#[inline(always)]
 fn holding_time(rng: &mut Xoshiro256PlusPlus, big_n: f64, total: f64) -> f64 {
     // `total < infinity` (not `is_finite`, the same for a positive total): two comparisons
     if total > 0.0 && total < f64::INFINITY {
-        let u: f64 = rng.random();
-        -(1.0 - u).ln() / (big_n * total)
+        exp1(rng) / (big_n * total)
     } else {
         f64::INFINITY
     }
+}
+
+/// An Exp(1) variate by the ziggurat (Marsaglia and Tsang, J. Stat. Softw. 5(8), 2000), inlined.
+#[inline(always)]
+fn exp1(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    <rand_distr::Exp1 as rand_distr::Distribution<f64>>::sample(&rand_distr::Exp1, rng)
 }
 
 /// Records the state `x` (held until `until`) at every recording time `<= until` from
@@ -428,16 +635,39 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
     }
 }
 
+/// A transition's event in [`run_indexed`]: its jump and the rates it changes, by their forms,
+/// or by the model's `rate` when one of them has no [`RateForm`] (`program`); `linear`: every
+/// form's multiplier `x_k` is the constant 1 (so [`Update::linear_rate`] gives its value).
+#[derive(Debug, Clone, Copy)]
+struct Step<'a> {
+    jump: &'a [(usize, f64)],
+    updates: &'a [Update],
+    program: bool,
+    linear: bool,
+}
+
+/// The time integral of one state entry, kept lazily: its count of objects, the start of its
+/// current value within the phase and the integral of its value up to then.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    count: f64,
+    since: f64,
+    acc: f64,
+}
+
 /// [`run`] for a model with [`IndexedTransitions`]: after each event only the rates that read
-/// a changed entry are re-evaluated (the dependency graph), the next transition is drawn from
-/// a [`SumTree`], and the time averages are integrated lazily (an entry's `value x duration` is
-/// added when it changes and at the batch boundaries), so an event costs `O(affected rates x
-/// log transitions)` instead of `O(transitions + dim)`. The same random numbers as [`run`]: one
-/// uniform for the holding time, one for the transition.
+/// a changed entry are re-evaluated (the dependency graph), each by its [`RateForm`] where it
+/// has one, the next transition is drawn from a [`SumTree`] or from [`BlockSums`] over the
+/// leaves of [`leaf_order`], and the time averages are integrated lazily (an entry's `value x
+/// duration` is added when it changes and at the batch boundaries), so an event costs
+/// `O(affected rates x log transitions)` instead of `O(transitions + dim)`. The same random
+/// numbers as [`run`]: one Exp(1) variate for the holding time, one uniform for the
+/// transition; with up to `ARITY` transitions also the same transition for the same uniform
+/// (the same order), with more another transition of the same law.
 #[allow(clippy::too_many_arguments)]
 fn run_indexed(
     t: &dyn IndexedTransitions,
-    (affected, aff_ptr): (&[usize], &[usize]),
+    graph: (&[usize], &[usize]),
     n: usize,
     x0: &[f64],
     opts: &PopulationOptions,
@@ -445,86 +675,215 @@ fn run_indexed(
     deadline: &Deadline,
     rng: &mut Xoshiro256PlusPlus,
 ) -> Run {
-    let big_n = opts.objects as f64;
-    let mut counts: Vec<f64> = x0.iter().map(|v| (v * big_n).round()).collect();
-    let mut x: Vec<f64> = counts.iter().map(|c| c / big_n).collect();
+    let (order, rates, blocks) = leaf_order(t, x0, opts.objects as f64);
+    let (order, rates) = (&order[..], &rates[..]);
+    // the state's length as a constant where it is small (no bounds checks on its entries)
+    macro_rules! go {
+        ($p:literal) => {
+            if blocks {
+                run_indexed_in::<$p, BlockSums>(t, graph, n, x0, opts, record, deadline, rng, order, rates)
+            } else {
+                run_indexed_in::<$p, SumTree>(t, graph, n, x0, opts, record, deadline, rng, order, rates)
+            }
+        };
+    }
+    match (n + 1).next_power_of_two() {
+        0..=16 => go!(16),
+        17..=256 => go!(256),
+        257..=4096 => go!(4096),
+        _ => go!(0),
+    }
+}
+
+/// The leaves of the transitions (`order[p]`: the transition at leaf `p`), their rates at `x0`
+/// (rounded to multiples of `1 / big_n`, by transition) and whether [`BlockSums`] should hold
+/// them (else a [`SumTree`]): the leaves in the order of decreasing initial rate (ties in the
+/// transitions' order) when there are more than `ARITY`, so that the scans stop early where
+/// the rates are uneven (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
+/// 121(9), 2004); up to `ARITY` keep the transitions' order (that of [`run`]). The block sums
+/// when their expected scan (blocks visited, weighted by the initial rates) is at most twice
+/// the tree's levels.
+fn leaf_order(t: &dyn IndexedTransitions, x0: &[f64], big_n: f64) -> (Vec<usize>, Vec<f64>, bool) {
+    let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() * (1.0 / big_n)).collect();
     let m = t.count();
     let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
-    let mut tree = SumTree::new(&rates);
-    // the jumps, copied out of the model (no call per event)
-    let jump_ptr: Vec<usize> = std::iter::once(0)
-        .chain((0..m).scan(0, |e, l| {
-            *e += t.jump(l).len();
-            Some(*e)
-        }))
-        .collect();
-    let jumps: Vec<(usize, f64)> = (0..m).flat_map(|l| t.jump(l).iter().copied()).collect();
-    // the re-evaluated rates of one event
-    let mut fresh = vec![0.0; aff_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)];
+    let mut order: Vec<usize> = (0..m).collect();
+    let mut blocks = false;
+    if m > ARITY {
+        order.sort_by(|&a, &b| rates[b].total_cmp(&rates[a]));
+        let (mut total, mut weighted) = (0.0, 0.0);
+        for (b, chunk) in order.chunks(ARITY).enumerate() {
+            let w: f64 = chunk.iter().map(|&l| rates[l]).sum();
+            total += w;
+            weighted += (b + 1) as f64 * w;
+        }
+        let (mut width, mut levels) = (ARITY, 1);
+        while width < m {
+            width *= ARITY;
+            levels += 1;
+        }
+        blocks = total > 0.0 && weighted <= 2.0 * levels as f64 * total;
+    }
+    (order, rates, blocks)
+}
+
+/// [`run_indexed`] with the state kept in `P` slots (a power of two, `> dim`), or in as many
+/// as needed (`P = 0`): entries indexed by `i & (P - 1)`, which needs no bounds check; the
+/// transitions drawn from an `S` over the leaves `order` (their initial `rates`).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run_indexed_in<const P: usize, S: Selector>(
+    t: &dyn IndexedTransitions,
+    (affected, aff_ptr): (&[usize], &[usize]),
+    n: usize,
+    x0: &[f64],
+    opts: &PopulationOptions,
+    record: bool,
+    deadline: &Deadline,
+    rng_out: &mut Xoshiro256PlusPlus,
+    order: &[usize],
+    rates: &[f64],
+) -> Run {
+    // the generator in a local (its state in registers, not stored back at every draw)
+    let mut rng_state = rng_out.clone();
+    let rng = &mut rng_state;
+    let big_n = opts.objects as f64;
+    // the entries, then the constant 1 of the rate forms (slot n), then zeros: a power of two
+    // long, so that masked indices need no bounds check
+    let len = if P > 0 { P } else { (n + 1).next_power_of_two() };
+    let mask = len - 1;
+    let mut ent: Vec<Entry> = x0.iter().map(|v| Entry { count: (v * big_n).round(), ..Default::default() }).collect();
+    ent.resize(len, Entry::default());
+    // x = count / N as count (1 / N) (a multiplication, not a division, after each jump), as in
+    // `run`
+    let inv_n = 1.0 / big_n;
+    let mut x: Vec<f64> = ent[..n].iter().map(|e| e.count * inv_n).chain([1.0]).collect();
+    x.resize(len, 0.0);
+    let m = t.count();
+    let mut leaf_of = vec![0; m];
+    for (p, &l) in order.iter().enumerate() {
+        leaf_of[l] = p;
+    }
+    let leaf_rates: Vec<f64> = order.iter().map(|&l| rates[l]).collect();
+    let mut tree = S::new(&leaf_rates);
+    // every leaf's jump and updates, copied out of the model (no call per event)
+    let slot = |i: Option<usize>| i.unwrap_or(n) as u32;
+    let form = |p: usize| {
+        let f = t.form(order[p]).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: 0.0, k: None });
+        Update { a: f.a, b: f.b, d: f.d, e: f.e, i: slot(f.i), j: slot(f.j), k: slot(f.k), leaf: 0, last: false }
+    };
+    let (mut ranges, mut jumps, mut updates) = (Vec::with_capacity(m), Vec::new(), Vec::new());
+    let mut leaves = Vec::new();
+    for &l in order {
+        let (j0, u0) = (jumps.len(), updates.len());
+        jumps.extend_from_slice(t.jump(l));
+        leaves.clear();
+        leaves.extend(affected[aff_ptr[l]..aff_ptr[l + 1]].iter().map(|&r| leaf_of[r]));
+        leaves.sort_unstable();
+        tree.push_updates(&leaves, &mut updates, form);
+        let program = leaves.iter().any(|&p| t.form(order[p]).is_none());
+        let linear = updates[u0..].iter().all(|u: &Update| u.k as usize == n);
+        ranges.push((j0..jumps.len(), u0..updates.len(), program, linear));
+    }
+    let steps: Vec<Step> =
+        ranges.into_iter().map(|(j, u, program, linear)| Step { jump: &jumps[j], updates: &updates[u], program, linear }).collect();
+    let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
-    // phase 0 is the warm-up, phase p >= 1 batch p - 1; `acc[p n + i]`: the integral of entry
-    // i over phase p (the warm-up's discarded); `since[i]`: the start of the current value of
-    // entry i within the phase
-    let mut acc = vec![0.0; (opts.batches + 1) * n];
-    let mut since = vec![0.0; n];
+    // phase 0 is the warm-up, phase p >= 1 batch p - 1; `batch[p - 1][i]`: the integral of
+    // entry i over batch p - 1, taken from `ent[i].acc` at the phase's close
+    let mut batch = vec![vec![0.0; n]; opts.batches];
     let mut phase = 0usize;
     let phase_end = |p: usize| if p >= opts.batches { end } else { opts.warmup + p as f64 * batch_len };
     let mut boundary = phase_end(0);
     let mut traj = (Vec::new(), Vec::new());
     let mut next_record = if record { opts.record } else { None }.map(|_| 0.0);
-    let (mut now, mut events, mut stopped_early, mut timed_out) = (0.0f64, 0u64, false, false);
-    loop {
-        if events % crate::DEADLINE_CHECK_EVENTS == 0 && deadline.expired() {
-            timed_out = true;
-            break;
-        }
+    // the next time at which something besides an event happens (a record, a phase's close,
+    // the end), and the next event count at which to stop or look at the deadline
+    let mut stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
+    let check = crate::DEADLINE_CHECK_EVENTS;
+    // the tree rebuilt at a multiple of the deadline's checks
+    let rebuild = (tree.rebuild_every() as u64).div_ceil(check) * check;
+    let mut limit = opts.max_events.min(check);
+    let (mut now, mut events, mut stopped_early) = (0.0f64, 0u64, false);
+    let mut timed_out = deadline.expired();
+    let (ent, x) = if P > 0 { (&mut ent[..P], &mut x[..P]) } else { (&mut ent[..], &mut x[..]) };
+    while !timed_out {
         let total = tree.total();
-        let dt = holding_time(rng, big_n, total);
-        let t_next = (now + dt).min(end);
-        if next_record.is_some() {
-            record_until(&mut traj, &mut next_record, opts.record, t_next.min(end), &x);
-        }
-        // close the phases that end by t_next (each entry's value held to the boundary)
-        while boundary <= t_next && phase <= opts.batches {
-            let a = &mut acc[phase * n..(phase + 1) * n];
-            for ((s, v), t0) in a.iter_mut().zip(&x).zip(&since) {
-                *s += v * (boundary - t0);
+        // the holding time as `holding_time` gives it, its tests on the rare path: a total
+        // that is not positive and finite gives a `dt` that is not positive, or NaN
+        let dt = exp1(rng) / (big_n * total);
+        let mut t_next = now + dt;
+        if !(t_next < stop && dt > 0.0) {
+            if !(total > 0.0 && total < f64::INFINITY) {
+                t_next = f64::INFINITY;
             }
-            since.fill(boundary);
-            phase += 1;
-            boundary = phase_end(phase);
-        }
-        if t_next >= end {
-            break;
+            let t_next = t_next.min(end);
+            if next_record.is_some() {
+                record_until(&mut traj, &mut next_record, opts.record, t_next, &x[..n]);
+            }
+            // close the phases that end by t_next (each entry's value held to the boundary)
+            while boundary <= t_next && phase <= opts.batches {
+                for (e, v) in ent.iter_mut().zip(x.iter()) {
+                    e.acc += v * (boundary - e.since);
+                    e.since = boundary;
+                }
+                if phase >= 1 {
+                    for (s, e) in batch[phase - 1].iter_mut().zip(ent.iter()) {
+                        *s = e.acc;
+                    }
+                }
+                ent.iter_mut().for_each(|e| e.acc = 0.0);
+                phase += 1;
+                boundary = phase_end(phase);
+            }
+            if t_next >= end {
+                break;
+            }
+            stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
         }
         now = t_next;
         let l = tree.select(rng.random::<f64>() * total);
-        let a = &mut acc[phase * n..(phase + 1) * n];
-        for &(i, c) in &jumps[jump_ptr[l]..jump_ptr[l + 1]] {
-            a[i] += x[i] * (now - since[i]);
-            since[i] = now;
-            counts[i] += c;
-            x[i] = counts[i] / big_n;
+        let step = steps[l];
+        for &(i, c) in step.jump {
+            let (e, v) = (&mut ent[i & mask], &mut x[i & mask]);
+            e.acc += *v * (now - e.since);
+            e.since = now;
+            e.count += c;
+            *v = e.count * inv_n;
         }
-        let leaves = &affected[aff_ptr[l]..aff_ptr[l + 1]];
-        let fresh = &mut fresh[..leaves.len()];
-        t.rates(leaves, &x, fresh);
-        tree.update(leaves, fresh);
+        let us = step.updates;
+        if step.linear && !step.program {
+            tree.apply(us, |u| u.linear_rate(x, mask));
+        } else if step.program {
+            tree.apply(us, |u| t.rate(order[u.leaf as usize - first_slot], &x[..n]));
+        } else {
+            tree.apply(us, |u| u.rate(x, mask));
+        }
         events += 1;
-        if events >= opts.max_events {
-            stopped_early = true;
-            break;
+        if events >= limit {
+            if events >= opts.max_events {
+                stopped_early = true;
+                break;
+            }
+            if events % check == 0 && deadline.expired() {
+                timed_out = true;
+                break;
+            }
+            if events % rebuild == 0 {
+                tree.rebuild();
+            }
+            limit = opts.max_events.min((events / check + 1) * check);
         }
     }
     // a run stopped early: the open batch up to the stopping time
     if phase >= 1 && phase <= opts.batches {
-        let a = &mut acc[phase * n..(phase + 1) * n];
-        for ((s, v), t0) in a.iter_mut().zip(&x).zip(&since) {
-            *s += v * (now - t0);
+        for ((s, e), v) in batch[phase - 1].iter_mut().zip(ent.iter()).zip(x.iter()) {
+            *s = e.acc + v * (now - e.since);
         }
     }
-    let batch_means = acc.chunks(n.max(1)).skip(1).take(opts.batches).map(|s| s.iter().map(|v| v / batch_len).collect()).collect();
+    *rng_out = rng_state;
+    let batch_means = batch.into_iter().map(|s| s.into_iter().map(|v| v / batch_len).collect()).collect();
     Run { batch_means, events, stopped_early, timed_out, trajectory: traj }
 }
 
@@ -539,7 +898,8 @@ fn run(
     let n = model.dim();
     let big_n = opts.objects as f64;
     let mut counts: Vec<f64> = x0.iter().map(|v| (v * big_n).round()).collect();
-    let mut x: Vec<f64> = counts.iter().map(|c| c / big_n).collect();
+    let inv_n = 1.0 / big_n;
+    let mut x: Vec<f64> = counts.iter().map(|c| c * inv_n).collect();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
     let mut acc = vec![vec![0.0; n]; opts.batches];
@@ -607,7 +967,7 @@ fn run(
         }
         for &(i, c) in &jumps[jump_ptr[l]..jump_ptr[l + 1]] {
             counts[i] += c;
-            x[i] = counts[i] / big_n;
+            x[i] = counts[i] * inv_n;
         }
         events += 1;
         if events >= opts.max_events {
@@ -795,6 +1155,116 @@ eliminate = "R"
                 assert_eq!(tree.select(target), want, "target {target}");
             }
             assert!(rates[tree.select(target)] > 0.0);
+        }
+    }
+
+    /// The block sums: totals, updates and selection by the cumulative rate, zero leaves
+    /// never selected, within a block and across blocks.
+    #[test]
+    fn the_block_sums_select_by_cumulative_rate() {
+        let mut sums = BlockSums::new(&[1.0, 0.0, 2.0, 0.5, 0.0]);
+        assert_eq!(sums.total(), 3.5);
+        assert_eq!([sums.select(0.0), sums.select(0.99), sums.select(1.0), sums.select(2.99), sums.select(3.0)], [0, 0, 2, 2, 3]);
+        // rounding past the total still lands on a positive leaf
+        assert_eq!(sums.select(3.6), 3);
+        sums.update(&[1, 3], &[4.0, 0.0]);
+        assert_eq!(sums.total(), 7.0);
+        assert_eq!([sums.select(0.5), sums.select(1.5), sums.select(6.5), sums.select(7.5)], [0, 1, 2, 2]);
+        // three blocks: 1 at leaf 0, 2 at leaf 9 (block 1), 0.5 at leaf 17 (block 2)
+        let mut rates = vec![0.0; 20];
+        (rates[0], rates[9], rates[17]) = (1.0, 2.0, 0.5);
+        let mut sums = BlockSums::new(&rates);
+        assert_eq!([sums.select(0.5), sums.select(1.0), sums.select(2.99), sums.select(3.2), sums.select(3.6)], [0, 9, 9, 17, 17]);
+        sums.update(&[9, 17], &[0.0, 0.0]);
+        assert_eq!([sums.select(0.5), sums.select(1.5)], [0, 0]);
+    }
+
+    /// The block sums over 600 rates (75 blocks, some zero) under random sorted updates agree
+    /// with the linear scan of [`run`], as the tree does; and both select each leaf with the
+    /// frequency of its rate.
+    #[test]
+    fn the_block_sums_agree_with_the_linear_scan() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
+        let draw = |rng: &mut Xoshiro256PlusPlus| if rng.random::<f64>() < 0.2 { 0.0 } else { rng.random::<f64>() };
+        let mut rates: Vec<f64> = (0..600).map(|_| draw(&mut rng)).collect();
+        let mut sums = BlockSums::new(&rates);
+        for _ in 0..2000 {
+            let mut leaves: Vec<usize> = (0..5).map(|_| rng.random_range(0..600)).collect();
+            leaves.sort_unstable();
+            leaves.dedup();
+            let new: Vec<f64> = leaves.iter().map(|_| draw(&mut rng)).collect();
+            for (&l, &r) in leaves.iter().zip(&new) {
+                rates[l] = r;
+            }
+            sums.update(&leaves, &new);
+            let sum: f64 = rates.iter().sum();
+            assert!((sums.total() - sum).abs() < 1e-12 * sum, "{} vs {sum}", sums.total());
+            let target = rng.random::<f64>() * sum;
+            let (mut rest, mut want) = (target, rates.len() - 1);
+            for (i, r) in rates.iter().enumerate() {
+                if rest < *r {
+                    want = i;
+                    break;
+                }
+                rest -= r;
+            }
+            if rest > 1e-9 && rates[want] - rest > 1e-9 {
+                assert_eq!(sums.select(target), want, "target {target}");
+            }
+            assert!(rates[sums.select(target)] > 0.0);
+        }
+        // frequencies: 20 uneven rates (three zero), 200,000 uniform targets, each leaf's count
+        // within 5 standard deviations of its expectation, never a zero leaf
+        let rates: Vec<f64> = (0..20).map(|l| if l % 7 == 3 { 0.0 } else { 0.9f64.powi(l) }).collect();
+        let total: f64 = rates.iter().sum();
+        let tree = SumTree::new(&rates);
+        let sums = BlockSums::new(&rates);
+        let draws = 200_000;
+        let (mut by_tree, mut by_sums) = (vec![0u32; 20], vec![0u32; 20]);
+        for _ in 0..draws {
+            let target = rng.random::<f64>() * total;
+            by_tree[tree.select(target)] += 1;
+            by_sums[sums.select(target)] += 1;
+        }
+        for (l, r) in rates.iter().enumerate() {
+            let p = r / total;
+            let (mean, sd) = (draws as f64 * p, (draws as f64 * p * (1.0 - p)).sqrt());
+            for count in [by_tree[l], by_sums[l]] {
+                assert!((count as f64 - mean).abs() <= 5.0 * sd, "leaf {l}: {count} vs {mean}");
+                if *r == 0.0 {
+                    assert_eq!(count, 0, "leaf {l}");
+                }
+            }
+        }
+    }
+
+    /// The generic M/M/1 from its geometric state (leaves sorted by rate) by either selector:
+    /// the block sums (chosen there) and the tree give the geometric tail.
+    #[test]
+    fn generic_mm1_by_either_selector_has_geometric_tails() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/generic/mm1.toml")).unwrap();
+        let file = mfq_model::ModelFile::parse(&text, &["lambda=0.5".into(), "K=40".into()]).unwrap();
+        let m = file.model.build(40).unwrap();
+        let t = m.transitions().unwrap().indexed().unwrap();
+        let graph = dependency_graph(t, m.dim()).unwrap();
+        let x0: Vec<f64> = (1..=m.dim()).map(|k| 0.5f64.powi(k as i32)).collect();
+        let opts = PopulationOptions { objects: 200, time: 2000.0, warmup: 20.0, batches: 20, ..Default::default() };
+        let (order, rates, blocks) = leaf_order(t, &x0, 200.0);
+        assert!(blocks && order[..2] == [0, 40], "{:?}", &order[..4]);
+        let d = Deadline::none();
+        for tree in [false, true] {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+            let args = (t, (&graph.0[..], &graph.1[..]), m.dim(), &x0[..], &opts, false, &d);
+            let r = if tree {
+                run_indexed_in::<0, SumTree>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &order, &rates)
+            } else {
+                run_indexed_in::<64, BlockSums>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &order, &rates)
+            };
+            for k in 0..3 {
+                let values: Vec<f64> = r.batch_means.iter().map(|b| b[k]).collect();
+                let e = mean_estimate(&values);
+                assert!(e.covers(0.5f64.powi(k as i32 + 1), 0.999, 0.01), "tree {tree}, k = {}: {e:?}", k + 1);
+            }
         }
     }
 

@@ -10,6 +10,7 @@
 //! they give the interpreter's value bit for bit without its dispatch per instruction.
 
 use super::node::{sign, Fun, Node};
+use crate::RateForm;
 
 /// Stack depth of the flat programs; deeper expressions are evaluated as trees.
 const STACK: usize = 16;
@@ -89,6 +90,28 @@ impl Form {
         }
     }
 
+    /// The same shape as a [`RateForm`] (`None` for [`Form::Program`]).
+    fn rate_form(self) -> Option<RateForm> {
+        let f = |a, b, i: Option<u32>, d, j: Option<u32>, e, k: Option<u32>| {
+            let u = |i: Option<u32>| i.map(|i| i as usize);
+            Some(RateForm { a, b, i: u(i), d, j: u(j), e, k: u(k) })
+        };
+        match self {
+            Form::Const(c) => f(c, 0.0, None, 0.0, None, 1.0, None),
+            Form::Var(i) => f(0.0, 1.0, Some(i), 0.0, None, 1.0, None),
+            Form::Scale(c, i) => f(0.0, 1.0, Some(i), 0.0, None, c, None),
+            Form::Diff(i, j) => f(0.0, 1.0, Some(i), 1.0, Some(j), 1.0, None),
+            Form::ScaleDiff(c, i, j) => f(0.0, 1.0, Some(i), 1.0, Some(j), c, None),
+            Form::Rsub(a, j) => f(a, 0.0, None, 1.0, Some(j), 1.0, None),
+            Form::ScaleRsub(c, a, j) => f(a, 0.0, None, 1.0, Some(j), c, None),
+            Form::ScaleRsub2(c, a, i, j) => f(a, -1.0, Some(i), 1.0, Some(j), c, None),
+            Form::Prod(i, j) => f(0.0, 1.0, Some(i), 0.0, None, 1.0, Some(j)),
+            Form::ScaleProd(c, i, j) => f(0.0, c, Some(i), 0.0, None, 1.0, Some(j)),
+            Form::AffineProd(a, b, i, j) => f(a, b, Some(i), 0.0, None, 1.0, Some(j)),
+            Form::Program => None,
+        }
+    }
+
     /// The value at `x` (`None` for [`Form::Program`]).
     #[inline(always)]
     fn eval(self, x: &[f64]) -> Option<f64> {
@@ -162,6 +185,11 @@ impl FlatRates {
             Some(r) => r,
             None => self.program(l, x),
         }
+    }
+
+    /// The rate of instance `l` as a [`RateForm`], when it has a [`Form`].
+    pub(crate) fn form(&self, l: usize) -> Option<RateForm> {
+        self.forms[l].rate_form()
     }
 
     /// The rates of the instances `ls` at `x` into `out` (the same length), as
@@ -395,6 +423,14 @@ mod tests {
             }
             for (l, (c, _)) in code.iter().enumerate() {
                 assert_eq!(g.rate(l, &x).to_bits(), g.program(l, &x).to_bits(), "{c:?} at {x:?}");
+                // the general form: the same value (a zero's sign aside)
+                assert_eq!(g.form(l).unwrap().eval(&x), g.program(l, &x), "{c:?} at {x:?}");
+            }
+            for l in 0..nodes.len() {
+                match f.form(l) {
+                    Some(form) => assert_eq!(form.eval(&x), f.program(l, &x), "{l} at {x:?}"),
+                    None => assert_eq!(f.forms[l], Form::Program, "{l}"),
+                }
             }
         }
     }

@@ -275,4 +275,7 @@ impl IndexedTransitions for GenericModel {
     fn rates(&self, ls: &[usize], x: &[f64], out: &mut [f64]) {
         self.flat.rates(ls, x, out)
     }
+    fn form(&self, l: usize) -> Option<crate::RateForm> {
+        self.flat.form(l)
+    }
 }
