@@ -282,7 +282,8 @@ fn refined_terms_near_degenerate_or_at_an_unstable_point_are_flagged() {
 /// finite buffer prints the loss probability (M/M/1/1 at lambda = 0.8: Erlang B 0.8/1.8 = 0.444).
 #[test]
 fn simulate_says_what_its_diagnostics_flag() {
-    let (out, err) = text(&mfq(&["simulate", "models/jsq-d2.toml", "--servers", "100", "--time", "1", "--warmup", "0", "--batches", "100000"]));
+    let (out, err) =
+        text(&mfq(&["simulate", "models/jsq-d2.toml", "--servers", "100", "--time", "1", "--warmup", "0", "--batches", "100000"]));
     assert!(out.contains("warning: consecutive batch means are correlated"), "{out}{err}");
     assert!(out.contains("differs from the throughput") && out.contains("not in steady state"), "{out}");
     let b = ["--set", "lambda=0.8", "--set", "truncation.levels=1", "--set", "truncation.buffer=true", "--servers", "100"];

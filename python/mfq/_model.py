@@ -134,6 +134,22 @@ def _estimate_dict(e: Dict[str, Any]) -> Dict[str, Any]:
     }  # fmt: skip
 
 
+def _seconds(max_seconds: Optional[float]) -> Optional[float]:
+    """``max_seconds`` checked as the CLI's ``--max-seconds``: None (no limit) or a finite number of
+    seconds > 0; anything else raises InvalidInput naming the field (a NaN limit was ignored and a
+    negative one reported as a time-out before)."""
+    if max_seconds is None:
+        return None
+    allowed = "a finite number of seconds > 0, or None (no limit)"
+    try:
+        v = float(max_seconds)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"max_seconds = {max_seconds!r} is not allowed: {allowed}", "max_seconds", repr(max_seconds), allowed) from None
+    if not (math.isfinite(v) and v > 0.0) or isinstance(max_seconds, bool):
+        raise InvalidInput(f"max_seconds = {max_seconds!r} is not allowed: {allowed}", "max_seconds", repr(max_seconds), allowed)
+    return v
+
+
 class Model:
     """A mean-field model: a kind (``mfq.models()``) with its parameters and truncation.
 
@@ -227,7 +243,7 @@ class Model:
                 last iterate).
         """
         start = None if x0 is None else [float(v) for v in x0]
-        fp = FixedPoint._trusted(self._core.fixed_point(tol, max_iter, max_seconds, start))
+        fp = FixedPoint._trusted(self._core.fixed_point(tol, max_iter, _seconds(max_seconds), start))
         if strict and fp.status != "converged":
             raise NotConverged(f"fixed point of {fp.model}: {fp.status_message} (residual {fp.residual:.2e})", fp.status, fp)
         return fp
@@ -280,7 +296,7 @@ class Model:
                 f"t_eval is not allowed: increasing finite times in [0, t_end = {t_end}]", "t_eval", None,
                 f"increasing finite times in [0, {t_end}]",
             )  # fmt: skip
-        t, x, status, message = self._core.transient(start.tolist(), times.tolist(), levels, rtol, atol, method, max_seconds)
+        t, x, status, message = self._core.transient(start.tolist(), times.tolist(), levels, rtol, atol, method, _seconds(max_seconds))
         traj = Trajectory(t=t, x=x, status=status, status_message=message)
         if strict and status != "success":
             raise NotConverged(f"transient stopped at t = {t[-1]}: {message}", status, traj)
@@ -308,7 +324,7 @@ class Model:
             raise InvalidInput(f"order = {order} is not allowed: 1 (the 1/N term) or 2 (also the 1/N^2 term)", "order", str(order),
                                "1 (the 1/N term) or 2 (also the 1/N^2 term)")  # fmt: skip
         sizes = [float(n) for n in servers]
-        fp_dict, text = self._core.refined(order, sizes, max_seconds)
+        fp_dict, text = self._core.refined(order, sizes, _seconds(max_seconds))
         fp = FixedPoint(**fp_dict)
         if text is None:
             raise NotConverged(f"fixed point of {fp.model}: {fp.status_message}", fp.status, fp)
@@ -341,7 +357,7 @@ class Model:
                 (``field == "kind"``). NotConverged (``strict``): ``max_seconds`` ran out.
         """
         _counts(servers=servers, replications=replications, batches=batches, seed=seed, buffer=buffer)
-        r = json.loads(self._core.simulate(servers, time, warmup, replications, batches, seed, buffer, max_seconds))
+        r = json.loads(self._core.simulate(servers, time, warmup, replications, batches, seed, buffer, _seconds(max_seconds)))
         status = r["status"]["status"]
         sim = Simulation(
             servers=int(servers), status=status,
@@ -373,7 +389,7 @@ class Model:
                 its ``result``) or an iterative solve did not converge.
         """
         sizes = [int(servers)] if isinstance(servers, (int, np.integer)) else [int(n) for n in servers]
-        r = json.loads(self._core.exact(sizes, buffer, method, max_states, max_seconds))
+        r = json.loads(self._core.exact(sizes, buffer, method, max_states, _seconds(max_seconds)))
         fp, terms = r["fixed_point"], r["refined"]
         x = np.asarray(fp["x"], dtype=np.float64)
         arr = lambda v: None if v is None else np.asarray(v, dtype=np.float64)  # noqa: E731
@@ -411,7 +427,7 @@ class Model:
             Unstable, InvalidInput: as :meth:`fixed_point`. NotConverged (``strict``): the
                 wall-clock limit stopped the check (``.result`` holds what it found).
         """
-        fp_dict, text, summary = self._core.check(starts, seed, max_seconds)
+        fp_dict, text, summary = self._core.check(starts, seed, _seconds(max_seconds))
         r = json.loads(text)
         result = CheckResult(
             verdict=r["verdict"]["verdict"], equilibria=len(r["equilibria"]), unsettled=int(r["unsettled"]),

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _mfq
 from ._errors import InvalidInput
-from ._model import Model, _name, toml_value
+from ._model import Model, _name, _seconds, toml_value
 from ._results import _equal
 
 __all__ = ["sweep", "SweepResult"]
@@ -84,7 +84,7 @@ def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResul
     first_numeric = next((i for i, a in enumerate(parsed) if a[2] is None), 0)
     parsed.insert(0, parsed.pop(first_numeric))
     arg = [(name, values, labels) for name, values, labels, _ in parsed]
-    r = json.loads(_mfq.sweep_axes(model.to_toml(), arg, max_seconds))
+    r = json.loads(_mfq.sweep_axes(model.to_toml(), arg, _seconds(max_seconds)))
     points = r["points"]
 
     def column(i: int, positions: List[float]) -> np.ndarray:

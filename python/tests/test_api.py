@@ -190,3 +190,15 @@ def test_sweep_columns_and_pandas():
     pd = pytest.importorskip("pandas")
     df = s.to_pandas()
     assert isinstance(df, pd.DataFrame) and len(df) == 3
+
+
+def test_max_seconds_is_checked_as_the_cli_does():
+    """A NaN limit was ignored and a negative one reported as a time-out (NotConverged)."""
+    m = mfq.Model(kind="jsq", lam=0.9, d=2)
+    for bad in (-1.0, 0.0, float("nan"), float("inf"), "soon"):
+        with pytest.raises(mfq.InvalidInput) as e:
+            m.fixed_point(max_seconds=bad)
+        assert e.value.field == "max_seconds"
+    with pytest.raises(mfq.InvalidInput):
+        m.simulate(servers=10, time=10.0, max_seconds=-1.0)
+    assert m.fixed_point(max_seconds=10.0).converged

@@ -86,11 +86,22 @@ pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
 
 pub(crate) fn title(file: &ModelFile) -> String {
     file.title.clone().unwrap_or_else(|| {
-        // no title in the file: the kind and its parameters, as TOML-like text
+        // no title in the file: the kind and its scalar parameters, as TOML-like text (tables
+        // and lists, e.g. a generic model's transitions, are left out; at most about 160 characters)
         let v = serde_json::to_value(&file.model).unwrap_or_default();
-        match v.as_object() {
-            Some(map) => map.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ").replace('"', ""),
+        let text = match v.as_object() {
+            Some(map) => map
+                .iter()
+                .filter(|(_, v)| !(v.is_object() || v.is_array() || v.is_null()))
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+                .replace('"', ""),
             None => file.model.kind().to_string(),
+        };
+        match text.char_indices().nth(160) {
+            Some((cut, _)) => format!("{} ...", &text[..cut]),
+            None => text,
         }
     })
 }

@@ -455,7 +455,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     outln!("{}: {}{buffer}", title(&file), cmp.quantity);
     match cmp.refined_c {
         Some(c) => {
-            outln!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} + {c:.6}/N")
+            let sign = if c < 0.0 { '-' } else { '+' };
+            outln!("  mean field {mean_field:.6}; refined mean field {mean_field:.6} {sign} {:.6}/N", c.abs())
         }
         None if !warnings.is_empty() => outln!("  mean field {mean_field:.6}; refined mean field not drawn (see the warning)"),
         None => outln!("  mean field {mean_field:.6}; refined mean field not available for this model"),
