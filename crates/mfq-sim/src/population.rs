@@ -1122,15 +1122,14 @@ eliminate = "R"
         assert_eq!([tree.select(0.5), tree.select(1.5), tree.select(6.5), tree.select(7.5)], [0, 1, 2, 2]);
     }
 
-    /// The 8-ary tree over 600 rates (4 levels, some zero) under random sorted updates
-    /// agrees with the linear scan of [`run`]: the same total up to rounding and the same
-    /// transition for random targets away from the rounding of a boundary.
-    #[test]
-    fn the_sum_tree_agrees_with_the_linear_scan() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    /// A selector `S` over 600 rates (some zero) under 2,000 random sorted updates agrees with
+    /// the linear scan of [`run`]: the same total up to rounding, the same transition for
+    /// random targets away from the rounding of a boundary, never a zero rate.
+    fn agrees_with_the_linear_scan<S: Selector>(seed: u64) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let draw = |rng: &mut Xoshiro256PlusPlus| if rng.random::<f64>() < 0.2 { 0.0 } else { rng.random::<f64>() };
         let mut rates: Vec<f64> = (0..600).map(|_| draw(&mut rng)).collect();
-        let mut tree = SumTree::new(&rates);
+        let mut sel = S::new(&rates);
         for _ in 0..2000 {
             let mut leaves: Vec<usize> = (0..5).map(|_| rng.random_range(0..600)).collect();
             leaves.sort_unstable();
@@ -1139,9 +1138,9 @@ eliminate = "R"
             for (&l, &r) in leaves.iter().zip(&new) {
                 rates[l] = r;
             }
-            tree.update(&leaves, &new);
+            sel.update(&leaves, &new);
             let sum: f64 = rates.iter().sum();
-            assert!((tree.total() - sum).abs() < 1e-12 * sum, "{} vs {sum}", tree.total());
+            assert!((sel.total() - sum).abs() < 1e-12 * sum, "{} vs {sum}", sel.total());
             let target = rng.random::<f64>() * sum;
             let (mut rest, mut want) = (target, rates.len() - 1);
             for (i, r) in rates.iter().enumerate() {
@@ -1152,10 +1151,16 @@ eliminate = "R"
                 rest -= r;
             }
             if rest > 1e-9 && rates[want] - rest > 1e-9 {
-                assert_eq!(tree.select(target), want, "target {target}");
+                assert_eq!(sel.select(target), want, "target {target}");
             }
-            assert!(rates[tree.select(target)] > 0.0);
+            assert!(rates[sel.select(target)] > 0.0);
         }
+    }
+
+    /// The 8-ary tree over 600 rates (4 levels) agrees with the linear scan.
+    #[test]
+    fn the_sum_tree_agrees_with_the_linear_scan() {
+        agrees_with_the_linear_scan::<SumTree>(11);
     }
 
     /// The block sums: totals, updates and selection by the cumulative rate, zero leaves
@@ -1184,35 +1189,8 @@ eliminate = "R"
     /// frequency of its rate.
     #[test]
     fn the_block_sums_agree_with_the_linear_scan() {
+        agrees_with_the_linear_scan::<BlockSums>(12);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
-        let draw = |rng: &mut Xoshiro256PlusPlus| if rng.random::<f64>() < 0.2 { 0.0 } else { rng.random::<f64>() };
-        let mut rates: Vec<f64> = (0..600).map(|_| draw(&mut rng)).collect();
-        let mut sums = BlockSums::new(&rates);
-        for _ in 0..2000 {
-            let mut leaves: Vec<usize> = (0..5).map(|_| rng.random_range(0..600)).collect();
-            leaves.sort_unstable();
-            leaves.dedup();
-            let new: Vec<f64> = leaves.iter().map(|_| draw(&mut rng)).collect();
-            for (&l, &r) in leaves.iter().zip(&new) {
-                rates[l] = r;
-            }
-            sums.update(&leaves, &new);
-            let sum: f64 = rates.iter().sum();
-            assert!((sums.total() - sum).abs() < 1e-12 * sum, "{} vs {sum}", sums.total());
-            let target = rng.random::<f64>() * sum;
-            let (mut rest, mut want) = (target, rates.len() - 1);
-            for (i, r) in rates.iter().enumerate() {
-                if rest < *r {
-                    want = i;
-                    break;
-                }
-                rest -= r;
-            }
-            if rest > 1e-9 && rates[want] - rest > 1e-9 {
-                assert_eq!(sums.select(target), want, "target {target}");
-            }
-            assert!(rates[sums.select(target)] > 0.0);
-        }
         // frequencies: 20 uneven rates (three zero), 200,000 uniform targets, each leaf's count
         // within 5 standard deviations of its expectation, never a zero leaf
         let rates: Vec<f64> = (0..20).map(|l| if l % 7 == 3 { 0.0 } else { 0.9f64.powi(l) }).collect();
