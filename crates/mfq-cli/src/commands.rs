@@ -665,9 +665,24 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         s => Err(Failure::no_convergence(format!("the integration stopped early: {s}"))),
     };
     if args.model.json {
-        // one JSON document: the result, with the error object when the run stopped early
-        let value = json!({ "t": tr.t, "x": tr.x, "status": tr.status, "invariants": tr.invariants, "stats": tr.stats, "levels": k });
-        outln!("{}", outcome.as_ref().err().map_or(value.clone(), |f| with_error(value.clone(), f)));
+        // one JSON document: the result, with the error object when the run stopped early;
+        // serialised straight from the trajectory into a buffer (a stopped run of K = 2000
+        // holds ~10^7 numbers: built as a `Value` and printed line-buffered, that took longer
+        // than the --max-seconds it was stopped by)
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<serde_json::Value>,
+            invariants: &'a Option<mfq_ode::InvariantBreaks>,
+            levels: usize,
+            stats: &'a mfq_ode::Stats,
+            status: &'a mfq_ode::Status,
+            t: &'a [f64],
+            x: &'a [Vec<f64>],
+        }
+        let error = outcome.as_ref().err().map(|f| with_error(json!({}), f)["error"].take());
+        let doc = Doc { error, invariants: &tr.invariants, levels: k, stats: &tr.stats, status: &tr.status, t: &tr.t, x: &tr.x };
+        crate::output::print_json(&doc);
     } else {
         outln!("{}  transient from {} to t = {}", title(&file), args.x0, args.t_end);
         outln!("  status: {}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);

@@ -106,6 +106,14 @@ pub fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Prints `value` as one line of JSON on stdout through a buffer (a large document, such as a
+/// transient's trajectory, is written in big blocks rather than through the line-buffered
+/// stdout); a closed stdout is ignored, as by `outln!`.
+pub(crate) fn print_json(value: &impl serde::Serialize) {
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let _ = serde_json::to_writer(&mut w, value).map_err(std::io::Error::from).and_then(|()| writeln!(w)).and_then(|()| w.flush());
+}
+
 /// The output directory: `--out DIR`, or `out/<model file stem>`.
 pub fn out_dir(out: &Option<PathBuf>, model: &Path) -> PathBuf {
     out.clone().unwrap_or_else(|| {
