@@ -248,6 +248,25 @@ fn double_root_is_flagged() {
     assert!(r.runs.iter().filter(|run| run.summary_start > 0.25 + 1e-3).all(|run| run.equilibrium == Some(1)), "{r}");
 }
 
+/// Just below alpha_c = 1/9 the two roots `(1 -+ sqrt((1 - 9 alpha)/(1 - alpha))) / 4`
+/// (docs/models/opinion.md) are 5e-4 and 5e-5 apart and the runs towards the lower one decay at
+/// rate 7e-4 and 7e-5, too slowly to settle within the default limit: the unstable root
+/// between them is still found on the basin boundary (the unsettled runs count for the
+/// equilibrium their end is approaching), so three equilibria at the closed forms.
+#[test]
+fn the_saddle_beside_a_slow_stable_point_is_found_near_the_fold() {
+    for alpha in [0.111111, 0.11111111] {
+        let r = check(&OpinionBiased::new(alpha).unwrap(), &CheckOptions::default()).unwrap();
+        let Verdict::NotUnique { equilibria: 3, stable: 2, degenerate: 0, .. } = r.verdict else { panic!("{r}") };
+        let s = ((1.0 - 9.0 * alpha) / (1.0 - alpha)).sqrt();
+        let want = [(1.0 - s) / 4.0, (1.0 + s) / 4.0, 1.0];
+        for (e, w) in r.equilibria.iter().zip(want) {
+            assert!((e.x[0] - w).abs() < 1e-9, "alpha {alpha}: {} against {w}\n{r}", e.x[0]);
+        }
+        assert_eq!(r.equilibria[1].kind, EquilibriumKind::Unstable, "{r}");
+    }
+}
+
 /// A time limit far too short for the model to settle gives `Unsettled`, never a certificate,
 /// even though the model is cooperative.
 #[test]

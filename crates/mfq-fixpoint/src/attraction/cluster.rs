@@ -12,6 +12,9 @@ use mfq_ode::{Method, SolveOptions};
 const MAX_SEPARATRIX_PAIRS: usize = 10;
 /// Bisection steps per basin boundary.
 const BISECTION_STEPS: usize = 60;
+/// Unsettled runs whose end is polished by Newton to find the equilibrium they approach
+/// ([`Ctx::approached`]), at most.
+const MAX_APPROACHED: usize = 8;
 
 /// An equilibrium while the limits are clustered.
 pub(super) struct EqBuild {
@@ -59,7 +62,21 @@ impl Ctx<'_> {
     /// Saddles on basin boundaries: for each pair of equilibria reached by runs (at most
     /// [`MAX_SEPARATRIX_PAIRS`]), bisects the segment between the two closest starts that
     /// reached them ([`separatrix`](Self::separatrix)); a new equilibrium found there is added.
+    ///
+    /// A run that did not settle counts for the basin of the equilibrium it [approached]
+    /// (Self::approached) (its runs can be the only ones of a slow stable point, near a fold,
+    /// and the saddle beside it is then found only so; the runs' own report keeps them
+    /// unsettled).
     fn saddles(&self, eqs: &mut Vec<EqBuild>, outs: &[RunOut], run_eq: &[Option<usize>]) {
+        let mut tried = 0;
+        let run_eq: Vec<Option<usize>> = run_eq
+            .iter()
+            .zip(outs)
+            .map(|(&e, o)| {
+                e.or_else(|| (!o.settled && tried < MAX_APPROACHED).then(|| tried += 1).and_then(|()| self.approached(eqs, &o.end)))
+            })
+            .collect();
+        let run_eq = &run_eq[..];
         let reached: Vec<usize> = {
             let mut v: Vec<usize> = run_eq.iter().flatten().copied().collect();
             v.sort_unstable();
@@ -101,6 +118,13 @@ impl Ctx<'_> {
             }
             self.drift_norm(&y, &mut f) <= self.opts.tol
         })
+    }
+
+    /// The known equilibrium an unsettled end state `end` is approaching: Newton from `end`
+    /// converges to it within the polish's largest shift (1e-2), `None` otherwise.
+    fn approached(&self, eqs: &[EqBuild], end: &[f64]) -> Option<usize> {
+        let lim = self.newton(end).filter(|l| inf_dist(&l.x, end) <= super::runs::POLISH_MAX_SHIFT)?;
+        eqs.iter().position(|e| self.same(&e.x, &lim.x))
     }
 
     /// Index of the equilibrium `lim` belongs to, appending it when new.
@@ -173,7 +197,7 @@ impl Ctx<'_> {
         let classify = |x: &[f64]| -> Class {
             let (end, settled, r) = self.settle(x);
             if !settled {
-                return Class::Unsettled;
+                return self.approached(eqs, &end).map_or(Class::Unsettled, Class::Known);
             }
             let lim = self.polish(&end, r);
             match eqs.iter().position(|e| self.same(&e.x, &lim.x)) {

@@ -15,7 +15,7 @@ pub const SERIES_POINTS: usize = 200;
 /// `log10` distances are floored here (distance 0 after Newton would be `-inf`).
 pub const LOG10_FLOOR: f64 = -16.0;
 /// A Newton polish that moves a settled end point further than this is not trusted.
-const POLISH_MAX_SHIFT: f64 = 1e-2;
+pub(super) const POLISH_MAX_SHIFT: f64 = 1e-2;
 /// A segment of a run that takes more explicit steps than this switches the rest of the run
 /// to Rosenbrock23 (the explicit method is at its stability limit).
 const STIFF_SEGMENT_STEPS: u64 = 300;
