@@ -612,21 +612,66 @@ mod tests {
         assert!(matches!(solve(&m, &[0.0; 20], &bad), Err(OdeError::OutOfRange { field: "t_end", .. })));
     }
 
+    /// `inner`, whose 50th drift evaluation runs `at_50` first: the test's event (a deadline
+    /// passing, a cancel flag set) then surely happens while the run is in progress. (The
+    /// stiff methods reach t = 1e9 on JSQ(2) at lambda = 0.99, K = 200 and rtol 1e-12 in about
+    /// 3,000 steps and 0.03 s on an idle machine, so a timer racing the run is no test: on a
+    /// loaded machine BDF finished first, on a fast one it would.)
+    struct Gated<'a, F: Fn() + Send + Sync> {
+        inner: &'a Jsq,
+        calls: std::sync::atomic::AtomicUsize,
+        at_50: F,
+    }
+    impl<F: Fn() + Send + Sync> MeanFieldModel for Gated<'_, F> {
+        fn name(&self) -> String {
+            self.inner.name()
+        }
+        fn dim(&self) -> usize {
+            self.inner.dim()
+        }
+        fn drift(&self, x: &[f64], dx: &mut [f64]) {
+            if self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 50 {
+                (self.at_50)();
+            }
+            self.inner.drift(x, dx)
+        }
+        fn analytic_jacobian(&self) -> Option<&dyn mfq_model::AnalyticJacobian> {
+            self.inner.analytic_jacobian()
+        }
+        fn layout(&self) -> mfq_model::StateLayout {
+            self.inner.layout()
+        }
+        fn observables(&self, x: &[f64]) -> mfq_model::Observables {
+            self.inner.observables(x)
+        }
+    }
+
+    /// JSQ(2) at lambda = 0.99, K = 200 to t = 1e9 at rtol 1e-12, whose 50th drift evaluation
+    /// waits until 0.03 s have passed.
+    fn slow_jsq(m: &Jsq) -> Gated<'_, impl Fn() + Send + Sync> {
+        let started = Instant::now();
+        Gated {
+            inner: m,
+            calls: Default::default(),
+            at_50: move || std::thread::sleep(Duration::from_millis(30).saturating_sub(started.elapsed())),
+        }
+    }
+
+    const METHODS: [Method; 4] = [Method::Auto, Method::Dopri5, Method::Rosenbrock23, Method::Bdf];
+
     /// A run past its deadline stops with `TimeLimit` and keeps what it computed.
     #[test]
     fn deadline_stops_the_run() {
         let m = Jsq::new(0.99, 2, 200).unwrap();
-        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23, Method::Bdf] {
-            // tight tolerances to t = 1e9: millions of steps for every method, so the deadline
-            // (not the end time) stops the run however fast the machine (at rtol 1e-8 the stiff
-            // methods reached t = 1e6 within 0.02 s on an idle CI machine)
+        for method in METHODS {
             let opts = SolveOptions { t_end: 1e9, rtol: 1e-12, atol: 1e-14, method, deadline: deadline_after(0.02), ..Default::default() };
             let started = Instant::now();
-            let tr = solve(&m, &vec![0.0; 200], &opts).unwrap();
+            let tr = solve(&slow_jsq(&m), &vec![0.0; 200], &opts).unwrap();
             assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e9), "{method:?}: {:?}", tr.status);
             assert!(!tr.status.is_success());
             assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
             assert_eq!(tr.t.len(), tr.x.len());
+            assert!(tr.t.len() > 1, "{method:?}: the steps before the deadline are kept");
         }
         // a deadline already passed: the initial state only
         let opts = SolveOptions { deadline: Some(Instant::now()), ..Default::default() };
@@ -641,23 +686,38 @@ mod tests {
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
         let m = Jsq::new(0.99, 2, 200).unwrap();
-        for method in [Method::Auto, Method::Dopri5, Method::Rosenbrock23, Method::Bdf] {
+        for method in METHODS {
             let base = SolveOptions { t_end: 1e9, rtol: 1e-12, atol: 1e-14, method, ..Default::default() };
             let started = Instant::now();
-            let tr = solve_within(&m, &vec![0.0; 200], &base, &Deadline::after(0.02)).unwrap();
+            let tr = solve_within(&slow_jsq(&m), &vec![0.0; 200], &base, &Deadline::after(0.02)).unwrap();
             assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e9), "{method:?}: {:?}", tr.status);
             assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
+            // the 50th drift evaluation asks another thread for the flag and waits (at most
+            // 10 s) until it is set
             let flag = Arc::new(AtomicBool::new(false));
+            let asked = Arc::new(AtomicBool::new(false));
             let job = Deadline::none().with_cancel(flag.clone());
-            let setter = std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(20));
-                flag.store(true, Ordering::Relaxed);
+            let gated = Gated {
+                inner: &m,
+                calls: Default::default(),
+                at_50: || {
+                    asked.store(true, Ordering::Release);
+                    let waiting = Instant::now();
+                    while !flag.load(Ordering::Acquire) && waiting.elapsed() < Duration::from_secs(10) {
+                        std::thread::yield_now();
+                    }
+                },
+            };
+            let tr = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    while !asked.load(Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_micros(100));
+                    }
+                    flag.store(true, Ordering::Release);
+                });
+                solve_within(&gated, &vec![0.0; 200], &base, &job).unwrap()
             });
-            let started = Instant::now();
-            let tr = solve_within(&m, &vec![0.0; 200], &base, &job).unwrap();
-            setter.join().unwrap();
             assert!(matches!(tr.status, Status::TimeLimit { t } if t < 1e9), "{method:?}: {:?}", tr.status);
-            assert!(started.elapsed() < Duration::from_secs(1), "{method:?}: {:?}", started.elapsed());
         }
     }
 
