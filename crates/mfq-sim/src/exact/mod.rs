@@ -29,6 +29,9 @@
 //! Observables are expectations over the stationary distribution of the model's observables
 //! at each state (tail, mean queue length, loss and waiting probabilities: by PASTA, what an
 //! arrival sees), except the mean response time, `E[L] / E[throughput]` (Little's law).
+//! Extras are matched by name; the ratios among them are derived from the means in the same
+//! way: a class's `mean_response_time` is `E[L_j] / E[theta_j]`, its `share_of_jobs` the
+//! share of the mean accepted rate (the mean of the per-state ratios is neither).
 //!
 //! # Solvers
 //!
@@ -368,29 +371,48 @@ fn fractions(chain: &chain::Chain, i: usize) -> Vec<f64> {
     c.iter().map(|&v| v as f64 / chain.n as f64).collect()
 }
 
-/// `E[X]` and the expectations of the observables under `pi`.
+/// `E[X]` and the expectations of the observables under `pi`. Extras are matched by name (a
+/// model may omit one at some states, e.g. a class's response time while it has no
+/// throughput), in the order they first appear; two kinds of extra are ratios, whose
+/// per-state mean is not the stationary value, and are derived from the means instead:
+/// `P.mean_response_time` = `E[P.mean_queue_length] / E[P.throughput]` (Little's law, as the
+/// overall mean response time; left out without both means or at zero throughput) and `P.share_of_jobs` = `E[share throughput] / E[throughput]`
+/// (the share of the accepted jobs; `throughput` the overall one).
 fn expectations(model: &dyn MeanFieldModel, chain: &chain::Chain, pi: &[f64]) -> (Vec<f64>, Observables) {
     let dim = chain.dim;
     let big_n = chain.n as f64;
     let mut mean = vec![0.0; dim];
     let (mut counts, mut x) = (vec![0u32; dim], vec![0.0; dim]);
     let mut acc: Option<Observables> = None;
+    let mut extras: Vec<(String, f64)> = Vec::new();
     let add = |a: Option<f64>, b: Option<f64>, p: f64| a.zip(b).map(|(a, b)| a + p * b);
     for (i, &p) in pi.iter().enumerate() {
         chain.counts(i, &mut counts);
         x.iter_mut().zip(&counts).for_each(|(v, &c)| *v = c as f64 / big_n);
         mean.iter_mut().zip(&x).for_each(|(m, v)| *m += p * v);
         let o = model.observables(&x);
+        let throughput = o.throughput.unwrap_or(0.0);
+        for (j, (name, v)) in o.extras.iter().enumerate() {
+            let v = if name.ends_with(".share_of_jobs") { v * throughput } else { *v };
+            // the same names in the same order at most states: the place `j` first
+            let slot = match extras.get(j) {
+                Some((n, _)) if n == name => Some(j),
+                _ => extras.iter().position(|(n, _)| n == name),
+            };
+            match slot {
+                Some(k) => extras[k].1 += p * v,
+                None => extras.push((name.clone(), p * v)),
+            }
+        }
         acc = Some(match acc {
             None => {
-                let mut z = o.clone();
-                z.tail.iter_mut().zip(&o.tail).for_each(|(a, b)| *a = p * b);
-                z.mean_queue_length = o.mean_queue_length.map(|v| p * v);
-                z.throughput = o.throughput.map(|v| p * v);
-                z.prob_wait = o.prob_wait.map(|v| p * v);
-                z.loss_probability = p * o.loss_probability;
-                z.mass_at_truncation = p * o.mass_at_truncation;
-                z.extras.iter_mut().zip(&o.extras).for_each(|(a, b)| a.1 = p * b.1);
+                let mut z = o;
+                z.tail.iter_mut().for_each(|a| *a *= p);
+                z.mean_queue_length = z.mean_queue_length.map(|v| p * v);
+                z.throughput = z.throughput.map(|v| p * v);
+                z.prob_wait = z.prob_wait.map(|v| p * v);
+                z.loss_probability *= p;
+                z.mass_at_truncation *= p;
                 z
             }
             Some(mut a) => {
@@ -400,12 +422,29 @@ fn expectations(model: &dyn MeanFieldModel, chain: &chain::Chain, pi: &[f64]) ->
                 a.prob_wait = add(a.prob_wait, o.prob_wait, p);
                 a.loss_probability += p * o.loss_probability;
                 a.mass_at_truncation += p * o.mass_at_truncation;
-                a.extras.iter_mut().zip(&o.extras).for_each(|(a, b)| a.1 += p * b.1);
                 a
             }
         });
     }
     let mut obs = acc.unwrap_or_else(|| Observables::extras_only(Vec::new()));
     obs.mean_response_time = obs.mean_queue_length.zip(obs.throughput).and_then(|(l, t)| (t > 0.0).then(|| l / t));
+    let value = |extras: &[(String, f64)], name: &str| extras.iter().find(|(n, _)| n == name).map(|e| e.1);
+    let throughput = obs.throughput.unwrap_or(0.0);
+    let derived: Vec<(String, f64)> = extras
+        .iter()
+        .filter_map(|(name, v)| {
+            if let Some(prefix) = name.strip_suffix(".mean_response_time") {
+                let l = value(&extras, &format!("{prefix}.mean_queue_length"));
+                let t = value(&extras, &format!("{prefix}.throughput"));
+                // without both means it is left out: the mean of a per-state ratio is not it
+                return l.zip(t).filter(|&(_, t)| t > 0.0).map(|(l, t)| (name.clone(), l / t));
+            }
+            if name.ends_with(".share_of_jobs") {
+                return Some((name.clone(), if throughput > 0.0 { v / throughput } else { 0.0 }));
+            }
+            Some((name.clone(), *v))
+        })
+        .collect();
+    obs.extras = derived;
     (mean, obs)
 }
