@@ -136,6 +136,10 @@ fn buffered_simulators_match_the_exact_chains_of_the_transitions() {
     }
 }
 
+/// A dispatcher: from the counts of servers in each state, the probabilities of the state
+/// of the server an arrival is sent to (`(probability, index into RulesSystem::states)`).
+type Dispatch = fn(&RulesSystem, &[usize]) -> Vec<(f64, usize)>;
+
 /// A server's state in a chain written from the rules: its class, its number of jobs `q` and
 /// the phase of the job in service (0 when idle).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -159,17 +163,11 @@ struct RulesSystem {
     speed: Vec<f64>,
     phases: Vec<(f64, f64)>,
     states: Vec<ServerState>,
-    dispatch: fn(&RulesSystem, &[usize]) -> Vec<(f64, usize)>,
+    dispatch: Dispatch,
 }
 
 impl RulesSystem {
-    fn new(
-        lambda: f64,
-        servers: Vec<usize>,
-        speed: Vec<f64>,
-        phases: Vec<(f64, f64)>,
-        dispatch: fn(&RulesSystem, &[usize]) -> Vec<(f64, usize)>,
-    ) -> Self {
+    fn new(lambda: f64, servers: Vec<usize>, speed: Vec<f64>, phases: Vec<(f64, f64)>, dispatch: Dispatch) -> Self {
         let buffer = 3;
         let mut states = Vec::new();
         for class in 0..servers.len() {
@@ -358,7 +356,7 @@ fn buffered_jiq_matches_the_chain_of_its_rules() {
 fn buffered_speed_aware_and_pull_match_the_chains_of_their_rules() {
     let buffer = ["truncation.levels=3", "truncation.buffer=true"];
     for (file, dispatch) in [
-        ("hetero-sa-jsq-caseA.toml", sa_jsq as fn(&RulesSystem, &[usize]) -> Vec<(f64, usize)>),
+        ("hetero-sa-jsq-caseA.toml", sa_jsq as Dispatch),
         ("hetero-sa-jiq-caseA.toml", sa_jiq),
         ("hetero-pull-caseA.toml", idle_else_random),
     ] {
