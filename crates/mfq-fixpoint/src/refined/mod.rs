@@ -544,13 +544,17 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
     };
     let tail = group(&|o| o.tail.clone()).unwrap_or_default();
     let prob_wait = group(&|o| o.prob_wait.into_iter().collect()).and_then(|w| w.first().copied());
-    // a share of jobs is expanded as `share throughput` (the class's accepted rate, linear in
-    // its state), the ratio taken after (see `ratio_extras`)
+    // a share of jobs is expanded as `share throughput` too (the class's accepted rate, linear
+    // in its state), the ratio taken after (see `ratio_extras`)
     let extras = group(&|o| {
         let t = o.throughput.unwrap_or(0.0);
-        o.extras.iter().map(|(name, v)| if name.ends_with(".share_of_jobs") { v * t } else { *v }).collect()
+        let shares = o.extras.iter().filter(|e| e.0.ends_with(".share_of_jobs")).map(|e| e.1 * t);
+        o.extras.iter().map(|e| e.1).chain(shares).collect()
     })
-    .map(|e| ratio_extras(obs.extras.iter().zip(e).map(|((name, _), t)| (name.clone(), t)).collect(), r.second.is_some()))
+    .map(|e| {
+        let (plain, shares) = e.split_at(obs.extras.len());
+        ratio_extras(&obs.extras, plain, shares, r.second.is_some())
+    })
     .unwrap_or_default();
     let throughput = throughput_expansion(model, r);
     RefinedExpansion { tail, prob_wait, extras, has_queue_length: obs.mean_queue_length.is_some(), throughput }
@@ -567,29 +571,35 @@ fn ratio(a: Expansion, b: Expansion, second: bool) -> Option<Expansion> {
     })
 }
 
-/// The ratio extras derived from the expansions of their parts, since the expectation of a
-/// per-state ratio is not the stationary ratio (by `O(1/N)`; the exact chain of PS-LSC case A,
-/// `N = 16`, buffer 3, gives `class2.mean_response_time` 4.9917, its refined order-2 estimate
-/// was 5.6316 against the mean field's 5.1038, and is now 4.9929): `P.mean_response_time` =
-/// `P.mean_queue_length / P.throughput` (Little's law, as the overall response time; left out
-/// without both parts or at zero throughput), and `P.share_of_jobs` (expanded as
-/// `share throughput`) divided by the sum of the shares, the total accepted rate.
-fn ratio_extras(extras: Vec<(String, Expansion)>, second: bool) -> Vec<(String, Expansion)> {
-    let find = |name: String| extras.iter().find(|(n, _)| *n == name).map(|e| e.1);
-    let shares = extras.iter().filter(|(n, _)| n.ends_with(".share_of_jobs")).map(|e| e.1);
-    let total = shares.fold(Expansion { value: 0.0, c1: 0.0, c2: 0.0 }, |t, e| Expansion {
-        value: t.value + e.value,
-        c1: t.c1 + e.c1,
-        c2: t.c2 + e.c2,
-    });
-    extras
+/// The extras at `x*` (`names`, for their names and values) with their expansions `plain`,
+/// the ratios among them derived from the expansions of their parts, since the expectation of
+/// a per-state ratio is not the stationary ratio (by `O(1/N)`; the exact chain of PS-LSC case
+/// A, `N = 16`, buffer 3, gives `class2.mean_response_time` 4.9917, its refined order-2
+/// estimate was 5.6316 against the mean field's 5.1038, and is now 4.9924):
+/// `P.mean_response_time` = `P.mean_queue_length / P.throughput` (Little's law, as the overall
+/// response time; left out at zero throughput) where both parts are extras, and the
+/// `P.share_of_jobs` (their expansions as `share throughput`: `shares`, in order) over their
+/// sum, the total accepted rate, where they sum to 1 at `x*`. Otherwise (a generic model's own
+/// expressions) an extra keeps its own expansion.
+fn ratio_extras(names: &[(String, f64)], plain: &[Expansion], shares: &[Expansion], second: bool) -> Vec<(String, Expansion)> {
+    let zero = Expansion { value: 0.0, c1: 0.0, c2: 0.0 };
+    let find = |name: String| names.iter().position(|(n, _)| *n == name).map(|i| plain[i]);
+    let total = shares.iter().fold(zero, |t, e| Expansion { value: t.value + e.value, c1: t.c1 + e.c1, c2: t.c2 + e.c2 });
+    let share_sum: f64 = names.iter().filter(|(n, _)| n.ends_with(".share_of_jobs")).map(|e| e.1).sum();
+    let mut share = shares.iter();
+    names
         .iter()
-        .filter_map(|(name, e)| {
-            let derived = if let Some(prefix) = name.strip_suffix(".mean_response_time") {
-                let parts = find(format!("{prefix}.mean_queue_length")).zip(find(format!("{prefix}.throughput")));
-                parts.and_then(|(l, t)| ratio(l, t, second))
-            } else if name.ends_with(".share_of_jobs") {
-                Some(ratio(*e, total, second).unwrap_or(Expansion { value: 0.0, c1: 0.0, c2: 0.0 }))
+        .zip(plain)
+        .filter_map(|((name, _), e)| {
+            let parts = |p: &str| find(format!("{p}.mean_queue_length")).zip(find(format!("{p}.throughput")));
+            let derived = if name.ends_with(".share_of_jobs") {
+                let s = share.next().copied();
+                match s {
+                    Some(s) if (share_sum - 1.0).abs() < 1e-9 => Some(ratio(s, total, second).unwrap_or(zero)),
+                    _ => Some(*e),
+                }
+            } else if let Some((l, t)) = name.strip_suffix(".mean_response_time").and_then(parts) {
+                ratio(l, t, second)
             } else {
                 Some(*e)
             };

@@ -376,15 +376,19 @@ fn fractions(chain: &chain::Chain, i: usize) -> Vec<f64> {
 /// throughput), in the order they first appear; two kinds of extra are ratios, whose
 /// per-state mean is not the stationary value, and are derived from the means instead:
 /// `P.mean_response_time` = `E[P.mean_queue_length] / E[P.throughput]` (Little's law, as the
-/// overall mean response time; left out without both means or at zero throughput) and `P.share_of_jobs` = `E[share throughput] / E[throughput]`
-/// (the share of the accepted jobs; `throughput` the overall one).
+/// overall mean response time; left out at zero throughput) where both parts are extras, and
+/// `P.share_of_jobs` = `E[share throughput] / E[throughput]` (the share of the accepted jobs;
+/// `throughput` the overall one) where the shares sum to 1 at every state. Otherwise (a
+/// generic model's own expressions) an extra is the mean of its per-state values.
 fn expectations(model: &dyn MeanFieldModel, chain: &chain::Chain, pi: &[f64]) -> (Vec<f64>, Observables) {
     let dim = chain.dim;
     let big_n = chain.n as f64;
     let mut mean = vec![0.0; dim];
     let (mut counts, mut x) = (vec![0u32; dim], vec![0.0; dim]);
     let mut acc: Option<Observables> = None;
-    let mut extras: Vec<(String, f64)> = Vec::new();
+    // name, E[value], E[value throughput]
+    let mut extras: Vec<(String, f64, f64)> = Vec::new();
+    let mut shares_sum_to_one = true;
     let add = |a: Option<f64>, b: Option<f64>, p: f64| a.zip(b).map(|(a, b)| a + p * b);
     for (i, &p) in pi.iter().enumerate() {
         chain.counts(i, &mut counts);
@@ -392,18 +396,25 @@ fn expectations(model: &dyn MeanFieldModel, chain: &chain::Chain, pi: &[f64]) ->
         mean.iter_mut().zip(&x).for_each(|(m, v)| *m += p * v);
         let o = model.observables(&x);
         let throughput = o.throughput.unwrap_or(0.0);
+        let mut shares = 0.0;
         for (j, (name, v)) in o.extras.iter().enumerate() {
-            let v = if name.ends_with(".share_of_jobs") { v * throughput } else { *v };
+            if name.ends_with(".share_of_jobs") {
+                shares += v;
+            }
             // the same names in the same order at most states: the place `j` first
             let slot = match extras.get(j) {
-                Some((n, _)) if n == name => Some(j),
-                _ => extras.iter().position(|(n, _)| n == name),
+                Some((n, ..)) if n == name => Some(j),
+                _ => extras.iter().position(|(n, ..)| n == name),
             };
             match slot {
-                Some(k) => extras[k].1 += p * v,
-                None => extras.push((name.clone(), p * v)),
+                Some(k) => {
+                    extras[k].1 += p * v;
+                    extras[k].2 += p * v * throughput;
+                }
+                None => extras.push((name.clone(), p * v, p * v * throughput)),
             }
         }
+        shares_sum_to_one &= shares == 0.0 || (shares - 1.0).abs() < 1e-9;
         acc = Some(match acc {
             None => {
                 let mut z = o;
@@ -428,19 +439,18 @@ fn expectations(model: &dyn MeanFieldModel, chain: &chain::Chain, pi: &[f64]) ->
     }
     let mut obs = acc.unwrap_or_else(|| Observables::extras_only(Vec::new()));
     obs.mean_response_time = obs.mean_queue_length.zip(obs.throughput).and_then(|(l, t)| (t > 0.0).then(|| l / t));
-    let value = |extras: &[(String, f64)], name: &str| extras.iter().find(|(n, _)| n == name).map(|e| e.1);
+    let value = |name: &str| extras.iter().find(|(n, ..)| n == name).map(|e| e.1);
     let throughput = obs.throughput.unwrap_or(0.0);
     let derived: Vec<(String, f64)> = extras
         .iter()
-        .filter_map(|(name, v)| {
+        .filter_map(|(name, v, v_throughput)| {
             if let Some(prefix) = name.strip_suffix(".mean_response_time") {
-                let l = value(&extras, &format!("{prefix}.mean_queue_length"));
-                let t = value(&extras, &format!("{prefix}.throughput"));
-                // without both means it is left out: the mean of a per-state ratio is not it
-                return l.zip(t).filter(|&(_, t)| t > 0.0).map(|(l, t)| (name.clone(), l / t));
+                if let Some((l, t)) = value(&format!("{prefix}.mean_queue_length")).zip(value(&format!("{prefix}.throughput"))) {
+                    return (t > 0.0).then(|| (name.clone(), l / t));
+                }
             }
-            if name.ends_with(".share_of_jobs") {
-                return Some((name.clone(), if throughput > 0.0 { v / throughput } else { 0.0 }));
+            if name.ends_with(".share_of_jobs") && shares_sum_to_one {
+                return Some((name.clone(), if throughput > 0.0 { v_throughput / throughput } else { 0.0 }));
             }
             Some((name.clone(), *v))
         })
