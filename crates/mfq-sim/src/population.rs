@@ -503,7 +503,13 @@ impl Selector for SumTree {
     }
 }
 
-/// Two levels of partial sums: the rates in blocks of `ARITY` (then zeros), the sum of each
+/// Rates per block of [`BlockSums`]. Longer blocks than the [`SumTree`]'s `ARITY`: on the
+/// generic M/M/1 at lambda = 0.9 (506 rates), blocks of 32 leave 1.51 mispredicted branches
+/// per event against 2.38 with blocks of 8, for 11 % more instructions, and run about 15 %
+/// faster (bench/rows-sim.md, "Blocks of 32 rates").
+const BLOCK: usize = 32;
+
+/// Two levels of partial sums: the rates in blocks of `BLOCK` (then zeros), the sum of each
 /// block and the total. A selection scans the block sums from the first, then the block's
 /// rates; an update adds a block's change to its sum and the event's to the total. With the
 /// rates in order of decreasing size and uneven (most of the total in the first blocks), the
@@ -511,7 +517,7 @@ impl Selector for SumTree {
 /// [`SumTree`]'s path (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
 /// 121(9), 2004, by blocks). The arrays' lengths are powers of two (masked indices).
 struct BlockSums {
-    leaf: Vec<[f64; ARITY]>,
+    leaf: Vec<[f64; BLOCK]>,
     block: Vec<f64>,
     /// Number of blocks in use.
     blocks: usize,
@@ -520,9 +526,9 @@ struct BlockSums {
 
 impl Selector for BlockSums {
     fn new(rates: &[f64]) -> BlockSums {
-        let blocks = rates.len().div_ceil(ARITY).max(1);
+        let blocks = rates.len().div_ceil(BLOCK).max(1);
         let size = blocks.next_power_of_two();
-        let mut sums = BlockSums { leaf: vec![[0.0; ARITY]; size], block: vec![0.0; size], blocks, total: 0.0 };
+        let mut sums = BlockSums { leaf: vec![[0.0; BLOCK]; size], block: vec![0.0; size], blocks, total: 0.0 };
         sums.leaf.as_flattened_mut()[..rates.len()].copy_from_slice(rates);
         sums.rebuild();
         sums
@@ -556,16 +562,16 @@ impl Selector for BlockSums {
             target -= w;
         }
         let kids = &leaf[b & mask];
-        for (j, &r) in kids[..ARITY - 1].iter().enumerate() {
+        for (j, &r) in kids[..BLOCK - 1].iter().enumerate() {
             // `r > target >= 0`: a positive leaf
             if target < r {
-                return ARITY * b + j;
+                return BLOCK * b + j;
             }
             target -= r;
         }
         // the last leaf of the block: zero only when the target passed the total by rounding
-        let l = ARITY * b + ARITY - 1;
-        if kids[ARITY - 1] > 0.0 {
+        let l = BLOCK * b + BLOCK - 1;
+        if kids[BLOCK - 1] > 0.0 {
             return l;
         }
         nearest_positive(self.leaf.as_flattened(), l)
@@ -573,7 +579,7 @@ impl Selector for BlockSums {
 
     fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
         for (q, &l) in leaves.iter().enumerate() {
-            let last = leaves.get(q + 1).is_none_or(|&s| s / ARITY != l / ARITY);
+            let last = leaves.get(q + 1).is_none_or(|&s| s / BLOCK != l / BLOCK);
             out.push(Update { leaf: l as u32, last, ..form(l) });
         }
     }
@@ -585,7 +591,7 @@ impl Selector for BlockSums {
     #[inline(always)]
     fn apply(&mut self, updates: &[Update], mut rate: impl FnMut(&Update) -> f64) {
         let mask = self.block.len() - 1;
-        let lmask = self.block.len() * ARITY - 1;
+        let lmask = self.block.len() * BLOCK - 1;
         let block = &mut self.block[..=mask];
         let leaf = &mut self.leaf.as_flattened_mut()[..=lmask];
         // each leaf's change to its block at once (no branch on the last of a block's leaves)
@@ -595,7 +601,7 @@ impl Selector for BlockSums {
             let slot = &mut leaf[u.leaf as usize & lmask];
             let d = new - *slot;
             *slot = new;
-            block[(u.leaf as usize / ARITY) & mask] += d;
+            block[(u.leaf as usize / BLOCK) & mask] += d;
             all += d;
         }
         self.total += all;
@@ -1175,16 +1181,23 @@ eliminate = "R"
         sums.update(&[1, 3], &[4.0, 0.0]);
         assert_eq!(sums.total(), 7.0);
         assert_eq!([sums.select(0.5), sums.select(1.5), sums.select(6.5), sums.select(7.5)], [0, 1, 2, 2]);
-        // three blocks: 1 at leaf 0, 2 at leaf 9 (block 1), 0.5 at leaf 17 (block 2)
-        let mut rates = vec![0.0; 20];
-        (rates[0], rates[9], rates[17]) = (1.0, 2.0, 0.5);
+        // three blocks: 1 at leaf 0, 2 at leaf BLOCK + 1 (block 1), 0.5 at leaf 2 BLOCK + 1
+        // (block 2)
+        let (l1, l2) = (BLOCK + 1, 2 * BLOCK + 1);
+        let mut rates = vec![0.0; 2 * BLOCK + 4];
+        (rates[0], rates[l1], rates[l2]) = (1.0, 2.0, 0.5);
         let mut sums = BlockSums::new(&rates);
-        assert_eq!([sums.select(0.5), sums.select(1.0), sums.select(2.99), sums.select(3.2), sums.select(3.6)], [0, 9, 9, 17, 17]);
-        sums.update(&[9, 17], &[0.0, 0.0]);
+        assert_eq!([sums.select(0.5), sums.select(1.0), sums.select(2.99), sums.select(3.2), sums.select(3.6)], [0, l1, l1, l2, l2]);
+        sums.update(&[l1, l2], &[0.0, 0.0]);
         assert_eq!([sums.select(0.5), sums.select(1.5)], [0, 0]);
+        // two updated leaves in one block and one in the next: each block's sum and the total
+        let mut sums = BlockSums::new(&rates);
+        sums.update(&[1, 2, l1], &[0.25, 0.5, 1.0]);
+        assert_eq!((sums.block[0], sums.block[1], sums.block[2], sums.total()), (1.75, 1.0, 0.5, 3.25));
+        assert_eq!([sums.select(1.1), sums.select(1.5), sums.select(2.0), sums.select(3.0)], [1, 2, l1, l2]);
     }
 
-    /// The block sums over 600 rates (75 blocks, some zero) under random sorted updates agree
+    /// The block sums over 600 rates (19 blocks, some zero) under random sorted updates agree
     /// with the linear scan of [`run`], as the tree does; and both select each leaf with the
     /// frequency of its rate.
     #[test]
