@@ -143,6 +143,14 @@ fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
     let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "10", "--buffer", "5", "--max-states", "1000"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("3.003e3 states, more than the limit of 1000"));
+    // a state whose key does not fit (300 entries of one bit): refused at once, before the
+    // fixed point and refined terms of the 300-level model are computed, naming the entries
+    let started = std::time::Instant::now();
+    let o = mfq(&["exact", "models/jsq-d1.toml", "--servers", "1", "--buffer", "300", "--max-seconds", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("state entries = 300 is not allowed: at most 128 entries at N = 1"), "{err}");
+    assert!(started.elapsed().as_secs_f64() < 1.5, "{:?}", started.elapsed());
     // a wall-clock limit far below the solve time (230,230 states): exit code 4, quickly, with
     // the size finished before (N = 4: 210 states) printed and the reason
     let started = std::time::Instant::now();

@@ -68,6 +68,38 @@ fn mfq(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
 }
 
+/// Independent M/M/1 queues with a long tail (JSQ(1) at lambda = 0.96: K = 677 levels, whose
+/// tail's derivative grids, taken level by level, once exceeded their work bound, so that the
+/// tail was left out and the mean queue length came out as an empty sum, -0): the refined mean
+/// queue length and response time are the M/M/1's rho / (1 - rho) = 24 and 1 / (1 - rho) = 25
+/// at every N (V = 0), with nothing left out.
+#[test]
+fn a_long_tail_keeps_its_refined_mean_queue_length() {
+    let (code, out) = mfq(&["refined", "models/jsq-d1.toml", "--set", "lambda=0.96", "--servers", "10", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["levels"], 677);
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(0), "{}", v["warnings"]);
+    assert_eq!(v["expansion"]["tail"].as_array().map(Vec::len), Some(677));
+    for e in [&v["mean_field"], &v["estimates"][0]] {
+        let (l, t) = (e["mean_queue_length"].as_f64().unwrap(), e["mean_response_time"].as_f64().unwrap());
+        assert!((l - 24.0).abs() < 1e-6 && (t - 25.0).abs() < 1e-6, "{e}");
+    }
+}
+
+/// The refined terms stop at `--max-seconds`: JSQ(1) at lambda = 0.98 (1,368 levels, whose
+/// dense Lyapunov equation takes more than ten seconds) with a limit of one second exits with
+/// code 4 (stopped) within a few seconds, naming the refined terms and writing nothing.
+#[test]
+fn refined_terms_stop_at_the_wall_clock_limit() {
+    let started = std::time::Instant::now();
+    let (code, out) = mfq(&["refined", "models/jsq-d1.toml", "--set", "lambda=0.98", "--max-seconds", "1"]);
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("the refined terms of order 1 (1368 state entries) stopped at the wall-clock limit --max-seconds 1"), "{out}");
+    assert!(seconds < 8.0, "{seconds} s");
+}
+
 /// `mfq refined` on the SIS model (closed forms V = -(sqrt 5 - 1)/10, A = (sqrt 5 - 3)/50, docs/refined.md)
 /// with --json; JIQ and --order 3 are refused with the reason (exit code 2).
 #[test]

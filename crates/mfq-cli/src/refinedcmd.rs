@@ -6,6 +6,7 @@ use crate::{Failure, ModelArgs};
 use clap::Args;
 use mfq::{Model, RefinedOptions, RefinedReport};
 use mfq_fixpoint::{FixedPointError, FixedPointOptions, FixedPointStatus};
+use mfq_model::ModelError;
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -197,6 +198,10 @@ pub fn refined(args: &RefinedArgs) -> Result<(), Failure> {
     let r = model.refined_terms(&opts).map_err(|e| match e {
         mfq::Error::FixedPoint(FixedPointError::Unstable { .. }) => Failure::unstable(format!("{path}: {e}")),
         mfq::Error::NotAFixedPoint { .. } => Failure::no_convergence(format!("{path}: the fixed point did not converge: {e}")),
+        mfq::Error::Model(ModelError::Interrupted { .. })
+        | mfq::Error::FixedPoint(FixedPointError::Model(ModelError::Interrupted { .. })) => {
+            Failure::no_convergence(format!("{path}: {e}; no files written"))
+        }
         _ => Failure::input(format!("{path}: {e}")),
     })?;
     if !matches!(r.fixed_point.status, FixedPointStatus::Converged) {

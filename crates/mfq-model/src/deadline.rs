@@ -98,6 +98,11 @@ impl Deadline {
         self.at
     }
 
+    /// Whether nothing can stop the job: no time limit and no cancellation flag.
+    pub fn is_unbounded(&self) -> bool {
+        self.at.is_none() && self.cancel.is_none()
+    }
+
     /// Seconds left (at least a nanosecond, so that a solver given them stops at once);
     /// `None` without a limit.
     pub fn remaining(&self) -> Option<f64> {

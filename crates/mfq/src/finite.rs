@@ -163,14 +163,24 @@ impl Model {
     /// As [`exact`](Self::exact); [`Error::FixedPoint`] for the fixed-point options.
     pub fn exact_comparison(&self, servers: &[usize], opts: &ExactOptions) -> Result<ExactComparison, Error> {
         let model = self.finite_buffer_model()?;
+        // the chains' own checks first: nothing is solved for a chain that cannot be built
+        for &n in servers {
+            mfq_sim::exact::check_feasible(model.as_ref(), &ExactOptions { servers: n, ..opts.clone() })?;
+        }
         let deadline = opts.deadline.clone();
-        let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { deadline, ..Default::default() })?;
+        let fixed_point = solve_model(model.as_ref(), &FixedPointOptions { deadline: deadline.clone(), ..Default::default() })?;
         let (refined, refined_unavailable) = if fixed_point.converged() {
-            // order 2 where the rates allow it, else order 1
-            let terms = match refined_mean_field_order(model.as_ref(), &fixed_point.x, 2) {
-                Err(RefinedError::Unsupported(_)) => refined_mean_field_order(model.as_ref(), &fixed_point.x, 1),
-                r => r,
-            };
+            // order 2 where the rates allow it, else order 1 (dense steps: within the deadline)
+            let x = fixed_point.x.clone();
+            let during = format!("the refined terms ({} state entries)", x.len());
+            let terms = self.within(&deadline, &during, move |m| {
+                let model = m.finite_buffer_model()?;
+                let terms = match refined_mean_field_order(model.as_ref(), &x, 2) {
+                    Err(RefinedError::Unsupported(_)) => refined_mean_field_order(model.as_ref(), &x, 1),
+                    r => r,
+                };
+                Ok(terms?)
+            });
             match terms {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(e.to_string())),

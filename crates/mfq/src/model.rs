@@ -239,6 +239,62 @@ impl Model {
         Ok(refined_mean_field_order(model.as_ref(), &fp.x, order)?)
     }
 
+    /// [`refined_of_order`](Self::refined_of_order) on a worker thread when `deadline` can stop
+    /// the job (see [`refined_at_within`](Self::refined_at_within)), else on this one.
+    fn refined_of_order_within(&self, fp: &FixedPoint, order: u8, deadline: &Deadline) -> Result<RefinedMeanField, Error> {
+        let during = format!("the refined terms of order {order} ({} state entries)", fp.x.len());
+        let fixed_point = fp.clone();
+        self.within(deadline, &during, move |m| m.refined_of_order(&fixed_point, order))
+    }
+
+    /// `job(self)` on a worker thread, waited for until `deadline` passes (then
+    /// `ModelError::Interrupted`, `during` naming the job; the worker's result, when it comes,
+    /// is dropped); on this thread when nothing can stop the job or no thread can be had. For
+    /// the dense steps that cannot stop part-way (`O(n^3)` factorisations).
+    pub(crate) fn within<T: Send + 'static>(
+        &self,
+        deadline: &Deadline,
+        during: &str,
+        job: impl FnOnce(&Model) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        if deadline.is_unbounded() {
+            return job(self);
+        }
+        let interrupted = || Error::Model(mfq_model::ModelError::Interrupted { during: during.to_string(), reason: deadline.reason() });
+        if deadline.expired() {
+            return Err(interrupted());
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let model = self.clone();
+        let job = std::sync::Arc::new(std::sync::Mutex::new(Some(job)));
+        let handed = job.clone();
+        let worker = std::thread::Builder::new().name("mfq-dense-step".into()).spawn(move || {
+            let job = handed.lock().ok().and_then(|mut j| j.take());
+            if let Some(job) = job {
+                // the receiver may be gone (the deadline passed): the result is dropped
+                let _ = tx.send(job(&model));
+            }
+        });
+        if worker.is_err() {
+            // no thread to be had: the job here, without the deadline
+            let job = job.lock().ok().and_then(|mut j| j.take());
+            return match job {
+                Some(job) => job(self),
+                None => Err(interrupted()),
+            };
+        }
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok(result) => return result,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if deadline.expired() => return Err(interrupted()),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Refined(RefinedError::Unsupported(format!("{during}: the worker thread stopped without a result"))))
+                }
+            }
+        }
+    }
+
     /// The refined mean field of the model: its fixed point, the terms of `opts.order`, and the
     /// refined estimates of the observables at each size of `opts.servers` (no simulation).
     ///
@@ -246,12 +302,14 @@ impl Model {
     /// [`Error::FixedPoint`] as [`fixed_point`](Self::fixed_point); [`Error::NotAFixedPoint`]
     /// when the solve did not converge; [`Error::Refined`] as
     /// [`refined_of_order`](Self::refined_of_order), or `BadOption` for a size that is not a
-    /// finite number >= 1.
+    /// finite number >= 1; [`Error::Model`] with `ModelError::Interrupted` when
+    /// `opts.fixed_point.deadline` passes during the terms
+    /// ([`refined_at_within`](Self::refined_at_within)).
     pub fn refined_terms(&self, opts: &RefinedOptions) -> Result<RefinedReport, Error> {
         let start = std::time::Instant::now();
         check_sizes(&opts.servers)?;
         let fp = self.fixed_point(&opts.fixed_point)?;
-        let mut r = self.refined_at(fp, opts.order, &opts.servers)?;
+        let mut r = self.refined_at_within(fp, opts.order, &opts.servers, &opts.fixed_point.deadline)?;
         r.wall_seconds = start.elapsed().as_secs_f64();
         Ok(r)
     }
@@ -265,9 +323,23 @@ impl Model {
     /// size that is not a finite number >= 1; [`Error::DegenerateFixedPoint`] when the terms fail
     /// (an exactly singular equation) at a degenerate fixed point.
     pub fn refined_at(&self, fp: FixedPoint, order: u8, servers: &[f64]) -> Result<RefinedReport, Error> {
+        self.refined_at_within(fp, order, servers, &Deadline::none())
+    }
+
+    /// As [`refined_at`](Self::refined_at), stopped by `deadline` (its wall-clock limit or its
+    /// cancellation flag). The terms' dense steps (the Lyapunov equation of `W`, `O(n^3)` for
+    /// `n` noisy state entries, and at order 2 the tensors `B`, `C`) cannot stop part-way, so
+    /// under a deadline they run on a worker thread that the caller stops waiting for: at the
+    /// deadline the call returns and the worker's result, when it comes, is dropped (its thread
+    /// ends then).
+    ///
+    /// # Errors
+    /// As [`refined_at`](Self::refined_at); [`Error::Model`] with
+    /// `ModelError::Interrupted` when the deadline passes before the terms are done.
+    pub fn refined_at_within(&self, fp: FixedPoint, order: u8, servers: &[f64], deadline: &Deadline) -> Result<RefinedReport, Error> {
         let start = std::time::Instant::now();
         check_sizes(servers)?;
-        let terms = match self.refined_of_order(&fp, order) {
+        let terms = match self.refined_of_order_within(&fp, order, deadline) {
             Err(Error::Refined(cause)) if degeneracy_warning(&fp).is_some() => {
                 return Err(Error::DegenerateFixedPoint { warning: degeneracy_warning(&fp).unwrap_or_default(), cause })
             }
@@ -292,6 +364,7 @@ impl Model {
             .into_iter()
             .chain(conditioning_warning(&r.fixed_point, order))
             .chain(r.state_space_warnings(&model.layout()))
+            .chain(r.expansion.left_out.iter().cloned())
             .collect();
         Ok(r)
     }
@@ -400,7 +473,8 @@ pub struct RefinedReport {
     /// Why some estimates mean little, one sentence each: a degenerate fixed point
     /// ([`degeneracy_warning`]), a locally unstable or (order 2) nearly degenerate one
     /// ([`conditioning_warning`]), then the sizes whose estimate leaves the state space
-    /// ([`state_space_warnings`](Self::state_space_warnings)). Empty when there is none.
+    /// ([`state_space_warnings`](Self::state_space_warnings)), then the observables that were
+    /// not expanded ([`RefinedExpansion::left_out`]). Empty when there is none.
     pub warnings: Vec<String>,
     /// Wall time of the refined terms alone (given the fixed point), seconds.
     pub terms_seconds: f64,

@@ -495,12 +495,16 @@ pub struct RefinedExpansion {
     /// are the series of the ratios of the expansions of their parts, not expansions of the
     /// per-state ratios.
     pub extras: Vec<(String, Expansion)>,
-    /// Whether the model has a mean queue length (then the sum of the tail).
+    /// Whether the model has a mean queue length and its tail was expanded (then the sum of the
+    /// tail).
     pub has_queue_length: bool,
     /// The throughput per server (accepted jobs per unit time), dividing the mean queue length
     /// in Little's law, `T = E[Q] / E[throughput]`; it has its own terms when arrivals are lost
     /// at a finite buffer (`None`: the model has none).
     pub throughput: Option<Expansion>,
+    /// The observables the model has but that were not expanded, each with why (derivative
+    /// grids over `refined::local::OBSERVABLE_WORK`): a caller reports them as warnings.
+    pub left_out: Vec<String>,
 }
 
 impl RefinedExpansion {
@@ -529,35 +533,70 @@ impl RefinedExpansion {
 /// (of order 1 or 2). Observables that are nonlinear in the state are expanded with the moments
 /// (`W`, and `B`, `C` at order 2), not evaluated at `x* + V/N`. An observable whose function
 /// depends on so many state entries that its derivative grids exceed
-/// `refined::local::OBSERVABLE_WORK` is left out (`None`, or missing from the extras).
+/// `refined::local::OBSERVABLE_WORK` is left out (`None`, missing from the extras, or, for the
+/// tail, an empty tail and no mean queue length) and named in
+/// [`RefinedExpansion::left_out`].
 pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> RefinedExpansion {
     let n = r.x.len();
     let order = if r.second.is_some() { 4 } else { 2 };
     let obs = model.observables(&r.x);
-    let group = |f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
+    let mut left_out = Vec::new();
+    let mut group = |what: &str, f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
         let ld = local::local_derivatives(&r.x, order, local::OBSERVABLE_WORK, &mut |y, out| {
             out.clear();
             out.extend(f(&model.observables(y)));
-        })
-        .ok()?;
-        Some(expansion_terms(&ld, r, n).into_iter().map(|(value, c1, c2)| Expansion { value, c1, c2 }).collect())
+        });
+        match ld {
+            Ok(ld) => Some(expansion_terms(&ld, r, n).into_iter().map(|(value, c1, c2)| Expansion { value, c1, c2 }).collect()),
+            Err(e) => {
+                left_out.push(format!("{what} not refined: {}", observable_error(e)));
+                None
+            }
+        }
     };
-    let tail = group(&|o| o.tail.clone()).unwrap_or_default();
-    let prob_wait = group(&|o| o.prob_wait.into_iter().collect()).and_then(|w| w.first().copied());
+    let has_tail = !obs.tail.is_empty();
+    let tail =
+        if has_tail { group("the tail, the mean queue length and the mean response time", &|o| o.tail.clone()) } else { Some(Vec::new()) };
+    let prob_wait = if obs.prob_wait.is_some() { group("P(wait)", &|o| o.prob_wait.into_iter().collect()) } else { None };
     // a share of jobs is expanded as `share throughput` too (the class's accepted rate, linear
     // in its state), the ratio taken after (see `ratio_extras`)
-    let extras = group(&|o| {
-        let t = o.throughput.unwrap_or(0.0);
-        let shares = o.extras.iter().filter(|e| e.0.ends_with(".share_of_jobs")).map(|e| e.1 * t);
-        o.extras.iter().map(|e| e.1).chain(shares).collect()
-    })
-    .map(|e| {
-        let (plain, shares) = e.split_at(obs.extras.len());
-        ratio_extras(&obs.extras, plain, shares, r.second.is_some())
-    })
-    .unwrap_or_default();
+    let extras = if obs.extras.is_empty() {
+        Vec::new()
+    } else {
+        group("the extras", &|o| {
+            let t = o.throughput.unwrap_or(0.0);
+            let shares = o.extras.iter().filter(|e| e.0.ends_with(".share_of_jobs")).map(|e| e.1 * t);
+            o.extras.iter().map(|e| e.1).chain(shares).collect()
+        })
+        .map(|e| {
+            let (plain, shares) = e.split_at(obs.extras.len());
+            ratio_extras(&obs.extras, plain, shares, r.second.is_some())
+        })
+        .unwrap_or_default()
+    };
     let throughput = throughput_expansion(model, r);
-    RefinedExpansion { tail, prob_wait, extras, has_queue_length: obs.mean_queue_length.is_some(), throughput }
+    // without the tail's expansion there is no mean queue length to report (not a zero sum)
+    let has_queue_length = obs.mean_queue_length.is_some() && tail.is_some();
+    RefinedExpansion {
+        tail: tail.unwrap_or_default(),
+        prob_wait: prob_wait.and_then(|w| w.first().copied()),
+        extras,
+        has_queue_length,
+        throughput,
+        left_out,
+    }
+}
+
+/// Why an observable's derivative grids could not be formed, in words.
+fn observable_error(e: local::LocalError) -> String {
+    match e {
+        local::LocalError::SupportTooLarge { size, work, .. } => format!(
+            "its function depends on up to {size} state entries, and its derivative grids would need {work:.1e} values, more than \
+             the limit of {:.0e}",
+            local::OBSERVABLE_WORK
+        ),
+        local::LocalError::Inconsistent(m) => m,
+    }
 }
 
 /// The series of `a / b` to the order of the terms (`c2 = 0` at order 1); `None` when

@@ -283,6 +283,36 @@ fn start_counts(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<Vec<u
     Ok(x.iter().map(|v| (v * n).round() as u32).collect())
 }
 
+/// The checks [`exact`] makes before it builds anything, for a caller with other work to do
+/// first (a fixed point, refined terms): the options, the model's transitions, the state
+/// count where the layout gives it, and the size of a state's key (each of the `dim` entries'
+/// counts takes `ceil(log2(N + 1))` bits, 128 in all at most).
+///
+/// # Errors
+/// [`ExactError`] as [`exact`] for these causes.
+pub fn check_feasible(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<(), ExactError> {
+    opts.validate()?;
+    if model.transitions().is_none() {
+        return Err(ExactError::NoTransitions { model: model.name() });
+    }
+    if let Some(count) = state_count_estimate(model, opts.servers).filter(|&c| c > opts.max_states as f64) {
+        return Err(ExactError::TooManyStates { estimate: Some(count), limit: opts.max_states });
+    }
+    let bits = chain::bits_for(opts.servers) as usize;
+    if model.dim() * bits > 128 {
+        return Err(out_of_range(
+            "state entries",
+            model.dim(),
+            &format!(
+                "at most {} entries at N = {} ({bits} bits per count, 128 bits per state): a lower truncation level or buffer",
+                128 / bits,
+                opts.servers
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The exact stationary expectations of the `N`-object chain of `model` (see the module docs).
 ///
 /// # Errors
@@ -290,23 +320,9 @@ fn start_counts(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<Vec<u
 /// (refused from the state count before building when the layout gives it), a transition off
 /// the lattice, an absorbing state, the wall-clock limit while building, a failed LU.
 pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactReport, ExactError> {
-    opts.validate()?;
     let started = Instant::now();
     let deadline = &opts.deadline;
-    if model.transitions().is_none() {
-        return Err(ExactError::NoTransitions { model: model.name() });
-    }
-    if let Some(count) = state_count_estimate(model, opts.servers).filter(|&c| c > opts.max_states as f64) {
-        return Err(ExactError::TooManyStates { estimate: Some(count), limit: opts.max_states });
-    }
-    let bits = chain::bits_for(opts.servers);
-    if model.dim() * bits as usize > 128 {
-        return Err(out_of_range(
-            "servers",
-            opts.servers,
-            &format!("at most {} bits per state: {} entries x {bits} bits per count does not fit", 128, model.dim()),
-        ));
-    }
+    check_feasible(model, opts)?;
     let start = start_counts(model, opts)?;
     let search = chain::Search { n: opts.servers, start: &start, max_states: opts.max_states, deadline };
     let mut chain = chain::build(model, &search)?;
