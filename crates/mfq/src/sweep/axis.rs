@@ -94,6 +94,12 @@ impl Axis {
     pub fn parse(name: &str, text: &str) -> Result<Axis, ModelError> {
         let bad = |reason: String| ModelError::BadOverride { name: name.to_string(), reason };
         let num = |s: &str| -> Option<f64> { s.trim().parse::<f64>().ok().filter(|v| v.is_finite()) };
+        let parts = text.split(':').count();
+        if parts != 3 && parts > 1 && !text.contains(['{', '[', '"', '\'']) && split_top_level(text).len() == 1 {
+            return Err(bad(format!(
+                "'{text}' has {parts} parts separated by ':'; allowed: a range start:end:points (e.g. 0.5:0.9:5) or a list v1,v2,..."
+            )));
+        }
         let axis = if let [a, b, n] = text.split(':').collect::<Vec<_>>()[..] {
             let end =
                 |s: &str| num(s).ok_or_else(|| bad(format!("'{}' is not a finite number (range syntax: start:end:points)", s.trim())));
@@ -130,10 +136,11 @@ impl Axis {
         Ok(axis)
     }
 
-    /// Whether `text` has the form of a sweep: `a:b:n`, or a comma outside brackets, braces and
+    /// Whether `text` has the form of a sweep: `a:b:n` (or another count of `:`-separated parts,
+    /// which [`parse`](Self::parse) refuses by name), or a comma outside brackets, braces and
     /// quotes (a single inline table `{law = "h2", scv = 4}` is not a sweep).
     pub fn is_sweep(text: &str) -> bool {
-        text.split(':').count() == 3 && !text.contains(['{', '[', '"', '\'']) || split_top_level(text).len() > 1
+        text.split(':').count() >= 2 && !text.contains(['{', '[', '"', '\'']) || split_top_level(text).len() > 1
     }
 
     /// Whether the values are names or TOML values rather than numbers.
@@ -244,6 +251,12 @@ mod tests {
         assert!(Axis::parse("d", "1,2,1").is_err());
         assert!(Axis::parse("lambda", "0.5:0.9:5").unwrap().range && !Axis::parse("d", "1,2").unwrap().range);
         assert!(Axis::is_sweep("0.1:0.2:3") && !Axis::is_sweep("0.3"));
+        // a range of two or four parts is a malformed range, named as such
+        for text in ["0.5:0.9", "0.5:0.9:5:1"] {
+            assert!(Axis::is_sweep(text));
+            let e = Axis::parse("lambda", text).unwrap_err().to_string();
+            assert!(e.contains(text) && e.contains("start:end:points"), "{e}");
+        }
         let a = Axis::parse("discipline", "ps, fcfs,lcfs").unwrap();
         assert_eq!(a.labels.as_deref(), Some(&["ps".to_string(), "fcfs".into(), "lcfs".into()][..]));
         assert_eq!((a.values.clone(), a.text_of(1.0)), (vec![0.0, 1.0, 2.0], "fcfs".to_string()));

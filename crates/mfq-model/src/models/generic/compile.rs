@@ -436,6 +436,9 @@ fn unroll_transition(
     for_each_binding(r, &bindings, &for_src, &format!("{key}.for"), &mut Vec::new(), iterations, &mut body)
 }
 
+/// Largest size of one entry's change in a jump (objects per event).
+const MAX_JUMP: f64 = 1e6;
+
 /// The jump of one instance of transition `key` (index values `scope`) in the slots: the
 /// changes of `jump_keys` (element expression, source, change) summed per element, checked
 /// against the conservation laws, without eliminated variables and zero changes.
@@ -455,8 +458,10 @@ fn instance_jump(
             return Err(format_err(&jkey, k, format!("jump outside the state{}: a boundary value cannot change", scope_text(scope))));
         };
         let amount = r.constant(v, &format!("{jkey}.\"{k}\""), scope)?;
-        if !amount.is_finite() {
-            return Err(out_of_range(&format!("{jkey}.\"{k}\""), amount, "a finite change"));
+        // an entry is a fraction of the N objects: a jump moves it by `amount / N`, so a change
+        // beyond a million objects per event is an error in the file, not a model
+        if !(amount.is_finite() && amount.abs() <= MAX_JUMP) {
+            return Err(out_of_range(&format!("{jkey}.\"{k}\""), amount, "a finite change of at most 1e6 in size (objects per event)"));
         }
         match changes.iter_mut().find(|(e, _)| *e == el) {
             Some(c) => c.1 += amount,
@@ -481,18 +486,12 @@ fn compile_programs(r: &Resolver, rates: &[Node], jumps: &[(usize, f64)], jump_p
     // the Jacobian: symbolic derivatives, grouped by shape
     let mut jac_items = Vec::new();
     let mut derivs = Vec::new();
-    let mut vars = Vec::new();
     r.check_deadline("compiling the drift")?;
     for (i, rate) in rates.iter().enumerate() {
         if i % 1024 == 1023 {
             r.check_deadline("the symbolic Jacobian")?;
         }
-        vars.clear();
-        rate.vars(&mut vars);
-        vars.sort_unstable();
-        vars.dedup();
-        for &j in &vars {
-            let d = node::derivative(rate, j);
+        for (j, d) in node::gradient(rate) {
             r.charge(d.size())?;
             if !d.is_zero() {
                 jac_items.push((i as u32, j));

@@ -322,6 +322,49 @@ pub(crate) fn cond(a: Node, b: Node, t: Node, e: Node) -> Node {
     }
 }
 
+/// The partial derivatives of `node` with respect to the slots it reads, `(slot, d node / d
+/// x[slot])` in increasing slot order, each the node [`derivative`] gives. A sum differentiates
+/// only the terms that read each slot, and a product only the factors, so that a sum of `n`
+/// slots (a conservation law's eliminated variable, `1 - x_1 - ... - x_n`, inside a rate)
+/// costs `O(n log n)` for all its derivatives instead of `O(n^2)` slot by slot.
+pub(crate) fn gradient(node: &Node) -> Vec<(u32, Node)> {
+    match node {
+        Const(_) => Vec::new(),
+        Node::Var(i) => vec![(*i, Const(1.0))],
+        Node::Neg(a) => gradient(a).into_iter().map(|(j, d)| (j, neg(d))).collect(),
+        Node::Add(t) => {
+            let mut by_slot: std::collections::BTreeMap<u32, Vec<Node>> = std::collections::BTreeMap::new();
+            for term in t {
+                for (j, d) in gradient(term) {
+                    by_slot.entry(j).or_default().push(d);
+                }
+            }
+            by_slot.into_iter().map(|(j, terms)| (j, add(terms))).collect()
+        }
+        Node::Mul(f) => {
+            let mut by_slot: std::collections::BTreeMap<u32, Vec<Node>> = std::collections::BTreeMap::new();
+            for (k, fk) in f.iter().enumerate() {
+                for (j, dk) in gradient(fk) {
+                    if dk.is_zero() {
+                        continue;
+                    }
+                    let mut g: Vec<Node> = f.clone();
+                    g[k] = dk;
+                    by_slot.entry(j).or_default().push(mul(g));
+                }
+            }
+            by_slot.into_iter().map(|(j, terms)| (j, add(terms))).collect()
+        }
+        _ => {
+            let mut vars = Vec::new();
+            node.vars(&mut vars);
+            vars.sort_unstable();
+            vars.dedup();
+            vars.into_iter().map(|j| (j, derivative(node, j))).collect()
+        }
+    }
+}
+
 /// `d node / d x[j]`, symbolic, simplified by the constructors above. `min`/`max` (and
 /// `abs`) are differentiated piecewise: at a tie the derivative of the first argument.
 pub(crate) fn derivative(node: &Node, j: u32) -> Node {
@@ -405,6 +448,29 @@ mod tests {
         assert_eq!(pow(Var(0), Const(2.0)), powi(Var(0), 2));
         assert_eq!(neg(neg(Var(0))), Var(0));
         assert_eq!(sub(Var(0), Var(0)), add(vec![Var(0), neg(Var(0))]));
+    }
+
+    /// The gradient is the slot-by-slot derivative, node for node, on sums, products,
+    /// negations and the other nodes, and for a sum of many slots.
+    #[test]
+    fn the_gradient_is_the_derivative_slot_by_slot() {
+        let (x0, x1, x2) = (Var(0), Var(1), Var(2));
+        let f = add(vec![
+            mul(vec![Const(0.9), x0.clone(), sub(x1.clone(), powi(x2.clone(), 2))]),
+            neg(mul(vec![x1.clone(), fun(Fun::Exp, x0.clone())])),
+            div(x2.clone(), add(vec![Const(1.0), x0.clone()])),
+            min(x0.clone(), x2.clone()),
+            Const(3.0),
+        ]);
+        let long = sub(Const(1.0), add((0..500).map(Var).collect()));
+        for node in [f, long, mul(vec![x1.clone(), x1.clone()]), Const(2.0)] {
+            let mut vars = Vec::new();
+            node.vars(&mut vars);
+            vars.sort_unstable();
+            vars.dedup();
+            let slot_by_slot: Vec<(u32, Node)> = vars.iter().map(|&j| (j, derivative(&node, j))).collect();
+            assert_eq!(gradient(&node), slot_by_slot);
+        }
     }
 
     #[test]
