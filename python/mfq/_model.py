@@ -67,15 +67,33 @@ def _name(key: str) -> str:
     return _ALIASES.get(key, key)
 
 
+def _renamed(params: Mapping[str, Any], prefix: str = "model.") -> Dict[str, Any]:
+    """``params`` with the Python names of keys (``lam``, ``lambda_``) replaced by the file's
+    (``lambda``). Two names of one key (``lam=0.5`` and ``lambda=0.6``) raise InvalidInput naming
+    the key: the model file would hold it twice (a TOML duplicate key), an override would drop one."""
+    out: Dict[str, Any] = {}
+    given: Dict[str, str] = {}
+    for k, v in params.items():
+        name = _name(k)
+        if name in out:
+            allowed = f"one of {given[name]!r} and {k!r}, not both"
+            raise InvalidInput(
+                f"{prefix}{name} is given twice, as {given[name]!r} and {k!r}: allowed: {allowed}", prefix + name,
+                f"{given[name]} = {toml_value(out[name], name)}, {k} = {toml_value(v, name)}", allowed,
+            )  # fmt: skip
+        out[name], given[name] = v, k
+    return out
+
+
 def _model_text(spec: Mapping[str, Any]) -> str:
     """Model-file text of a dict: either the file's structure (``{"model": {...}, "truncation":
     {...}}``) or the ``[model]`` table itself with optional ``title``, ``source``, ``truncation``."""
     if "model" in spec:
         top = {k: v for k, v in spec.items() if k != "model"}
-        table = dict(spec["model"])
+        table = _renamed(spec["model"])
     else:
         top = {k: v for k, v in spec.items() if k in _TOP_LEVEL}
-        table = {k: v for k, v in spec.items() if k not in _TOP_LEVEL}
+        table = _renamed({k: v for k, v in spec.items() if k not in _TOP_LEVEL})
     if "kind" not in table:
         raise InvalidInput("model.kind is missing: name a kind (see mfq.models())", "model.kind", None, "a kind from mfq.models()")
     lines = [f"{k} = {toml_value(v, k)}" for k, v in top.items() if k in ("title", "source")]
@@ -84,7 +102,7 @@ def _model_text(spec: Mapping[str, Any]) -> str:
         key = sorted(unknown)[0]
         raise InvalidInput(f"{key} is not a key of a model file (allowed: title, source, model, truncation)", key, None, "title, source, model, truncation")
     lines.append("[model]")
-    lines += [f"{_name(k)} = {toml_value(v, 'model.' + _name(k))}" for k, v in table.items()]
+    lines += [f"{k} = {toml_value(v, 'model.' + k)}" for k, v in table.items()]
     if top.get("truncation"):
         lines.append("[truncation]")
         lines += [f"{k} = {toml_value(v, 'truncation.' + k)}" for k, v in dict(top["truncation"]).items()]
@@ -92,7 +110,7 @@ def _model_text(spec: Mapping[str, Any]) -> str:
 
 
 def _overrides(params: Mapping[str, Any]) -> List[str]:
-    return [f"{_name(k)}={toml_value(v, _name(k))}" for k, v in params.items()]
+    return [f"{k}={toml_value(v, k)}" for k, v in _renamed(params, "").items()]
 
 
 def _number(v: Any) -> float:
@@ -100,15 +118,100 @@ def _number(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-def _counts(**values: Any) -> None:
-    """Raises InvalidInput naming the option when a count (``servers``, ``replications``...) is
-    not an integer >= 0 (the compiled module takes unsigned integers; its own checks give the
-    allowed range of each)."""
-    for name, v in values.items():
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise InvalidInput(f"{name} = {v!r} is not allowed: an integer >= 0", name, repr(v), "an integer >= 0")
+def _text(v: Any) -> str:
+    """A value given for an option, as text (``InvalidInput.value``): numbers as Python prints
+    them (``-1``, ``10.5``), anything else as its repr (``'1'``)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else repr(v)
+
+
+# the largest value of the compiled module's unsigned integer types (u64 and usize; u32)
+_U64 = 2**64 - 1
+_U32 = 2**32 - 1
+
+# what the core allows for each integer option, in its own words (the Rust checks: SimOptions,
+# FixedPointOptions, CheckOptions, ExactOptions, Truncation::validate); a value of the right
+# type reaches the core, which gives the same text (python/tests/test_user_report.py compares them)
+_ALLOWED = {
+    "servers": "an integer in [1, 100000000]",
+    "replications": "an integer in [1, 10000]",
+    "batches": "an integer in [2, 100000] (batch means need at least two batches)",
+    "seed": f"an integer in [0, {_U64}]",
+    "buffer": "an integer >= 1, or none for an unlimited buffer",
+    "max_iter": "an integer >= 1",
+    "starts": "an integer in [1, 100000]",
+    "levels": "an integer in [1, 10000000]",
+    "max_states": "an integer >= 1",
+}
+
+
+def _integer(name: str, v: Any, maximum: int = _U64, optional: bool = False, allowed: Optional[str] = None) -> Any:
+    """``v`` as an ``int`` for the integer option ``name``: Python and numpy integers (not
+    ``bool``, not floats, even integral ones: as ``range()``), from 0 up to ``maximum``, the
+    largest value the compiled module's type holds. Raises InvalidInput naming the option, with
+    the core's allowed range, for anything else (a negative count was an ``OverflowError``, a
+    float a ``TypeError``); the core checks its narrower range itself. ``None`` passes when
+    ``optional``; ``allowed`` replaces the core's words for ``name``."""
+    if type(v) is int and 0 <= v <= maximum:  # the common case, first
+        return v
+    if v is None and optional:
+        return None
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= int(v) <= maximum:
+        return int(v)
+    if allowed is None:
+        allowed = _ALLOWED[name] + (", or None" if optional and name != "buffer" else "")
+    raise InvalidInput(f"{name} = {v!r} is not allowed: {allowed}", name, _text(v), allowed)
+
+
+def _real(name: str, v: Any, allowed: str) -> float:
+    """``v`` as a ``float`` for the real option ``name`` (Python and numpy numbers, not ``bool`` or
+    text: ``"1e-9"`` is refused as it is by every option of the CLI's number type). Raises
+    InvalidInput naming the option; its range is the core's to check."""
+    if type(v) is float:
+        return v
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return float(v)
+    raise InvalidInput(f"{name} = {v!r} is not allowed: {allowed}", name, _text(v), allowed)
+
+
+def _state(name: str, x: Any) -> np.ndarray:
+    """``x`` as a 1-D contiguous float64 array, for a state argument (``x``, ``x0``): a sequence
+    or array of numbers of shape ``(n,)``. Raises InvalidInput naming the argument for another
+    shape (a 2-D array was a bare ``TypeError``), a scalar, or entries that are not numbers (text,
+    booleans). Whether it is a state of the model (size, finite entries, constraints) is the
+    compiled module's check."""
+    allowed = "a 1-D sequence of numbers (a state of the model, in its layout)"
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:  # ragged nested lists
+        raise InvalidInput(f"{name} is not allowed: {allowed} ({e})", name, _short(x), allowed) from None
+    if a.ndim != 1:
+        raise InvalidInput(f"{name} has shape {a.shape}: allowed: {allowed}", name, f"an array of shape {a.shape}", allowed)
+    if a.size and a.dtype.kind not in "iuf":
+        raise InvalidInput(f"{name} holds {a.dtype} entries: allowed: {allowed}", name, _short(x), allowed)
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _sizes(name: str, values: Any) -> List[float]:
+    """System sizes ``N`` (``refined(servers=...)``, ``exact(servers=...)``, ``Refined.estimate``):
+    each an integer >= 1, given as an integer or as an integral float (``np.array([10.0, 20.0])``).
+    Raises InvalidInput naming the option for any other (``10.5`` was accepted and the expansion
+    evaluated there; ``exact`` truncated it to 10)."""
+    allowed = "integers N >= 1 (numbers of servers or objects)"
+    out = []
+    for v in values:
+        ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        n = float(v) if ok else math.nan
+        if not (ok and math.isfinite(n) and n >= 1 and n.is_integer()):
+            raise InvalidInput(f"{name} = {v!r} is not allowed: {allowed}", name, _text(v), allowed)
+        out.append(n)
+    return out
 
 
 def _status(s: Any) -> str:
@@ -141,12 +244,11 @@ def _seconds(max_seconds: Optional[float]) -> Optional[float]:
     if max_seconds is None:
         return None
     allowed = "a finite number of seconds > 0, or None (no limit)"
-    try:
-        v = float(max_seconds)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"max_seconds = {max_seconds!r} is not allowed: {allowed}", "max_seconds", repr(max_seconds), allowed) from None
-    if not (math.isfinite(v) and v > 0.0) or isinstance(max_seconds, bool):
-        raise InvalidInput(f"max_seconds = {max_seconds!r} is not allowed: {allowed}", "max_seconds", repr(max_seconds), allowed)
+    number = isinstance(max_seconds, (int, float, np.integer, np.floating)) and not isinstance(max_seconds, bool)
+    v = float(max_seconds) if number else math.nan
+    if not (math.isfinite(v) and v > 0.0):
+        # text ("1") is refused, as the docs say, not read as a number
+        raise InvalidInput(f"max_seconds = {max_seconds!r} is not allowed: {allowed}", "max_seconds", _text(max_seconds), allowed)
     return v
 
 
@@ -172,12 +274,15 @@ class Model:
     __slots__ = ("_core",)
 
     def __init__(self, spec: Optional[Mapping[str, Any]] = None, /, **params: Any) -> None:
+        # the file's names first (`lam` is `lambda`), so that a keyword replaces the dict's key
+        # whichever name either uses; two names of one key in one place raise InvalidInput
         merged: Dict[str, Any] = dict(spec or {})
-        if "model" in merged and params:
-            merged["model"] = {**merged["model"], **{k: v for k, v in params.items() if k not in _TOP_LEVEL}}
-            merged.update({k: v for k, v in params.items() if k in _TOP_LEVEL})
+        extra = _renamed(params)
+        if "model" in merged and extra:
+            merged["model"] = {**_renamed(merged["model"]), **{k: v for k, v in extra.items() if k not in _TOP_LEVEL}}
+            merged.update({k: v for k, v in extra.items() if k in _TOP_LEVEL})
         else:
-            merged.update(params)
+            merged = {**_renamed(merged), **extra}
         self._core = _mfq.Core.from_toml(_model_text(merged))
 
     @classmethod
@@ -233,16 +338,22 @@ class Model:
 
         Args:
             tol: residual tolerance on ``max |f(x)|``. max_iter: linear solves per level.
-            max_seconds: wall-clock limit. x0: a start (default: the empty state).
+            max_seconds: wall-clock limit. x0: a start (default: the empty state): a tail of any
+                length ``K`` (the first truncation level), else a state of the model at its
+                first truncation level; it must lie in the state space, as a start of
+                :meth:`solve`.
             strict: raise :class:`NotConverged` when the solve did not converge (else return
                 the result with its status).
 
         Raises:
             Unstable: parameters outside the stability region (``.reason``).
-            InvalidInput: bad options. NotConverged: see ``strict`` (``.result`` holds the
-                last iterate).
+            InvalidInput: bad options; ``x0`` not finite, of a size the solver cannot read, or
+                outside the state space (``field == "x0"``). NotConverged: see ``strict``
+                (``.result`` holds the last iterate).
         """
-        start = None if x0 is None else [float(v) for v in x0]
+        start = None if x0 is None else _state("x0", x0).tolist()
+        tol = _real("tol", tol, "a number > 0")
+        max_iter = _integer("max_iter", max_iter)
         fp = FixedPoint._trusted(self._core.fixed_point(tol, max_iter, _seconds(max_seconds), start))
         if strict and fp.status != "converged":
             raise NotConverged(f"fixed point of {fp.model}: {fp.status_message} (residual {fp.residual:.2e})", fp.status, fp)
@@ -252,15 +363,23 @@ class Model:
         """The drift ``f(x)`` (``dx/dt = f(x)``), float64 of ``x``'s shape ``(n,)``, at truncation
         level ``levels`` (default ``K = len(x)``, the tail form; other layouts pass ``levels``).
 
+        ``x`` must be a state of the model, as a start of :meth:`solve` (``Model::check_start``):
+        finite, and within ``1e-12`` of every constraint of its layout (tail form: ``0 <= x_k <= 1``
+        and ``x_{k+1} <= x_k``). The rates clamp entries to ``[0, 1]``, so outside the state space
+        the drift would be that of another state; it is refused, not clamped.
+
         Raises:
-            InvalidInput: ``x`` of the wrong size (``field == "x"``).
+            InvalidInput: ``x`` not 1-D, of the wrong size, with a non-finite entry (named) or
+                outside the state space (the broken constraint named; ``field == "x"``).
         """
-        return self._core.drift(np.ascontiguousarray(x, dtype=np.float64), levels)
+        return self._core.drift(_state("x", x), _integer("levels", levels, optional=True))
 
     def jacobian(self, x: Sequence[float], *, levels: Optional[int] = None) -> np.ndarray:
         """The Jacobian ``J[i, j] = d f_i / d x_j`` at ``x``: float64, shape ``(n, n)``, dense
-        (the model's analytic Jacobian, or forward differences). ``levels`` as :meth:`drift`."""
-        return self._core.jacobian(np.ascontiguousarray(x, dtype=np.float64), levels)
+        (the model's analytic Jacobian, or forward differences). ``x`` and ``levels`` as
+        :meth:`drift` (the same states are refused): on the state space it is the derivative of
+        :meth:`drift` (central differences agree wherever both steps stay in it)."""
+        return self._core.jacobian(_state("x", x), _integer("levels", levels, optional=True))
 
     def solve(
         self, t_end: float, *, x0: Optional[Sequence[float]] = None, t_eval: Optional[Sequence[float]] = None,
@@ -284,11 +403,12 @@ class Model:
             InvalidInput: bad ``x0``, ``t_eval`` or options. NotConverged (``strict``): the run
                 stopped early (``.result`` holds the part computed).
         """
+        levels = _integer("levels", levels, optional=True)
         if x0 is None:
             start = self._core.empty_state(levels)
         else:
-            start = np.ascontiguousarray(x0, dtype=np.float64)
-        if not (isinstance(t_end, (int, float)) and math.isfinite(t_end) and t_end > 0):
+            start = _state("x0", x0)
+        if not (isinstance(t_end, (int, float, np.integer, np.floating)) and not isinstance(t_end, bool) and math.isfinite(t_end) and t_end > 0):
             raise InvalidInput(f"t_end = {t_end} is not allowed: a finite number > 0", "t_end", str(t_end), "a finite number > 0")
         times = np.linspace(0.0, float(t_end), 101) if t_eval is None else np.asarray(t_eval, dtype=np.float64)
         if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) <= 0) or times[-1] > t_end:
@@ -296,6 +416,10 @@ class Model:
                 f"t_eval is not allowed: increasing finite times in [0, t_end = {t_end}]", "t_eval", None,
                 f"increasing finite times in [0, {t_end}]",
             )  # fmt: skip
+        rtol, atol = _real("rtol", rtol, "a number > 0"), _real("atol", atol, "a number > 0")
+        if not isinstance(method, str):
+            raise InvalidInput(f"method = {method!r} is not allowed: one of auto, dopri5, dop853, rosenbrock23, bdf", "method", _text(method),
+                               "one of auto, dopri5, dop853, rosenbrock23, bdf")  # fmt: skip
         t, x, status, message = self._core.transient(start.tolist(), times.tolist(), levels, rtol, atol, method, _seconds(max_seconds))
         traj = Trajectory(t=t, x=x, status=status, status_message=message)
         if strict and status != "success":
@@ -315,15 +439,17 @@ class Model:
                 the terms mean nothing; a size whose estimate leaves the state space).
 
         Raises:
-            InvalidInput: ``order`` not 1 or 2, a size that is not a finite number >= 1; a kind
+            InvalidInput: ``order`` not 1 or 2, a size that is not an integer >= 1; a kind
                 without transitions or with a non-smooth drift (``field == "kind"``); order 2 when
                 the rates depend on too many state entries for their derivative grids. Unstable, NotConverged: as
-                :meth:`fixed_point`.
+                :meth:`fixed_point`; NotConverged (``status == "stopped"``) also when
+                ``max_seconds`` passes during the terms (their dense steps).
         """
-        if order not in (1, 2) or isinstance(order, bool):
-            raise InvalidInput(f"order = {order} is not allowed: 1 (the 1/N term) or 2 (also the 1/N^2 term)", "order", str(order),
+        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order not in (1, 2):
+            raise InvalidInput(f"order = {order} is not allowed: 1 (the 1/N term) or 2 (also the 1/N^2 term)", "order", _text(order),
                                "1 (the 1/N term) or 2 (also the 1/N^2 term)")  # fmt: skip
-        sizes = [float(n) for n in servers]
+        order = int(order)
+        sizes = _sizes("servers", [servers] if isinstance(servers, (int, float, np.number)) else servers)
         fp_dict, text = self._core.refined(order, sizes, _seconds(max_seconds))
         fp = FixedPoint(**fp_dict)
         if text is None:
@@ -351,12 +477,20 @@ class Model:
     ) -> Simulation:  # fmt: skip
         """A finite-N simulation of the system the kind declares (docs/simulation.md): ``servers``
         servers, ``replications`` independent runs of ``warmup + time`` mean job sizes from empty.
+        ``buffer``: an arrival that finds its server holding ``buffer`` jobs is lost (a loss
+        system, stationary at every load).
 
         Raises:
-            InvalidInput: options out of range, or a kind without a finite-N system
+            Unstable: the model is outside its stability region and has no buffer (``buffer`` or
+                ``truncation.buffer``), as ``mfq simulate`` refuses it (exit code 3; the
+                front door's ``mfq::simsweep::unstable_reason``). InvalidInput: options out of
+                range or not integers, or a kind without a finite-N system
                 (``field == "kind"``). NotConverged (``strict``): ``max_seconds`` ran out.
         """
-        _counts(servers=servers, replications=replications, batches=batches, seed=seed, buffer=buffer)
+        servers, replications, batches = _integer("servers", servers), _integer("replications", replications), _integer("batches", batches)
+        seed, buffer = _integer("seed", seed), _integer("buffer", buffer, _U32, optional=True)
+        time = _real("time", time, "a finite number > 0 (mean job sizes)")
+        warmup = _real("warmup", warmup, "a finite number >= 0 (mean job sizes)")
         r = json.loads(self._core.simulate(servers, time, warmup, replications, batches, seed, buffer, _seconds(max_seconds)))
         status = r["status"]["status"]
         sim = Simulation(
@@ -388,7 +522,12 @@ class Model:
             NotConverged (``strict``): ``max_seconds`` ran out (the partial :class:`Exact` is
                 its ``result``) or an iterative solve did not converge.
         """
-        sizes = [int(servers)] if isinstance(servers, (int, np.integer)) else [int(n) for n in servers]
+        sizes = [int(n) for n in _sizes("servers", [servers] if isinstance(servers, (int, float, np.number)) else servers)]
+        buffer = _integer("buffer", buffer, optional=True, allowed="an integer in [1, 10000000] (the buffer K: truncation.levels), or None")
+        max_states = _integer("max_states", max_states)
+        if not isinstance(method, str):
+            raise InvalidInput(f"method = {method!r} is not allowed: \"auto\", \"lu\" or \"iterative\"", "method", _text(method),
+                               '"auto", "lu" or "iterative"')  # fmt: skip
         r = json.loads(self._core.exact(sizes, buffer, method, max_states, _seconds(max_seconds)))
         fp, terms = r["fixed_point"], r["refined"]
         x = np.asarray(fp["x"], dtype=np.float64)
@@ -427,6 +566,7 @@ class Model:
             Unstable, InvalidInput: as :meth:`fixed_point`. NotConverged (``strict``): the
                 wall-clock limit stopped the check (``.result`` holds what it found).
         """
+        starts, seed = _integer("starts", starts, optional=True), _integer("seed", seed)
         fp_dict, text, summary = self._core.check(starts, seed, _seconds(max_seconds))
         r = json.loads(text)
         result = CheckResult(

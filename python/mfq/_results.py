@@ -6,7 +6,6 @@ job sizes, queue lengths in jobs per server. Tail form: ``x[k-1] = x_k``, the fr
 servers with at least ``k`` jobs (``x_0 = 1`` implicit), see docs/architecture.md.
 """
 
-import math
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -217,11 +216,12 @@ class Refined(Result):
         ``None`` where the model has no such quantity.
 
         Raises:
-            ValueError: ``servers`` not a number > 0.
+            InvalidInput: ``servers`` not an integer >= 1 (``field == "servers"``), as the sizes
+                of :meth:`mfq.Model.refined`.
         """
-        n = float(servers)
-        if not (n > 0 and math.isfinite(n)):
-            raise ValueError(f"servers = {servers} is not allowed: a finite number > 0")
+        from ._model import _sizes  # the check of Model.refined's sizes (_model imports this module)
+
+        (n,) = _sizes("servers", [servers])
         e = self.expansion
 
         def at(t: Dict[str, float]) -> float:

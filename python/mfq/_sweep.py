@@ -4,6 +4,7 @@ each line)."""
 
 import json
 import re
+import warnings
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -71,7 +72,14 @@ def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResul
     "exponential"}, {"law": "h2", "scv": 4.0}]``). The first numeric axis is the x axis, the next
     axis gives one curve per value, further axes are facets (rows for every combination). A
     name or dict column holds the names (dicts as their TOML text). Points outside the stability
-    region have status ``"unstable"``.
+    region have status ``"unstable"``; a point whose parameters are invalid (``d=[0, 2]``, a NaN
+    ``lambda``) has status ``"invalid"`` with the error, naming the field, in its ``reason``: the
+    other points are still solved, and a ``RuntimeWarning`` says how many points are invalid and
+    why the first is (``mfq sweep`` writes the other points and exits with code 2).
+
+    Warns:
+        RuntimeWarning: points with invalid parameters (``warnings.filterwarnings("error")`` turns
+            it into an exception).
 
     Raises:
         InvalidInput: no axis, an empty axis, a name that is not a key of the model, a name or
@@ -113,4 +121,14 @@ def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResul
     cols["truncation"] = col("levels", np.int64, -1)
     cols["iterations"] = col("iterations", np.int64, -1)
     cols["tails"] = [np.asarray(s.get("tail", []), dtype=np.float64) for s in st]
+    # as `mfq sweep`, which writes every point and then exits with code 2: a grid keeps going,
+    # but invalid parameters are said, not only marked (warnings.filterwarnings("error") raises)
+    invalid = [i for i, s in enumerate(st) if s["status"] == "invalid"]
+    if invalid:
+        i = invalid[0]
+        at = ", ".join(f"{a[0]} = {cols[a[0]][i]}" for a in parsed)
+        warnings.warn(
+            f"{len(invalid)} of {len(points)} sweep points have invalid parameters (status 'invalid'; the reason column says why), "
+            f"the first at {at}: {st[i].get('reason', '')}", RuntimeWarning, stacklevel=2,
+        )  # fmt: skip
     return SweepResult(cols)

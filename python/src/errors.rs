@@ -4,11 +4,13 @@ use mfq::errors::{CheckError, ExactError, FixedPointError, ModelError, OdeError,
 use mfq::Error;
 use pyo3::prelude::*;
 
-/// What a Python exception carries: `InvalidInput(message, field, value, allowed)` or
-/// `Unstable(message, reason)`.
+/// What a Python exception carries: `InvalidInput(message, field, value, allowed)`,
+/// `Unstable(message, reason)` or `NotConverged(message, status)` (a job the deadline stopped
+/// before it had a result).
 enum Carried {
     Invalid { field: Option<String>, value: Option<String>, allowed: String },
     Unstable { reason: String },
+    Stopped,
 }
 
 fn invalid(field: impl Into<String>, value: impl Into<String>, allowed: impl Into<String>) -> Carried {
@@ -21,16 +23,38 @@ fn model_error(e: &ModelError) -> Carried {
         ModelError::OutOfRange { field, value, allowed } => invalid(field, value, allowed),
         ModelError::BadOverride { name, reason } => Carried::Invalid { field: Some(name.clone()), value: None, allowed: reason.clone() },
         ModelError::Declaration { at, message } => Carried::Invalid { field: Some(at.clone()), value: None, allowed: message.clone() },
-        ModelError::File { message, .. } => {
+        ModelError::File { message, position, after_set } => {
             let field = message
                 .split_once(": ")
                 .map(|(key, _)| key)
                 .filter(|key| ["model", "truncation", "title", "source"].iter().any(|top| key.starts_with(top)) && !key.contains(' '))
                 .map(str::to_string);
-            Carried::Invalid { field, value: None, allowed: e.to_string() }
+            let value = field.as_deref().and_then(|f| file_value(f, position.as_ref().map(|p| p.text.as_str()), after_set.as_deref()));
+            Carried::Invalid { field, value, allowed: e.to_string() }
         }
+        ModelError::Interrupted { .. } => Carried::Stopped,
         other => Carried::Invalid { field: None, value: None, allowed: other.to_string() },
     }
+}
+
+/// The value (TOML text) given for the dotted key `field` of a model-file error (a value of the
+/// wrong type: `d = 2.0`, `lambda = "0.5"`): from the file's line the error points at (`KEY =
+/// VALUE`, when its key is the field's last part and the line was not cut to the 60 characters of
+/// [`mfq_model::FilePosition::text`]), else from the `--set NAME=VALUE` override naming the field.
+/// `None` when neither gives it (a missing key, a malformed file).
+fn file_value(field: &str, line: Option<&str>, after_set: Option<&str>) -> Option<String> {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    let last = last.split('[').next().unwrap_or(last);
+    let from_line = line
+        .filter(|l| l.chars().count() < 60)
+        .and_then(|l| l.split_once('='))
+        .and_then(|(key, value)| (key.trim().trim_matches('"') == last && !value.trim().is_empty()).then(|| value.trim().to_string()));
+    from_line.or_else(|| {
+        let short = field.strip_prefix("model.").unwrap_or(field);
+        after_set?
+            .split(" --set ")
+            .find_map(|o| o.split_once('=').filter(|(name, _)| *name == field || *name == short).map(|(_, v)| v.to_string()))
+    })
 }
 
 fn fixed_point_error(e: &FixedPointError) -> Carried {
@@ -86,6 +110,40 @@ fn carried(e: &Error) -> Carried {
     }
 }
 
+/// `mfq.InvalidInput(message, field, value, allowed)` raised by the binding itself (a check
+/// of its own arguments, not a Rust error).
+pub fn invalid_input(py: Python<'_>, message: String, field: &str, value: String, allowed: &str) -> PyErr {
+    let made = py
+        .import("mfq._errors")
+        .and_then(|m| m.getattr("InvalidInput"))
+        .and_then(|cls| cls.call1((message, field, value, allowed)))
+        .map(PyErr::from_value);
+    match made {
+        Ok(err) => err,
+        Err(err) => err,
+    }
+}
+
+/// The Python exception for an error about a state the caller passed as the argument `field`
+/// (`"x"` of `drift` and `jacobian`, `"x0"` of `fixed_point` and `solve`): a state of the wrong
+/// size ([`Error::StateSize`]) or outside the state space ([`Error::InfeasibleStart`]) names
+/// `field`, in `.field` and in the message; any other error as [`to_py`].
+pub fn state_to_py(py: Python<'_>, e: &Error, field: &str) -> PyErr {
+    let (value, allowed) = match e {
+        Error::InfeasibleStart { constraint, index, amount, rules } => {
+            (format!("entry {index} breaks {constraint} by {amount:.3e}"), format!("a feasible state ({rules})"))
+        }
+        Error::StateSize { entries, dim, levels } => {
+            (format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
+        }
+        _ => return to_py(py, e),
+    };
+    // the front door's messages say `x0 breaks ...` (a start) and `x has ...` (a drift's state)
+    let text = e.to_string();
+    let rest = text.strip_prefix("x0 ").or_else(|| text.strip_prefix("x ")).unwrap_or(&text);
+    invalid_input(py, format!("{field} {rest}"), field, value, &allowed)
+}
+
 /// The Python exception for `e`: `mfq.InvalidInput` (`.field`, `.value`, `.allowed`) or
 /// `mfq.Unstable` (`.reason`), with the Rust message as its text.
 pub fn to_py(py: Python<'_>, e: &Error) -> PyErr {
@@ -101,6 +159,7 @@ fn make(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
     let value = match carried(e) {
         Carried::Invalid { field, value, allowed } => module.getattr("InvalidInput")?.call1((message, field, value, allowed))?,
         Carried::Unstable { reason } => module.getattr("Unstable")?.call1((message, reason))?,
+        Carried::Stopped => module.getattr("NotConverged")?.call1((message, "stopped"))?,
     };
     Ok(PyErr::from_value(value))
 }

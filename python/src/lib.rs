@@ -48,6 +48,18 @@ impl Core {
         let inline = model.build(None).is_ok_and(|m| m.dim() <= INLINE_MAX_STATES);
         Core { model, inline }
     }
+
+    /// Checks a state `x` given to `drift` or `jacobian` (truncation level `levels`, default
+    /// `len(x)`) as `mfq solve --x0` checks a start ([`mfq::Model::check_start`]): finite entries
+    /// and every constraint of the model's layout (`0 <= x_k <= 1`, `x_{k+1} <= x_k`, ...) within
+    /// round-off (`mfq_ode::INVARIANT_TOL`). The kinds' rates clamp the entries to `[0, 1]`, so the
+    /// drift of a state outside the state space would be that of another state, with a Jacobian
+    /// that is not its derivative: such a state is refused, not evaluated. A state of the wrong
+    /// size passes here and is refused by the drift (`Error::StateSize`).
+    fn check_state(&self, py: Python<'_>, x: &[f64], levels: Option<usize>) -> PyResult<()> {
+        check_finite(py, x, "x")?;
+        self.model.check_start(Some(levels.unwrap_or(x.len())), x).map_err(|e| errors::state_to_py(py, &e, "x"))
+    }
 }
 
 /// `Ok` or the Python exception of a front-door error.
@@ -94,6 +106,68 @@ fn fixed_point_dict<'py>(py: Python<'py>, fp: FixedPoint) -> PyResult<Bound<'py,
     }
     d.set_item(intern!(py, "extras"), extras)?;
     Ok(d)
+}
+
+/// `InvalidInput` naming the first entry of the state `x` (the argument `field`) that is not a
+/// finite number (NaN or an infinity), as a 1-based entry and as the Python index.
+fn check_finite(py: Python<'_>, x: &[f64], field: &str) -> PyResult<()> {
+    match x.iter().position(|v| !v.is_finite()) {
+        Some(i) => {
+            let (entry, v) = (i + 1, x[i]);
+            let allowed = "finite numbers (a state of the model)";
+            let message = format!("{field}: entry {entry} ({field}[{i}] in Python) is {v}, not a finite number; allowed: {allowed}");
+            Err(errors::invalid_input(py, message, field, format!("entry {entry} = {v}"), allowed))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Checks a start `x0` of the fixed-point solver as the solver reads it
+/// (`mfq_fixpoint::solve_spec`): a tail `x_1..x_K` of any length sets the first level `K` of an
+/// automatic truncation (within `[2, truncation.max_levels]`, padded with zeros or cut, as the
+/// solver does); any other start must be a state of the model at its first truncation level
+/// (the solver would otherwise drop it and start from empty without saying so). The state it
+/// reads must then lie in the state space as `mfq solve --x0` checks it
+/// ([`mfq::Model::check_start`]).
+///
+/// # Errors
+/// [`mfq::Error::StateSize`] for a start of another size (or none at all);
+/// [`mfq::Error::InfeasibleStart`] naming the broken constraint; [`mfq::Error::Model`] for the
+/// model.
+fn check_fixed_point_start(model: &mfq::Model, x0: &[f64]) -> Result<(), mfq::Error> {
+    let t = &model.file().truncation;
+    let first = t.levels.unwrap_or_else(|| model.spec().initial_levels().min(t.max_levels));
+    let probe = model.build(Some(first))?;
+    if x0.is_empty() {
+        return Err(mfq::Error::StateSize { entries: 0, dim: probe.dim(), levels: first });
+    }
+    let probe_layout = probe.layout();
+    let (from, levels) = match probe_layout.start_truncation(x0) {
+        Some((layout, k)) if t.levels.is_none() => (layout, k.clamp(2, t.max_levels)),
+        _ => (probe_layout, first),
+    };
+    let built = if levels == first { probe } else { model.build(Some(levels))? };
+    match from.resize(x0, &built.layout()) {
+        Some(start) => model.check_start(Some(levels), &start),
+        None => Err(mfq::Error::StateSize { entries: x0.len(), dim: built.dim(), levels }),
+    }
+}
+
+/// The Python exception for an error of [`check_fixed_point_start`] (the argument `x0`).
+fn start_error(py: Python<'_>, e: mfq::Error) -> PyErr {
+    match e {
+        mfq::Error::StateSize { entries, dim, levels } => errors::invalid_input(
+            py,
+            format!(
+                "x0 has {entries} entries; the solver starts at truncation level K = {levels}, where the model has {dim} states (a \
+                 start of another size would be dropped: give {dim} entries, or fix truncation.levels at the level of x0)"
+            ),
+            "x0",
+            format!("{entries} entries"),
+            &format!("{dim} entries (the model's states at K = {levels})"),
+        ),
+        e => errors::state_to_py(py, &e, "x0"),
+    }
 }
 
 fn method(name: &str) -> Result<Method, mfq::Error> {
@@ -170,6 +244,15 @@ impl Core {
             ..Default::default()
         };
         let start = Instant::now();
+        if let Some(x) = &opts.x0 {
+            check_finite(py, x, "x0")?;
+        }
+        // the start is checked on the calling thread for a small model, else on the worker (a
+        // large model takes long to build, and Ctrl-C must be answered meanwhile)
+        if let (true, Some(x)) = (self.inline, &opts.x0) {
+            let model = &self.model;
+            py.detach(|| check_fixed_point_start(model, x)).map_err(|e| start_error(py, e))?;
+        }
         if self.inline {
             let limit = max_seconds.map_or(INLINE_SECONDS, |s| s.min(INLINE_SECONDS));
             let quick = FixedPointOptions { deadline: Deadline::after(limit), ..opts.clone() };
@@ -182,11 +265,15 @@ impl Core {
             py.check_signals()?;
             opts.deadline = max_seconds.map_or_else(Deadline::none, |s| Deadline::after((s - start.elapsed().as_secs_f64()).max(1e-9)));
         }
-        let model = self.model.clone();
+        let (model, check) = (self.model.clone(), !self.inline);
         let fp = run::interruptible(py, move |cancel| {
-            model.fixed_point(&FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
+            if let (true, Some(x)) = (check, &opts.x0) {
+                check_fixed_point_start(&model, x).map_err(|e| (true, e))?;
+            }
+            model.fixed_point(&FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts }).map_err(|e| (false, e))
         })?;
-        fixed_point_dict(py, py_result(py, fp)?)
+        let fp = fp.map_err(|(at_start, e)| if at_start { start_error(py, e) } else { errors::to_py(py, &e) })?;
+        fixed_point_dict(py, fp)
     }
 
     /// The mean wall-clock seconds of `repeats` fixed-point solves run in Rust, in this thread,
@@ -206,19 +293,24 @@ impl Core {
         py_result(py, out)
     }
 
-    /// The drift `f(x)` at truncation level `levels` (default `len(x)`).
+    /// The drift `f(x)` at truncation level `levels` (default `len(x)`), for a state `x` of the
+    /// model ([`Core::check_state`]).
     #[pyo3(signature = (x, levels = None))]
     fn drift<'py>(&self, py: Python<'py>, x: PyReadonlyArray1<'py, f64>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let f = py_result(py, self.model.drift(x.as_slice()?, levels))?;
+        let x = x.as_slice()?;
+        self.check_state(py, x, levels)?;
+        let f = self.model.drift(x, levels).map_err(|e| errors::state_to_py(py, &e, "x"))?;
         Ok(PyArray1::from_vec(py, f))
     }
 
-    /// The Jacobian of the drift at `x`, dense `(n, n)`.
+    /// The Jacobian of the drift at `x`, dense `(n, n)`, for a state `x` of the model
+    /// ([`Core::check_state`]).
     #[pyo3(signature = (x, levels = None))]
     fn jacobian<'py>(&self, py: Python<'py>, x: PyReadonlyArray1<'py, f64>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let n = x.len()?;
-        let j = py_result(py, self.model.jacobian(x.as_slice()?, levels))?;
-        PyArray1::from_vec(py, j).reshape([n, n])
+        let x = x.as_slice()?;
+        self.check_state(py, x, levels)?;
+        let j = self.model.jacobian(x, levels).map_err(|e| errors::state_to_py(py, &e, "x"))?;
+        PyArray1::from_vec(py, j).reshape([x.len(), x.len()])
     }
 
     /// The number of states at truncation level `levels` (default: the file's or the kind's first level).
@@ -253,6 +345,7 @@ impl Core {
         max_seconds: Option<f64>,
     ) -> PyResult<TrajectoryParts<'py>> {
         let method = py_result(py, method(method_name))?;
+        check_finite(py, &x0, "x0")?;
         let model = self.model.clone();
         let levels = levels.or(Some(x0.len()));
         // one deadline over every interval, with the Ctrl-C flag of `interruptible`
@@ -306,11 +399,12 @@ impl Core {
         let model = self.model.clone();
         let out = run::interruptible(py, move |cancel| -> Result<_, mfq::Error> {
             let deadline = max_seconds.map_or_else(Deadline::none, Deadline::after).with_cancel(cancel);
-            let fp = model.fixed_point(&FixedPointOptions { deadline, ..Default::default() })?;
+            let fp = model.fixed_point(&FixedPointOptions { deadline: deadline.clone(), ..Default::default() })?;
             if !fp.converged() {
                 return Ok((fp, None));
             }
-            let r = model.refined_at(fp, order, &servers)?;
+            // the terms' dense steps within the same deadline (and Ctrl-C)
+            let r = model.refined_at_within(fp, order, &servers, &deadline)?;
             Ok((r.fixed_point.clone(), Some(r)))
         })?;
         let (fp, r) = py_result(py, out)?;
@@ -367,9 +461,22 @@ impl Core {
             let allowed = "a finite number of seconds > 0".to_string();
             errors::to_py(py, &mfq::Error::Simulation(mfq::SimError::OutOfRange { field: "max_seconds".into(), value, allowed }))
         })?;
+        // as `mfq simulate` (exit code 3): no stationary estimate of a system outside its stability
+        // region (the front door's verdict, the one the CLI reads). With a buffer the system is a
+        // loss system, stationary at every load (`Truncation::stability_of`), as a model file
+        // with `truncation.buffer` is.
+        let mut file = self.model.file().clone();
+        if let Some(k) = buffer {
+            file.truncation.levels = Some(k as usize);
+            file.truncation.buffer = true;
+        }
         let opts = SimOptions { servers, time, warmup, replications, batches, seed, buffer, progress: false, deadline, precision: None };
         // Ctrl-C sets the cancel flag: the replications stop at their next check
         let r = run::interruptible(py, move |cancel| {
+            // on the worker: the verdict builds the model, which may take long
+            if let Some(reason) = mfq::simsweep::unstable_reason(&file) {
+                return Err(mfq::Error::FixedPoint(mfq::errors::FixedPointError::Unstable { reason }));
+            }
             model.simulate(&SimOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
         })?;
         json(&py_result(py, r)?)
