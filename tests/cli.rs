@@ -441,8 +441,9 @@ fn check_reports_the_verdict_and_report_includes_it() {
 }
 
 /// A sweep within `--max-seconds` stops at the limit and keeps the finished points: the PS
-/// triplet approximation at lambda = 0.9 (truncation.tol = 0.1) takes a tenth of a second at
-/// K = 12 and 14, and several seconds at K = 40 (64,000 states).
+/// triplet approximation at lambda = 0.99 (truncation.tol = 0.1) takes a tenth of a second at
+/// K = 12 and 14, and more than five seconds at K = 40 (64,000 states; at lambda = 0.9, under
+/// three on an idle machine, it could finish within the limit).
 #[test]
 fn sweep_at_the_time_limit_keeps_the_finished_points() {
     let out = tmp_dir("sweep-partial");
@@ -451,6 +452,8 @@ fn sweep_at_the_time_limit_keeps_the_finished_points() {
         "models/redundancy-ps-triplet.toml",
         "--set",
         "truncation.tol=0.1",
+        "--set",
+        "lambda=0.99",
         "--set",
         "truncation.levels=12,14,40",
         "--max-seconds",
@@ -483,6 +486,8 @@ fn interrupted_sweep_keeps_the_finished_points() {
             "--set",
             "truncation.tol=0.1",
             "--set",
+            "lambda=0.99",
+            "--set",
             "truncation.levels=12,14,40",
             "--out",
             out.to_str().unwrap(),
@@ -492,7 +497,9 @@ fn interrupted_sweep_keeps_the_finished_points() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("mfq runs");
-    // the first two points take a tenth of a second; the third (K = 40) several seconds
+    // the first two points take a tenth of a second; the third (K = 40 at lambda = 0.99) more
+    // than five seconds on an idle machine (at lambda = 0.9, under three, it could finish before
+    // the interrupt)
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
     assert!(sent.success());

@@ -51,7 +51,8 @@ impl KindSpec for GenericSpec {
     fn notes(&self) -> Vec<String> {
         if self.conservation.is_empty() {
             return vec!["conservation law: none declared; the jumps were checked to conserve no linear quantity (a left null \
-                         vector of the jump matrix; skipped above 3e8 transitions x variables^2), so the fixed point is not one of a family"
+                         vector of the jump matrix, by sparse elimination; skipped only when that would take more than 3e8 operations), so \
+                         the fixed point is not one of a family"
                 .into()];
         }
         self.conservation
