@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from . import _mfq
-from ._errors import InvalidInput
+from ._errors import InvalidInput, NotConverged
 from ._model import Model, _name, _seconds, toml_value
 from ._results import _equal
 
@@ -65,7 +65,7 @@ def _axis(name: str, given: Any) -> Tuple[List[float], Optional[List[str]], List
     return [float(i) for i in range(len(items))], labels, labels
 
 
-def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResult:  # type: ignore[assignment]
+def sweep(model: Model, *, max_seconds: float = None, strict: bool = True, **axes: Any) -> SweepResult:  # type: ignore[assignment]
     """Fixed points of ``model`` over any number of parameters: ``mfq.sweep(m,
     lam=np.linspace(0.5, 0.95, 10), d=[2, 3])``. An axis is a list of numbers, of names
     (``discipline=["ps", "fcfs"]``) or of dicts (table parameters: ``job_size=[{"law":
@@ -77,14 +77,21 @@ def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResul
     other points are still solved, and a ``RuntimeWarning`` says how many points are invalid and
     why the first is (``mfq sweep`` writes the other points and exits with code 2).
 
+    ``max_seconds`` bounds the whole grid: when it runs out (or Ctrl-C stops the grid) before every
+    point is solved, the finished points are kept, as ``mfq sweep`` keeps them in
+    ``sweep-partial.csv`` (exit code 4): with ``strict=True`` (default) in the
+    :class:`NotConverged` raised (``.result``, ``.status == "stopped"``), with ``strict=False``
+    returned with a ``RuntimeWarning``.
+
     Warns:
         RuntimeWarning: points with invalid parameters (``warnings.filterwarnings("error")`` turns
-            it into an exception).
+            it into an exception); a grid stopped early, with ``strict=False``.
 
     Raises:
         InvalidInput: no axis, an empty axis, a name that is not a key of the model, a name or
             table the key does not take (with the allowed values), or a model invalid at its
-            base values.
+            base values. NotConverged (``strict``): ``max_seconds`` ran out before every point was
+            solved (the finished points in ``.result``).
     """
     if not axes:
         raise InvalidInput("sweep takes at least one axis, got 0", "axes", "0", "one or more parameters")
@@ -131,4 +138,11 @@ def sweep(model: Model, *, max_seconds: float = None, **axes: Any) -> SweepResul
             f"{len(invalid)} of {len(points)} sweep points have invalid parameters (status 'invalid'; the reason column says why), "
             f"the first at {at}: {st[i].get('reason', '')}", RuntimeWarning, stacklevel=2,
         )  # fmt: skip
-    return SweepResult(cols)
+    result = SweepResult(cols)
+    if r.get("partial"):
+        total = int(np.prod([len(a[1]) for a in parsed]))
+        message = f"sweep stopped at {r['partial']}: {len(points)} of {total} points finished"
+        if strict:
+            raise NotConverged(message, "stopped", result)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return result

@@ -297,3 +297,25 @@ def test_a_long_tail_keeps_its_refined_mean_queue_length():
     assert r.warnings == []
     assert r.estimates[0]["mean_queue_length"] == pytest.approx(24.0, abs=1e-6)
     assert r.estimate(100)["mean_response_time"] == pytest.approx(25.0, abs=1e-6)
+
+
+# ---- 6. a sweep stopped by max_seconds keeps its finished points, as `mfq sweep` (exit code 4) ----
+
+
+def test_a_sweep_stopped_by_max_seconds_keeps_its_finished_points():
+    m = mfq.Model(kind="jsq", lam=0.5, d=2)
+    lam = np.linspace(0.1, 0.99, 200_000)  # about five seconds of fixed points
+    with pytest.raises(mfq.NotConverged) as e:
+        mfq.sweep(m, lam=lam, max_seconds=0.2)
+    assert e.value.status == "stopped" and "of 200000 points finished" in str(e.value)
+    part = e.value.result
+    n = len(part["status"])
+    assert 0 < n < 200_000 and all(s == "solved" for s in part["status"])
+    # each finished point is the fixed point of its lambda: JSQ(2), x_1 = lambda, L = sum lambda^(2^k - 1)
+    for i in (0, n - 1):
+        lm = part["lambda"][i]
+        want = sum(lm ** (2**k - 1) for k in range(1, 60))
+        assert part["mean_queue_length"][i] == pytest.approx(want, rel=1e-9)
+    with pytest.warns(RuntimeWarning, match="points finished"):
+        kept = mfq.sweep(m, lam=lam[:50_000], max_seconds=0.1, strict=False)
+    assert 0 < len(kept["status"]) < 50_000
