@@ -87,6 +87,32 @@ fn a_long_tail_keeps_its_refined_mean_queue_length() {
     }
 }
 
+/// A phase tail near saturation (Erlang-3 jobs, JSQ(2), lambda = 0.97): the busy fraction
+/// `P(Q >= 1)` is lambda at every N (every arrival joins, each server works at rate 1), so its
+/// 1/N and 1/N^2 terms vanish; they came out -1.23 and 6060, because the difference grids'
+/// nodes put the level's sum over phases past 1, where the model clamps it, and P(wait) at
+/// N = 10 came out 123. Now the tail's terms are the level masses of V and A, and P(wait) lies
+/// between its mean-field value lambda^2 and 1 (a simulation at N = 50 gives 0.9412 +- 0.0035).
+#[test]
+fn a_phase_tail_near_saturation_keeps_its_busy_fraction() {
+    let dir = std::env::temp_dir().join(format!("mfq-refined-erlang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("erlang3.toml");
+    std::fs::write(&path, "[model]\nkind = \"jsq-ph\"\nlambda = 0.97\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = 3\nmean = 1.0\n").unwrap();
+    let (code, out) = mfq(&["refined", path.to_str().unwrap(), "--order", "2", "--servers", "10,50", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let busy = &v["expansion"]["tail"][0];
+    assert!((busy["value"].as_f64().unwrap() - 0.97).abs() < 1e-12, "{busy}");
+    assert!(busy["c1"].as_f64().unwrap().abs() < 1e-6 && busy["c2"].as_f64().unwrap().abs() < 1e-4, "{busy}");
+    for e in v["estimates"].as_array().unwrap() {
+        let (n, pw) = (e["servers"].as_f64().unwrap(), e["prob_wait"].as_f64().unwrap());
+        assert!(pw > 0.9409 && pw < 0.95, "N = {n}: P(wait) {pw}");
+        assert!((e["tail"][0].as_f64().unwrap() - 0.97).abs() < 1e-6, "N = {n}: {}", e["tail"][0]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The refined terms stop at `--max-seconds`: JSQ(1) at lambda = 0.98 (1,368 levels, whose
 /// dense Lyapunov equation takes more than ten seconds) with a limit of one second exits with
 /// code 4 (stopped) within a few seconds, naming the refined terms and writing nothing.

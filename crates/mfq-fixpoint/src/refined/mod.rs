@@ -373,7 +373,10 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
 /// observables, exact for a linear `L`). `None` for other layouts or without a queue length.
 fn queue_length_correction(model: &dyn MeanFieldModel, x_star: &[f64], v: &[f64], obs: &mfq_model::Observables) -> Option<f64> {
     let layout = model.layout();
-    if layout.tail_levels().is_some() {
+    // linear in the state: the sum of every entry (no difference, whose step could pass a
+    // phase tail's level mass beyond 1, where the model clamps it)
+    if layout.tail_levels().is_some() || matches!(layout, mfq_model::StateLayout::PhaseTail { .. }) {
+        obs.mean_queue_length?;
         return Some(v.iter().sum());
     }
     let l0 = obs.mean_queue_length?;
@@ -555,8 +558,13 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
         }
     };
     let has_tail = !obs.tail.is_empty();
-    let tail =
-        if has_tail { group("the tail, the mean queue length and the mean response time", &|o| o.tail.clone()) } else { Some(Vec::new()) };
+    let tail = if !has_tail {
+        Some(Vec::new())
+    } else if let Some(t) = linear_tail(model, r, &obs.tail) {
+        Some(t)
+    } else {
+        group("the tail, the mean queue length and the mean response time", &|o| o.tail.clone())
+    };
     let prob_wait = if obs.prob_wait.is_some() { group("P(wait)", &|o| o.prob_wait.into_iter().collect()) } else { None };
     // a share of jobs is expanded as `share throughput` too (the class's accepted rate, linear
     // in its state), the ratio taken after (see `ratio_extras`)
@@ -585,6 +593,29 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
         throughput,
         left_out,
     }
+}
+
+/// The tail's expansions when the tail is linear in the state, the level masses of a tail form
+/// (`x_k`) or of a phase tail (`sum_j x_{k,j}`) and `tail` (the model's, at `x*`) is them: then
+/// `E[L(X^N)] = L(E[X^N])` exactly, `c1 = L(V)`, `c2 = L(A)`, with no difference grid (whose
+/// nodes, each entry within `[0, 1]`, can put a phase tail's sum past 1, where the model's
+/// clamp of the tail to `[0, 1]` bends it: Erlang-3 JSQ(2) at lambda = 0.97 had `c2 = 6060` for
+/// `P(Q >= 1)`, whose `A` term is `-4e-7`). `None` for other layouts.
+fn linear_tail(model: &dyn MeanFieldModel, r: &RefinedMeanField, tail: &[f64]) -> Option<Vec<Expansion>> {
+    let layout = model.layout();
+    if !matches!(layout, mfq_model::StateLayout::Tail { .. } | mfq_model::StateLayout::PhaseTail { .. }) {
+        return None;
+    }
+    let value = layout.level_masses(&r.x)?;
+    if value.len() != tail.len() || value.iter().zip(tail).any(|(a, b)| (a - b).abs() > 1e-12) {
+        return None;
+    }
+    let c1 = layout.level_masses(&r.v)?;
+    let c2 = match &r.a {
+        Some(a) => layout.level_masses(a)?,
+        None => vec![0.0; value.len()],
+    };
+    Some(value.into_iter().zip(c1).zip(c2).map(|((value, c1), c2)| Expansion { value, c1, c2 }).collect())
 }
 
 /// Why an observable's derivative grids could not be formed, in words.

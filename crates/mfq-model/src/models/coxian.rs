@@ -389,8 +389,13 @@ impl MeanFieldModel for PhaseTypeQueue {
                 (Observables::waiting(pw, loss), loss)
             }
             _ => {
-                let loss = self.phi(tails[self.levels - 1].clamp(0.0, 1.0));
-                (Observables::waiting(self.phi(tails[0].clamp(0.0, 1.0)), loss), loss)
+                // phi of the level's mass floored at 0 only: above 1 (a state just outside the
+                // state space, where the sum over phases passes 1 although every entry is in
+                // [0, 1], as at the nodes of the refined terms' difference grids) phi's own
+                // polynomial continues it smoothly, where a clamp put a kink that the grids
+                // differentiated (P(wait) of Erlang-3 JSQ(2) at lambda = 0.97 came out 123 at N = 10)
+                let loss = self.phi(tails[self.levels - 1].max(0.0));
+                (Observables::waiting(self.phi(tails[0].max(0.0)), loss), loss)
             }
         };
         let mut obs = Observables::from_tail(&tails, self.lambda, Some(prob_wait), loss);
