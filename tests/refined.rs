@@ -98,7 +98,8 @@ fn a_phase_tail_near_saturation_keeps_its_busy_fraction() {
     let dir = std::env::temp_dir().join(format!("mfq-refined-erlang-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("erlang3.toml");
-    std::fs::write(&path, "[model]\nkind = \"jsq-ph\"\nlambda = 0.97\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = 3\nmean = 1.0\n").unwrap();
+    std::fs::write(&path, "[model]\nkind = \"jsq-ph\"\nlambda = 0.97\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = 3\nmean = 1.0\n")
+        .unwrap();
     let (code, out) = mfq(&["refined", path.to_str().unwrap(), "--order", "2", "--servers", "10,50", "--json"]);
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
@@ -124,6 +125,28 @@ fn refined_terms_stop_at_the_wall_clock_limit() {
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("the refined terms of order 1 (1368 state entries) stopped at the wall-clock limit --max-seconds 1"), "{out}");
     assert!(seconds < 8.0, "{seconds} s");
+}
+
+/// The other jobs with refined terms stop at `--max-seconds` too: `solve --refined` (the moment
+/// equations of JSQ(1) at lambda = 0.9, K = 253: 30 s of integration, looked at after every
+/// step) and `compare` (the terms of JSQ(1) at lambda = 0.98, 1,368 levels, before the
+/// simulations) exit with code 4 within a few seconds of a one-second limit.
+#[test]
+fn solve_refined_and_compare_stop_at_the_wall_clock_limit() {
+    for (args, what) in [
+        (&["solve", "models/jsq-d1.toml", "--refined", "10", "--max-seconds", "1"][..], "stopped in the moment equations"),
+        (
+            &["compare", "models/jsq-d1.toml", "--set", "lambda=0.98", "--servers", "10", "--max-seconds", "1"][..],
+            "stopped at the wall-clock limit",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let (code, out) = mfq(args);
+        let seconds = started.elapsed().as_secs_f64();
+        assert_eq!(code, 4, "{args:?}: {out}");
+        assert!(out.contains(what) && out.contains("--max-seconds 1"), "{args:?}: {out}");
+        assert!(seconds < 6.0, "{args:?}: {seconds} s");
+    }
 }
 
 /// `mfq refined` on the SIS model (closed forms V = -(sqrt 5 - 1)/10, A = (sqrt 5 - 3)/50, docs/refined.md)

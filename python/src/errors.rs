@@ -92,6 +92,7 @@ fn carried(e: &Error) -> Carried {
         },
         Error::Refined(RefinedError::NoTransitions { model } | RefinedError::NotSmooth { model }) => invalid("kind", model, e.to_string()),
         Error::Refined(RefinedError::BadOption { field, value, allowed }) => invalid(field, value, allowed),
+        Error::Refined(RefinedError::Stopped { .. }) => Carried::Stopped,
         Error::Refined(RefinedError::WrongDimension { got, expected }) => {
             invalid("x", format!("{got} entries"), format!("{expected} entries"))
         }

@@ -648,7 +648,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let x0 = initial_state(model.as_ref(), &args.x0)?;
     let opts = SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), ..Default::default() };
     if let Some(n) = args.refined {
-        return solve_refined(args, &file, model.as_ref(), &x0, n);
+        return solve_refined(args, &file, model.as_ref(), &x0, n, &deadline);
     }
     let tr = run_transient(model.as_ref(), &x0, &opts, &deadline)?;
     let timed_out = matches!(tr.status, mfq_ode::Status::TimeLimit { .. });
@@ -717,12 +717,24 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
 
 /// `mfq solve --refined N`: the moment equations of the refined mean field along the trajectory,
 /// on a grid of 200 steps.
-fn solve_refined(args: &SolveArgs, file: &ModelFile, model: &dyn MeanFieldModel, x0: &[f64], n: f64) -> Result<(), Failure> {
+fn solve_refined(
+    args: &SolveArgs,
+    file: &ModelFile,
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    n: f64,
+    deadline: &mfq_model::Deadline,
+) -> Result<(), Failure> {
     if !(n.is_finite() && n >= 1.0) {
         return Err(Failure::input(format!("--refined {n}: allowed: a number of servers (objects) N >= 1")));
     }
-    let tr = mfq_fixpoint::refined_transient(model, x0, args.t_end, 200, args.order, (args.rtol.max(1e-12), args.atol.max(1e-14)))
-        .map_err(|e| Failure::input(format!("{}: {e}", args.model.model.display())))?;
+    let tol = (args.rtol.max(1e-12), args.atol.max(1e-14));
+    let tr = mfq_fixpoint::refined_transient_within(model, x0, args.t_end, 200, args.order, tol, deadline).map_err(|e| match e {
+        mfq_fixpoint::RefinedError::Stopped { .. } => {
+            Failure::no_convergence(format!("{}: {e}; no files written", args.model.model.display()))
+        }
+        e => Failure::input(format!("{}: {e}", args.model.model.display())),
+    })?;
     let layout = model.layout();
     let mut csv = String::from("t");
     for i in 0..model.dim() {

@@ -4,7 +4,6 @@ use crate::commands::{deadline_of, fixed_point_of, load, require_converged, time
 use crate::output::{out_dir, write_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
-use mfq_fixpoint::refined_mean_field;
 use mfq_model::{Deadline, Stability};
 use mfq_plot::{size_comparison_svg, SizeComparison};
 use mfq_sim::{simulate as run_sim, SimError, SimOptions, SimStatus};
@@ -366,7 +365,9 @@ pub(crate) fn comparison(
     let mut warnings: Vec<String> = mfq::degeneracy_warning(fp).into_iter().collect();
     // the refined line is still drawn at an unstable x*, with the warning
     let unstable = mfq::conditioning_warning(fp, 1);
-    let refined = refined_mean_field(finite.model.as_ref(), &fp.x).ok().filter(|_| warnings.is_empty());
+    // (the terms' dense steps within the deadline: past it no refined line, and the
+    // simulations that follow stop at once)
+    let refined = m.refined_of_order_within(fp, 1, deadline).ok().filter(|_| warnings.is_empty());
     warnings.extend(unstable);
     // sizes whose refined state x* + V/N is no state (near a degenerate point): said, as `refined` does
     if let Some(r) = &refined {

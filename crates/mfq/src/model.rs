@@ -241,7 +241,11 @@ impl Model {
 
     /// [`refined_of_order`](Self::refined_of_order) on a worker thread when `deadline` can stop
     /// the job (see [`refined_at_within`](Self::refined_at_within)), else on this one.
-    fn refined_of_order_within(&self, fp: &FixedPoint, order: u8, deadline: &Deadline) -> Result<RefinedMeanField, Error> {
+    ///
+    /// # Errors
+    /// As [`refined_of_order`](Self::refined_of_order); [`Error::Model`] with
+    /// `ModelError::Interrupted` when the deadline passes first.
+    pub fn refined_of_order_within(&self, fp: &FixedPoint, order: u8, deadline: &Deadline) -> Result<RefinedMeanField, Error> {
         let during = format!("the refined terms of order {order} ({} state entries)", fp.x.len());
         let fixed_point = fp.clone();
         self.within(deadline, &during, move |m| m.refined_of_order(&fixed_point, order))

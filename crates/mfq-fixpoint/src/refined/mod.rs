@@ -105,6 +105,15 @@ pub enum RefinedError {
     /// The Lyapunov equation or `J v = -b` is singular (an eigenvalue pair sums to zero, or `J` is singular).
     #[error("singular system in the refined mean field: {0}")]
     Singular(String),
+    /// The deadline passed before the job finished (`during`: where it was; `reason`: the
+    /// limit or the cancellation).
+    #[error("the refined mean field stopped in {during} at {reason}")]
+    Stopped {
+        /// Where the job was.
+        during: String,
+        /// The limit as given, or a cancellation.
+        reason: String,
+    },
     /// The model is outside what this computation handles (the reason says what).
     #[error("refined mean field: {0}")]
     Unsupported(String),

@@ -55,6 +55,9 @@ struct Moments<'a> {
     model: &'a dyn MeanFieldModel,
     n: usize,
     order: u8,
+    /// Stops the integration at its next step when it expires; `stopped` then holds the time.
+    deadline: &'a mfq_model::Deadline,
+    stopped: &'a std::cell::Cell<Option<f64>>,
 }
 
 impl Moments<'_> {
@@ -150,6 +153,15 @@ impl System<f64, DVector<f64>> for Moments<'_> {
             dy.fill(f64::NAN);
         }
     }
+
+    /// After each accepted step: stop at the deadline.
+    fn solout(&mut self, t: f64, _y: &DVector<f64>, _dy: &DVector<f64>) -> bool {
+        let stop = self.deadline.expired();
+        if stop {
+            self.stopped.set(Some(t));
+        }
+        stop
+    }
 }
 
 /// The transient refined terms of `model` from `x0` over `[0, t_end]`, written at `points + 1`
@@ -168,6 +180,23 @@ pub fn refined_transient(
     order: u8,
     tol: (f64, f64),
 ) -> Result<RefinedTrajectory, RefinedError> {
+    refined_transient_within(model, x0, t_end, points, order, tol, &mfq_model::Deadline::none())
+}
+
+/// [`refined_transient`] stopped by `deadline` (its wall-clock limit or cancellation flag),
+/// looked at after every step of the integrator.
+///
+/// # Errors
+/// As [`refined_transient`]; [`RefinedError::Stopped`] when the deadline passes first.
+pub fn refined_transient_within(
+    model: &dyn MeanFieldModel,
+    x0: &[f64],
+    t_end: f64,
+    points: usize,
+    order: u8,
+    tol: (f64, f64),
+    deadline: &mfq_model::Deadline,
+) -> Result<RefinedTrajectory, RefinedError> {
     let n = model.dim();
     if !(1..=2).contains(&order) {
         return Err(RefinedError::BadOrder(order));
@@ -181,7 +210,8 @@ pub fn refined_transient(
     if !(t_end.is_finite() && t_end > 0.0) || points == 0 {
         return Err(RefinedError::Unsupported(format!("t_end = {t_end}, points = {points}: allowed a finite t_end > 0 and points >= 1")));
     }
-    let sys = Moments { model, n, order };
+    let stopped = std::cell::Cell::new(None);
+    let sys = Moments { model, n, order, deadline, stopped: &stopped };
     let mut y0 = vec![0.0; sys.len()];
     y0[..n].copy_from_slice(x0);
     // fail early with the reason (the integrator only sees NaN)
@@ -191,6 +221,9 @@ pub fn refined_transient(
     let dt = t_end / points as f64;
     let mut solver = Dopri5::new(sys, 0.0, t_end + 0.5 * dt, dt, DVector::from_vec(y0), tol.0, tol.1);
     solver.integrate().map_err(|e| RefinedError::Unsupported(format!("the integration of the moment equations failed: {e}")))?;
+    if let Some(t) = stopped.get() {
+        return Err(RefinedError::Stopped { during: format!("the moment equations at t = {t:.6e} of {t_end}"), reason: deadline.reason() });
+    }
     let keep = solver.x_out().iter().take_while(|t| **t <= t_end * (1.0 + 1e-12)).count();
     let (ts, ys) = (&solver.x_out()[..keep], &solver.y_out()[..keep]);
     if ys.iter().any(|y| y.iter().any(|v| !v.is_finite())) {
