@@ -11,6 +11,7 @@ enum Carried {
     Invalid { field: Option<String>, value: Option<String>, allowed: String },
     Unstable { reason: String },
     Stopped,
+    NotConverged,
 }
 
 fn invalid(field: impl Into<String>, value: impl Into<String>, allowed: impl Into<String>) -> Carried {
@@ -93,6 +94,7 @@ fn carried(e: &Error) -> Carried {
         Error::Refined(RefinedError::NoTransitions { model } | RefinedError::NotSmooth { model }) => invalid("kind", model, e.to_string()),
         Error::Refined(RefinedError::BadOption { field, value, allowed }) => invalid(field, value, allowed),
         Error::Refined(RefinedError::Stopped { .. }) => Carried::Stopped,
+        Error::NotConverged { .. } => Carried::NotConverged,
         Error::Refined(RefinedError::WrongDimension { got, expected }) => {
             invalid("x", format!("{got} entries"), format!("{expected} entries"))
         }
@@ -161,6 +163,7 @@ fn make(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
         Carried::Invalid { field, value, allowed } => module.getattr("InvalidInput")?.call1((message, field, value, allowed))?,
         Carried::Unstable { reason } => module.getattr("Unstable")?.call1((message, reason))?,
         Carried::Stopped => module.getattr("NotConverged")?.call1((message, "stopped"))?,
+        Carried::NotConverged => module.getattr("NotConverged")?.call1((message, "not-converged"))?,
     };
     Ok(PyErr::from_value(value))
 }

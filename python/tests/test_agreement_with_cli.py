@@ -319,3 +319,20 @@ def test_a_sweep_stopped_by_max_seconds_keeps_its_finished_points():
     with pytest.warns(RuntimeWarning, match="points finished"):
         kept = mfq.sweep(m, lam=lam[:50_000], max_seconds=0.1, strict=False)
     assert 0 < len(kept["status"]) < 50_000
+
+
+# ---- 7. a generic model's simulation needs a converged fixed point, as `mfq simulate` (code 4) ---
+
+
+def test_a_generic_simulation_from_an_unconverged_fixed_point_is_refused(root):
+    # M/M/1 at lambda = 1.2: no stability condition is known for a generic model, and the mass
+    # piles up at the truncation level; the population process started there once "completed"
+    # with a mean queue length of 1e5
+    m = mfq.Model.from_file(root / "models" / "generic" / "mm1.toml")
+    with pytest.raises(mfq.NotConverged) as e:
+        m.with_(lam=1.2).simulate(servers=10, time=100, warmup=10)
+    assert e.value.status == "not-converged" and "mass at the truncation level" in str(e.value)
+    # the stable load still simulates (a guard, not a precision test: L = 9 at every N for
+    # independent M/M/1 queues; 2,000 time units at N = 200 give it within about 0.3)
+    s = m.simulate(servers=200, time=2000, warmup=100)
+    assert s.status == "completed" and abs(s.mean_queue_length.mean - 9.0) < 0.6, s.mean_queue_length

@@ -75,6 +75,14 @@ pub enum Error {
         /// Every constraint of the layout, in words.
         rules: &'static str,
     },
+    /// A job that starts at the fixed point (the population process of a generic model) when
+    /// the solve did not converge (`status`, in words: e.g. the mass at the truncation level
+    /// stays, as it does for an unstable load).
+    #[error("the fixed point did not converge ({status}), and the finite-N system starts there: no simulation")]
+    NotConverged {
+        /// The fixed point's status, in words.
+        status: String,
+    },
     /// A model file that cannot be read.
     #[error("cannot read model file {path}: {reason}")]
     Read {

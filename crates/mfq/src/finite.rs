@@ -97,10 +97,15 @@ impl Model {
     /// for kinds whose finite-N system is their population process.
     ///
     /// # Errors
-    /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::Simulation`] for the options.
+    /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::NotConverged`] when its
+    /// fixed point did not converge; [`Error::Simulation`] for the options.
     pub fn simulate_population(&self, opts: &SimOptions) -> Result<SimReport, Error> {
         let fp_opts = FixedPointOptions { deadline: opts.deadline.clone(), ..Default::default() };
         let f = self.finite_mean_field(&fp_opts)?;
+        // an unconverged iterate (an unstable load's mass piling up at K = 100,000) is no start
+        if !f.fixed_point.converged() {
+            return Err(Error::NotConverged { status: f.fixed_point.status.to_string() });
+        }
         let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
         Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &f.fixed_point.x, &opts)?)
     }
