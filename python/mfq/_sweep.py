@@ -52,7 +52,8 @@ _BARE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 def _axis(name: str, given: Any) -> Tuple[List[float], Optional[List[str]], List[Any]]:
     """(values, labels, column values) of one axis: numbers, or names / tables (categorical)."""
-    if isinstance(given, (str, bytes, Mapping)):
+    scalar = isinstance(given, (str, bytes, Mapping, bool, int, float, np.generic)) or (isinstance(given, np.ndarray) and given.ndim == 0)
+    if scalar or not hasattr(given, "__iter__"):
         raise InvalidInput(f"{name}: a sweep takes a list of values, got {given!r}", name, repr(given), "a list of numbers, names or dicts")
     items = np.asarray(given).ravel().tolist() if isinstance(given, np.ndarray) else list(given)
     if not items:

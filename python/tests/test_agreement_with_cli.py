@@ -336,3 +336,11 @@ def test_a_generic_simulation_from_an_unconverged_fixed_point_is_refused(root):
     # independent M/M/1 queues; 2,000 time units at N = 200 give it within about 0.3)
     s = m.simulate(servers=200, time=2000, warmup=100)
     assert s.status == "completed" and abs(s.mean_queue_length.mean - 9.0) < 0.6, s.mean_queue_length
+
+
+def test_a_sweep_axis_of_one_number_is_invalid_input():
+    m = mfq.Model(kind="jsq", lam=0.5, d=2)
+    for given in (0.5, np.float64(0.5), 3, True, np.array(0.5)):
+        with pytest.raises(mfq.InvalidInput) as e:
+            mfq.sweep(m, lam=given)
+        assert e.value.field == "lambda" and "a list of values" in str(e.value)
