@@ -229,11 +229,11 @@ fn check_range(a: f64, b: f64, n: usize) -> Result<(), String> {
 pub(crate) fn format_value(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
-    } else if v.abs() < 1e15 && v.abs() >= 1e-5 {
+    } else if v.abs() < 1e15 && v.abs() >= 1e-15 {
         format!("{v}")
     } else {
         // exponent form: a TOML float (`1e20`, not a 21-digit integer that overflows; `1e-300`,
-        // not 300 digits)
+        // not 300 digits; down to 1e-15 the decimals, as tolerances are written)
         format!("{v:e}")
     }
 }
@@ -252,8 +252,8 @@ mod tests {
         assert!(Axis::parse("d", "1,2,1").is_err());
         assert!(Axis::parse("lambda", "0.5:0.9:5").unwrap().range && !Axis::parse("d", "1,2").unwrap().range);
         assert!(Axis::is_sweep("0.1:0.2:3") && !Axis::is_sweep("0.3"));
-        let texts: Vec<String> = [1e-300, 2.5e-6, 1e-5, 0.25, 3.0, 1e20].into_iter().map(format_value).collect();
-        assert_eq!(texts, ["1e-300", "2.5e-6", "0.00001", "0.25", "3", "1e20"]);
+        let texts: Vec<String> = [1e-300, 5e-324, 1e-16, 1e-12, 0.25, 3.0, 1e20].into_iter().map(format_value).collect();
+        assert_eq!(texts, ["1e-300", "5e-324", "1e-16", "0.000000000001", "0.25", "3", "1e20"]);
         // a range of two or four parts is a malformed range, named as such
         for text in ["0.5:0.9", "0.5:0.9:5:1"] {
             assert!(Axis::is_sweep(text));
