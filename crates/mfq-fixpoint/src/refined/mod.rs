@@ -553,7 +553,8 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
     let order = if r.second.is_some() { 4 } else { 2 };
     let obs = model.observables(&r.x);
     let mut left_out = Vec::new();
-    let mut group = |what: &str, f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
+    // `labels`: the functions' names, for a message about the one with the largest support
+    let mut group = |what: &str, labels: &[String], f: &dyn Fn(&mfq_model::Observables) -> Vec<f64>| -> Option<Vec<Expansion>> {
         let ld = local::local_derivatives(&r.x, order, local::OBSERVABLE_WORK, &mut |y, out| {
             out.clear();
             out.extend(f(&model.observables(y)));
@@ -561,7 +562,7 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
         match ld {
             Ok(ld) => Some(expansion_terms(&ld, r, n).into_iter().map(|(value, c1, c2)| Expansion { value, c1, c2 }).collect()),
             Err(e) => {
-                left_out.push(format!("{what} not refined: {}", observable_error(e)));
+                left_out.push(format!("{what} not refined: {}", observable_error(e, labels)));
                 None
             }
         }
@@ -572,15 +573,16 @@ pub fn refined_expansion(model: &dyn MeanFieldModel, r: &RefinedMeanField) -> Re
     } else if let Some(t) = linear_tail(model, r, &obs.tail) {
         Some(t)
     } else {
-        group("the tail, the mean queue length and the mean response time", &|o| o.tail.clone())
+        group("the tail, the mean queue length and the mean response time", &[], &|o| o.tail.clone())
     };
-    let prob_wait = if obs.prob_wait.is_some() { group("P(wait)", &|o| o.prob_wait.into_iter().collect()) } else { None };
+    let prob_wait = if obs.prob_wait.is_some() { group("P(wait)", &[], &|o| o.prob_wait.into_iter().collect()) } else { None };
     // a share of jobs is expanded as `share throughput` too (the class's accepted rate, linear
     // in its state), the ratio taken after (see `ratio_extras`)
     let extras = if obs.extras.is_empty() {
         Vec::new()
     } else {
-        group("the extras", &|o| {
+        let names: Vec<String> = obs.extras.iter().map(|e| e.0.clone()).collect();
+        group("the extras", &names, &|o| {
             let t = o.throughput.unwrap_or(0.0);
             let shares = o.extras.iter().filter(|e| e.0.ends_with(".share_of_jobs")).map(|e| e.1 * t);
             o.extras.iter().map(|e| e.1).chain(shares).collect()
@@ -627,12 +629,14 @@ fn linear_tail(model: &dyn MeanFieldModel, r: &RefinedMeanField, tail: &[f64]) -
     Some(value.into_iter().zip(c1).zip(c2).map(|((value, c1), c2)| Expansion { value, c1, c2 }).collect())
 }
 
-/// Why an observable's derivative grids could not be formed, in words.
-fn observable_error(e: local::LocalError) -> String {
+/// Why an observable's derivative grids could not be formed, in words (`labels`: the functions'
+/// names, to name the one with the largest support when known).
+fn observable_error(e: local::LocalError, labels: &[String]) -> String {
     match e {
-        local::LocalError::SupportTooLarge { size, work, .. } => format!(
-            "its function depends on up to {size} state entries, and its derivative grids would need {work:.1e} values, more than \
-             the limit of {:.0e}",
+        local::LocalError::SupportTooLarge { index, size, work } => format!(
+            "{} depends on {size} state entries, and the derivative grids would need {work:.1e} values, more than the limit \
+             of {:.0e}",
+            labels.get(index).map_or_else(|| "the largest function".to_string(), |n| format!("the largest, {n},")),
             local::OBSERVABLE_WORK
         ),
         local::LocalError::Inconsistent(m) => m,
