@@ -143,6 +143,23 @@ fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
     let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "10", "--buffer", "5", "--max-states", "1000"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("3.003e3 states, more than the limit of 1000"));
+    // SIS at N = 500 from the empty state: pi / pi_0 passes 1e308, so the LU pinned there
+    // gave NaN (and 0.36 for 0.62 at N = 5,000) as if solved. Auto now iterates instead, to the
+    // refined value's digits (x* + V/N + A/N^2 = 0.6177867); --method lu refuses, saying why
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "500", "--max-seconds", "20"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("Gauss-Seidel") && !out.contains("NaN"), "{out}");
+    let exact: f64 =
+        out.lines().find(|l| l.trim_start().starts_with("E[X]")).and_then(|l| l.split_whitespace().nth(4)).unwrap().parse().unwrap();
+    assert!((exact - 0.6177867).abs() < 2e-7, "{out}");
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "5000", "--method", "lu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the sparse LU's solution has residual 2.7e-4"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // a state whose key does not fit (300 entries of one bit): refused at once, before the
     // fixed point and refined terms of the 300-level model are computed, naming the entries
     let started = std::time::Instant::now();

@@ -37,6 +37,9 @@
 //!
 //! - Up to [`DIRECT_LIMIT`] states ([`ExactMethod::Auto`]) or on request: faer's sparse LU of
 //!   `Q^T` with one row replaced by `sum pi = 1`.
+//!   A solution whose residual is NaN or above `1e3` [`ExactOptions::tol`] is not taken: the
+//!   pinned start state can be so unlikely that `pi / pi_start` overflows (SIS from `N = 500`
+//!   on, from the empty state); then `Auto` iterates and `SparseLu` refuses with the reason.
 //! - Above: Gauss-Seidel (a forward and a backward sweep) with iterative aggregation-
 //!   disaggregation over the states grouped by the sum of their counts (total jobs; Koury,
 //!   McAllister and Stewart, SIAM J. Algebraic Discrete Methods 5(2), 1984): the coarse chain
@@ -348,8 +351,25 @@ pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactRep
         },
         _ => None,
     };
-    let (pi, residual, iterations, status) = if let Some(pi) = direct {
+    // an LU solution that does not solve the chain (its residual NaN or far above the
+    // tolerance: pinned at an unlikely start state, `pi / pi_start` overflows, as for SIS from
+    // N = 500 on, whose E[X] came out NaN, and 0.36 for 0.62 at N = 5,000) is not an answer
+    let direct = direct.map(|pi| {
         let r = if chain.len() == 1 { 0.0 } else { solve::residual_by_rows(&chain, &pi) };
+        (pi, r)
+    });
+    let direct = match direct {
+        Some((_, r)) if !(r <= 1e3 * opts.tol) && opts.method == ExactMethod::SparseLu => {
+            return Err(ExactError::Solver(format!(
+                "the sparse LU's solution has residual {r:.1e}, above the tolerance {:.0e}: the chain's probabilities span more \
+                 than double precision relative to its start state (by default the empty state); --method iterative solves it",
+                opts.tol
+            )))
+        }
+        Some((_, r)) if !(r <= 1e3 * opts.tol) => None,
+        d => d,
+    };
+    let (pi, residual, iterations, status) = if let Some((pi, r)) = direct {
         (pi, r, 0, ExactStatus::Converged)
     } else {
         method = ExactMethod::Iterative;
