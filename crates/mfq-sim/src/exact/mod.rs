@@ -359,14 +359,14 @@ pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactRep
         (pi, r)
     });
     let direct = match direct {
-        Some((_, r)) if !(r <= 1e3 * opts.tol) && opts.method == ExactMethod::SparseLu => {
+        Some((_, r)) if (r.is_nan() || r > 1e3 * opts.tol) && opts.method == ExactMethod::SparseLu => {
             return Err(ExactError::Solver(format!(
                 "the sparse LU's solution has residual {r:.1e}, above the tolerance {:.0e}: the chain's probabilities span more \
                  than double precision relative to its start state (by default the empty state); --method iterative solves it",
                 opts.tol
             )))
         }
-        Some((_, r)) if !(r <= 1e3 * opts.tol) => None,
+        Some((_, r)) if r.is_nan() || r > 1e3 * opts.tol => None,
         d => d,
     };
     let (pi, residual, iterations, status) = if let Some((pi, r)) = direct {
