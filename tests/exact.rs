@@ -145,14 +145,26 @@ fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("3.003e3 states, more than the limit of 1000"));
     // SIS at N = 500 from the empty state: pi / pi_0 passes 1e308, so the LU pinned there
     // gave NaN (and 0.36 for 0.62 at N = 5,000) as if solved. Auto now iterates instead, to the
-    // refined value's digits (x* + V/N + A/N^2 = 0.6177867); --method lu refuses, saying why
+    // product form of the birth-death chain (from k infected, up at N (1 - k/N)(1 + k/N), down
+    // at k; in logarithms, the weights pass 1e308); --method lu refuses, saying why
+    let n = 500usize;
+    let nf = n as f64;
+    let mut log_w = vec![0.0f64; n + 1];
+    for k in 1..=n {
+        let up = nf * (1.0 - (k - 1) as f64 / nf) * (1.0 + (k - 1) as f64 / nf);
+        log_w[k] = log_w[k - 1] + (up / k as f64).ln();
+    }
+    let top = log_w.iter().fold(f64::NEG_INFINITY, |m, v| m.max(*v));
+    let z: f64 = log_w.iter().map(|v| (v - top).exp()).sum();
+    let product_form = log_w.iter().enumerate().map(|(k, v)| (v - top).exp() * k as f64 / nf).sum::<f64>() / z;
     let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "500", "--max-seconds", "20"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("Gauss-Seidel") && !out.contains("NaN"), "{out}");
     let exact: f64 =
         out.lines().find(|l| l.trim_start().starts_with("E[X]")).and_then(|l| l.split_whitespace().nth(4)).unwrap().parse().unwrap();
-    assert!((exact - 0.6177867).abs() < 2e-7, "{out}");
+    // the table prints seven decimals
+    assert!((exact - product_form).abs() < 1e-7, "{exact} against the product form {product_form}\n{out}");
     let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "5000", "--method", "lu"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

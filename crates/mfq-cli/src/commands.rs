@@ -729,7 +729,7 @@ fn solve_refined(
         return Err(Failure::input(format!("--refined {n}: allowed: a number of servers (objects) N >= 1")));
     }
     let tol = (args.rtol.max(1e-12), args.atol.max(1e-14));
-    let tr = mfq_fixpoint::refined_transient_within(model, x0, args.t_end, 200, args.order, tol, deadline).map_err(|e| match e {
+    let tr = mfq_fixpoint::refined_transient(model, x0, args.t_end, 200, args.order, tol, deadline).map_err(|e| match e {
         mfq_fixpoint::RefinedError::Stopped { .. } => {
             Failure::no_convergence(format!("{}: {e}; no files written", args.model.model.display()))
         }

@@ -96,7 +96,7 @@ mod stability;
 pub use attraction::{check, check_with_fixed_point, AttractionReport, CheckError, CheckOptions, Verdict};
 pub use branches::{branches, BranchReport, ContinuationError, ContinuationOptions};
 pub use newton::{solve_model, solve_model_with, Factors, FixedPointOptions, RELATIVE_FLOOR, RELATIVE_STEP_TOL};
-pub use refined::transient::{refined_transient, refined_transient_within, RefinedTrajectory};
+pub use refined::transient::{refined_transient, RefinedTrajectory};
 pub use refined::{
     refined_estimates, refined_expansion, refined_mean_field, refined_mean_field_order, Expansion, RefinedError, RefinedEstimate,
     RefinedExpansion, RefinedMeanField,

@@ -707,8 +707,9 @@ fn run_indexed(
 /// transitions' order) when there are more than `ARITY`, so that the scans stop early where
 /// the rates are uneven (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
 /// 121(9), 2004); up to `ARITY` keep the transitions' order (that of [`run`]). The block sums
-/// when their expected scan (blocks visited, weighted by the initial rates) is at most twice
-/// the tree's levels.
+/// when their expected scan (groups of `ARITY` leaves visited, weighted by the initial rates;
+/// the measure this rule was set on before [`BlockSums`] took blocks of [`BLOCK`]) is at most
+/// twice the tree's levels.
 fn leaf_order(t: &dyn IndexedTransitions, x0: &[f64], big_n: f64) -> (Vec<usize>, Vec<f64>, bool) {
     let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() * (1.0 / big_n)).collect();
     let m = t.count();

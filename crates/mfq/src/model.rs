@@ -253,8 +253,8 @@ impl Model {
 
     /// `job(self)` on a worker thread, waited for until `deadline` passes (then
     /// `ModelError::Interrupted`, `during` naming the job; the worker's result, when it comes,
-    /// is dropped); on this thread when nothing can stop the job or no thread can be had. For
-    /// the dense steps that cannot stop part-way (`O(n^3)` factorisations).
+    /// is dropped); on this thread when nothing can stop the job. For the dense steps that
+    /// cannot stop part-way (`O(n^3)` factorisations).
     pub(crate) fn within<T: Send + 'static>(
         &self,
         deadline: &Deadline,
@@ -270,23 +270,13 @@ impl Model {
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let model = self.clone();
-        let job = std::sync::Arc::new(std::sync::Mutex::new(Some(job)));
-        let handed = job.clone();
-        let worker = std::thread::Builder::new().name("mfq-dense-step".into()).spawn(move || {
-            let job = handed.lock().ok().and_then(|mut j| j.take());
-            if let Some(job) = job {
-                // the receiver may be gone (the deadline passed): the result is dropped
+        // the receiver may be gone (the deadline passed): the result is then dropped
+        std::thread::Builder::new()
+            .name("mfq-dense-step".into())
+            .spawn(move || {
                 let _ = tx.send(job(&model));
-            }
-        });
-        if worker.is_err() {
-            // no thread to be had: the job here, without the deadline
-            let job = job.lock().ok().and_then(|mut j| j.take());
-            return match job {
-                Some(job) => job(self),
-                None => Err(interrupted()),
-            };
-        }
+            })
+            .map_err(|e| Error::Refined(RefinedError::Unsupported(format!("{during}: no worker thread could be started ({e})"))))?;
         loop {
             match rx.recv_timeout(std::time::Duration::from_millis(10)) {
                 Ok(result) => return result,
@@ -387,7 +377,7 @@ impl Model {
         order: u8,
     ) -> Result<RefinedTrajectory, Error> {
         let model = self.build(levels)?;
-        Ok(refined_transient(model.as_ref(), x0, t_end, points, order, (1e-9, 1e-12))?)
+        Ok(refined_transient(model.as_ref(), x0, t_end, points, order, (1e-9, 1e-12), &Deadline::none())?)
     }
 
     /// Is the fixed point unique and globally attracting? The checker's verdict with the

@@ -168,27 +168,15 @@ impl System<f64, DVector<f64>> for Moments<'_> {
 /// equally spaced times, to `order` 1 or 2, with Dormand-Prince 5(4) at tolerances `rtol`,
 /// `atol`.
 ///
+/// `deadline` (its wall-clock limit or cancellation flag) is looked at after every step of the
+/// integrator.
+///
 /// # Errors
 /// [`RefinedError::BadOrder`], [`RefinedError::NoTransitions`], [`RefinedError::NotSmooth`],
 /// [`RefinedError::WrongDimension`], [`RefinedError::Unsupported`] (the rates at `x0`, or
-/// `t_end`/`points` out of range, or the integration failed).
+/// `t_end`/`points` out of range, or the integration failed); [`RefinedError::Stopped`] when
+/// the deadline passes first.
 pub fn refined_transient(
-    model: &dyn MeanFieldModel,
-    x0: &[f64],
-    t_end: f64,
-    points: usize,
-    order: u8,
-    tol: (f64, f64),
-) -> Result<RefinedTrajectory, RefinedError> {
-    refined_transient_within(model, x0, t_end, points, order, tol, &mfq_model::Deadline::none())
-}
-
-/// [`refined_transient`] stopped by `deadline` (its wall-clock limit or cancellation flag),
-/// looked at after every step of the integrator.
-///
-/// # Errors
-/// As [`refined_transient`]; [`RefinedError::Stopped`] when the deadline passes first.
-pub fn refined_transient_within(
     model: &dyn MeanFieldModel,
     x0: &[f64],
     t_end: f64,

@@ -254,12 +254,18 @@ fn undeclared_law_error(c: &[f64], names: &[String], spec: &GenericSpec, r: &Res
     let value = initial.map_or("its value".to_string(), |v| format!("{v:.12} (its value at model.initial)").replace(".000000000000 ", " "));
     let how = if ones {
         // a whole family is named by its name (as `sum` accepts it), other entries one by one
+        let mut members: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+        for t in &terms {
+            if let Some((f, _)) = t.split_once('[') {
+                *members.entry(f).or_default() += 1;
+            }
+        }
         let mut sum: Vec<String> = Vec::new();
         for t in &terms {
             let family = t.split_once('[').map(|(f, _)| f);
-            let whole = family.and_then(|f| r.families.iter().find(|fam| fam.name == f)).is_some_and(|fam| {
-                terms.iter().filter(|u| u.split_once('[').is_some_and(|(g, _)| g == fam.name)).count() as i64 == fam.last - fam.first + 1
-            });
+            let whole = family
+                .and_then(|f| r.families.iter().find(|fam| fam.name == f))
+                .is_some_and(|fam| members.get(fam.name.as_str()) == Some(&(fam.last - fam.first + 1)));
             let item = if whole { family.unwrap_or(t).to_string() } else { t.clone() };
             if !sum.contains(&item) {
                 sum.push(item);
