@@ -19,7 +19,7 @@ pub struct ExactArgs {
     /// Buffer K of every server (sets truncation.levels; queueing models need one)
     #[arg(long, value_name = "K")]
     pub buffer: Option<usize>,
-    /// Solver: auto (sparse LU up to 2000 states, iterative above), lu, iterative
+    /// Solver: auto (sparse LU up to 2000 states and for one-entry birth-death chains, iterative above), lu, iterative
     #[arg(long, default_value = "auto", value_parser = ["auto", "lu", "iterative"])]
     pub method: String,
     /// Refuse chains with more states than this (memory: ~300 bytes per state)

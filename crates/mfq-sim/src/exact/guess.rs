@@ -31,6 +31,24 @@ fn approximate_fixed_point(model: &dyn MeanFieldModel, rate_per_object: f64) -> 
     x
 }
 
+/// The state of the chain nearest (in the largest difference of its fractions) to the
+/// approximate fixed point of [`approximate_fixed_point`]: a likely state where the mean field
+/// holds, where [`super::solve::solve_lu`] pins the solution so that `pi / pi_pin` stays within
+/// double precision (the first state on ties).
+pub(crate) fn likely_state(model: &dyn MeanFieldModel, chain: &Chain, uniformisation: f64) -> usize {
+    let x = approximate_fixed_point(model, uniformisation / chain.n as f64);
+    let mut counts = vec![0u32; chain.dim];
+    let (mut best, mut best_gap) = (0, f64::INFINITY);
+    for i in 0..chain.len() {
+        chain.counts(i, &mut counts);
+        let gap = counts.iter().zip(&x).fold(0.0f64, |m, (&c, &v)| m.max((c as f64 / chain.n as f64 - v).abs()));
+        if gap < best_gap {
+            (best, best_gap) = (i, gap);
+        }
+    }
+    best
+}
+
 /// The start vector (a probability vector over the chain's states).
 pub(crate) fn initial_guess(model: &dyn MeanFieldModel, chain: &Chain, uniformisation: f64) -> Vec<f64> {
     let n = chain.len();

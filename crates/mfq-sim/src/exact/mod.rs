@@ -35,11 +35,14 @@
 //!
 //! # Solvers
 //!
-//! - Up to [`DIRECT_LIMIT`] states ([`ExactMethod::Auto`]) or on request: faer's sparse LU of
-//!   `Q^T` with one row replaced by `sum pi = 1`.
-//!   A solution whose residual is NaN or above `1e3` [`ExactOptions::tol`] is not taken: the
-//!   pinned start state can be so unlikely that `pi / pi_start` overflows (SIS from `N = 500`
-//!   on, from the empty state); then `Auto` iterates and `SparseLu` refuses with the reason.
+//! - Up to [`DIRECT_LIMIT`] states, and at every size for a one-entry chain whose jumps change
+//!   the count by at most 16 (a birth-death chain, whose LU costs `O(states)`)
+//!   ([`ExactMethod::Auto`]), or on request: faer's sparse LU of `Q^T` with the equation of one
+//!   state replaced by `pi_s = 1`, then normalised. `s` is the state nearest the fixed point
+//!   (pinned at an unlikely state, `pi / pi_s` overflows: SIS from the empty state at
+//!   `N = 500`); a singular LU or a solution whose residual is NaN or above `1e3`
+//!   [`ExactOptions::tol`] is not taken, and the start state is pinned instead; if that fails
+//!   too, `Auto` iterates and `SparseLu` refuses with the reason.
 //! - Above: Gauss-Seidel (a forward and a backward sweep) with iterative aggregation-
 //!   disaggregation over the states grouped by the sum of their counts (total jobs; Koury,
 //!   McAllister and Stewart, SIAM J. Algebraic Discrete Methods 5(2), 1984): the coarse chain
@@ -60,14 +63,16 @@ use mfq_model::{Deadline, MeanFieldModel, Observables, StateLayout};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-/// Largest chain that [`ExactMethod::Auto`] solves by sparse LU.
+/// Largest chain that [`ExactMethod::Auto`] solves by sparse LU (but a banded one-entry chain,
+/// factored at every size).
 pub const DIRECT_LIMIT: usize = 2_000;
 
 /// Which solver [`exact`] uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExactMethod {
-    /// Sparse LU up to [`DIRECT_LIMIT`] states, the iterative solver above.
+    /// Sparse LU up to [`DIRECT_LIMIT`] states and for a one-entry chain whose jumps change
+    /// the count by at most 16, the iterative solver otherwise.
     Auto,
     /// faer's sparse LU (exact up to round-off; fill-in makes it slow beyond ~10^5 states).
     SparseLu,
@@ -336,39 +341,45 @@ pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactRep
         }
     }
     let mut method = match opts.method {
-        ExactMethod::Auto if chain.len() <= DIRECT_LIMIT => ExactMethod::SparseLu,
+        ExactMethod::Auto if chain.len() <= DIRECT_LIMIT || solve::banded(&chain) => ExactMethod::SparseLu,
         ExactMethod::Auto => ExactMethod::Iterative,
         m => m,
     };
     let transitions = chain.out_to.len();
+    // pinned at a likely state (pinned at the start state, `pi / pi_start` overflowed for SIS
+    // from the empty state at N = 500), else at the start state
+    let pins = || {
+        let likely = guess::likely_state(model, &chain, solve::uniformisation_rate(&chain));
+        [likely, 0].into_iter().take(if likely == 0 { 1 } else { 2 })
+    };
+    let mut lu_error = None;
     let direct = match method {
-        _ if chain.len() == 1 => Some(vec![1.0]),
-        ExactMethod::SparseLu => match solve::solve_lu(&chain) {
-            Ok(pi) => Some(pi),
-            // Auto: a start state outside the closed class makes the LU singular; iterate
-            Err(e) if opts.method == ExactMethod::SparseLu => return Err(ExactError::Solver(e)),
-            Err(_) => None,
-        },
+        _ if chain.len() == 1 => Some((vec![1.0], 0.0)),
+        ExactMethod::SparseLu => pins().find_map(|pin| match solve::solve_lu(&chain, pin) {
+            Ok(pi) => {
+                let r = solve::residual_by_rows(&chain, &pi);
+                if r.is_nan() || r > 1e3 * opts.tol {
+                    lu_error = Some(format!(
+                        "the sparse LU's solution has residual {r:.1e}, above the tolerance {:.0e}: the chain's probabilities \
+                         span more than double precision; --method iterative solves it",
+                        opts.tol
+                    ));
+                    None
+                } else {
+                    Some((pi, r))
+                }
+            }
+            // a pin outside the closed class makes the LU singular
+            Err(e) => {
+                lu_error = Some(e);
+                None
+            }
+        }),
         _ => None,
     };
-    // an LU solution that does not solve the chain (its residual NaN or far above the
-    // tolerance: pinned at an unlikely start state, `pi / pi_start` overflows, as for SIS from
-    // N = 500 on, whose E[X] came out NaN, and 0.36 for 0.62 at N = 5,000) is not an answer
-    let direct = direct.map(|pi| {
-        let r = if chain.len() == 1 { 0.0 } else { solve::residual_by_rows(&chain, &pi) };
-        (pi, r)
-    });
-    let direct = match direct {
-        Some((_, r)) if (r.is_nan() || r > 1e3 * opts.tol) && opts.method == ExactMethod::SparseLu => {
-            return Err(ExactError::Solver(format!(
-                "the sparse LU's solution has residual {r:.1e}, above the tolerance {:.0e}: the chain's probabilities span more \
-                 than double precision relative to its start state (by default the empty state); --method iterative solves it",
-                opts.tol
-            )))
-        }
-        Some((_, r)) if r.is_nan() || r > 1e3 * opts.tol => None,
-        d => d,
-    };
+    if direct.is_none() && opts.method == ExactMethod::SparseLu {
+        return Err(ExactError::Solver(lu_error.unwrap_or_else(|| "the sparse LU failed".into())));
+    }
     let (pi, residual, iterations, status) = if let Some((pi, r)) = direct {
         (pi, r, 0, ExactStatus::Converged)
     } else {

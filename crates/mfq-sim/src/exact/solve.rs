@@ -27,21 +27,22 @@ pub(crate) fn uniformisation_rate(chain: &Chain) -> f64 {
     chain.diag.iter().fold(0.0f64, |m, &d| m.max(d)).max(f64::MIN_POSITIVE)
 }
 
-/// The stationary distribution by a sparse LU of `Q^T` with the equation of the start state
-/// (state 0) replaced by `pi_0 = 1`, then normalised: non-singular iff the chain has one
-/// closed class and the start state is in it (else an error, and the caller iterates).
-pub(crate) fn solve_lu(chain: &Chain) -> Result<Vec<f64>, String> {
+/// The stationary distribution by a sparse LU of `Q^T` with the equation of state `pin`
+/// replaced by `pi_pin = 1`, then normalised: non-singular iff the chain has one closed class
+/// and `pin` is in it (else an error, and the caller iterates). A likely `pin` keeps
+/// `pi / pi_pin` within double precision ([`super::guess::likely_state`]).
+pub(crate) fn solve_lu(chain: &Chain, pin: usize) -> Result<Vec<f64>, String> {
     let n = chain.len();
     let mut entries = Vec::with_capacity(chain.out_to.len() + n);
-    entries.push(Triplet::new(0, 0, 1.0));
-    // column j of Q^T is row j of Q
+    entries.push(Triplet::new(pin, pin, 1.0));
+    // column j of Q^T is row j of Q; row `pin` of Q^T is the pinned equation
     for j in 0..n {
-        if j > 0 {
+        if j != pin {
             entries.push(Triplet::new(j, j, -chain.diag[j]));
         }
         for e in chain.out_ptr[j]..chain.out_ptr[j + 1] {
             let t = chain.out_to[e] as usize;
-            if t > 0 {
+            if t != pin {
                 entries.push(Triplet::new(t, j, chain.out_rate[e]));
             }
         }
@@ -49,7 +50,7 @@ pub(crate) fn solve_lu(chain: &Chain) -> Result<Vec<f64>, String> {
     let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &entries).map_err(|e| format!("{e:?}"))?;
     let lu = a.sp_lu().map_err(|e| format!("sparse LU failed: {e:?}"))?;
     let mut rhs = vec![0.0; n];
-    rhs[0] = 1.0;
+    rhs[pin] = 1.0;
     lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut rhs, n, 1));
     if rhs.iter().any(|v| !v.is_finite()) {
         return Err(
@@ -61,6 +62,21 @@ pub(crate) fn solve_lu(chain: &Chain) -> Result<Vec<f64>, String> {
     let s: f64 = rhs.iter().sum();
     rhs.iter_mut().for_each(|v| *v /= s);
     Ok(rhs)
+}
+
+/// Largest change of the count between neighbouring states for which a chain of one entry
+/// counts as banded ([`banded`]).
+const BAND: u128 = 16;
+
+/// Whether the chain is a one-entry chain whose transitions change the count by at most
+/// [`BAND`] (a birth-death chain and its like): its sparse LU costs `O(states)` whatever
+/// their number, so [`ExactMethod::Auto`](super::ExactMethod::Auto) factors it at every size.
+pub(crate) fn banded(chain: &Chain) -> bool {
+    chain.dim == 1
+        && (0..chain.len()).all(|i| {
+            let from = chain.keys[i];
+            chain.out_to[chain.out_ptr[i]..chain.out_ptr[i + 1]].iter().all(|&t| chain.keys[t as usize].abs_diff(from) <= BAND)
+        })
 }
 
 /// The transitions into each state (the columns of `Q`), for Gauss-Seidel.
