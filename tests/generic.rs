@@ -717,3 +717,16 @@ fn jsq2_population_matches_the_refined_mean_field() {
     // x_1 = lambda (1 - loss) exactly in steady state: a check that does not use V
     assert!(r.mean[0].covers(0.9, 0.999, 1e-4), "{:?}", r.mean[0]);
 }
+
+/// The dimension of a generic model without a truncation parameter comes from its
+/// declarations (variables and families, less one per conservation law) without unrolling the
+/// transitions: it is that of the built model, with and without conservation laws.
+#[test]
+fn the_initial_dimension_is_that_of_the_built_model() {
+    for name in ["sis.toml", "sir.toml", "two-class.toml"] {
+        let f = load(name, &[]);
+        let levels = f.model.initial_levels();
+        assert_eq!(levels, f.model.build(levels).unwrap().dim(), "{name}");
+    }
+    assert_eq!(load("sir.toml", &[]).model.initial_levels(), 2);
+}

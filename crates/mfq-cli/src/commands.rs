@@ -73,7 +73,7 @@ pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
         code(format!("cannot read model file {}: {e}", path.display()))
     })?;
     let mut file = ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-    crate::figstyle::note_model(&text, &args.set)?;
+    crate::figstyle::note_model_file(&file)?;
     // titles end up in SVG text: no control characters; overridden parameters are shown
     if let Some(t) = &mut file.title {
         t.retain(|c| !c.is_control());

@@ -172,24 +172,29 @@ pub fn split(text: &str, path: &Path) -> Result<(Style, String), Failure> {
     Ok((style, rest.join("\n")))
 }
 
+/// The parameters of a parsed model file: each scalar of its model table as text.
+fn params_of(file: &ModelFile) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(map) = serde_json::to_value(&file.model).ok().as_ref().and_then(|v| v.as_object()) {
+        for (k, v) in map {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) => mfq_plot::axis::tick_label(n.as_f64().unwrap_or(f64::NAN)),
+                other => other.to_string(),
+            };
+            out.push((k.clone(), v));
+        }
+    }
+    out
+}
+
 /// The parameters of a model file under `set` (`NAME=VALUE`): the model's own values, and
 /// for settings that are sweeps (`a:b:n`, lists) their range as text (`0.5 to 0.95`).
 pub fn model_params(text: &str, set: &[String]) -> Vec<(String, String)> {
     let (scalar, swept): (Vec<&String>, Vec<&String>) = set.iter().partition(|s| !s.contains(':') && !s.contains(','));
     let scalar: Vec<String> = scalar.into_iter().cloned().collect();
-    let mut out: Vec<(String, String)> = Vec::new();
-    if let Ok(file) = ModelFile::parse(text, &scalar) {
-        if let Some(map) = serde_json::to_value(&file.model).ok().as_ref().and_then(|v| v.as_object()) {
-            for (k, v) in map {
-                let v = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Number(n) => mfq_plot::axis::tick_label(n.as_f64().unwrap_or(f64::NAN)),
-                    other => other.to_string(),
-                };
-                out.push((k.clone(), v));
-            }
-        }
-    }
+    // the parameters only: the model is not built again
+    let mut out = ModelFile::parse_declarations(text, &scalar).map(|f| params_of(&f)).unwrap_or_default();
     for s in swept {
         if let Some((names, values)) = s.split_once('=') {
             let text = match values.split(':').collect::<Vec<_>>().as_slice() {
@@ -242,7 +247,18 @@ pub fn install_figure_style(file_style: Style, text: &str) -> Result<mfq_plot::s
 /// file's) holds a placeholder `{name}` that is not a parameter of the model (the message
 /// lists those there are).
 pub fn note_model(text: &str, set: &[String]) -> Result<(), Failure> {
-    let params = model_params(text, set);
+    note_params(model_params(text, set))
+}
+
+/// [`note_model`] of a model file already parsed (with every override applied).
+///
+/// # Errors
+/// As [`note_model`].
+pub fn note_model_file(file: &ModelFile) -> Result<(), Failure> {
+    note_params(params_of(file))
+}
+
+fn note_params(params: Vec<(String, String)>) -> Result<(), Failure> {
     Style::update_global(|s| s.params = params);
     Style::global().check_placeholders().map_err(|e| Failure::input(format!("{e} (--{})", e.field.replace('_', "-"))))
 }

@@ -259,6 +259,30 @@ impl Truncation {
 }
 
 impl ModelFile {
+    /// Parses a model file and applies `overrides` (`NAME=VALUE` strings) without checking
+    /// that the model builds: for reading its parameters (e.g. a figure's placeholders).
+    /// [`parse`](Self::parse) is this, then every range and the model checked.
+    ///
+    /// # Errors
+    /// [`ModelError::File`] for malformed TOML, unknown keys or kinds, wrong types;
+    /// [`ModelError::BadOverride`] for an override that names no key.
+    pub fn parse_declarations(text: &str, overrides: &[String]) -> Result<Self, ModelError> {
+        if overrides.is_empty() {
+            // one parse of the text (a model of many transitions takes a while to parse)
+            return toml::from_str(text).map_err(|e| file_error(&e, text));
+        }
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| file_error(&e, text))?;
+        for o in overrides {
+            apply_override(&mut doc, o)?;
+        }
+        ModelFile::deserialize(doc).map_err(|e| match file_error(&e, "") {
+            ModelError::File { position, message, .. } => {
+                ModelError::File { position, after_set: Some(printable(&overrides.join(" --set "))), message }
+            }
+            other => other,
+        })
+    }
+
     /// Parses a model file and applies `overrides` (`NAME=VALUE` strings), then checks every range.
     ///
     /// # Errors
@@ -266,20 +290,7 @@ impl ModelFile {
     /// message has the line and the key); [`ModelError::BadOverride`] for an override that
     /// names no key; [`ModelError::OutOfRange`] for a value outside its range.
     pub fn parse(text: &str, overrides: &[String]) -> Result<Self, ModelError> {
-        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| file_error(&e, text))?;
-        for o in overrides {
-            apply_override(&mut doc, o)?;
-        }
-        let file: ModelFile = if overrides.is_empty() {
-            toml::from_str(text).map_err(|e| file_error(&e, text))?
-        } else {
-            ModelFile::deserialize(doc).map_err(|e| match file_error(&e, "") {
-                ModelError::File { position, message, .. } => {
-                    ModelError::File { position, after_set: Some(printable(&overrides.join(" --set "))), message }
-                }
-                other => other,
-            })?
-        };
+        let file = Self::parse_declarations(text, overrides)?;
         file.truncation.validate()?;
         if file.truncation.buffer && !file.model.has_job_buffer() {
             return Err(crate::out_of_range(

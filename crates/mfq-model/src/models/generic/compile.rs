@@ -101,22 +101,8 @@ impl GenericModel {
     /// As [`new`](Self::new); [`ModelError::Interrupted`] when the deadline passes (or the job
     /// is cancelled) before the model is built.
     pub fn within(spec: &GenericSpec, levels: Option<usize>, limits: Limits, deadline: &crate::Deadline) -> Result<Self, ModelError> {
-        let mut r = Resolver::parameters_only(spec)?;
-        r.deadline = deadline.clone();
-        r.budget.set(limits.max_nodes);
-        r.max_nodes = limits.max_nodes;
-        // the truncation-level parameter
-        if let (Some(i), Some(k)) = (validate::levels_parameter(&r, spec)?, levels) {
-            r.params[i].1 = k as f64;
-        }
-        declare_variables(&mut r, spec)?;
-        for (fi, f) in spec.families.iter().enumerate() {
-            declare_family(&mut r, fi, f, limits.max_state)?;
-        }
-        if r.element_names.is_empty() {
-            return Err(ModelError::declaration("model", "a generic model needs state variables (model.variables or model.families)"));
-        }
-        let Reduced { member_lists, slot_of, names, laws } = reduce(&mut r, spec)?;
+        let (r, reduced) = declared(spec, levels, limits, deadline)?;
+        let Reduced { member_lists, slot_of, names, laws } = reduced;
         let Unrolled { jumps, jump_ptr, rates, labels } = unroll_transitions(&r, spec, &member_lists, &slot_of, limits.max_transitions)?;
         r.check_deadline("the conservation check")?;
         let undeclared = undeclared_conservation(&jumps, &jump_ptr, names.len());
@@ -294,6 +280,45 @@ fn undeclared_law_error(c: &[f64], names: &[String], spec: &GenericSpec, r: &Res
 }
 
 /// Declares the scalar variables (element ids `0..variables.len()`).
+/// The parameters (the truncation-level one set to `levels`), the declared variables and
+/// families, and the state left after the conservation laws: the first phase of
+/// [`GenericModel::within`], without the transitions.
+fn declared(
+    spec: &GenericSpec,
+    levels: Option<usize>,
+    limits: Limits,
+    deadline: &crate::Deadline,
+) -> Result<(Resolver, Reduced), ModelError> {
+    let mut r = Resolver::parameters_only(spec)?;
+    r.deadline = deadline.clone();
+    r.budget.set(limits.max_nodes);
+    r.max_nodes = limits.max_nodes;
+    // the truncation-level parameter
+    if let (Some(i), Some(k)) = (validate::levels_parameter(&r, spec)?, levels) {
+        r.params[i].1 = k as f64;
+    }
+    declare_variables(&mut r, spec)?;
+    for (fi, f) in spec.families.iter().enumerate() {
+        declare_family(&mut r, fi, f, limits.max_state)?;
+    }
+    if r.element_names.is_empty() {
+        return Err(ModelError::declaration("model", "a generic model needs state variables (model.variables or model.families)"));
+    }
+    let reduced = reduce(&mut r, spec)?;
+    Ok((r, reduced))
+}
+
+/// The dimension of the model's state (its variables and family members less one per
+/// conservation law) with the `levels` parameter at `levels`, from the declarations alone:
+/// the transitions are not unrolled, so this is cheap for a model of many transitions.
+///
+/// # Errors
+/// As [`GenericModel::new`] for the declarations, parameters and conservation laws.
+pub(crate) fn dimension(spec: &GenericSpec, levels: Option<usize>) -> Result<usize, ModelError> {
+    let (_, reduced) = declared(spec, levels, Limits::default(), &crate::Deadline::none())?;
+    Ok(reduced.names.len())
+}
+
 fn declare_variables(r: &mut Resolver, spec: &GenericSpec) -> Result<(), ModelError> {
     for (i, name) in spec.variables.iter().enumerate() {
         validate::check_new_name(r, &format!("model.variables[{i}]"), name)?;

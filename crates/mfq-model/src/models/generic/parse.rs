@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::resolve::Resolver;
 use super::GenericModel;
-use crate::{MeanFieldModel, ModelError};
+use crate::ModelError;
 
 /// A number, or an expression (a string) in the parameters and the indices in scope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,7 +157,7 @@ impl GenericSpec {
     pub fn initial_levels(&self) -> usize {
         match &self.levels {
             Some(p) => self.parameters.get(p).filter(|v| v.is_finite() && **v >= 2.0 && **v <= 1e7).map_or(16, |v| *v as usize),
-            None => GenericModel::new(self, None).map_or(16, |m| m.dim().max(1)),
+            None => super::compile::dimension(self, None).map_or(16, |d| d.max(1)),
         }
     }
 
