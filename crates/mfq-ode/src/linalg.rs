@@ -29,6 +29,14 @@
 //! sweep the whole factor for every four of them: 42 % of a checker run on the PS pair
 //! approximation at K = 60, `r = 121`, against about 10 % supernodal).
 //!
+//! A pattern without a coupling whose `A` has a few long rows (more than [`DENSE_ROW`] entries
+//! and `8 sqrt(n)`: a generic model's rows that read a conservation law's eliminated variable,
+//! `1 - x_1 - ... - x_n`) is split the same way: `A = A' + B C` with `A'` the other rows and
+//! the long rows' diagonals, `B` the unit columns of the long rows, `C` their other entries,
+//! `D = I`, and solved by Woodbury. Factored whole, one such row filled the LU of a
+//! 10,000-entry chain to 1.3 GB (partial pivoting takes it as a pivot row, and every row
+//! below it inherits its pattern).
+//!
 //! A bordered matrix of size `n + r >= 10 000` (the triplet approximation from K = 22) is not
 //! factorised completely: its complete LU fills in to ~1 GB at K = 30 (the fibre sums couple
 //! every pair of `b`-slabs of the `K^3` grid, so no ordering keeps the fill local). It gets an
@@ -58,6 +66,10 @@ const THREADED_MIN_SIZE: usize = 2000;
 /// solved by GMRES preconditioned with an incomplete LU ([`crate::krylov`]), not factorised
 /// completely (whose fill-in reaches 1 GB at 28 000 unknowns).
 const ITERATIVE_MIN_SIZE: usize = 10_000;
+
+/// Fewest entries of a row of `A` that [`SparseKind::new`] splits off into a Woodbury
+/// coupling (and more than `8 sqrt(n)`), see the module docs.
+const DENSE_ROW: usize = 64;
 /// The incomplete factors keep fill of level 2 (else 1) in the last `BORDER_FILL_ROWS r` rows
 /// of a bordered matrix: its `r` border rows and as many state rows before them (see the module
 /// docs).
@@ -142,6 +154,9 @@ struct SparseKind {
     /// Woodbury mode (coupled patterns with small `r`): the coupling, `Z = P^{-1} beta B`
     /// (`n x r`, column-major), the LU of `S = D + C Z`.
     woodbury: Option<Woodbury>,
+    /// The long rows of `A` split off into the coupling (see the module docs): where the
+    /// values of `A` go.
+    long_rows: Option<Box<LongRows>>,
     /// Iterative mode (bordered matrices from [`ITERATIVE_MIN_SIZE`] on): ILU(k) + GMRES, with
     /// the complete LU as the fallback when GMRES does not converge.
     iterative: Option<Box<IluGmres>>,
@@ -150,6 +165,56 @@ struct SparseKind {
     /// The deadline of the last [`ShiftedLu::factor_within`]: GMRES solves stop at it (leaving
     /// a zero step) instead of running on or falling back on the complete LU.
     deadline: Deadline,
+}
+
+/// The long rows of a pattern's `A` taken as a coupling `B C` (`B` unit columns, `D = I`):
+/// `keep[q]` the entry of `A` that is entry `q` of `A'`, `to_c[q]` the entry of `A` that is
+/// entry `q` of `C`; value buffers for `A'`, `C` and the ones of `B` and `D`.
+#[derive(Clone)]
+struct LongRows {
+    keep: Vec<usize>,
+    to_c: Vec<usize>,
+    a_vals: Vec<f64>,
+    c_vals: Vec<f64>,
+    ones: Vec<f64>,
+}
+
+impl LongRows {
+    /// The split of `a` when it has rows of more than [`DENSE_ROW`] and `8 sqrt(n)` entries,
+    /// few enough that `Z` (`n r`) stays small: `A'` and the coupling.
+    fn split(n: usize, a: &mfq_model::Csr) -> Option<(LongRows, SparsityPattern)> {
+        let long = DENSE_ROW.max((8.0 * (n as f64).sqrt()) as usize);
+        let rows: Vec<usize> = (0..n).filter(|&i| a.row_span(i).1 - a.row_span(i).0 > long).collect();
+        let r = rows.len();
+        if r == 0 || n * r > 4_000_000 || 8 * r > n {
+            return None;
+        }
+        let (mut kept, mut c_rows) = (vec![Vec::new(); n], vec![Vec::new(); r]);
+        let (mut keep, mut to_c) = (Vec::new(), Vec::new());
+        let mut k = 0;
+        for (i, row) in kept.iter_mut().enumerate() {
+            let (lo, hi) = a.row_span(i);
+            let is_long = rows.get(k) == Some(&i);
+            for s in lo..hi {
+                let j = a.cols()[s];
+                if is_long && j != i {
+                    c_rows[k].push(j);
+                    to_c.push(s);
+                } else {
+                    row.push(j);
+                    keep.push(s);
+                }
+            }
+            if is_long {
+                k += 1;
+            }
+        }
+        let b_rows = (0..n).map(|i| rows.binary_search(&i).map_or(Vec::new(), |k| vec![k])).collect();
+        let d_rows = (0..r).map(|k| vec![k]).collect();
+        let pattern = SparsityPattern::from_rows(n, kept).with_coupling(r, b_rows, c_rows, d_rows);
+        let (a_vals, c_vals) = (vec![0.0; keep.len()], vec![0.0; to_c.len()]);
+        Some((LongRows { keep, to_c, a_vals, c_vals, ones: vec![1.0; r] }, pattern))
+    }
 }
 
 #[derive(Clone)]
@@ -190,6 +255,7 @@ impl Clone for SparseKind {
                 w.s = None;
                 w
             }),
+            long_rows: self.long_rows.clone(),
             iterative: self.iterative.clone(),
             iterative_ready: self.iterative_ready,
             deadline: self.deadline.clone(),
@@ -201,6 +267,13 @@ impl SparseKind {
     /// Builds the column-compressed pattern of the bordered matrix (its symbolic LU comes at the
     /// first factorisation).
     fn new(n: usize, p: &SparsityPattern) -> Self {
+        if p.coupling().is_none() {
+            if let Some((long, split)) = LongRows::split(n, p.a()) {
+                let mut kind = SparseKind::new(n, &split);
+                kind.long_rows = Some(Box::new(long));
+                return kind;
+            }
+        }
         let r = p.coupling().map_or(0, |c| c.d.nrows());
         if r > 0 && n * r <= 4_000_000 {
             // Woodbury: factor only P = alpha I + beta A
@@ -281,6 +354,7 @@ impl SparseKind {
             scratch: None,
             rhs: vec![0.0; size],
             woodbury: None,
+            long_rows: None,
             iterative,
             iterative_ready: false,
             deadline: Deadline::none(),
@@ -288,8 +362,23 @@ impl SparseKind {
     }
 
     fn factor(&mut self, alpha: f64, beta: f64, jac: &Jacobian) -> Result<(), SingularMatrix> {
+        let mut long = self.long_rows.take();
+        let out = match &mut long {
+            Some(l) => {
+                let (a, _, _, _) = jac.sparse_values();
+                l.a_vals.iter_mut().zip(&l.keep).for_each(|(v, &s)| *v = a[s]);
+                l.c_vals.iter_mut().zip(&l.to_c).for_each(|(v, &s)| *v = a[s]);
+                self.factor_values(alpha, beta, (&l.a_vals, &l.ones, &l.c_vals, &l.ones))
+            }
+            None => self.factor_values(alpha, beta, jac.sparse_values()),
+        };
+        self.long_rows = long;
+        out
+    }
+
+    /// [`factor`](Self::factor) of the values `(A, B, C, D)` of the pattern's parts.
+    fn factor_values(&mut self, alpha: f64, beta: f64, (a, b, c, d): (&[f64], &[f64], &[f64], &[f64])) -> Result<(), SingularMatrix> {
         self.lu = None;
-        let (a, b, c, d) = jac.sparse_values();
         self.values.iter_mut().for_each(|v| *v = 0.0);
         for &k in &self.at_diag {
             self.values[k] += alpha;
@@ -320,7 +409,6 @@ impl SparseKind {
         }
         self.complete_lu_of_values()?;
         if let (Some(w), Some(lu), Some(symbolic), Some(scratch)) = (&mut self.woodbury, &self.lu, &self.symbolic, &mut self.scratch) {
-            let (_, b, c, d) = jac.sparse_values();
             let lu = LuRef::new_unchecked(symbolic, lu);
             if let Err(e) = w.factor(lu, MemStack::new(scratch), beta, b, c, d) {
                 self.lu = None;
@@ -823,6 +911,43 @@ mod tests {
         let mut e = xs.clone();
         lu.solve(&mut e);
         assert!(e.iter().zip(&xs).all(|(a, b)| (a - b).abs() < 1e-14));
+    }
+
+    /// A tridiagonal pattern with two long rows (every column: a conservation law's eliminated
+    /// variable read by two rows) is split into a Woodbury coupling, and its solve recovers a
+    /// known solution as a dense LU would; a second factorisation reuses the analysis.
+    #[test]
+    fn long_rows_are_solved_by_woodbury() {
+        use mfq_model::SparsityPattern;
+        use std::sync::Arc;
+        let n: usize = 400;
+        let long = [1usize, 250];
+        let rows: Vec<Vec<usize>> =
+            (0..n).map(|i| if long.contains(&i) { (0..n).collect() } else { (i.saturating_sub(1)..(i + 2).min(n)).collect() }).collect();
+        let s = Sparsity::Sparse(Arc::new(SparsityPattern::from_rows(n, rows.clone())));
+        let mut jac = Jacobian::new(n, s.clone());
+        for (q, r) in rows.iter().enumerate() {
+            for &c in r {
+                // diagonals small enough that pivoting would choose the long rows
+                let v = if q == c { -0.05 - (q % 3) as f64 * 0.01 } else { 0.3 + ((q * 7 + c * 13) % 11) as f64 * 0.05 };
+                jac.set(q, c, if long.contains(&q) && q != c { -v } else { v });
+            }
+        }
+        let SparseKind { long_rows, woodbury, .. } = match &ShiftedLu::new(n, s.clone()).kind {
+            Kind::Sparse(sp) => (**sp).clone(),
+            _ => unreachable!("a sparse pattern"),
+        };
+        assert!(long_rows.is_some() && woodbury.as_ref().is_some_and(|w| w.r == 2));
+        let dense = jac.to_dense();
+        for (alpha, beta) in [(0.3, -1.7), (2.0, 0.5)] {
+            let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+            let mut b: Vec<f64> = (0..n).map(|i| alpha * xs[i] + beta * (0..n).map(|c| dense[i * n + c] * xs[c]).sum::<f64>()).collect();
+            let mut lu = ShiftedLu::new(n, s.clone());
+            lu.factor(alpha, beta, &jac).unwrap();
+            lu.solve(&mut b);
+            let err = b.iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert!(err < 1e-10, "alpha {alpha}, beta {beta}: {err}");
+        }
     }
 
     /// A bordered system large enough for ILU(k) + GMRES (a 3-D 7-point stencil on a 24^3

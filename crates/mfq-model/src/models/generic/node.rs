@@ -348,8 +348,10 @@ pub(crate) fn gradient(node: &Node) -> Vec<(u32, Node)> {
                     if dk.is_zero() {
                         continue;
                     }
-                    let mut g: Vec<Node> = f.clone();
-                    g[k] = dk;
+                    // the other factors cloned, not factor k (replaced by dk): a factor that
+                    // reads every entry (a conservation law's eliminated variable, `1 - sum
+                    // x_i`) was cloned once per entry, quadratic in the entries
+                    let g: Vec<Node> = f.iter().enumerate().map(|(i, fi)| if i == k { dk.clone() } else { fi.clone() }).collect();
                     by_slot.entry(j).or_default().push(mul(g));
                 }
             }
