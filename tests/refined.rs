@@ -261,3 +261,28 @@ fn solve_refined_command() {
     let (code, _) = mfq(&["solve", "models/generic/sis.toml", "--refined", "0.5"]);
     assert_eq!(code, 2);
 }
+
+/// Extras whose derivative grids would exceed the work bound are not refined, with a warning;
+/// they keep their mean-field values (they vanished from the table, the CSV and the JSON's
+/// mean field): hetero-static case A at lambda = 0.9, class 2 an M/M/1 at load 5/6 whose mean
+/// response time is 1 / (mu_2 - lambda_2) = 15 (its mean queue length 5), with "-" (blank in
+/// the CSV) at every N.
+#[test]
+fn extras_not_refined_keep_their_mean_field_values() {
+    let out = std::env::temp_dir().join(format!("mfq-refined-left-out-{}", std::process::id()));
+    let (code, text) =
+        mfq(&["refined", "models/hetero-static-caseA.toml", "--set", "lambda=0.9", "--servers", "10,20", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("the extras not refined"), "{text}");
+    let row = text.lines().find(|l| l.trim_start().starts_with("class2.mean_response_time")).unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[2..], ["-", "-"], "{row}");
+    assert!((cells[1].parse::<f64>().unwrap() - 15.0).abs() < 1e-7, "{row}");
+    let csv = std::fs::read_to_string(out.join("refined-estimates.csv")).unwrap();
+    let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let col = lines[0].iter().position(|h| *h == "class2.mean_response_time").unwrap();
+    assert!(lines.iter().all(|l| l.len() == lines[0].len()), "{csv}");
+    assert!((lines[1][col].parse::<f64>().unwrap() - 15.0).abs() < 1e-7);
+    assert_eq!((lines[2][col], lines[3][col]), ("", ""));
+    let _ = std::fs::remove_dir_all(out);
+}

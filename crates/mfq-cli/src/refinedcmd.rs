@@ -85,8 +85,9 @@ fn estimates_csv(r: &RefinedReport) -> String {
     let estimates = if degenerate(r) { &[][..] } else { &r.estimates[..] };
     for e in r.mean_field.iter().chain(estimates) {
         let _ = write!(s, "{},{},{},{}", e.servers, f(e.mean_queue_length), f(e.mean_response_time), f(e.prob_wait));
-        for (_, v) in &e.extras {
-            let _ = write!(s, ",{v:e}");
+        // by name: the extras not refined have a mean-field value only
+        for name in &extras {
+            let _ = write!(s, ",{}", f(e.extras.iter().find(|x| &&x.0 == name).map(|x| x.1)));
         }
         for v in &e.tail {
             let _ = write!(s, ",{v:e}");
@@ -149,28 +150,31 @@ fn text(args: &RefinedArgs, name: &str, names: &[String], r: &RefinedReport) -> 
             break;
         }
     }
-    let _ = write!(s, "  {:<20} {:>14}", "observable", "mean field");
+    let mf = r.mean_field.as_ref();
+    // the label column as wide as the longest extra's name
+    let w = mf.map_or(0, |m| m.extras.iter().map(|e| e.0.chars().count()).max().unwrap_or(0)).max(20);
+    let _ = write!(s, "  {:<w$} {:>14}", "observable", "mean field");
     for e in estimates {
         let _ = write!(s, " {:>14}", format!("N = {}", e.servers));
     }
     s.push('\n');
     let rows: [(&str, Getter); 3] =
         [("mean queue length", &|e| e.mean_queue_length), ("mean response time", &|e| e.mean_response_time), ("P(wait)", &|e| e.prob_wait)];
-    let mf = r.mean_field.as_ref();
     for (label, get) in rows {
         if mf.and_then(get).is_none() {
             continue;
         }
-        let _ = write!(s, "  {label:<20} {:>14}", opt(mf.and_then(get)));
+        let _ = write!(s, "  {label:<w$} {:>14}", opt(mf.and_then(get)));
         for e in estimates {
             let _ = write!(s, " {:>14}", opt(get(e)));
         }
         s.push('\n');
     }
-    for (j, (label, v)) in mf.map(|m| m.extras.clone()).unwrap_or_default().iter().enumerate() {
-        let _ = write!(s, "  {label:<20} {:>14}", opt(Some(*v)));
+    for (label, v) in mf.map(|m| m.extras.clone()).unwrap_or_default().iter() {
+        let _ = write!(s, "  {label:<w$} {:>14}", opt(Some(*v)));
+        // by name: an extra not refined has its mean-field value only
         for e in estimates {
-            let _ = write!(s, " {:>14}", opt(e.extras.get(j).map(|x| x.1)));
+            let _ = write!(s, " {:>14}", opt(e.extras.iter().find(|x| &x.0 == label).map(|x| x.1)));
         }
         s.push('\n');
     }

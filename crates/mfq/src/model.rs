@@ -343,7 +343,14 @@ impl Model {
         let model = self.build(Some(fp.truncation.levels))?;
         let expansion = refined_expansion(model.as_ref(), &terms);
         let estimates = servers.iter().map(|&n| expansion.estimate(&terms, n)).collect();
-        let limit = Some(expansion.estimate(&terms, f64::INFINITY));
+        let mut limit = expansion.estimate(&terms, f64::INFINITY);
+        // the extras not refined (too many state entries) keep their mean-field values
+        for (name, v) in model.observables(&terms.x).extras {
+            if !limit.extras.iter().any(|e| e.0 == name) {
+                limit.extras.push((name, v));
+            }
+        }
+        let limit = Some(limit);
         let mut r = RefinedReport {
             fixed_point: fp,
             terms,
@@ -457,7 +464,9 @@ pub struct RefinedReport {
     pub fixed_point: FixedPoint,
     /// `V` (and `A`), `W`.
     pub terms: RefinedMeanField,
-    /// The mean-field values of the same observables (`N` infinite).
+    /// The mean-field values of the same observables (`N` infinite), and of every extra of the
+    /// model: those not refined ([`RefinedExpansion::left_out`]) are here only, not in the
+    /// estimates.
     pub mean_field: Option<RefinedEstimate>,
     /// The refined estimates, one per size.
     pub estimates: Vec<RefinedEstimate>,
