@@ -120,8 +120,14 @@ pub struct SparsityPattern {
     by_column: Csr,
 }
 
+/// Largest sum over the rows of the squared row lengths for which
+/// [`SparsityPattern::from_rows`] colours the columns greedily (else one colour per column).
+const MAX_COLOURING_PAIRS: usize = 50_000_000;
+
 impl SparsityPattern {
-    /// The pattern of an `n x n` matrix from the column indices of each row.
+    /// The pattern of an `n x n` matrix from the column indices of each row, its columns
+    /// coloured for finite differences (greedily; one colour per column when the rows' squared
+    /// lengths sum to more than `5e7`, as with a row of 7,000 entries).
     pub fn from_rows(n: usize, rows: Vec<Vec<usize>>) -> Self {
         let a = Csr::from_rows(n, n, rows);
         let mut t = vec![Vec::new(); n];
@@ -132,6 +138,13 @@ impl SparsityPattern {
             }
         }
         let by_column = Csr::from_rows(n, n, t);
+        // the greedy colouring visits every pair of entries of a row: a long row (a
+        // conservation law's eliminated variable read by a rate) makes it quadratic, and its
+        // columns must all differ anyway: then one colour per column
+        let pairs: usize = (0..n).map(|i| (a.row_span(i).1 - a.row_span(i).0).pow(2)).sum();
+        if pairs > MAX_COLOURING_PAIRS {
+            return SparsityPattern { a, coupling: None, colour: (0..n).collect(), colours: n, by_column };
+        }
         // greedy colouring: column j gets the smallest colour unused by columns sharing a row
         let mut colour = vec![usize::MAX; n];
         let mut mark = vec![usize::MAX; n + 1];
@@ -580,6 +593,30 @@ pub fn finite_difference_jacobian(drift: &dyn Fn(&[f64], &mut [f64]), x: &[f64],
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tridiagonal pattern takes 3 colours; with a row of every column (8,000 entries, whose
+    /// columns must all differ) every column has its own colour, found without the quadratic
+    /// greedy pass; either way no two columns of one colour share a row.
+    #[test]
+    fn colours_separate_the_columns_of_each_row() {
+        let tri = |n: usize| -> Vec<Vec<usize>> { (0..n).map(|i| (i.saturating_sub(1)..(i + 2).min(n)).collect()).collect() };
+        let p = SparsityPattern::from_rows(100, tri(100));
+        assert_eq!(p.colours(), 3);
+        let n = 8000;
+        let mut rows = tri(n);
+        rows[1] = (0..n).collect();
+        let p = SparsityPattern::from_rows(n, rows);
+        assert_eq!(p.colours(), n);
+        for q in [&p, &SparsityPattern::from_rows(100, tri(100))] {
+            for i in 0..q.dim() {
+                let (lo, hi) = q.a.row_span(i);
+                let mut seen: Vec<usize> = q.a.cols[lo..hi].iter().map(|&j| q.colour[j]).collect();
+                seen.sort_unstable();
+                seen.dedup();
+                assert_eq!(seen.len(), hi - lo, "row {i}");
+            }
+        }
+    }
 
     #[test]
     fn band_rows_are_the_raw_layout() {

@@ -448,19 +448,30 @@ fn unroll_transitions(
         return Err(ModelError::declaration("model.transitions", "a generic model needs at least one transition"));
     }
     let mut iterations = max_transitions;
+    // each law's members sorted, for the jumps' checks by binary search (a linear search was
+    // quadratic in a long family's size)
+    let sorted: Vec<Vec<usize>> = member_lists
+        .iter()
+        .map(|(m, _, _)| {
+            let mut m = m.clone();
+            m.sort_unstable();
+            m
+        })
+        .collect();
     for (ti, t) in spec.transitions.iter().enumerate() {
-        unroll_transition(r, ti, t, member_lists, slot_of, &mut iterations, &mut out)?;
+        unroll_transition(r, ti, t, &sorted, slot_of, &mut iterations, &mut out)?;
     }
     Ok(out)
 }
 
 /// The instances of transition `ti` (one per combination of its `for` bindings), appended to
-/// `out`; `iterations` counts down the instances still allowed.
+/// `out`; `iterations` counts down the instances still allowed; `laws`: the members of each
+/// conservation law, sorted.
 fn unroll_transition(
     r: &Resolver,
     ti: usize,
     t: &TransitionSpec,
-    member_lists: &[(Vec<usize>, usize, f64)],
+    laws: &[Vec<usize>],
     slot_of: &[Option<usize>],
     iterations: &mut usize,
     out: &mut Unrolled,
@@ -489,7 +500,7 @@ fn unroll_transition(
         if out.rates.len() % 1024 == 1023 {
             r.check_deadline("unrolling the transitions")?;
         }
-        let jump = instance_jump(r, &key, &jump_keys, scope, member_lists, slot_of)?;
+        let jump = instance_jump(r, &key, &jump_keys, scope, laws, slot_of)?;
         let rate = r.resolve(&rate_expr, &rate_src, &rkey, scope)?;
         if let Some(c) = rate.as_const() {
             if !(c >= 0.0 && c.is_finite()) {
@@ -513,13 +524,14 @@ const MAX_JUMP: f64 = 1e6;
 
 /// The jump of one instance of transition `key` (index values `scope`) in the slots: the
 /// changes of `jump_keys` (element expression, source, change) summed per element, checked
-/// against the conservation laws, without eliminated variables and zero changes.
+/// against the conservation laws (`laws`: their members, sorted), without eliminated variables
+/// and zero changes.
 fn instance_jump(
     r: &Resolver,
     key: &str,
     jump_keys: &[(Expr, &String, &Value)],
     scope: &mut Vec<(String, i64)>,
-    member_lists: &[(Vec<usize>, usize, f64)],
+    laws: &[Vec<usize>],
     slot_of: &[Option<usize>],
 ) -> Result<Vec<(usize, f64)>, ModelError> {
     let mut changes: Vec<(usize, f64)> = Vec::new();
@@ -540,7 +552,7 @@ fn instance_jump(
             None => changes.push((el, amount)),
         }
     }
-    validate::check_jump_keeps_laws(key, scope, &changes, member_lists)?;
+    validate::check_jump_keeps_laws(key, scope, &changes, laws)?;
     let reduced: Vec<(usize, f64)> = changes.iter().filter_map(|&(e, a)| slot_of[e].filter(|_| a != 0.0).map(|s| (s, a))).collect();
     if reduced.is_empty() {
         return Err(ModelError::declaration(format!("{key}.jump{}", scope_text(scope)), "changes no state variable"));
