@@ -122,38 +122,8 @@ fn check_finite(py: Python<'_>, x: &[f64], field: &str) -> PyResult<()> {
     }
 }
 
-/// Checks a start `x0` of the fixed-point solver as the solver reads it
-/// (`mfq_fixpoint::solve_spec`): a tail `x_1..x_K` of any length sets the first level `K` of an
-/// automatic truncation (within `[2, truncation.max_levels]`, padded with zeros or cut, as the
-/// solver does); any other start must be a state of the model at its first truncation level
-/// (the solver would otherwise drop it and start from empty without saying so). The state it
-/// reads must then lie in the state space as `mfq solve --x0` checks it
-/// ([`mfq::Model::check_start`]).
-///
-/// # Errors
-/// [`mfq::Error::StateSize`] for a start of another size (or none at all);
-/// [`mfq::Error::InfeasibleStart`] naming the broken constraint; [`mfq::Error::Model`] for the
-/// model.
-fn check_fixed_point_start(model: &mfq::Model, x0: &[f64]) -> Result<(), mfq::Error> {
-    let t = &model.file().truncation;
-    let first = t.levels.unwrap_or_else(|| model.spec().initial_levels().min(t.max_levels));
-    let probe = model.build(Some(first))?;
-    if x0.is_empty() {
-        return Err(mfq::Error::StateSize { entries: 0, dim: probe.dim(), levels: first });
-    }
-    let probe_layout = probe.layout();
-    let (from, levels) = match probe_layout.start_truncation(x0) {
-        Some((layout, k)) if t.levels.is_none() => (layout, k.clamp(2, t.max_levels)),
-        _ => (probe_layout, first),
-    };
-    let built = if levels == first { probe } else { model.build(Some(levels))? };
-    match from.resize(x0, &built.layout()) {
-        Some(start) => model.check_start(Some(levels), &start),
-        None => Err(mfq::Error::StateSize { entries: x0.len(), dim: built.dim(), levels }),
-    }
-}
-
-/// The Python exception for an error of [`check_fixed_point_start`] (the argument `x0`).
+/// The Python exception for an error of [`mfq::Model::check_fixed_point_start`] (the argument
+/// `x0`).
 fn start_error(py: Python<'_>, e: mfq::Error) -> PyErr {
     match e {
         mfq::Error::StateSize { entries, dim, levels } => errors::invalid_input(
@@ -251,7 +221,7 @@ impl Core {
         // large model takes long to build, and Ctrl-C must be answered meanwhile)
         if let (true, Some(x)) = (self.inline, &opts.x0) {
             let model = &self.model;
-            py.detach(|| check_fixed_point_start(model, x)).map_err(|e| start_error(py, e))?;
+            py.detach(|| model.check_fixed_point_start(x)).map_err(|e| start_error(py, e))?;
         }
         if self.inline {
             let limit = max_seconds.map_or(INLINE_SECONDS, |s| s.min(INLINE_SECONDS));
@@ -268,7 +238,7 @@ impl Core {
         let (model, check) = (self.model.clone(), !self.inline);
         let fp = run::interruptible(py, move |cancel| {
             if let (true, Some(x)) = (check, &opts.x0) {
-                check_fixed_point_start(&model, x).map_err(|e| (true, e))?;
+                model.check_fixed_point_start(x).map_err(|e| (true, e))?;
             }
             model.fixed_point(&FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts }).map_err(|e| (false, e))
         })?;
@@ -461,22 +431,12 @@ impl Core {
             let allowed = "a finite number of seconds > 0".to_string();
             errors::to_py(py, &mfq::Error::Simulation(mfq::SimError::OutOfRange { field: "max_seconds".into(), value, allowed }))
         })?;
-        // as `mfq simulate` (exit code 3): no stationary estimate of a system outside its stability
-        // region (the front door's verdict, the one the CLI reads). With a buffer the system is a
-        // loss system, stationary at every load (`Truncation::stability_of`), as a model file
-        // with `truncation.buffer` is.
-        let mut file = self.model.file().clone();
-        if let Some(k) = buffer {
-            file.truncation.levels = Some(k as usize);
-            file.truncation.buffer = true;
-        }
+        // an unstable system (outside its stability region; with a buffer it is a loss system,
+        // stable at every load) is refused by the front door, as `mfq simulate` refuses it
         let opts = SimOptions { servers, time, warmup, replications, batches, seed, buffer, progress: false, deadline, precision: None };
         // Ctrl-C sets the cancel flag: the replications stop at their next check
+        // (on the worker: the verdict builds the model, which may take long)
         let r = run::interruptible(py, move |cancel| {
-            // on the worker: the verdict builds the model, which may take long
-            if let Some(reason) = mfq::simsweep::unstable_reason(&file) {
-                return Err(mfq::Error::FixedPoint(mfq::errors::FixedPointError::Unstable { reason }));
-            }
             model.simulate(&SimOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts })
         })?;
         json(&py_result(py, r)?)

@@ -180,6 +180,37 @@ impl Model {
         }
     }
 
+    /// Checks a start `x0` of the fixed-point solver as the solver reads it
+    /// (`mfq_fixpoint::solve_spec`): a tail `x_1..x_K` of any length sets the first level `K` of an
+    /// automatic truncation (within `[2, truncation.max_levels]`, padded with zeros or cut, as the
+    /// solver does); any other start must be a state of the model at its first truncation level
+    /// (the solver would otherwise drop it and start from empty without saying so). The state it
+    /// reads must then lie in the state space as `mfq solve --x0` checks it
+    /// ([`check_start`](Self::check_start)).
+    ///
+    /// # Errors
+    /// [`Error::StateSize`] for a start of another size (or none at all);
+    /// [`Error::InfeasibleStart`] naming the broken constraint; [`Error::Model`] for the
+    /// model.
+    pub fn check_fixed_point_start(&self, x0: &[f64]) -> Result<(), Error> {
+        let t = &self.file().truncation;
+        let first = t.levels.unwrap_or_else(|| self.spec().initial_levels().min(t.max_levels));
+        let probe = self.build(Some(first))?;
+        if x0.is_empty() {
+            return Err(Error::StateSize { entries: 0, dim: probe.dim(), levels: first });
+        }
+        let probe_layout = probe.layout();
+        let (from, levels) = match probe_layout.start_truncation(x0) {
+            Some((layout, k)) if t.levels.is_none() => (layout, k.clamp(2, t.max_levels)),
+            _ => (probe_layout, first),
+        };
+        let built = if levels == first { probe } else { self.build(Some(levels))? };
+        match from.resize(x0, &built.layout()) {
+            Some(start) => self.check_start(Some(levels), &start),
+            None => Err(Error::StateSize { entries: x0.len(), dim: built.dim(), levels }),
+        }
+    }
+
     /// The transient `x(t)` from `x0` (length: the model's dimension at `levels`).
     ///
     /// # Errors
@@ -405,10 +436,23 @@ impl Model {
     /// with the file's buffer `K` ([`Truncation::buffer_size`](mfq_model::Truncation::buffer_size))
     /// unless `opts.buffer` sets one.
     ///
+    /// The system must be stable (its kind's stability verdict at these parameters, as the
+    /// fixed point reads it; with a buffer, `opts.buffer` or the file's, it is a loss system,
+    /// stable at every load): an unstable one has no stationary estimate.
+    ///
     /// # Errors
-    /// [`Error::Simulation`]: options or parameters out of range, or a kind without a finite-N
-    /// system (with the declared reason); for generic models as `simulate_population`.
+    /// [`Error::FixedPoint`] with `FixedPointError::Unstable` (the reason) for an unstable
+    /// system; [`Error::Simulation`]: options or parameters out of range, or a kind without a
+    /// finite-N system (with the declared reason); for generic models as `simulate_population`.
     pub fn simulate(&self, opts: &SimOptions) -> Result<SimReport, Error> {
+        let mut file = self.file.clone();
+        if let Some(k) = opts.buffer {
+            file.truncation.levels = Some(k as usize);
+            file.truncation.buffer = true;
+        }
+        if let Some(reason) = crate::simsweep::unstable_reason(&file) {
+            return Err(Error::FixedPoint(mfq_fixpoint::FixedPointError::Unstable { reason }));
+        }
         if self.is_population() {
             return self.simulate_population(opts);
         }

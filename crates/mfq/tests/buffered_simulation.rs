@@ -365,3 +365,19 @@ fn buffered_speed_aware_and_pull_match_the_chains_of_their_rules() {
         assert_agree(file, &sim(&m, 4), &exact);
     }
 }
+
+/// The front door refuses to simulate an unstable system (JSQ(2) at lambda = 1.2: no
+/// stationary estimate), with the stability condition's reason; with a buffer the same
+/// system is a loss system, stable at every load, and is simulated (its throughput below the
+/// arrival rate, the loss `1 - throughput / lambda` above 0).
+#[test]
+fn unstable_systems_are_refused_unless_buffered() {
+    let m = bundled("jsq-d2.toml", &["lambda=1.2"]);
+    let opts = SimOptions { servers: 50, time: 200.0, warmup: 20.0, replications: 1, batches: 10, seed: 1, ..Default::default() };
+    match m.simulate(&opts) {
+        Err(mfq::Error::FixedPoint(mfq::errors::FixedPointError::Unstable { reason })) => assert!(reason.contains("1.2"), "{reason}"),
+        other => panic!("expected unstable, got {other:?}"),
+    }
+    let r = m.simulate(&SimOptions { buffer: Some(4), ..opts }).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.throughput.mean < 1.2 && r.loss_probability.mean > 0.0, "{:?} {:?}", r.throughput, r.loss_probability);
+}
