@@ -35,7 +35,8 @@
 //! the long rows' diagonals, `B` the unit columns of the long rows, `C` their other entries,
 //! `D = I`, and solved by Woodbury. Factored whole, one such row filled the LU of a
 //! 10,000-entry chain to 1.3 GB (partial pivoting takes it as a pivot row, and every row
-//! below it inherits its pattern).
+//! below it inherits its pattern). When the split is singular (`P` or `S`: a long row whose
+//! diagonal is 0), the whole matrix is factored instead, from then on.
 //!
 //! A bordered matrix of size `n + r >= 10 000` (the triplet approximation from K = 22) is not
 //! factorised completely: its complete LU fills in to ~1 GB at K = 30 (the fibre sums couple
@@ -177,6 +178,8 @@ struct LongRows {
     a_vals: Vec<f64>,
     c_vals: Vec<f64>,
     ones: Vec<f64>,
+    /// The whole pattern, factored instead when the split is singular.
+    whole: Option<SparsityPattern>,
 }
 
 impl LongRows {
@@ -213,7 +216,7 @@ impl LongRows {
         let d_rows = (0..r).map(|k| vec![k]).collect();
         let pattern = SparsityPattern::from_rows(n, kept).with_coupling(r, b_rows, c_rows, d_rows);
         let (a_vals, c_vals) = (vec![0.0; keep.len()], vec![0.0; to_c.len()]);
-        Some((LongRows { keep, to_c, a_vals, c_vals, ones: vec![1.0; r] }, pattern))
+        Some((LongRows { keep, to_c, a_vals, c_vals, ones: vec![1.0; r], whole: None }, pattern))
     }
 }
 
@@ -270,10 +273,15 @@ impl SparseKind {
         if p.coupling().is_none() {
             if let Some((long, split)) = LongRows::split(n, p.a()) {
                 let mut kind = SparseKind::new(n, &split);
-                kind.long_rows = Some(Box::new(long));
+                kind.long_rows = Some(Box::new(LongRows { whole: Some(p.clone()), ..long }));
                 return kind;
             }
         }
+        Self::unsplit(n, p)
+    }
+
+    /// [`new`](Self::new) without splitting off long rows.
+    fn unsplit(n: usize, p: &SparsityPattern) -> Self {
         let r = p.coupling().map_or(0, |c| c.d.nrows());
         if r > 0 && n * r <= 4_000_000 {
             // Woodbury: factor only P = alpha I + beta A
@@ -372,6 +380,16 @@ impl SparseKind {
             }
             None => self.factor_values(alpha, beta, jac.sparse_values()),
         };
+        if out.is_err() {
+            // the split needs `P` (without the long rows' other entries) and `S` invertible,
+            // which `J` does not promise (a long row whose diagonal is 0): the whole matrix
+            // from now on
+            if let Some(whole) = long.and_then(|l| l.whole) {
+                *self = Self::unsplit(whole.dim(), &whole);
+                return self.factor_values(alpha, beta, jac.sparse_values());
+            }
+            return out;
+        }
         self.long_rows = long;
         out
     }
@@ -938,6 +956,19 @@ mod tests {
             _ => unreachable!("a sparse pattern"),
         };
         assert!(long_rows.is_some() && woodbury.as_ref().is_some_and(|w| w.r == 2));
+        // a long row with a zero diagonal at alpha = 0 (a Newton step): P is singular, so the
+        // whole matrix is factored, to the same solution
+        let mut zero = jac.clone();
+        zero.set(250, 250, 0.0);
+        let dz = zero.to_dense();
+        let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut b: Vec<f64> = (0..n).map(|i| -(0..n).map(|c| dz[i * n + c] * xs[c]).sum::<f64>()).collect();
+        let mut lu = ShiftedLu::new(n, s.clone());
+        lu.factor(0.0, -1.0, &zero).unwrap();
+        assert!(matches!(&lu.kind, Kind::Sparse(sp) if sp.long_rows.is_none()), "the whole matrix is factored");
+        lu.solve(&mut b);
+        let err = b.iter().zip(&xs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-9, "zero diagonal: {err}");
         let dense = jac.to_dense();
         for (alpha, beta) in [(0.3, -1.7), (2.0, 0.5)] {
             let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
