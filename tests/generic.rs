@@ -772,3 +772,83 @@ eliminate = "p[0]"
         assert!((fp.x[k - 1] - want).abs() < 1e-12, "p[{k}] = {} against {want}", fp.x[k - 1]);
     }
 }
+
+/// Every object of `v` that looks like an estimate (it has a `half_width`) holds numbers: no
+/// `null` (serde_json's NaN) anywhere. Returns how many estimates there were.
+fn estimates_are_numbers(v: &serde_json::Value, path: &str) -> usize {
+    match v {
+        serde_json::Value::Object(o) if o.contains_key("half_width") => {
+            assert!(o["mean"].is_number() && o["half_width"].is_number(), "{path}: {v}");
+            1
+        }
+        serde_json::Value::Object(o) => o.iter().map(|(k, e)| estimates_are_numbers(e, &format!("{path}.{k}"))).sum(),
+        serde_json::Value::Array(a) => a.iter().enumerate().map(|(i, e)| estimates_are_numbers(e, &format!("{path}[{i}]"))).sum(),
+        _ => 0,
+    }
+}
+
+/// The population process observes its state entries only: the throughput, loss, waiting and
+/// response times, the diagnostics of the intervals, and `L` of a state that is not one tail
+/// family are absent (`None`, left out of the JSON of the report and of a simulation sweep's
+/// points), not NaN (they were NaN, written as `null`).
+#[test]
+fn population_reports_leave_out_what_they_do_not_observe() {
+    let opts = mfq_sim::SimOptions { servers: 100, time: 200.0, warmup: 20.0, replications: 2, batches: 10, seed: 3, ..Default::default() };
+    for (name, tail_form) in [("jsq2.toml", true), ("sis.toml", false)] {
+        let f = load(name, &[]);
+        let r = mfq::Model::new(f.model, f.truncation).simulate(&opts).unwrap();
+        assert!(r.mean_response_time.is_none() && r.throughput.is_none() && r.loss_probability.is_none() && r.prob_wait.is_none());
+        let d = &r.diagnostics;
+        assert!(d.batch_lag1_autocorrelation.is_none() && d.replication_half_width.is_none() && d.departure_rate.is_none());
+        assert_eq!(r.mean_queue_length.is_some(), tail_form, "{name}");
+        assert_eq!(r.headline().is_some(), tail_form, "{name}");
+        let v = serde_json::to_value(&r).unwrap();
+        for key in ["mean_response_time", "throughput", "loss_probability", "prob_wait"] {
+            assert!(v.get(key).is_none(), "{name}: {key} in {v}");
+        }
+        for key in ["batch_lag1_autocorrelation", "replication_half_width", "departure_rate"] {
+            assert!(v["diagnostics"].get(key).is_none(), "{name}: diagnostics.{key} in {v}");
+        }
+        assert_eq!(v.get("mean_queue_length").is_some(), tail_form, "{name}: {v}");
+        assert!(estimates_are_numbers(&v, name) >= 1, "{name}: {v}");
+
+        let axis = mfq::sweep::Axis::parse("servers", "50,100").unwrap();
+        let s = mfq::simsweep::simulation_sweep(&file(name), &[], &axis, &opts, &|| {}).unwrap();
+        let v = serde_json::to_value(&s).unwrap();
+        assert!(estimates_are_numbers(&v, name) >= 2, "{name}: {v}");
+        for p in v["points"].as_array().unwrap() {
+            assert_eq!(p["status"]["status"], "simulated", "{name}: {p}");
+            assert!(p["status"].get("mean_response_time").is_none() && p["status"].get("throughput").is_none(), "{name}: {p}");
+        }
+        assert!(s.points.iter().all(|p| p.status.estimate("mean_response_time").is_none()));
+    }
+}
+
+/// `mfq simulate` of a generic model: the options' ranges of every simulation (one batch gave a
+/// NaN half width, printed as `+- NaN`), no NaN in the text or the JSON, and `--out` writes
+/// `simulation.json` (it wrote nothing).
+#[test]
+fn cli_simulate_of_generic_models_has_no_nan() {
+    let short = ["--servers", "100", "--time", "200", "--warmup", "20"];
+    let o = mfq(&[&["simulate", "models/generic/sis.toml", "--batches", "1", "--replications", "1"][..], &short].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("batches = 1") && e.contains("[2, 100000]"), "{e}");
+
+    let out = std::env::temp_dir().join(format!("mfq-generic-sim-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let dir = out.to_str().unwrap();
+    for name in ["models/generic/sis.toml", "models/generic/jsq2.toml"] {
+        let text = mfq(&[&["simulate", name][..], &short].concat());
+        assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
+        let t = String::from_utf8_lossy(&text.stdout);
+        assert!(!t.contains("NaN") && !t.contains("nan"), "{t}");
+        let json = mfq(&[&["simulate", name, "--json", "--out", dir][..], &short].concat());
+        assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert!(estimates_are_numbers(&v, name) >= 1, "{v}");
+        let written: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("simulation.json")).unwrap()).unwrap();
+        assert_eq!(written, v, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

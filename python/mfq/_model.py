@@ -228,6 +228,13 @@ def _estimate(e: Mapping[str, Any]) -> Estimate:
     return Estimate(_number(e["mean"]), _number(e["half_width"]), int(e["n"]))
 
 
+def _observed(r: Mapping[str, Any], name: str) -> Optional[Estimate]:
+    """The estimate ``name`` of a simulation report, or None where the report omits it (a
+    quantity the system simulated does not observe: ``mfq_sim::SimReport``)."""
+    e = r.get(name)
+    return None if e is None else _estimate(e)
+
+
 def _estimate_dict(e: Dict[str, Any]) -> Dict[str, Any]:
     """A refined estimate of the core (JSON) with float64 arrays."""
     return {
@@ -497,9 +504,9 @@ class Model:
             servers=int(servers), status=status,
             tail=np.asarray([e["mean"] for e in r["tail"]], dtype=np.float64),
             tail_half_width=np.asarray([e["half_width"] for e in r["tail"]], dtype=np.float64),
-            mean_queue_length=_estimate(r["mean_queue_length"]), mean_response_time=_estimate(r["mean_response_time"]),
-            throughput=_estimate(r["throughput"]), loss_probability=_estimate(r["loss_probability"]),
-            prob_wait=_estimate(r["prob_wait"]), extras={k: _estimate(v) for k, v in r["extras"].items()},
+            mean_queue_length=_observed(r, "mean_queue_length"), mean_response_time=_observed(r, "mean_response_time"),
+            throughput=_observed(r, "throughput"), loss_probability=_observed(r, "loss_probability"),
+            prob_wait=_observed(r, "prob_wait"), extras={k: _estimate(v) for k, v in r["extras"].items()},
             events=int(r["events"]), wall_seconds=float(r["wall_seconds"]),
         )  # fmt: skip
         if strict and status != "completed":

@@ -258,7 +258,10 @@ class Simulation(Result):
         tail: float64 ``(m,)``: estimates of ``x_k = P(Q >= k)``, ``k = 1..m`` (``m``: the largest
             queue length seen); tail_half_width: float64 ``(m,)``: their 95% half widths.
         mean_queue_length, mean_response_time, throughput, loss_probability, prob_wait:
-            :class:`Estimate` (mean, half_width, n).
+            :class:`Estimate` (mean, half_width, n), or ``None`` where the system simulated does
+            not observe the quantity (the population process of a generic model observes its
+            state entries only: the tail and ``mean_queue_length`` of a tail-form state, else
+            every entry in ``extras``; docs/simulation.md).
         extras: family-specific estimates, name -> :class:`Estimate`.
         events: events simulated; wall_seconds: wall-clock time of the call.
     """
@@ -271,11 +274,11 @@ class Simulation(Result):
     status: str
     tail: np.ndarray
     tail_half_width: np.ndarray
-    mean_queue_length: Estimate
-    mean_response_time: Estimate
-    throughput: Estimate
-    loss_probability: Estimate
-    prob_wait: Estimate
+    mean_queue_length: Optional[Estimate]
+    mean_response_time: Optional[Estimate]
+    throughput: Optional[Estimate]
+    loss_probability: Optional[Estimate]
+    prob_wait: Optional[Estimate]
     extras: Dict[str, Estimate]
     events: int
     wall_seconds: float

@@ -157,3 +157,22 @@ def test_sweep_matches_single_solves():
             assert abs(t - exact) < 1e-9
         else:
             assert math.isnan(t)
+
+
+def test_generic_simulation_leaves_out_what_it_does_not_observe(root):
+    """The population process of a generic model observes its state entries only: the
+    throughput, loss, P(wait) and response time are None (they were Estimates of NaN), and so
+    is the mean queue length of a state that is not one tail family (SIS: its entry X is in
+    extras). Every estimate given is a number."""
+    for name, tail_form in (("jsq2.toml", True), ("sis.toml", False)):
+        m = mfq.Model.from_file(root / "models" / "generic" / name)
+        sim = m.simulate(100, time=200.0, warmup=20.0, replications=2, batches=10, seed=3)
+        assert sim.status == "completed"
+        for field in ("mean_response_time", "throughput", "loss_probability", "prob_wait"):
+            assert getattr(sim, field) is None, (name, field, getattr(sim, field))
+        assert (sim.mean_queue_length is not None) == tail_form, name
+        given = [e for e in (sim.mean_queue_length, *sim.extras.values()) if e is not None]
+        assert given and all(math.isfinite(e.mean) and math.isfinite(e.half_width) for e in given), (name, given)
+        assert not np.isnan(sim.tail).any() and not np.isnan(sim.tail_half_width).any()
+        assert (sim.tail.size > 0) == tail_form
+    assert mfq.Model.from_file(root / "models" / "generic" / "sis.toml").simulate(100, time=200.0, warmup=20.0).extras["X"].n == 100

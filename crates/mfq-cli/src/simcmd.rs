@@ -268,20 +268,20 @@ fn print_report(args: &SimulateArgs, file: &mfq_model::ModelFile, report: &mfq_s
         outln!("  precision target {} on the 95% half width of {}: {verdict} ({:.3e})", p.target, p.quantity, p.half_width);
     }
     // quantities a model does not define (e.g. queue lengths of opinion dynamics) are not printed
-    let est = |name: &str, e: &mfq_sim::Estimate| {
-        if e.mean.is_finite() && e.half_width.is_finite() {
+    let est = |name: &str, e: Option<&mfq_sim::Estimate>| {
+        if let Some(e) = e.filter(|e| e.mean.is_finite() && e.half_width.is_finite()) {
             outln!("  {name:<19} {:.6} +- {:.6} (95% CI)", e.mean, e.half_width);
         }
     };
-    est("mean queue length", &report.mean_queue_length);
-    est("mean response time", &report.mean_response_time);
-    est("P(wait)", &report.prob_wait);
-    est("throughput", &report.throughput);
+    est("mean queue length", report.mean_queue_length.as_ref());
+    est("mean response time", report.mean_response_time.as_ref());
+    est("P(wait)", report.prob_wait.as_ref());
+    est("throughput", report.throughput.as_ref());
     if report.options.buffer.is_some() {
-        est("P(loss)", &report.loss_probability);
+        est("P(loss)", report.loss_probability.as_ref());
     }
     for (name, e) in &report.extras {
-        est(name, e);
+        est(name, Some(e));
     }
     let tail: Vec<_> = report.tail.iter().filter(|e| e.mean.is_finite()).take(12).collect();
     if !tail.is_empty() {
@@ -308,26 +308,26 @@ const BATCH_CORRELATION_WARNING: f64 = 0.3;
 fn interval_warnings(report: &mfq_sim::SimReport) -> Vec<String> {
     let d = &report.diagnostics;
     let mut w = Vec::new();
-    if d.batch_lag1_autocorrelation > BATCH_CORRELATION_WARNING {
+    if let Some(lag1) = d.batch_lag1_autocorrelation.filter(|&c| c > BATCH_CORRELATION_WARNING) {
         w.push(format!(
-            "consecutive batch means are correlated (lag-1 autocorrelation {:.2} > {BATCH_CORRELATION_WARNING}): the 95% intervals \
-             are too narrow; use fewer, longer batches (--batches) or a longer --time",
-            d.batch_lag1_autocorrelation
+            "consecutive batch means are correlated (lag-1 autocorrelation {lag1:.2} > {BATCH_CORRELATION_WARNING}): the 95% intervals \
+             are too narrow; use fewer, longer batches (--batches) or a longer --time"
         ));
     }
-    let (dep, thr) = (&d.departure_rate, &report.throughput);
     // redundancy counts the throughput in copies and the departures in jobs (d copies each)
-    if report.model.kind() != "redundancy"
-        && [dep.mean, dep.half_width, thr.mean, thr.half_width].iter().all(|v| v.is_finite())
-        && (dep.mean - thr.mean).abs() > 2.0 * (dep.half_width + thr.half_width).max(1e-3 * thr.mean.abs())
-    {
-        w.push(format!(
-            "the departure rate {:.6} differs from the throughput {:.6} beyond their intervals: the system is not in steady state \
-             over the measured time (a longer --warmup or --time, or an unstable system)",
-            dep.mean, thr.mean
-        ));
+    if let (Some(dep), Some(thr)) = (&d.departure_rate, &report.throughput) {
+        if report.model.kind() != "redundancy"
+            && [dep.mean, dep.half_width, thr.mean, thr.half_width].iter().all(|v| v.is_finite())
+            && (dep.mean - thr.mean).abs() > 2.0 * (dep.half_width + thr.half_width).max(1e-3 * thr.mean.abs())
+        {
+            w.push(format!(
+                "the departure rate {:.6} differs from the throughput {:.6} beyond their intervals: the system is not in steady state \
+                 over the measured time (a longer --warmup or --time, or an unstable system)",
+                dep.mean, thr.mean
+            ));
+        }
     }
-    let (rep, pooled) = (d.replication_half_width, report.mean_queue_length.half_width);
+    let (rep, pooled) = (d.replication_half_width.unwrap_or(f64::NAN), report.mean_queue_length.map_or(f64::NAN, |l| l.half_width));
     if rep.is_finite() && pooled.is_finite() && pooled > 0.0 && rep > 3.0 * pooled {
         w.push(format!(
             "the replication means of the queue length spread more (95% half width {rep:.3e}) than the pooled batch-means \
@@ -405,10 +405,17 @@ pub(crate) fn comparison(
             Err(e) => return Err(Failure::input(format!("{}: {e}", model_args.model.display()))),
         };
         // the quantity compared: the mean queue length, or the first state entry by name
-        let simulated = if rep.mean_queue_length.mean.is_finite() {
-            rep.mean_queue_length
-        } else {
-            rep.extras.get(quantity.trim_start_matches("E[").trim_end_matches(']')).copied().unwrap_or(rep.mean_queue_length)
+        let simulated = match rep.mean_queue_length.filter(|l| l.mean.is_finite()) {
+            Some(l) => l,
+            None => match rep.extras.get(quantity.trim_start_matches("E[").trim_end_matches(']')) {
+                Some(e) => *e,
+                None => {
+                    return Err(Failure::input(format!(
+                        "{}: the simulation at N = {n} has no estimate of {quantity}",
+                        model_args.model.display()
+                    )))
+                }
+            },
         };
         if rep.status != SimStatus::Completed {
             return Err(time_limit_failure(model_args, &format!("the simulation at N = {n} stopped")));
@@ -478,8 +485,12 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 }
 
 /// `mfq simulate` for a generic model: the N-object population process of its transitions,
-/// started at the mean-field fixed point (rounded to multiples of 1/N).
+/// started at the mean-field fixed point (rounded to multiples of 1/N). It observes the time
+/// average of every state entry, printed beside the fixed point (`--json`, `--out
+/// DIR/simulation.json`); nothing else (no throughput, loss or wait: docs/simulation.md).
 fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
+    // the options' ranges of every simulation (two batches at least: a half width needs them)
+    args.sim.options(servers, true, deadline).validate().map_err(|e| sim_failure(&args.model.model, e))?;
     let fp = fixed_point_of(&args.model, file, deadline)?;
     require_converged(&fp, file)?;
     let model = file
@@ -507,11 +518,12 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         }
         return Err(Failure { json_printed: args.model.json, ..f });
     }
+    let value = serde_json::json!({ "mean": rep.mean, "fixed_point": fp.x, "events": rep.events, "stopped_early": rep.stopped_early });
+    if let Some(dir) = &args.model.out {
+        write_atomic(&dir.join("simulation.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
+    }
     if args.model.json {
-        outln!(
-            "{}",
-            serde_json::json!({ "mean": rep.mean, "fixed_point": fp.x, "events": rep.events, "stopped_early": rep.stopped_early })
-        );
+        outln!("{value}");
         return Ok(());
     }
     outln!("{}  population process with N = {} objects ({})", title(file), servers, args.model.model.display());

@@ -126,7 +126,13 @@ pub fn figure(path: &Path, out: &Path, name: &str, fig: &SimSweepFigure, deadlin
                     (SimPointStatus::Invalid { reason }, None) => {
                         return Err(bad(format!("{} at {} = {}: {reason}", c.model, axis.name, pt.x)))
                     }
-                    (SimPointStatus::Simulated { .. }, None) => return Err(bad(format!("{}: no estimate named {}", c.model, fig.y))),
+                    (SimPointStatus::Simulated { .. }, None) => {
+                        return Err(bad(format!(
+                            "{} at {} = {}: no estimate named {}: the simulation does not observe it there (a generic model's \
+                             population process observes its state entries only, docs/simulation.md) or it is undefined",
+                            c.model, axis.name, pt.x, fig.y
+                        )))
+                    }
                 };
                 // no estimate (an unstable point): empty cells, as sweep.csv writes them, not NaN
                 let cell = |v: f64| if v.is_finite() { v.to_string() } else { String::new() };

@@ -36,9 +36,10 @@ fn main() {
         _ => simulate(&file.model, &opts).expect("valid options"),
     };
     // a state without a mean queue length (e.g. SIRS): its first named entry
-    let (name, est) = match r.extras.iter().next() {
-        Some((k, e)) if !r.headline().1.mean.is_finite() => (k.as_str(), *e),
-        _ => r.headline(),
+    let (name, est) = match (r.headline(), r.extras.iter().next()) {
+        (Some((k, e)), _) if e.mean.is_finite() => (k, e),
+        (_, Some((k, e))) => (k.as_str(), *e),
+        (h, None) => h.expect("a headline or an extra"),
     };
     println!(
         "{}: {} events in {:.3} s, {:.3e} events/s; {name} {:.6} +- {:.6}",

@@ -239,17 +239,24 @@ pub struct Diagnostics {
     /// Lag-1 autocorrelation of consecutive batch means of the number of jobs per server
     /// (within replications). Near zero when batches are long enough for the batch means to be
     /// nearly independent; clearly positive (say > 0.2) means the intervals are too narrow:
-    /// use fewer, longer batches or a longer `time`. `NaN` when undefined.
-    pub batch_lag1_autocorrelation: f64,
+    /// use fewer, longer batches or a longer `time`. `NaN` when undefined; `None` (absent from
+    /// the JSON) when the system simulated does not observe it (the population process of a
+    /// generic model, [`population::simulate_as_report`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_lag1_autocorrelation: Option<f64>,
     /// 95% half width of the mean queue length from the replication means alone (`n =
     /// replications`, Student t with `replications - 1` degrees of freedom); `NaN` for one
     /// replication. It should be of the same size as the pooled batch-means half width.
-    pub replication_half_width: f64,
+    /// `None` (absent from the JSON) when not observed (the population process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication_half_width: Option<f64>,
     /// Largest queue length seen after the warm-up (length of [`SimReport::tail`]).
     pub max_queue_length: usize,
     /// Service completions per server per unit time; equals the throughput in steady state
-    /// (a difference beyond the intervals points to a warm-up that is too short).
-    pub departure_rate: Estimate,
+    /// (a difference beyond the intervals points to a warm-up that is too short). `None`
+    /// (absent from the JSON) when not observed (the population process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub departure_rate: Option<Estimate>,
 }
 
 /// What [`simulate`] measured. Units: jobs per server, time in mean job sizes.
@@ -265,17 +272,30 @@ pub struct SimReport {
     /// least `k` jobs, for `k = 1 ..= ` the largest queue length seen after the warm-up.
     pub tail: Vec<Estimate>,
     /// Mean number of jobs per server, `L = sum_k x_k` (time average).
-    pub mean_queue_length: Estimate,
+    ///
+    /// This and the four estimates that follow are `None` (absent from the JSON) when the
+    /// system simulated does not observe them: the population process of a generic model
+    /// ([`population::simulate_as_report`]) observes its state entries only (the tail and `L`
+    /// of a tail-form state, else every entry in [`extras`](Self::extras)), not the arrivals
+    /// behind a throughput, a loss or a wait. A kind for which an estimate is undefined keeps
+    /// it as `NaN` (`null` in JSON; the opinion kinds' queue estimates, see
+    /// `docs/simulation.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_queue_length: Option<Estimate>,
     /// Mean response (sojourn) time of accepted jobs, waiting plus service, by Little's law:
     /// `L / throughput` (ratio of the batch sums, delta-method interval).
-    pub mean_response_time: Estimate,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_response_time: Option<Estimate>,
     /// Accepted arrivals per server per unit time (`lambda (1 - loss)` in steady state).
-    pub throughput: Estimate,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Estimate>,
     /// Fraction of arrivals lost at a full buffer (0 with an unlimited buffer).
-    pub loss_probability: Estimate,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_probability: Option<Estimate>,
     /// Fraction of arrivals that joined a busy server and so had to wait (arrivals lost at a
     /// full buffer did not wait), as the mean field's `P(wait)` counts it.
-    pub prob_wait: Estimate,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prob_wait: Option<Estimate>,
     /// Events simulated over all replications, warm-ups included (arrivals, lost ones
     /// included, and departures).
     pub events: u64,
@@ -322,10 +342,12 @@ impl SimReport {
     /// The headline estimate and its name: the mean queue length (jobs, copies or requests per
     /// server, the family's primary quantity), or for the opinion kinds, which have no queues,
     /// the time-average fraction `x` of opinion 1 (`extras["x"]`).
-    pub fn headline(&self) -> (&'static str, Estimate) {
-        match self.extras.get("x") {
-            Some(x) if !self.mean_queue_length.mean.is_finite() => ("x", *x),
-            _ => ("mean_queue_length", self.mean_queue_length),
+    /// `None` when there is neither (the population process of a generic model whose state is
+    /// not one tail family).
+    pub fn headline(&self) -> Option<(&'static str, Estimate)> {
+        match (self.extras.get("x"), self.mean_queue_length) {
+            (Some(x), l) if !l.is_some_and(|l| l.mean.is_finite()) => Some(("x", *x)),
+            (_, l) => l.map(|l| ("mean_queue_length", l)),
         }
     }
 }
@@ -822,7 +844,7 @@ fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimErr
     if let Some(target) = opts.precision {
         // rounds of added replications until the headline half width is at most the target
         loop {
-            let hw = report.headline().1.half_width;
+            let hw = report.headline().map_or(f64::NAN, |(_, e)| e.half_width);
             let done = reps.len();
             if hw <= target || !hw.is_finite() || report.status != SimStatus::Completed || done >= MAX_REPLICATIONS {
                 break;
@@ -843,9 +865,11 @@ fn run(spec: &ModelSpec, opts: &SimOptions, x0: f64) -> Result<SimReport, SimErr
                 report.status = SimStatus::of(&opts.deadline, true);
             }
         }
-        let (quantity, e) = report.headline();
-        report.precision =
-            Some(Precision { target, quantity: quantity.to_string(), half_width: e.half_width, reached: e.half_width <= target });
+        // every kind of this simulator has a headline (a mean queue length or `x`)
+        if let Some((quantity, e)) = report.headline() {
+            report.precision =
+                Some(Precision { target, quantity: quantity.to_string(), half_width: e.half_width, reached: e.half_width <= target });
+        }
     }
     if let Some(b) = &bar {
         b.finish_and_clear();
@@ -1009,19 +1033,19 @@ fn summarize(spec: &ModelSpec, opts: &SimOptions, policy: &Policy, shape: Shape,
         status: SimStatus::of(&opts.deadline, reps.iter().any(|r| r.timed_out)),
         precision: None,
         tail,
-        mean_queue_length,
-        mean_response_time,
-        throughput,
-        loss_probability,
-        prob_wait,
+        mean_queue_length: Some(mean_queue_length),
+        mean_response_time: Some(mean_response_time),
+        throughput: Some(throughput),
+        loss_probability: Some(loss_probability),
+        prob_wait: Some(prob_wait),
         events,
         wall_seconds,
         events_per_second: events as f64 / wall_seconds.max(1e-12),
         diagnostics: Diagnostics {
-            batch_lag1_autocorrelation: stats::lag1_autocorrelation(&by_rep),
-            replication_half_width: if rep_means.len() >= 2 { stats::mean_estimate(&rep_means).half_width } else { f64::NAN },
+            batch_lag1_autocorrelation: Some(stats::lag1_autocorrelation(&by_rep)),
+            replication_half_width: Some(if rep_means.len() >= 2 { stats::mean_estimate(&rep_means).half_width } else { f64::NAN }),
             max_queue_length: levels,
-            departure_rate,
+            departure_rate: Some(departure_rate),
         },
         extras,
     }
@@ -1146,13 +1170,13 @@ mod tests {
         assert!(p.reached && p.half_width <= target && p.quantity == "mean_queue_length", "{p:?}");
         assert_eq!(r.status, SimStatus::Completed);
         assert!(r.options.replications > 2, "{}", r.options.replications);
-        assert_eq!(r.mean_queue_length.half_width, p.half_width);
-        assert_eq!(r.mean_queue_length.n, r.options.replications * 10);
+        assert_eq!(r.mean_queue_length.unwrap().half_width, p.half_width);
+        assert_eq!(r.mean_queue_length.unwrap().n, r.options.replications * 10);
         // 99.9% interval: a fixed seed, so this is one deterministic check
-        assert!(r.mean_queue_length.covers(closed_form, 0.999, 0.0), "{:?} vs {closed_form}", r.mean_queue_length);
+        assert!(r.mean_queue_length.unwrap().covers(closed_form, 0.999, 0.0), "{:?} vs {closed_form}", r.mean_queue_length.unwrap());
         // without a target: two replications, a wider interval
         let plain = simulate(&spec, &SimOptions { precision: None, ..opts.clone() }).unwrap();
-        assert!(plain.precision.is_none() && plain.mean_queue_length.half_width > target);
+        assert!(plain.precision.is_none() && plain.mean_queue_length.unwrap().half_width > target);
         // an unreachable target: the deadline stops it and the report says so
         let started = Instant::now();
         let r = simulate(&spec, &SimOptions { precision: Some(1e-9), deadline: Deadline::after(0.3), ..opts }).unwrap();
@@ -1160,6 +1184,6 @@ mod tests {
         assert_eq!(r.status, SimStatus::TimeLimit { seconds: 0.3 });
         let p = r.precision.unwrap();
         assert!(!p.reached && p.half_width > 1e-9);
-        assert!(r.mean_queue_length.covers(closed_form, 0.999, 0.0), "{:?}", r.mean_queue_length);
+        assert!(r.mean_queue_length.unwrap().covers(closed_form, 0.999, 0.0), "{:?}", r.mean_queue_length.unwrap());
     }
 }

@@ -41,7 +41,7 @@ pub struct PopulationOptions {
     pub time: f64,
     /// Warm-up time, discarded (`>= 0`).
     pub warmup: f64,
-    /// Batches per replication (`>= 1`).
+    /// Batches per replication (`>= 2`: a confidence interval needs two batch means).
     pub batches: usize,
     /// Independent replications (`>= 1`).
     pub replications: usize,
@@ -114,7 +114,7 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
     check("objects", opts.objects >= 1, opts.objects, "an integer >= 1")?;
     check("time", opts.time.is_finite() && opts.time > 0.0, opts.time, "a finite time > 0")?;
     check("warmup", opts.warmup.is_finite() && opts.warmup >= 0.0, opts.warmup, "a finite time >= 0")?;
-    check("batches", opts.batches >= 1, opts.batches, "an integer >= 1")?;
+    check("batches", opts.batches >= 2, opts.batches, "an integer >= 2 (batch means need at least two batches)")?;
     check("replications", opts.replications >= 1, opts.replications, "an integer >= 1")?;
     check("max_events", opts.max_events >= 1, opts.max_events, "an integer >= 1")?;
     if let Some(r) = opts.record {
@@ -164,8 +164,9 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
 /// (arrivals that would create level `K + 1` have no transition: they are lost), so
 /// `opts.buffer` must be `None` or `K`. Reported: the tail (tail-form states: each entry's
 /// time average) and the mean queue length (their sum), or every entry by name in `extras`
-/// (other layouts); throughput, loss, waiting and response times are not observed here and
-/// are `NaN` (see `docs/simulation.md`).
+/// (other layouts); throughput, loss, waiting and response times and the diagnostics of the
+/// intervals are not observed here and are `None` (absent from the JSON; see
+/// `docs/simulation.md`), as is the mean queue length of a state that is not one tail family.
 ///
 /// # Errors
 /// As [`simulate_population`]; [`SimError::OutOfRange`] for `opts` ([`crate::SimOptions::validate`])
@@ -204,12 +205,10 @@ pub fn simulate_as_report(
     };
     let rep = simulate_population(model, x0, &popts)?;
     let wall_seconds = started.elapsed().as_secs_f64();
-    let nb = opts.batches * opts.replications;
-    let undefined = Estimate { mean: f64::NAN, half_width: f64::NAN, n: nb };
     let layout = model.layout();
     let (tail, mean_queue_length, extras) = match tail_levels {
-        Some(_) => (rep.mean.clone(), rep.total, Default::default()),
-        None => (Vec::new(), undefined, rep.mean.iter().enumerate().map(|(i, e)| (layout.name(i), *e)).collect()),
+        Some(_) => (rep.mean.clone(), Some(rep.total), Default::default()),
+        None => (Vec::new(), None, rep.mean.iter().enumerate().map(|(i, e)| (layout.name(i), *e)).collect()),
     };
     Ok(crate::SimReport {
         model: spec.clone(),
@@ -217,18 +216,18 @@ pub fn simulate_as_report(
         status: rep.status,
         tail,
         mean_queue_length,
-        mean_response_time: undefined,
-        throughput: undefined,
-        loss_probability: undefined,
-        prob_wait: undefined,
+        mean_response_time: None,
+        throughput: None,
+        loss_probability: None,
+        prob_wait: None,
         events: rep.events,
         wall_seconds,
         events_per_second: rep.events as f64 / wall_seconds.max(1e-12),
         diagnostics: crate::Diagnostics {
-            batch_lag1_autocorrelation: f64::NAN,
-            replication_half_width: f64::NAN,
+            batch_lag1_autocorrelation: None,
+            replication_half_width: None,
             max_queue_length: tail_levels.unwrap_or(0),
-            departure_rate: undefined,
+            departure_rate: None,
         },
         extras,
         precision: None,

@@ -32,7 +32,7 @@ fn class_checks(r: &SimReport, busy: &[f64], t: f64, allowance: f64) -> Vec<Chec
         .enumerate()
         .map(|(j, &b)| check(&format!("class{}.busy", j + 1), extra(r, &format!("class{}.busy_fraction", j + 1)), b, allowance))
         .collect();
-    v.push(check("T", r.mean_response_time, t, allowance));
+    v.push(check("T", r.mean_response_time.unwrap(), t, allowance));
     v
 }
 
@@ -46,7 +46,7 @@ fn pull_matches_the_exact_case() {
     let r = simulate(&spec("pull", 0.5, &CASE_B, ""), &opts_10k()).unwrap();
     let a = 10.0 / 10_000.0;
     let mut checks = class_checks(&r, &[1.0 / 3.0, 0.75], 4.0 / 3.0, a);
-    checks.push(check("P(wait)", r.prob_wait, 0.0, a));
+    checks.push(check("P(wait)", r.prob_wait.unwrap(), 0.0, a));
     assert_all("PULL case B lambda=0.5 N=10000", &r, &checks);
 }
 
@@ -101,7 +101,7 @@ fn ps_sq2_matches_notes_and_mean_field() {
         let busy: Vec<f64> = (1..=classes.len()).map(|j| fp_extra(&fp, &format!("class{j}.busy_fraction"))).collect();
         let r = simulate(&s, &opts_10k()).unwrap();
         let mut checks = class_checks(&r, &busy, t_notes, a);
-        checks.push(check("L", r.mean_queue_length, fp.observables.mean_queue_length.unwrap(), a));
+        checks.push(check("L", r.mean_queue_length.unwrap(), fp.observables.mean_queue_length.unwrap(), a));
         assert_all(&format!("ps-sq2 {rule} {sampling} {} classes lambda={lambda} N=10000", classes.len()), &r, &checks);
     }
 }

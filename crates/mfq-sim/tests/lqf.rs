@@ -194,7 +194,7 @@ fn d_equal_n_is_exact_longest_queue_first() {
         println!("d = n = 3, x_{}: simulated {:.5} +- {:.5}, exact LQF {exact:.5}", k + 1, est.mean, est.half_width);
         assert!((est.mean - exact).abs() <= est.half_width, "x_{}: {est:?} vs exact LQF {exact}", k + 1);
     }
-    let q = r.mean_queue_length;
+    let q = r.mean_queue_length.unwrap();
     assert!((q.mean * n as f64 - total).abs() <= q.half_width * n as f64, "{q:?} vs {}", total / n as f64);
     let random = simulate(&spec(lambda, 1), &o).unwrap().tail[0];
     println!("d = 1: x_1 = {:.5} +- {:.5} (M/M/1: 0.7)", random.mean, random.half_width);

@@ -34,8 +34,8 @@ fn fcfs_matches_gardners_limit() {
         let r = simulate(&spec(0.7, d, "fcfs", ""), &opts_10k()).unwrap();
         let a = 20.0 / 10_000.0;
         let checks = [
-            check("copies", r.mean_queue_length, m, a),
-            check("E[T]", r.mean_response_time, m / (0.7 * d as f64), a),
+            check("copies", r.mean_queue_length.unwrap(), m, a),
+            check("E[T]", r.mean_response_time.unwrap(), m / (0.7 * d as f64), a),
             check("jobs", extra(&r, "mean_jobs_per_server"), m / d as f64, a),
             check("busy", r.tail[0], 0.7, a), // job throughput = busy fraction = lambda
         ];
@@ -53,9 +53,9 @@ fn other_disciplines_match_the_notes_simulations() {
     let cases = [("ps", "", 1.4833, 0.0011), ("lps", "lps_k = 2", 1.4609, 0.0027), ("lcfs", "", 1.5457, 0.0018)];
     for (disc, more, notes, hw) in cases {
         let r = simulate(&spec(0.7, 2, disc, more), &opts_10k()).unwrap();
-        let mut checks = vec![check("copies (notes sim)", r.mean_queue_length, notes, a + hw)];
+        let mut checks = vec![check("copies (notes sim)", r.mean_queue_length.unwrap(), notes, a + hw)];
         if disc == "ps" {
-            checks.push(check("copies (PS pair)", r.mean_queue_length, 1.48412, a + 0.001 * 1.48412));
+            checks.push(check("copies (PS pair)", r.mean_queue_length.unwrap(), 1.48412, a + 0.001 * 1.48412));
         }
         assert_all(&format!("redundancy-2 {disc} {more} lambda=0.7 N=10000"), &r, &checks);
     }
@@ -74,7 +74,7 @@ fn mean_field_is_not_the_limit_of_any_discipline() {
     assert!((mf - 1.473043).abs() < 1e-6, "{mf}");
     for disc in ["fcfs", "ps", "lcfs"] {
         let r = simulate(&spec(0.7, 2, disc, ""), &opts_10k()).unwrap();
-        let e = r.mean_queue_length;
+        let e = r.mean_queue_length.unwrap();
         println!(
             "redundancy-2 {disc} lambda=0.7: sim {:.5} +- {:.5}, mean field {mf:.6}, gap {:+.2}%",
             e.mean,
@@ -98,6 +98,10 @@ fn high_load_matches_the_notes() {
         [("fcfs", "", 3.116856, 0.0), ("ps", "", 3.3846, 0.0069), ("lps", "lps_k = 2", 3.2174, 0.0091), ("lcfs", "", 3.9492, 0.0254)]
     {
         let r = simulate(&spec(0.9, 2, disc, more), &o).unwrap();
-        assert_all(&format!("redundancy-2 {disc} lambda=0.9 N=10000"), &r, &[check("copies", r.mean_queue_length, reference, a + hw)]);
+        assert_all(
+            &format!("redundancy-2 {disc} lambda=0.9 N=10000"),
+            &r,
+            &[check("copies", r.mean_queue_length.unwrap(), reference, a + hw)],
+        );
     }
 }

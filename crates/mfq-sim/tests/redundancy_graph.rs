@@ -35,8 +35,8 @@ fn check(mu: &[f64], types: &[JobType], time: f64) {
     let total: f64 = pf.mean_jobs.iter().sum();
     let mut rows: Vec<(String, Estimate, f64)> = vec![
         ("mean_jobs".into(), r.extras["mean_jobs"], total),
-        ("mean_queue_length (per server)".into(), r.mean_queue_length, total / mu.len() as f64),
-        ("mean_response_time".into(), r.mean_response_time, total / types.iter().map(|t| t.lambda).sum::<f64>()),
+        ("mean_queue_length (per server)".into(), r.mean_queue_length.unwrap(), total / mu.len() as f64),
+        ("mean_response_time".into(), r.mean_response_time.unwrap(), total / types.iter().map(|t| t.lambda).sum::<f64>()),
     ];
     for c in 0..types.len() {
         rows.push((format!("type{}.mean_jobs", c + 1), r.extras[&format!("type{}.mean_jobs", c + 1)], pf.mean_jobs[c]));

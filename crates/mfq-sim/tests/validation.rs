@@ -19,7 +19,7 @@ use mfq_sim::{simulate, Estimate, SimError, SimOptions, SimReport};
 
 /// `tail[k-1]`, or an exact zero when level `k` was never reached.
 fn tail(report: &SimReport, k: usize) -> Estimate {
-    report.tail.get(k - 1).copied().unwrap_or(Estimate { mean: 0.0, half_width: 0.0, n: report.mean_queue_length.n })
+    report.tail.get(k - 1).copied().unwrap_or(Estimate { mean: 0.0, half_width: 0.0, n: report.mean_queue_length.unwrap().n })
 }
 
 /// Comparisons of `x_1..x_K`, `L = sum_k x_k` (untruncated `l_ref`) and `T = L / lambda`, each
@@ -31,8 +31,8 @@ fn tail_checks(report: &SimReport, x: &[f64], l_ref: f64, lambda: f64, c: f64) -
         .enumerate()
         .map(|(i, &r)| Check { what: format!("x_{}", i + 1), est: tail(report, i + 1), reference: r, allowance: c / n })
         .collect();
-    v.push(Check { what: "L".into(), est: report.mean_queue_length, reference: l_ref, allowance: c / n });
-    v.push(Check { what: "T".into(), est: report.mean_response_time, reference: l_ref / lambda, allowance: c / (lambda * n) });
+    v.push(Check { what: "L".into(), est: report.mean_queue_length.unwrap(), reference: l_ref, allowance: c / n });
+    v.push(Check { what: "T".into(), est: report.mean_response_time.unwrap(), reference: l_ref / lambda, allowance: c / (lambda * n) });
     v
 }
 
@@ -87,7 +87,7 @@ fn jsq1_is_independent_mm1_queues() {
     let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 1 }), &opts).unwrap();
     let x: Vec<f64> = (1..=12).map(|k| lambda.powi(k)).collect();
     let mut checks = tail_checks(&r, &x, lambda / (1.0 - lambda), lambda, 0.0);
-    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: lambda, allowance: 0.0 }); // PASTA
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait.unwrap(), reference: lambda, allowance: 0.0 }); // PASTA
     assert_all("JSQ(1) lambda=0.7, M/M/1", &r, &checks);
 }
 
@@ -118,7 +118,7 @@ fn jsq2_matches_mean_field() {
     let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }), &large_n()).unwrap();
     let mut checks = tail_checks(&r, &x[..7], l, lambda, C_JSQ2);
     // P(wait) = P(both samples busy) = x_1^2 in the mean field
-    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: lambda * lambda, allowance: C_JSQ2 / 10_000.0 });
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait.unwrap(), reference: lambda * lambda, allowance: C_JSQ2 / 10_000.0 });
     assert_all("JSQ(2) lambda=0.9 N=10000", &r, &checks);
 }
 
@@ -174,7 +174,7 @@ fn pod_ld_at_n_1000_matches_notes_and_mean_field() {
     let lambda = 0.9;
     let opts = SimOptions { servers: 1000, time: 20_000.0, warmup: 200.0, replications: 4, batches: 20, ..large_n() };
     let r = simulate(&ModelSpec::from(mfq_model::models::PodLdSpec { lambda, d: 2, eps: 0.5, g: 1 }), &opts).unwrap();
-    let l = r.mean_queue_length;
+    let l = r.mean_queue_length.unwrap();
     let se = l.half_width / 1.96; // 80 batches: t_{0.975, 79} = 1.99, 1.96 keeps se slightly larger
     let sigma2 = se * se * opts.replications as f64 * opts.time;
     let se_ref = (sigma2 / 1200.0).sqrt();
@@ -202,8 +202,8 @@ fn jiq_matches_mean_field() {
     let checks = [
         Check { what: "x_1".into(), est: tail(&r, 1), reference: lambda, allowance: 0.0 },
         Check { what: "x_2".into(), est: tail(&r, 2), reference: 0.0, allowance: 1.0 / n },
-        Check { what: "P(wait)".into(), est: r.prob_wait, reference: 0.0, allowance: 1.0 / n },
-        Check { what: "T".into(), est: r.mean_response_time, reference: 1.0, allowance: 1.0 / n },
+        Check { what: "P(wait)".into(), est: r.prob_wait.unwrap(), reference: 0.0, allowance: 1.0 / n },
+        Check { what: "T".into(), est: r.mean_response_time.unwrap(), reference: 1.0, allowance: 1.0 / n },
     ];
     assert_all("JIQ lambda=0.9 N=2000", &r, &checks);
 }
@@ -228,13 +228,13 @@ fn buffer_gives_mm1b_loss() {
         .enumerate()
         .map(|(i, &v)| Check { what: format!("x_{}", i + 1), est: tail(&r, i + 1), reference: v, allowance: 0.0 })
         .collect();
-    checks.push(Check { what: "L".into(), est: r.mean_queue_length, reference: l, allowance: 0.0 });
-    checks.push(Check { what: "loss".into(), est: r.loss_probability, reference: loss, allowance: 0.0 });
-    checks.push(Check { what: "throughput".into(), est: r.throughput, reference: thr, allowance: 0.0 });
-    checks.push(Check { what: "T".into(), est: r.mean_response_time, reference: l / thr, allowance: 0.0 });
+    checks.push(Check { what: "L".into(), est: r.mean_queue_length.unwrap(), reference: l, allowance: 0.0 });
+    checks.push(Check { what: "loss".into(), est: r.loss_probability.unwrap(), reference: loss, allowance: 0.0 });
+    checks.push(Check { what: "throughput".into(), est: r.throughput.unwrap(), reference: thr, allowance: 0.0 });
+    checks.push(Check { what: "T".into(), est: r.mean_response_time.unwrap(), reference: l / thr, allowance: 0.0 });
     // an arrival waits when it finds 1..B-1 jobs (PASTA); one finding B is lost and does not
     // wait: P(wait) = 1 - pi_0 - pi_B, a fraction of all arrivals (as the mean field's P(wait))
-    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait, reference: 1.0 - pi[0] - loss, allowance: 0.0 });
+    checks.push(Check { what: "P(wait)".into(), est: r.prob_wait.unwrap(), reference: 1.0 - pi[0] - loss, allowance: 0.0 });
     assert_all("JSQ(1) lambda=0.9 buffer 5 (M/M/1/5)", &r, &checks);
 }
 
@@ -260,7 +260,7 @@ fn hellemans_check(time: f64) {
         let u_ref = (reference - rmf).abs() + 0.0015;
         let opts = SimOptions { servers: n, time: time / n as f64 * 10.0, warmup: 500.0, replications: 4, batches: 20, ..large_n() };
         let r = simulate(&ModelSpec::from(mfq_model::models::JsqSpec { lambda, d: 2 }), &opts).unwrap();
-        let l = r.mean_queue_length;
+        let l = r.mean_queue_length.unwrap();
         assert!((l.mean - l_mf).abs() > l.half_width, "N = {n}: the finite-N effect is not resolved");
         checks.push(Check { what: format!("L_{n}"), est: l, reference, allowance: u_ref });
         reports.push(r);
@@ -299,7 +299,7 @@ fn pod_bias_is_within_c_over_n_at_small_n() {
         (ModelSpec::from(mfq_model::models::JsqSpec { lambda: 0.9, d: 2 }), l_jsq, C_JSQ2 + 5.322782 / n as f64),
     ] {
         let r = simulate(&spec, &opts).unwrap();
-        let e = r.mean_queue_length;
+        let e = r.mean_queue_length.unwrap();
         println!("{spec:?}: N (L_N - L) = {:.3} +- {:.3}", n as f64 * (e.mean - l), n as f64 * e.half_width);
         assert_all(&format!("{spec:?} N=200"), &r, &[Check { what: "L".into(), est: e, reference: l, allowance: c / n as f64 }]);
     }

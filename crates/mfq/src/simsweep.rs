@@ -42,12 +42,17 @@ pub fn unstable_reason(file: &ModelFile) -> Option<String> {
 pub enum SimPointStatus {
     /// Simulated over the whole horizon.
     Simulated {
-        /// Mean response time (95% CI).
-        mean_response_time: Estimate,
+        /// Mean response time (95% CI). This and the next two are `None` (absent from the
+        /// JSON) when the system simulated does not observe them ([`mfq_sim::SimReport`]: the
+        /// population process of a generic model).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mean_response_time: Option<Estimate>,
         /// Mean queue length per server (requests per server for k-of-n).
-        mean_queue_length: Estimate,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mean_queue_length: Option<Estimate>,
         /// Throughput per server.
-        throughput: Estimate,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        throughput: Option<Estimate>,
         /// The kind's further estimates ([`mfq_sim::SimReport::extras`]).
         extras: BTreeMap<String, Estimate>,
     },
@@ -65,13 +70,14 @@ pub enum SimPointStatus {
 
 impl SimPointStatus {
     /// The estimate of `quantity` (`mean_response_time`, `mean_queue_length`, `throughput` or
-    /// the name of an extra) of a simulated point.
+    /// the name of an extra) of a simulated point; `None` for another point, a quantity the
+    /// system simulated does not observe, or one undefined (`NaN`) there.
     pub fn estimate(&self, quantity: &str) -> Option<Estimate> {
         let SimPointStatus::Simulated { mean_response_time, mean_queue_length, throughput, extras } = self else { return None };
         match quantity {
-            "mean_response_time" => Some(*mean_response_time),
-            "mean_queue_length" => Some(*mean_queue_length),
-            "throughput" => Some(*throughput),
+            "mean_response_time" => *mean_response_time,
+            "mean_queue_length" => *mean_queue_length,
+            "throughput" => *throughput,
             other => extras.get(other).copied(),
         }
         .filter(|e| e.mean.is_finite())

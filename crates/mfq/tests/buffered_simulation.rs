@@ -42,10 +42,10 @@ type Exact = Vec<(String, f64)>;
 /// failures. An exact value whose estimate the report lacks is an error too.
 fn assert_agree(title: &str, r: &SimReport, exact: &Exact) {
     let est = |name: &str| match name {
-        "L" => Some(r.mean_queue_length),
-        "loss" => Some(r.loss_probability),
-        "P(wait)" => Some(r.prob_wait),
-        "throughput" => Some(r.throughput),
+        "L" => r.mean_queue_length,
+        "loss" => r.loss_probability,
+        "P(wait)" => r.prob_wait,
+        "throughput" => r.throughput,
         _ => match name.strip_prefix("x_") {
             Some(k) => r.tail.get(k.parse::<usize>().unwrap() - 1).copied(),
             None => r.extras.get(name).copied(),

@@ -111,7 +111,7 @@ fn phase_type_against_the_simulation() {
         ..Default::default()
     };
     let s = m.simulate(&opts).unwrap();
-    let (sim, hw) = (s.mean_queue_length.mean, s.mean_queue_length.half_width);
+    let (sim, hw) = (s.mean_queue_length.unwrap().mean, s.mean_queue_length.unwrap().half_width);
     eprintln!("N = 20: simulation {sim:.5} +- {hw:.5}; mean field {mf:.5}, order 1 {first:.5}, order 2 {second:.5}");
     eprintln!("|errors|: mean field {:.2e}, order 1 {:.2e}, order 2 {:.2e}", (sim - mf).abs(), (sim - first).abs(), (sim - second).abs());
     assert!(hw < 0.005, "CI half width {hw}");

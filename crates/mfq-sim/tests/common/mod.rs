@@ -35,8 +35,8 @@ pub fn assert_all(title: &str, report: &SimReport, checks: &[Check]) {
         report.events,
         report.wall_seconds,
         report.events_per_second,
-        report.diagnostics.batch_lag1_autocorrelation,
-        report.diagnostics.replication_half_width
+        report.diagnostics.batch_lag1_autocorrelation.unwrap(),
+        report.diagnostics.replication_half_width.unwrap()
     );
     assert_checks(title, checks);
 }
