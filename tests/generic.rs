@@ -852,3 +852,41 @@ fn cli_simulate_of_generic_models_has_no_nan() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `mfq compare` of a generic model whose first state entry is a family's member `x[1]`: the
+/// simulated column is the simulation's estimate of `x[1]` (the name was cut to `x[1` and found
+/// nothing: NaN in the table). Each member follows x' = (1 - x)(1 + x) - x, whose fixed point is
+/// (sqrt 5 - 1)/2; the simulation is within four half widths of the refined value x* + V/N.
+#[test]
+fn compare_of_a_family_member_finds_its_simulated_estimate() {
+    let dir = std::env::temp_dir().join(format!("mfq-generic-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("family.toml");
+    std::fs::write(
+        &model,
+        "[model]\nkind = \"generic\"\n[[model.families]]\nname = \"x\"\nrange = \"1..2\"\n\
+         [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"x[k]\" = 1 }\nrate = \"(1 - x[k]) * (1 + x[k])\"\n\
+         [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k]\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let args = ["compare", model.to_str().unwrap(), "--servers", "10,100", "--time", "200", "--json", "--out", out.to_str().unwrap()];
+    let o = mfq(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("NaN"), "{v}");
+    let rows = v["rows"].as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let mean_field = row["mean_field"].as_f64().unwrap();
+        assert!((mean_field - (5f64.sqrt() - 1.0) / 2.0).abs() < 1e-9, "{row}");
+        let (sim, hw, refined) = (
+            row["simulated"]["mean"].as_f64().unwrap(),
+            row["simulated"]["half_width"].as_f64().unwrap(),
+            row["refined_mean_field"].as_f64().unwrap(),
+        );
+        assert!(hw > 0.0 && (sim - refined).abs() <= 4.0 * hw, "{row}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

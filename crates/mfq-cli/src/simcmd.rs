@@ -378,9 +378,13 @@ pub(crate) fn comparison(
         }
     }
     // models without queues (generic ones such as SIS): the first state entry
-    let (quantity, mean_field, correction) = match fp.observables.mean_queue_length {
-        Some(l) => ("mean queue length per server".to_string(), l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
-        None if !fp.x.is_empty() => (format!("E[{}]", finite.model.layout().name(0)), fp.x[0], refined.as_ref().map(|r| r.v[0])),
+    // (`entry`: the state entry's name, `x[1]` for a family's first member, as the simulation's extras name it)
+    let (quantity, entry, mean_field, correction) = match fp.observables.mean_queue_length {
+        Some(l) => ("mean queue length per server".to_string(), None, l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
+        None if !fp.x.is_empty() => {
+            let entry = finite.model.layout().name(0);
+            (format!("E[{entry}]"), Some(entry), fp.x[0], refined.as_ref().map(|r| r.v[0]))
+        }
         None => return Err(Failure::input("the model has no queue lengths to compare")),
     };
     let mut rows = Vec::new();
@@ -404,22 +408,18 @@ pub(crate) fn comparison(
             Err(mfq::Error::Simulation(e)) => return Err(sim_failure(&model_args.model, e)),
             Err(e) => return Err(Failure::input(format!("{}: {e}", model_args.model.display()))),
         };
-        // the quantity compared: the mean queue length, or the first state entry by name
-        let simulated = match rep.mean_queue_length.filter(|l| l.mean.is_finite()) {
-            Some(l) => l,
-            None => match rep.extras.get(quantity.trim_start_matches("E[").trim_end_matches(']')) {
-                Some(e) => *e,
-                None => {
-                    return Err(Failure::input(format!(
-                        "{}: the simulation at N = {n} has no estimate of {quantity}",
-                        model_args.model.display()
-                    )))
-                }
-            },
-        };
+        // a simulation cut short by the deadline has no estimates to compare (its partial ones are dropped)
         if rep.status != SimStatus::Completed {
             return Err(time_limit_failure(model_args, &format!("the simulation at N = {n} stopped")));
         }
+        // the quantity compared: the mean queue length, or the first state entry by name
+        let estimate = match &entry {
+            None => rep.mean_queue_length,
+            Some(entry) => rep.extras.get(entry).copied(),
+        };
+        let Some(simulated) = estimate.filter(|e| e.mean.is_finite()) else {
+            return Err(Failure::input(format!("{}: the simulation at N = {n} has no estimate of {quantity}", model_args.model.display())));
+        };
         let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
         rows.push(json!({
             "servers": n,
