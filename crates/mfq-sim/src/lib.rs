@@ -60,6 +60,7 @@ pub mod mac;
 pub mod population;
 pub mod saturated;
 mod stats;
+mod telescoping;
 
 pub use stats::Estimate;
 

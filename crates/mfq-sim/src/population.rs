@@ -358,8 +358,15 @@ trait Selector: Sized {
     /// The leaf whose own slot of the cumulative sum holds `target` (`0 <= target < total`),
     /// never a zero leaf (while a positive leaf remains): the scans stop at a child only when
     /// the remaining target falls below it, and a zero leaf reached past the total by rounding
-    /// gives way to the nearest positive leaf before it (else after it).
-    fn select(&self, target: f64) -> usize;
+    /// gives way to the nearest positive leaf before it (else after it). With the leaf, the
+    /// target left within it (`target` less the sum of the leaves before it; 0 where a zero leaf
+    /// gave way to another).
+    fn locate(&self, target: f64) -> (usize, f64);
+    /// The leaf of [`locate`](Selector::locate).
+    #[cfg(test)]
+    fn select(&self, target: f64) -> usize {
+        self.locate(target).0
+    }
     /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
     /// `form(leaf)` (`leaf` and `last` set here).
     fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update);
@@ -474,7 +481,7 @@ impl Selector for SumTree {
     /// zero leaf reached so (a target past the total by rounding) gives way to the nearest
     /// positive leaf before it (else after it).
     #[inline(always)]
-    fn select(&self, mut target: f64) -> usize {
+    fn locate(&self, mut target: f64) -> (usize, f64) {
         let gmask = self.group.len() - 1;
         let group = &self.group[..=gmask];
         // a target below the first bottom node (the parent of the first leaves) goes down the
@@ -496,9 +503,9 @@ impl Selector for SumTree {
         let flat = self.group.as_flattened();
         let l = k - self.inner;
         if flat[slot_of(k) & (flat.len() - 1)] > 0.0 {
-            return l;
+            return (l, target);
         }
-        nearest_positive(&flat[slot_of(self.inner)..], l)
+        (nearest_positive(&flat[slot_of(self.inner)..], l), 0.0)
     }
 }
 
@@ -549,7 +556,7 @@ impl Selector for BlockSums {
     }
 
     #[inline(always)]
-    fn select(&self, mut target: f64) -> usize {
+    fn locate(&self, mut target: f64) -> (usize, f64) {
         let mask = self.leaf.len() - 1;
         let leaf = &self.leaf[..=mask];
         let mut b = self.blocks - 1;
@@ -564,16 +571,16 @@ impl Selector for BlockSums {
         for (j, &r) in kids[..BLOCK - 1].iter().enumerate() {
             // `r > target >= 0`: a positive leaf
             if target < r {
-                return BLOCK * b + j;
+                return (BLOCK * b + j, target);
             }
             target -= r;
         }
         // the last leaf of the block: zero only when the target passed the total by rounding
         let l = BLOCK * b + BLOCK - 1;
         if kids[BLOCK - 1] > 0.0 {
-            return l;
+            return (l, target);
         }
-        nearest_positive(self.leaf.as_flattened(), l)
+        (nearest_positive(self.leaf.as_flattened(), l), 0.0)
     }
 
     fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update) {
@@ -643,12 +650,115 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
 /// A transition's event in [`run_indexed`]: its jump and the rates it changes, by their forms,
 /// or by the model's `rate` when one of them has no [`RateForm`] (`program`); `linear`: every
 /// form's multiplier `x_k` is the constant 1 (so [`Update::linear_rate`] gives its value).
+/// The leaf of a telescoping chain has the step `chain` (the chain's index; [`NO_CHAIN`] for
+/// the leaf of one transition), whose member's own step is drawn by [`ChainPick::member`].
 #[derive(Debug, Clone, Copy)]
 struct Step<'a> {
     jump: &'a [(usize, f64)],
     updates: &'a [Update],
     program: bool,
     linear: bool,
+    chain: u32,
+}
+
+/// [`Step::chain`] of a leaf that holds one transition.
+const NO_CHAIN: u32 = u32::MAX;
+
+/// Members of a chain scanned from its head before a binary search of the rest (the largest
+/// window of [`ChainPick::window`]): at lambda = 0.9 the generic M/M/1's member is geometric,
+/// 10 on average, beyond 16 at one event in five and beyond 32 at one in thirty. A chain whose
+/// interior values are consecutive state entries counts the values at or above the threshold
+/// in its window at once (no branch: the exit of a scan one by one, at a geometric member,
+/// mispredicted at almost every event).
+const CHAIN_SCAN: usize = 32;
+
+/// A telescoping chain (module [`crate::telescoping`]) as [`run_indexed`] draws its members:
+/// the values `v_0 = a + b x_head` and `v_1, ..., v_{m-1}` (the state slots
+/// `slots[start..end]`), `v_m = d x_tail` (slots as in [`Update`]: the constant 1 at `dim`),
+/// `1 / e`, and the first of its members' steps (`base`, in the chain's order).
+#[derive(Debug, Clone, Copy)]
+struct ChainPick {
+    a: f64,
+    b: f64,
+    head: u32,
+    d: f64,
+    tail: u32,
+    inv_e: f64,
+    start: u32,
+    end: u32,
+    base: u32,
+    /// 0, or the window (8, 16 or [`CHAIN_SCAN`]) whose values [`ChainPick::member`] counts
+    /// at once: the interior values are then the consecutive state slots `slots[start],
+    /// slots[start] + 1, ...`, at least `window` of them within the state's slots, and the
+    /// window the smallest that held the member at least 19 times in 20 by the initial rates.
+    window: u8,
+}
+
+/// The number of the values `x[first..first + W]` at or above `threshold` (no branch; `x` holds
+/// them): in a chain's window of consecutive values in order, the index of the first below.
+#[inline(always)]
+fn count_above<const W: usize>(x: &[f64], first: usize, threshold: f64) -> usize {
+    let w: &[f64; W] = x[first..first + W].try_into().expect("a window of W values");
+    w.iter().map(|&v| (v >= threshold) as usize).sum()
+}
+
+impl ChainPick {
+    /// The member (0-based, in the chain's order) whose slot of the chain's cumulative rate
+    /// holds `rest` (`0 <= rest <` the chain's rate `e (v_0 - v_m)`): the first `t` with `v_t <
+    /// v_0 - rest / e`, never a member of rate 0 (its `v_{t-1} >= v_0 - rest / e > v_t`); the
+    /// last member when no interior value is below, or, when that member's rate is 0 (a `rest`
+    /// past the total by rounding), the last member of positive rate before it.
+    #[inline(always)]
+    fn member(&self, rest: f64, x: &[f64], mask: usize, slots: &[u32]) -> usize {
+        let v = |i: u32| x[i as usize & mask];
+        let v0 = self.a + self.b * v(self.head);
+        let threshold = v0 - rest * self.inv_e;
+        let inner = &slots[self.start as usize..self.end as usize];
+        let first = inner.first().map_or(0, |&s| s as usize);
+        let len = inner.len();
+        if self.window > 0 {
+            // the window's count, then the binary search of the rest
+            let counted = match self.window {
+                8 => count_above::<8>(x, first, threshold),
+                16 => count_above::<16>(x, first, threshold),
+                _ => count_above::<CHAIN_SCAN>(x, first, threshold),
+            };
+            let w = self.window as usize;
+            if counted < w {
+                return counted;
+            }
+            let p = x[first + w..first + len].partition_point(|&v| v >= threshold);
+            if p < len - w {
+                return w + p;
+            }
+            return self.last_positive(x, mask, inner, v0);
+        }
+        let scanned = inner.len().min(CHAIN_SCAN);
+        for (t, &s) in inner[..scanned].iter().enumerate() {
+            if v(s) < threshold {
+                return t;
+            }
+        }
+        let more = &inner[scanned..];
+        let p = more.partition_point(|&s| v(s) >= threshold);
+        if p < more.len() {
+            return scanned + p;
+        }
+        self.last_positive(x, mask, inner, v0)
+    }
+
+    /// The last member when its rate `v_{m-1} - v_m` is positive, else the last member of
+    /// positive rate before it (`inner`: the slots of `v_1, ..., v_{m-1}`).
+    #[cold]
+    fn last_positive(&self, x: &[f64], mask: usize, inner: &[u32], v0: f64) -> usize {
+        let v = |i: u32| x[i as usize & mask];
+        let m = inner.len();
+        let last = inner.last().map_or(v0, |&s| v(s));
+        if last > self.d * v(self.tail) {
+            return m;
+        }
+        (0..m).rev().find(|&t| (if t == 0 { v0 } else { v(inner[t - 1]) }) > v(inner[t])).unwrap_or(0)
+    }
 }
 
 /// The time integral of one state entry, kept lazily: its count of objects, the start of its
@@ -665,10 +775,12 @@ struct Entry {
 /// has one, the next transition is drawn from a [`SumTree`] or from [`BlockSums`] over the
 /// leaves of [`leaf_order`], and the time averages are integrated lazily (an entry's `value x
 /// duration` is added when it changes and at the batch boundaries), so an event costs
-/// `O(affected rates x log transitions)` instead of `O(transitions + dim)`. The same random
-/// numbers as [`run`]: one Exp(1) variate for the holding time, one uniform for the
-/// transition; with up to `ARITY` transitions also the same transition for the same uniform
-/// (the same order), with more another transition of the same law.
+/// `O(affected rates x log transitions)` instead of `O(transitions + dim)`. The telescoping
+/// chains of [`crate::telescoping::chains`] are one leaf each, of rate `e (v_0 - v_m)`, their
+/// members drawn by [`ChainPick::member`]. The same random numbers as [`run`]: one Exp(1)
+/// variate for the holding time, one uniform for the transition; with up to `ARITY`
+/// transitions and no chain also the same transition for the same uniform (the same order),
+/// else another transition of the same law.
 #[allow(clippy::too_many_arguments)]
 fn run_indexed(
     t: &dyn IndexedTransitions,
@@ -680,15 +792,17 @@ fn run_indexed(
     deadline: &Deadline,
     rng: &mut Xoshiro256PlusPlus,
 ) -> Run {
-    let (order, rates, blocks) = leaf_order(t, x0, opts.objects as f64);
-    let (order, rates) = (&order[..], &rates[..]);
+    let big_n = opts.objects as f64;
+    let chains = crate::telescoping::chains(t, n, big_n, x0);
+    let (order, rates, blocks) = leaf_order(t, &chains, x0, big_n);
+    let (order, rates, chains) = (&order[..], &rates[..], &chains[..]);
     // the state's length as a constant where it is small (no bounds checks on its entries)
     macro_rules! go {
         ($p:literal) => {
             if blocks {
-                run_indexed_in::<$p, BlockSums>(t, graph, n, x0, opts, record, deadline, rng, order, rates)
+                run_indexed_in::<$p, BlockSums>(t, graph, n, x0, opts, record, deadline, rng, chains, order, rates)
             } else {
-                run_indexed_in::<$p, SumTree>(t, graph, n, x0, opts, record, deadline, rng, order, rates)
+                run_indexed_in::<$p, SumTree>(t, graph, n, x0, opts, record, deadline, rng, chains, order, rates)
             }
         };
     }
@@ -700,20 +814,29 @@ fn run_indexed(
     }
 }
 
-/// The leaves of the transitions (`order[p]`: the transition at leaf `p`), their rates at `x0`
-/// (rounded to multiples of `1 / big_n`, by transition) and whether [`BlockSums`] should hold
-/// them (else a [`SumTree`]): the leaves in the order of decreasing initial rate (ties in the
-/// transitions' order) when there are more than `ARITY`, so that the scans stop early where
-/// the rates are uneven (the optimized direct method of Cao, Li and Petzold, J. Chem. Phys.
-/// 121(9), 2004); up to `ARITY` keep the transitions' order (that of [`run`]). The block sums
-/// when their expected scan (groups of `ARITY` leaves visited, weighted by the initial rates;
-/// the measure this rule was set on before [`BlockSums`] took blocks of [`BLOCK`]) is at most
-/// twice the tree's levels.
-fn leaf_order(t: &dyn IndexedTransitions, x0: &[f64], big_n: f64) -> (Vec<usize>, Vec<f64>, bool) {
+/// The leaves (`order[p]`: the item at leaf `p`; items `0..count` the transitions outside the
+/// `chains`, in order, then `count + c` chain `c`), the items' rates at `x0` (rounded to
+/// multiples of `1 / big_n`, by item: a chain's is `e (v_0 - v_m)`) and whether [`BlockSums`]
+/// should hold them (else a [`SumTree`]): the leaves in the order of decreasing initial rate
+/// (ties in the items' order) when there are more than `ARITY`, so that the scans stop early
+/// where the rates are uneven (the optimized direct method of Cao, Li and Petzold, J. Chem.
+/// Phys. 121(9), 2004); up to `ARITY` keep the items' order (that of [`run`] without chains).
+/// The block sums when their expected scan (groups of `ARITY` leaves visited, weighted by the
+/// initial rates; the measure this rule was set on before [`BlockSums`] took blocks of
+/// [`BLOCK`]) is at most twice the tree's levels.
+fn leaf_order(t: &dyn IndexedTransitions, chains: &[crate::telescoping::Chain], x0: &[f64], big_n: f64) -> (Vec<usize>, Vec<f64>, bool) {
     let x: Vec<f64> = x0.iter().map(|v| (v * big_n).round() * (1.0 / big_n)).collect();
-    let m = t.count();
-    let rates: Vec<f64> = (0..m).map(|l| t.rate(l, &x).max(0.0)).collect();
-    let mut order: Vec<usize> = (0..m).collect();
+    let count = t.count();
+    let mut in_chain = vec![false; count];
+    for c in chains {
+        for &l in &c.members {
+            in_chain[l] = true;
+        }
+    }
+    let mut rates: Vec<f64> = (0..count).map(|l| if in_chain[l] { 0.0 } else { t.rate(l, &x).max(0.0) }).collect();
+    rates.extend(chains.iter().map(|c| c.form().eval(&x).max(0.0)));
+    let mut order: Vec<usize> = (0..rates.len()).filter(|&l| l >= count || !in_chain[l]).collect();
+    let m = order.len();
     let mut blocks = false;
     if m > ARITY {
         order.sort_by(|&a, &b| rates[b].total_cmp(&rates[a]));
@@ -735,7 +858,8 @@ fn leaf_order(t: &dyn IndexedTransitions, x0: &[f64], big_n: f64) -> (Vec<usize>
 
 /// [`run_indexed`] with the state kept in `P` slots (a power of two, `> dim`), or in as many
 /// as needed (`P = 0`): entries indexed by `i & (P - 1)`, which needs no bounds check; the
-/// transitions drawn from an `S` over the leaves `order` (their initial `rates`).
+/// transitions drawn from an `S` over the leaves `order` of [`leaf_order`] (their initial
+/// `rates`), the members of the `chains` by [`ChainPick::member`].
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run_indexed_in<const P: usize, S: Selector>(
@@ -747,6 +871,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
     record: bool,
     deadline: &Deadline,
     rng_out: &mut Xoshiro256PlusPlus,
+    chains: &[crate::telescoping::Chain],
     order: &[usize],
     rates: &[f64],
 ) -> Run {
@@ -766,33 +891,106 @@ fn run_indexed_in<const P: usize, S: Selector>(
     let mut x: Vec<f64> = ent[..n].iter().map(|e| e.count * inv_n).chain([1.0]).collect();
     x.resize(len, 0.0);
     let m = t.count();
-    let mut leaf_of = vec![0; m];
-    for (p, &l) in order.iter().enumerate() {
-        leaf_of[l] = p;
+    // leaf_of[item]: the leaf of a transition outside the chains (items 0..m) or of chain c
+    // (item m + c); chain_of[l]: the chain of transition l
+    let mut leaf_of = vec![usize::MAX; m + chains.len()];
+    for (p, &item) in order.iter().enumerate() {
+        leaf_of[item] = p;
     }
-    let leaf_rates: Vec<f64> = order.iter().map(|&l| rates[l]).collect();
+    let x0r: Vec<f64> = x0.iter().map(|v| (v * big_n).round() * inv_n).collect();
+    let mut chain_of = vec![NO_CHAIN; m];
+    for (c, chain) in chains.iter().enumerate() {
+        for &l in &chain.members {
+            chain_of[l] = c as u32;
+        }
+    }
+    // ends[i]: the chains whose total reads entry i (at v_0 or v_m)
+    let mut ends: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (c, chain) in chains.iter().enumerate() {
+        for v in [chain.values[0], chain.values[chain.values.len() - 1]] {
+            if let crate::telescoping::Value::Slot(i) = v {
+                if !ends[i].contains(&c) {
+                    ends[i].push(c);
+                }
+            }
+        }
+    }
+    let leaf_rates: Vec<f64> = order.iter().map(|&item| rates[item]).collect();
     let mut tree = S::new(&leaf_rates);
     // every leaf's jump and updates, copied out of the model (no call per event)
     let slot = |i: Option<usize>| i.unwrap_or(n) as u32;
+    let item_form = |item: usize| if item < m { t.form(item) } else { Some(chains[item - m].form()) };
     let form = |p: usize| {
-        let f = t.form(order[p]).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: 0.0, k: None });
+        let f = item_form(order[p]).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: 0.0, k: None });
         Update { a: f.a, b: f.b, d: f.d, e: f.e, i: slot(f.i), j: slot(f.j), k: slot(f.k), leaf: 0, last: false }
     };
-    let (mut ranges, mut jumps, mut updates) = (Vec::with_capacity(m), Vec::new(), Vec::new());
-    let mut leaves = Vec::new();
-    for &l in order {
+    // the transition of each leaf whose rate has no form (usize::MAX for the others)
+    let program_of: Vec<usize> = order.iter().map(|&item| if item_form(item).is_none() { item } else { usize::MAX }).collect();
+    let (mut jumps, mut updates, mut leaves) = (Vec::new(), Vec::new(), Vec::new());
+    // the step of transition l: its jump, and the leaves whose rates it changes (those of the
+    // affected transitions outside the chains, and the chains whose ends it moves)
+    let mut step_of = |l: usize, jumps: &mut Vec<(usize, f64)>, updates: &mut Vec<Update>| {
         let (j0, u0) = (jumps.len(), updates.len());
         jumps.extend_from_slice(t.jump(l));
         leaves.clear();
-        leaves.extend(affected[aff_ptr[l]..aff_ptr[l + 1]].iter().map(|&r| leaf_of[r]));
+        leaves.extend(affected[aff_ptr[l]..aff_ptr[l + 1]].iter().filter(|&&r| chain_of[r] == NO_CHAIN).map(|&r| leaf_of[r]));
+        for &(i, c) in t.jump(l) {
+            if c != 0.0 && i < n {
+                leaves.extend(ends[i].iter().map(|&c| leaf_of[m + c]));
+            }
+        }
         leaves.sort_unstable();
-        tree.push_updates(&leaves, &mut updates, form);
-        let program = leaves.iter().any(|&p| t.form(order[p]).is_none());
+        leaves.dedup();
+        tree.push_updates(&leaves, updates, form);
+        let program = leaves.iter().any(|&p| program_of[p] != usize::MAX);
         let linear = updates[u0..].iter().all(|u: &Update| u.k as usize == n);
-        ranges.push((j0..jumps.len(), u0..updates.len(), program, linear));
+        (j0..jumps.len(), u0..updates.len(), program, linear, NO_CHAIN)
+    };
+    let mut ranges = Vec::with_capacity(order.len());
+    for &item in order {
+        if item < m {
+            ranges.push(step_of(item, &mut jumps, &mut updates));
+        } else {
+            ranges.push((0..0, 0..0, false, true, (item - m) as u32));
+        }
     }
-    let steps: Vec<Step> =
-        ranges.into_iter().map(|(j, u, program, linear)| Step { jump: &jumps[j], updates: &updates[u], program, linear }).collect();
+    // the chains' members' steps, chain after chain, and the chains' interior values
+    let (mut member_ranges, mut slots, mut picks) = (Vec::new(), Vec::new(), Vec::with_capacity(chains.len()));
+    for chain in chains {
+        let (f, start) = (chain.form(), slots.len() as u32);
+        let values = &chain.values;
+        slots.extend(values[1..values.len() - 1].iter().map(|v| match *v {
+            crate::telescoping::Value::Slot(i) => i as u32,
+            crate::telescoping::Value::Const(_) => unreachable!("a chain's interior values are state entries"),
+        }));
+        let base = member_ranges.len() as u32;
+        for &l in &chain.members {
+            member_ranges.push(step_of(l, &mut jumps, &mut updates));
+        }
+        let (a, b, head, d, tail, inv_e) = (f.a, f.b, slot(f.i), f.d, slot(f.j), 1.0 / f.e);
+        let inner = &slots[start as usize..];
+        let consecutive = inner.windows(2).all(|w| w[1] == w[0] + 1);
+        // the smallest window that holds the member 19 times in 20 at the initial rates
+        let member_rates: Vec<f64> = chain.members.iter().map(|&l| t.rate(l, &x0r).max(0.0)).collect();
+        let total: f64 = member_rates.iter().sum();
+        let held = |w: usize| member_rates[..w.min(member_rates.len())].iter().sum::<f64>() >= 0.95 * total;
+        let window = [8, 16, CHAIN_SCAN]
+            .into_iter()
+            .find(|&w| held(w))
+            .unwrap_or(CHAIN_SCAN)
+            .min(if consecutive && inner.first().is_some_and(|&s| s as usize + inner.len() <= len) { inner.len() } else { 0 });
+        let window = if [8, 16, CHAIN_SCAN].contains(&window) { window as u8 } else { 0 };
+        picks.push(ChainPick { a, b, head, d, tail, inv_e, start, end: slots.len() as u32, base, window });
+    }
+    let to_step = |(j, u, program, linear, chain): (std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32)| Step {
+        jump: &jumps[j],
+        updates: &updates[u],
+        program,
+        linear,
+        chain,
+    };
+    let steps: Vec<Step> = ranges.into_iter().map(to_step).collect();
+    let member_steps: Vec<Step> = member_ranges.into_iter().map(to_step).collect();
     let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
@@ -849,8 +1047,12 @@ fn run_indexed_in<const P: usize, S: Selector>(
             stop = boundary.min(next_record.unwrap_or(f64::INFINITY));
         }
         now = t_next;
-        let l = tree.select(rng.random::<f64>() * total);
-        let step = steps[l];
+        let (p, rest) = tree.locate(rng.random::<f64>() * total);
+        let mut step = steps[p];
+        if step.chain != NO_CHAIN {
+            let c = &picks[step.chain as usize];
+            step = member_steps[c.base as usize + c.member(rest, x, mask, &slots)];
+        }
         for &(i, c) in step.jump {
             let (e, v) = (&mut ent[i & mask], &mut x[i & mask]);
             e.acc += *v * (now - e.since);
@@ -862,7 +1064,10 @@ fn run_indexed_in<const P: usize, S: Selector>(
         if step.linear && !step.program {
             tree.apply(us, |u| u.linear_rate(x, mask));
         } else if step.program {
-            tree.apply(us, |u| t.rate(order[u.leaf as usize - first_slot], &x[..n]));
+            tree.apply(us, |u| match program_of[u.leaf as usize - first_slot] {
+                usize::MAX => u.rate(x, mask),
+                l => t.rate(l, &x[..n]),
+            });
         } else {
             tree.apply(us, |u| u.rate(x, mask));
         }
@@ -1096,14 +1301,17 @@ eliminate = "R"
         }
     }
 
-    /// The generic M/M/1 (hundreds of transitions, each event re-evaluating four rates): the
+    /// The generic M/M/1 (hundreds of transitions in two telescoping chains): the
     /// incremental run has the geometric tail `x_k = lambda^k` and `L = lambda / (1 - lambda)`.
     #[test]
     fn generic_mm1_by_the_dependency_graph_has_geometric_tails() {
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/generic/mm1.toml")).unwrap();
         let file = mfq_model::ModelFile::parse(&text, &["lambda=0.5".into(), "K=60".into()]).unwrap();
         let m = file.model.build(60).unwrap();
-        assert!(m.transitions().unwrap().indexed().unwrap().count() >= 100);
+        let t = m.transitions().unwrap().indexed().unwrap();
+        assert!(t.count() >= 100);
+        // (its arrivals and its departures are telescoping chains, each one leaf)
+        assert_eq!(crate::telescoping::chains(t, m.dim(), 200.0, &vec![0.0; m.dim()]).len(), 2);
         let opts = PopulationOptions { objects: 200, time: 400.0, warmup: 20.0, replications: 2, ..Default::default() };
         let r = simulate_population(m.as_ref(), &vec![0.0; m.dim()], &opts).unwrap();
         assert!(!r.stopped_early && r.events > 10_000);
@@ -1229,6 +1437,89 @@ eliminate = "R"
         }
     }
 
+    /// A telescoping chain's member as [`ChainPick::member`] draws it (by a window's count and
+    /// the binary search where its interior values are consecutive slots, for each window, one
+    /// by one where not, and in chains shorter than the largest window) is the member a linear scan of the members'
+    /// own rates `e (v_{t-1} - v_t)` gives for the same target, away from rounding, and never a
+    /// member of rate 0; on random states in order with many equal values (zero rates).
+    #[test]
+    fn a_chain_member_is_the_one_of_the_linear_scan() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mask = 127;
+        for (len, consecutive, window, head_const, tail_const) in [
+            (60, true, 32, true, false),
+            (60, false, 0, false, true),
+            (40, true, 16, false, false),
+            (40, true, 8, true, false),
+            (9, true, 8, true, true),
+            (9, true, 0, true, true),
+            (2, true, 0, true, false),
+        ] {
+            // interior slots: 10, 11, ... or every other slot downwards; head at 120, tail at 121
+            let slots: Vec<u32> = (0..len as u32 - 1).map(|t| if consecutive { 10 + t } else { 118 - 2 * t }).collect();
+            let e = 0.7;
+            let pick = ChainPick {
+                a: if head_const { 1.0 } else { 0.0 },
+                b: if head_const { 0.0 } else { 1.0 },
+                head: 120,
+                d: if tail_const { 0.0 } else { 1.0 },
+                tail: 121,
+                inv_e: 1.0 / e,
+                start: 0,
+                end: slots.len() as u32,
+                base: 0,
+                window,
+            };
+            for _ in 0..300 {
+                let big_n = 50.0;
+                // v_0 >= v_1 >= ... >= v_m, multiples of 1 / N, often equal
+                let mut counts: Vec<f64> = (0..=len).map(|_| (rng.random::<f64>() * 8.0).floor()).collect();
+                counts.sort_by(|a, b| b.total_cmp(a));
+                if head_const {
+                    counts[0] = big_n;
+                }
+                if tail_const {
+                    counts[len] = 0.0;
+                }
+                let mut x = vec![0.0; mask + 1];
+                x[120] = counts[0] / big_n;
+                for (t, &s) in slots.iter().enumerate() {
+                    x[s as usize] = counts[t + 1] / big_n;
+                }
+                x[121] = counts[len] / big_n;
+                let values: Vec<f64> = std::iter::once(pick.a + pick.b * x[120])
+                    .chain(slots.iter().map(|&s| x[s as usize]))
+                    .chain([pick.d * x[121]])
+                    .collect();
+                let rates: Vec<f64> = values.windows(2).map(|w| e * (w[0] - w[1])).collect();
+                let total: f64 = rates.iter().sum();
+                if total <= 0.0 {
+                    continue;
+                }
+                for _ in 0..20 {
+                    let rest = rng.random::<f64>() * total;
+                    let got = pick.member(rest, &x, mask, &slots);
+                    assert!(rates[got] > 0.0, "a member of rate 0: {got} of {rates:?}");
+                    let (mut cum, mut want, mut near) = (0.0, rates.len() - 1, false);
+                    for (t, r) in rates.iter().enumerate() {
+                        near |= (cum - rest).abs() < 1e-12;
+                        if rest < cum + r {
+                            want = t;
+                            break;
+                        }
+                        cum += r;
+                    }
+                    if !near && (cum + rates[want] - rest).abs() > 1e-12 {
+                        assert_eq!(
+                            got, want,
+                            "len {len}, consecutive {consecutive}, window {window}: rest {rest} of {total}, rates {rates:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// The generic M/M/1 from its geometric state (leaves sorted by rate) by either selector:
     /// the block sums (chosen there) and the tree give the geometric tail.
     #[test]
@@ -1240,16 +1531,17 @@ eliminate = "R"
         let graph = dependency_graph(t, m.dim()).unwrap();
         let x0: Vec<f64> = (1..=m.dim()).map(|k| 0.5f64.powi(k as i32)).collect();
         let opts = PopulationOptions { objects: 200, time: 2000.0, warmup: 20.0, batches: 20, ..Default::default() };
-        let (order, rates, blocks) = leaf_order(t, &x0, 200.0);
+        // (no chains here: the selectors over every transition)
+        let (order, rates, blocks) = leaf_order(t, &[], &x0, 200.0);
         assert!(blocks && order[..2] == [0, 40], "{:?}", &order[..4]);
         let d = Deadline::none();
         for tree in [false, true] {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
             let args = (t, (&graph.0[..], &graph.1[..]), m.dim(), &x0[..], &opts, false, &d);
             let r = if tree {
-                run_indexed_in::<0, SumTree>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &order, &rates)
+                run_indexed_in::<0, SumTree>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &[], &order, &rates)
             } else {
-                run_indexed_in::<64, BlockSums>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &order, &rates)
+                run_indexed_in::<64, BlockSums>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &[], &order, &rates)
             };
             for k in 0..3 {
                 let values: Vec<f64> = r.batch_means.iter().map(|b| b[k]).collect();
