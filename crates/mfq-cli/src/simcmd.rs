@@ -367,7 +367,16 @@ pub(crate) fn comparison(
     let unstable = mfq::conditioning_warning(fp, 1);
     // (the terms' dense steps within the deadline: past it no refined line, and the
     // simulations that follow stop at once)
-    let refined = m.refined_of_order_within(fp, 1, deadline).ok().filter(|_| warnings.is_empty());
+    let refined = match m.refined_of_order_within(fp, 1, deadline) {
+        Ok(r) => Some(r).filter(|_| warnings.is_empty()),
+        // too large for memory, no transitions, ...: said, not dropped in silence (the deadline
+        // stops the simulations that follow, which say so; a degenerate x* has its warning)
+        Err(e) if !deadline.expired() && warnings.is_empty() => {
+            warnings.push(format!("no refined mean field: {e}"));
+            None
+        }
+        Err(_) => None,
+    };
     warnings.extend(unstable);
     // sizes whose refined state x* + V/N is no state (near a degenerate point): said, as `refined` does
     if let Some(r) = &refined {
@@ -404,6 +413,10 @@ pub(crate) fn comparison(
             Err(mfq::Error::Simulation(e)) => return Err(sim_failure(&model_args.model, e)),
             Err(e) => return Err(Failure::input(format!("{}: {e}", model_args.model.display()))),
         };
+        // (a stopped run has no estimates: said before looking for one)
+        if rep.status != SimStatus::Completed {
+            return Err(time_limit_failure(model_args, &format!("the simulation at N = {n} stopped")));
+        }
         // the quantity compared: the mean queue length, or the first state entry by name
         let simulated = match rep.mean_queue_length.filter(|l| l.mean.is_finite()) {
             Some(l) => l,
@@ -417,9 +430,6 @@ pub(crate) fn comparison(
                 }
             },
         };
-        if rep.status != SimStatus::Completed {
-            return Err(time_limit_failure(model_args, &format!("the simulation at N = {n} stopped")));
-        }
         let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
         rows.push(json!({
             "servers": n,
