@@ -194,8 +194,17 @@ const BAD_ARGS: &[(&[&str], i32, &str)] = &[
     (
         &["fixed-point", "models/jsq-d2.toml", "--set", "d=two"],
         2,
-        "after --set d=two: model.d: invalid type: string \"two\", expected an integer >= 0 (32 bits)",
+        "after --set d=two: model.d: invalid type: string \"two\", expected an integer in [1, 10000]",
     ),
+    // an integer key names its own range, not its Rust type's (`an integer >= 0 (32 bits)`)
+    (&["fixed-point", "models/jsq-d2.toml", "--set", "d=-1"], 2, "model.d: invalid value: integer `-1`, expected an integer in [1, 10000]"),
+    (
+        &["fixed-point", "models/jsq-d2.toml", "--set", "d=1e12"],
+        2,
+        "model.d: invalid type: floating point `1000000000000.0`, expected an integer in [1, 10000]",
+    ),
+    (&["fixed-point", "models/k-of-n.toml", "--set", "k=-1"], 2, "model.k: invalid value: integer `-1`, expected an integer in [1, n]"),
+    (&["fixed-point", "models/batch.toml", "--set", "b=2.5"], 2, "model.b: invalid type: floating point `2.5`, expected an integer >= 1"),
     (&["fixed-point", "models/pod-li-h2.toml", "--set", "job_size.scv=[4]"], 2, "model.job_size.scv: invalid type: sequence, expected f64"),
 ];
 

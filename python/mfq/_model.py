@@ -448,7 +448,9 @@ class Model:
         Raises:
             InvalidInput: ``order`` not 1 or 2, a size that is not an integer >= 1; a kind
                 without transitions or with a non-smooth drift (``field == "kind"``); order 2 when
-                the rates depend on too many state entries for their derivative grids. Unstable, NotConverged: as
+                the rates depend on too many state entries for their derivative grids; dense
+                terms over the memory limit (``field == "truncation.levels"``, the message gives
+                the bytes and the limit: docs/refined.md, "Memory"). Unstable, NotConverged: as
                 :meth:`fixed_point`; NotConverged (``status == "stopped"``) also when
                 ``max_seconds`` passes during the terms (their dense steps).
         """

@@ -261,7 +261,9 @@ class Simulation(Result):
             :class:`Estimate` (mean, half_width, n), or ``None`` where the system simulated does
             not observe the quantity (the population process of a generic model observes its
             state entries only: the tail and ``mean_queue_length`` of a tail-form state, else
-            every entry in ``extras``; docs/simulation.md).
+            every entry in ``extras``; docs/simulation.md), or that a run stopped by
+            ``max_seconds`` (``strict=False``) could not estimate: fewer than two batch means
+            finished (then ``tail`` is empty and such ``extras`` are left out; never ``NaN``).
         extras: family-specific estimates, name -> :class:`Estimate`.
         events: events simulated; wall_seconds: wall-clock time of the call.
     """

@@ -94,6 +94,18 @@ fn carried(e: &Error) -> Carried {
         Error::Refined(RefinedError::NoTransitions { model } | RefinedError::NotSmooth { model }) => invalid("kind", model, e.to_string()),
         Error::Refined(RefinedError::BadOption { field, value, allowed }) => invalid(field, value, allowed),
         Error::Refined(RefinedError::Stopped { .. }) => Carried::Stopped,
+        Error::Refined(RefinedError::TooLarge { n, levels, limit, .. }) => match levels {
+            Some(k) => invalid(
+                "truncation.levels",
+                k.to_string(),
+                format!("a truncation level whose refined terms fit in the memory limit of {limit} bytes"),
+            ),
+            None => invalid(
+                "truncation.levels",
+                format!("{n} state entries"),
+                format!("a state whose refined terms fit in the memory limit of {limit} bytes"),
+            ),
+        },
         Error::NotConverged { .. } => Carried::NotConverged,
         Error::Refined(RefinedError::WrongDimension { got, expected }) => {
             invalid("x", format!("{got} entries"), format!("{expected} entries"))

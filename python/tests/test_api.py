@@ -202,3 +202,30 @@ def test_max_seconds_is_checked_as_the_cli_does():
     with pytest.raises(mfq.InvalidInput):
         m.simulate(servers=10, time=10.0, max_seconds=-1.0)
     assert m.fixed_point(max_seconds=10.0).converged
+
+
+def test_refined_terms_too_large_for_memory_raise_instead_of_aborting():
+    """JSQ(1) at lambda = 0.999 needs K = 27612 levels: the refined terms' dense n x n matrices
+    (about 14 of them, 8 bytes an entry: 14 * 8 * 27612^2 = 85.4 GB) and K = 100,000 (1.1 TB)
+    aborted the interpreter (a failed allocation in refined::noise_matrix). The call now raises
+    InvalidInput naming the truncation level, the bytes and the limit, at once, and the
+    interpreter goes on (a small model's terms after it)."""
+    import time
+
+    for model, k in (
+        (mfq.Model(kind="jsq", lam=0.999, d=1), 27612),
+        (mfq.Model(kind="jsq", lam=0.9, d=2).with_(**{"truncation.levels": 100_000}), 100_000),
+    ):
+        for order in (1, 2):
+            start = time.perf_counter()
+            with pytest.raises(mfq.InvalidInput) as e:
+                model.refined(order, servers=[10])
+            assert time.perf_counter() - start < 20
+            assert e.value.field == "truncation.levels" and e.value.value == str(k), (e.value.field, e.value.value)
+            message = str(e.value)
+            assert f"n = {k} state entries" in message and "more than the limit of" in message and "MFQ_MEMORY_LIMIT" in message
+            if order == 1 and k == 27612:
+                assert "about 85.4 GB" in message, message
+    # sum V of JSQ(2) at lambda = 0.9, K = 20: 3.986427 (rmf_tool and a SciPy script, tests/refined.rs)
+    r = mfq.Model(kind="jsq", lam=0.9, d=2).with_(**{"truncation.levels": 20}).refined(servers=[10])
+    assert abs(r.sum_v - 3.986427) < 1e-6

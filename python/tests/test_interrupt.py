@@ -49,12 +49,20 @@ def test_ctrl_c_interrupts_a_long_simulation_within_a_second():
     assert len(ticks) >= 10  # the other thread ran during the call
 
 
-def test_a_simulation_stopped_before_any_batch_reports_nan_estimates():
-    """max_seconds that runs out before the first batch: estimates are NaN (n = 0), not an error."""
+def test_a_simulation_stopped_before_any_batch_reports_no_estimates(root):
+    """max_seconds that runs out before the first batch (200,000 servers over 1e6 mean job sizes
+    in 25 batches: a batch is some 1e10 events): with strict=False every estimate is None and
+    the tail and extras are empty (they were Estimates of NaN, n = 0); strict raises."""
     m = mfq.Model(kind="jsq", lam=0.9, d=2)
     sim = m.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=0.05, strict=False)
     assert sim.status == "time-limit"
-    assert sim.mean_queue_length.n == 0 and sim.mean_queue_length.mean != sim.mean_queue_length.mean
+    for field in ("mean_queue_length", "mean_response_time", "throughput", "loss_probability", "prob_wait"):
+        assert getattr(sim, field) is None, (field, getattr(sim, field))
+    assert sim.tail.size == 0 and sim.tail_half_width.size == 0 and sim.extras == {}
+    # a kind with extras (per-class estimates) likewise: nothing undefined is reported
+    h = mfq.Model.from_file(root / "models" / "hetero-sa-jsq-caseA.toml")
+    sim = h.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=0.05, strict=False)
+    assert sim.status == "time-limit" and sim.mean_queue_length is None and sim.extras == {}, sim.extras
     with pytest.raises(mfq.NotConverged) as e:
         m.simulate(200_000, time=1e6, warmup=0.0, replications=1, max_seconds=0.05)
     assert e.value.status == "time-limit" and e.value.result.status == "time-limit"

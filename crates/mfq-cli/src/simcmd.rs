@@ -367,7 +367,16 @@ pub(crate) fn comparison(
     let unstable = mfq::conditioning_warning(fp, 1);
     // (the terms' dense steps within the deadline: past it no refined line, and the
     // simulations that follow stop at once)
-    let refined = m.refined_of_order_within(fp, 1, deadline).ok().filter(|_| warnings.is_empty());
+    let refined = match m.refined_of_order_within(fp, 1, deadline) {
+        Ok(r) => Some(r).filter(|_| warnings.is_empty()),
+        // too large for memory, no transitions, ...: said, not dropped in silence (the deadline
+        // stops the simulations that follow, which say so; a degenerate x* has its warning)
+        Err(e) if !deadline.expired() && warnings.is_empty() => {
+            warnings.push(format!("no refined mean field: {e}"));
+            None
+        }
+        Err(_) => None,
+    };
     warnings.extend(unstable);
     // sizes whose refined state x* + V/N is no state (near a degenerate point): said, as `refined` does
     if let Some(r) = &refined {

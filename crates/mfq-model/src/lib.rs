@@ -66,7 +66,8 @@ pub enum ModelError {
         /// The `--set` overrides after which the error arose (`d=two --set lambda=0.5`), if any.
         after_set: Option<String>,
         /// What is wrong, starting with the dotted key it is about when there is one
-        /// (`model.d: invalid type: string "two", expected an integer >= 0 (32 bits)`).
+        /// (`model.d: invalid type: string "two", expected an integer in [1, 10000]`: an integer key
+        /// of a kind names its own range, not its type's).
         message: String,
     },
     /// A declaration of a generic model is not valid (docs/models/generic.md).

@@ -531,8 +531,56 @@ impl<'de> serde::Deserialize<'de> for ModelSpec {
             let names: Vec<String> = KINDS.iter().map(|k| format!("`{}`", k.name)).collect();
             return Err(D::Error::custom(format!("model.kind: unknown variant `{name}`, expected one of {}", names.join(", "))));
         };
-        (kind.read)(toml::Value::Table(table)).map_err(|e| D::Error::custom(e.0))
+        (kind.read)(toml::Value::Table(table)).map_err(|e| D::Error::custom(integer_range_named(kind, e.0)))
     }
+}
+
+/// Integer keys inside the tables of a `[model]` (not declared [`Param`]s of their own), with
+/// their indices left out (`types[].servers[]`), and the values they allow, as their checks
+/// state them.
+const NESTED_INTEGERS: &[(&str, &str)] =
+    &[("job_size.k", "an integer in [1, 16]"), ("types[].servers[]", "a server number in 1..=K, K the number of entries of model.mu")];
+
+/// `message` (`model.PATH: ...`, a [`ReadError`]'s) with the range of the integer key `PATH`
+/// in place of the range of its Rust type: serde says `expected u32` (the file parser's
+/// `expected an integer >= 0 (32 bits)`) for `d = -1` or `d = 1e12`, which is not what the key
+/// allows (`d`: an integer in [1, 10000]). The key's range is its [`Param::allowed`], or for a
+/// key inside a table its entry of [`NESTED_INTEGERS`]; other messages are returned unchanged.
+fn integer_range_named(kind: &Kind, message: String) -> String {
+    const TYPES: [&str; 8] = ["u8", "u16", "u32", "u64", "usize", "i32", "i64", "isize"];
+    let Some((path, rest)) = message.strip_prefix("model.").and_then(|m| m.split_once(": ")) else { return message };
+    let Some(head) = TYPES.iter().find_map(|t| rest.strip_suffix(&format!(", expected {t}"))) else { return message };
+    let allowed = match kind.param(path) {
+        Some(Param { allowed, range: Some(ParamRange { integer: true, .. }), .. }) => match allowed.strip_prefix("integer") {
+            Some(more) => format!("an integer{more}"),
+            None => allowed.to_string(),
+        },
+        Some(_) => return message,
+        None => {
+            // `types[2].servers[0]` -> `types[].servers[]`
+            let mut key = String::new();
+            let mut inside = false;
+            for c in path.chars() {
+                match c {
+                    '[' => {
+                        inside = true;
+                        key.push(c);
+                    }
+                    ']' => inside = false,
+                    _ if inside => continue,
+                    _ => {}
+                }
+                if !inside {
+                    key.push(c);
+                }
+            }
+            match NESTED_INTEGERS.iter().find(|(k, _)| *k == key) {
+                Some((_, allowed)) => allowed.to_string(),
+                None => return message,
+            }
+        }
+    };
+    format!("model.{path}: {head}, expected {allowed}")
 }
 
 /// An error reading a kind's parameters, as `model.PATH: MESSAGE`.

@@ -618,11 +618,11 @@ mod tests {
         let e = ModelFile::parse("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = \"two\"\n", &[]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "TOML parse error at line 4, column 1 (d = \"two\"): model.d: invalid type: string \"two\", expected an integer >= 0 (32 bits)"
+            "TOML parse error at line 4, column 1 (d = \"two\"): model.d: invalid type: string \"two\", expected an integer in [1, 10000]"
         );
         // through an override: no line, the key all the same (once)
         let e = ModelFile::parse(JSQ, &["d=two".into()]).unwrap_err();
-        assert_eq!(e.to_string(), "after --set d=two: model.d: invalid type: string \"two\", expected an integer >= 0 (32 bits)");
+        assert_eq!(e.to_string(), "after --set d=two: model.d: invalid type: string \"two\", expected an integer in [1, 10000]");
         // inside a tagged table inside [model]
         let text = "[model]\nkind = \"jsq-ph\"\nlambda = 0.5\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = -3\n";
         let e = ModelFile::parse(text, &[]).unwrap_err();
@@ -630,6 +630,39 @@ mod tests {
             e.to_string().starts_with("TOML parse error at line 7, column 1 (k = -3): model.job_size.k: invalid value: integer `-3`"),
             "{e}"
         );
+    }
+
+    /// Every integer key of every kind (its `Param` with an integer range) names the range its
+    /// `allowed` states, not its Rust type's (`an integer >= 0 (32 bits)`, `expected usize`),
+    /// for a negative value, a fraction and a string alike.
+    #[test]
+    fn every_integer_key_names_its_own_range() {
+        let mut checked = 0;
+        for kind in crate::registry::KINDS {
+            for p in kind.params.iter().filter(|p| p.range.is_some_and(|r| r.integer)) {
+                let allowed = format!("an {}", p.allowed);
+                assert!(p.allowed.starts_with("integer"), "{}.{}: {}", kind.name, p.name, p.allowed);
+                for (value, found) in [
+                    ("-1", "invalid value: integer `-1`"),
+                    ("2.5", "invalid type: floating point `2.5`"),
+                    ("\"x\"", "invalid type: string \"x\""),
+                ] {
+                    let text = format!("[model]\nkind = \"{}\"\n{} = {value}\n", kind.name, p.name);
+                    let e = ModelFile::parse(&text, &[]).unwrap_err().to_string();
+                    let want = format!("model.{}: {found}, expected {allowed}", p.name);
+                    assert!(e.ends_with(&want), "{}.{} = {value}: {e}\nwant: {want}", kind.name, p.name);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 3 * 25, "{checked}");
+        // the integer keys inside tables of [model]: Erlang phases, a compatibility graph's servers
+        let text = "[model]\nkind = \"jsq-ph\"\nlambda = 0.5\nd = 2\n[model.job_size]\nlaw = \"erlang\"\nk = 2.5\n";
+        let e = ModelFile::parse(text, &[]).unwrap_err().to_string();
+        assert!(e.ends_with("model.job_size.k: invalid type: floating point `2.5`, expected an integer in [1, 16]"), "{e}");
+        let text = "[model]\nkind = \"redundancy-graph\"\nmu = [1.0, 1.0]\n[[model.types]]\nlambda = 0.5\nservers = [1, -1]\n";
+        let e = ModelFile::parse(text, &[]).unwrap_err().to_string();
+        assert!(e.ends_with("model.types[0].servers[1]: invalid value: integer `-1`, expected a server number in 1..=K, K the number of entries of model.mu"), "{e}");
     }
 
     #[test]

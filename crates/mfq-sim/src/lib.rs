@@ -340,6 +340,37 @@ pub struct Precision {
 }
 
 impl SimReport {
+    /// The report of a run the deadline stopped (status not [`SimStatus::Completed`]) with the
+    /// estimates it could not make left out, never `NaN`: an estimate over fewer than two batch
+    /// means (none finished, so the mean is `NaN`; or one, so the interval is) or not finite is
+    /// `None` (the five estimates, [`Diagnostics`]' optional entries), missing from
+    /// [`extras`](Self::extras), and the tail is empty when any of its entries is. A completed
+    /// run is returned unchanged.
+    pub fn without_undefined(mut self) -> SimReport {
+        if self.status == SimStatus::Completed {
+            return self;
+        }
+        let defined = |e: &Estimate| e.n >= 2 && e.mean.is_finite() && e.half_width.is_finite();
+        for e in [
+            &mut self.mean_queue_length,
+            &mut self.mean_response_time,
+            &mut self.throughput,
+            &mut self.loss_probability,
+            &mut self.prob_wait,
+        ] {
+            *e = e.filter(defined);
+        }
+        if !self.tail.iter().all(defined) {
+            self.tail.clear();
+        }
+        self.extras.retain(|_, e| defined(e));
+        let d = &mut self.diagnostics;
+        d.departure_rate = d.departure_rate.filter(defined);
+        d.batch_lag1_autocorrelation = d.batch_lag1_autocorrelation.filter(|v| v.is_finite());
+        d.replication_half_width = d.replication_half_width.filter(|v| v.is_finite());
+        self
+    }
+
     /// The headline estimate and its name: the mean queue length (jobs, copies or requests per
     /// server, the family's primary quantity), or for the opinion kinds, which have no queues,
     /// the time-average fraction `x` of opinion 1 (`extras["x"]`).

@@ -181,7 +181,7 @@ impl Model {
             let terms = self.within(&deadline, &during, move |m| {
                 let model = m.finite_buffer_model()?;
                 let terms = match refined_mean_field_order(model.as_ref(), &x, 2) {
-                    Err(RefinedError::Unsupported(_)) => refined_mean_field_order(model.as_ref(), &x, 1),
+                    Err(RefinedError::Unsupported(_) | RefinedError::TooLarge { .. }) => refined_mean_field_order(model.as_ref(), &x, 1),
                     r => r,
                 };
                 Ok(terms?)

@@ -440,11 +440,19 @@ impl Model {
     /// fixed point reads it; with a buffer, `opts.buffer` or the file's, it is a loss system,
     /// stable at every load): an unstable one has no stationary estimate.
     ///
+    /// A run the deadline stopped reports only the estimates it could make
+    /// ([`SimReport::without_undefined`]: none before two batches finished), never `NaN`.
+    ///
     /// # Errors
     /// [`Error::FixedPoint`] with `FixedPointError::Unstable` (the reason) for an unstable
     /// system; [`Error::Simulation`]: options or parameters out of range, or a kind without a
     /// finite-N system (with the declared reason); for generic models as `simulate_population`.
     pub fn simulate(&self, opts: &SimOptions) -> Result<SimReport, Error> {
+        self.simulate_all(opts).map(SimReport::without_undefined)
+    }
+
+    /// [`simulate`](Self::simulate) before the undefined estimates of a stopped run are left out.
+    fn simulate_all(&self, opts: &SimOptions) -> Result<SimReport, Error> {
         let mut file = self.file.clone();
         if let Some(k) = opts.buffer {
             file.truncation.levels = Some(k as usize);

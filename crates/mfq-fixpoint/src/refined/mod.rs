@@ -17,6 +17,7 @@
 //! where the model has it) Jacobian, one-sided at the boundary of `[0, 1]`.
 
 pub mod local;
+pub mod memory;
 pub mod order2;
 pub mod tensor;
 pub mod transient;
@@ -130,13 +131,40 @@ pub enum RefinedError {
     /// An order other than 1 or 2.
     #[error("order = {0} is not allowed: 1 (x* + V/N) or 2 (x* + V/N + A/N^2)")]
     BadOrder(u8),
+    /// The dense steps would need more memory than the limit ([`memory::check`]): refused
+    /// before anything is allocated.
+    #[error(
+        "{what} over n = {n} state entries{} would need about {} of memory, more than the limit of {} ({limit_source}); allowed: a \
+         smaller state: lower the truncation level K (truncation.levels, e.g. --set truncation.levels=K; a fixed-point tail \
+         needs K with x_K < truncation.tol) or take a lighter load (a smaller lambda needs fewer levels); or raise the limit \
+         with {}",
+        levels.map_or(String::new(), |k| format!(" (truncation level K = {k})")),
+        memory::human(*bytes),
+        memory::human(*limit as f64),
+        memory::MEMORY_LIMIT_VAR
+    )]
+    TooLarge {
+        /// The computation refused.
+        what: String,
+        /// State entries.
+        n: usize,
+        /// The truncation level of a tail-form model.
+        levels: Option<usize>,
+        /// The estimated peak ([`memory::dense_bytes`]).
+        bytes: f64,
+        /// The limit, bytes.
+        limit: u64,
+        /// Where the limit comes from.
+        limit_source: String,
+    },
 }
 
 /// The noise matrix `Q = sum_l l l^T beta_l(x)` (row-major `n x n`), or `None` without transitions.
 pub fn noise_matrix(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
     let n = model.dim();
+    let transitions = model.transitions()?;
     let mut q = vec![0.0; n * n];
-    model.transitions()?.visit(x, &mut |jump, rate| {
+    transitions.visit(x, &mut |jump, rate| {
         for &(i, a) in jump {
             for &(j, b) in jump {
                 q[i * n + j] += a * b * rate;
@@ -290,13 +318,9 @@ fn covariance(j: &[f64], q: &[f64], n: usize) -> Result<(Vec<f64>, f64, usize), 
     Ok((w, residual, m))
 }
 
-/// The refined mean field of `model` at its fixed point `x_star`.
-///
-/// # Errors
-/// [`RefinedError::NoTransitions`] when the model does not give its transitions;
-/// [`RefinedError::NotSmooth`] for a drift with a sliding boundary;
-/// [`RefinedError::WrongDimension`]; [`RefinedError::Singular`] when `J` is singular.
-pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<RefinedMeanField, RefinedError> {
+/// The checks before any dense step of `job` at `x_star`: its size, a smooth drift, the
+/// transitions, and the memory the dense steps need ([`memory::check`]).
+fn preflight(model: &dyn MeanFieldModel, x_star: &[f64], job: memory::Job) -> Result<(), RefinedError> {
     let n = model.dim();
     if x_star.len() != n {
         return Err(RefinedError::WrongDimension { got: x_star.len(), expected: n });
@@ -304,6 +328,23 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     if !model.is_smooth() {
         return Err(RefinedError::NotSmooth { model: model.name() });
     }
+    if model.transitions().is_none() {
+        return Err(RefinedError::NoTransitions { model: model.name() });
+    }
+    memory::check(n, model.layout().tail_levels(), job)
+}
+
+/// The refined mean field of `model` at its fixed point `x_star`.
+///
+/// # Errors
+/// [`RefinedError::NoTransitions`] when the model does not give its transitions;
+/// [`RefinedError::NotSmooth`] for a drift with a sliding boundary;
+/// [`RefinedError::WrongDimension`]; [`RefinedError::Singular`] when `J` is singular;
+/// [`RefinedError::TooLarge`] when the dense `n x n` steps would need more memory than
+/// [`memory::memory_limit`] (checked before anything is allocated).
+pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<RefinedMeanField, RefinedError> {
+    let n = model.dim();
+    preflight(model, x_star, memory::Job::FixedPoint { order: 1 })?;
     let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
     let mut jac = Jacobian::new(n, model.sparsity());
     model.jacobian(x_star, &mut jac);
@@ -409,11 +450,13 @@ fn queue_length_correction(model: &dyn MeanFieldModel, x_star: &[f64], v: &[f64]
 /// # Errors
 /// As [`refined_mean_field`]; [`RefinedError::BadOrder`]; for order 2,
 /// [`RefinedError::Unsupported`] when the rates depend on so many state entries that their
-/// derivative grids exceed `refined::local::MAX_WORK`.
+/// derivative grids exceed `refined::local::MAX_WORK`, and [`RefinedError::TooLarge`] when its
+/// `n^3` tensors exceed the memory limit (checked before the order-1 terms are computed).
 pub fn refined_mean_field_order(model: &dyn MeanFieldModel, x_star: &[f64], order: u8) -> Result<RefinedMeanField, RefinedError> {
     if !(1..=2).contains(&order) {
         return Err(RefinedError::BadOrder(order));
     }
+    preflight(model, x_star, memory::Job::FixedPoint { order })?;
     let mut r = refined_mean_field(model, x_star)?;
     if order == 2 {
         let n = model.dim();

@@ -38,14 +38,41 @@ pub(crate) type Jumps = Vec<Vec<(usize, f64)>>;
 
 /// The jumps of every transition at `x` and the local derivatives (up to order 4) of the rates.
 pub(crate) fn rate_derivatives(model: &dyn MeanFieldModel, x: &[f64], order: usize) -> Result<(Jumps, LocalDerivatives), RefinedError> {
+    rate_derivatives_until(model, x, order, None)
+}
+
+/// [`rate_derivatives`], stopped by `deadline`: once it has passed the rates are no longer
+/// evaluated (zeros stand in, so that the grids finish at once) and the result is
+/// [`RefinedError::Stopped`]. (The support search and grids evaluate every rate some `n` times:
+/// seconds per call at `n` ~ 1000.)
+pub(crate) fn rate_derivatives_until(
+    model: &dyn MeanFieldModel,
+    x: &[f64],
+    order: usize,
+    deadline: Option<&mfq_model::Deadline>,
+) -> Result<(Jumps, LocalDerivatives), RefinedError> {
     let tr = model.transitions().ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
     let mut jumps = Vec::new();
     tr.visit(x, &mut |j, _| jumps.push(j.to_vec()));
+    let count = jumps.len();
+    let mut calls = 0usize;
+    let mut expired = false;
     let ld = local_derivatives(x, order, super::local::MAX_WORK, &mut |y, out| {
         out.clear();
-        tr.visit(y, &mut |_, r| out.push(r));
-    })
-    .map_err(|e| local_error(model, e))?;
+        calls += 1;
+        if let Some(d) = deadline {
+            expired = expired || (calls % 16 == 0 && d.expired());
+        }
+        if expired {
+            out.resize(count, 0.0);
+        } else {
+            tr.visit(y, &mut |_, r| out.push(r));
+        }
+    });
+    if let Some(d) = deadline.filter(|_| expired) {
+        return Err(RefinedError::Stopped { during: "the rates' derivatives".into(), reason: d.reason() });
+    }
+    let ld = ld.map_err(|e| local_error(model, e))?;
     Ok((jumps, ld))
 }
 

@@ -16,7 +16,7 @@
 //! integrated together by Dormand-Prince 5(4) (`ode_solvers`). The state has `2n + n^2`
 //! entries at order 1 and `3n + 2n^2 + n^3` at order 2.
 
-use super::order2::{contract2, contract3, contract4ww, rate_derivatives, second_source, third_source};
+use super::order2::{contract2, contract3, contract4ww, rate_derivatives_until, second_source, third_source};
 use super::{noise_matrix, RefinedError};
 use mfq_model::{Jacobian, MeanFieldModel};
 use nalgebra::DVector;
@@ -58,6 +58,11 @@ struct Moments<'a> {
     /// Stops the integration at its next step when it expires; `stopped` then holds the time.
     deadline: &'a mfq_model::Deadline,
     stopped: &'a std::cell::Cell<Option<f64>>,
+    /// The derivative at the start of the current step (`solout`'s, the integrator's first
+    /// stage): past the deadline every stage returns it, so that the step's error estimate is
+    /// zero and the step is accepted at once (zeros made the integrator reject and halve its
+    /// step a dozen times, each a pass over the whole state: 3 s at `n = 1368`).
+    first_stage: std::cell::RefCell<Vec<f64>>,
 }
 
 impl Moments<'_> {
@@ -70,23 +75,33 @@ impl Moments<'_> {
         }
     }
 
-    /// `sum_modes J x_mode X` of an order-`r` tensor, added to `out`.
-    fn add_modes(j: &[f64], x: &[f64], n: usize, r: usize, out: &mut [f64]) {
+    /// `sum_modes J x_mode X` of an order-`r` tensor, added to `out`; `rows` holds the nonzero
+    /// entries `(column, value)` of each row of `J` (a banded or sparse `J` costs its nonzeros,
+    /// not `n`, per entry). `Err(Stopped)` when the deadline passes part-way (looked at every
+    /// 16384 entries: a tensor of `n^3` entries takes long at large `n`).
+    fn add_modes(&self, rows: &[Vec<(usize, f64)>], x: &[f64], r: usize, out: &mut [f64]) -> Result<(), RefinedError> {
+        let n = self.n;
         let strides: Vec<usize> = (0..r).map(|k| n.pow((r - 1 - k) as u32)).collect();
         for (lin, o) in out.iter_mut().enumerate() {
+            if lin % 16384 == 16383 && self.deadline.expired() {
+                return Err(self.stopped_error());
+            }
             let mut acc = 0.0;
             for &st in &strides {
                 let i = (lin / st) % n;
                 let base = lin - i * st;
-                let row = &j[i * n..(i + 1) * n];
-                for (l, jv) in row.iter().enumerate() {
-                    if *jv != 0.0 {
-                        acc += jv * x[base + l * st];
-                    }
+                for &(l, jv) in &rows[i] {
+                    acc += jv * x[base + l * st];
                 }
             }
             *o += acc;
         }
+        Ok(())
+    }
+
+    /// The error of a right-hand side the deadline stopped part-way.
+    fn stopped_error(&self) -> RefinedError {
+        RefinedError::Stopped { during: "the moment equations' right-hand side".into(), reason: self.deadline.reason() }
     }
 
     fn rhs(&self, y: &[f64], dy: &mut [f64]) -> Result<(), RefinedError> {
@@ -99,15 +114,17 @@ impl Moments<'_> {
         let mut jac = Jacobian::new(n, m.sparsity());
         m.jacobian(x, &mut jac);
         let j = jac.to_dense();
+        let rows: Vec<Vec<(usize, f64)>> =
+            (0..n).map(|i| j[i * n..(i + 1) * n].iter().enumerate().filter(|e| *e.1 != 0.0).map(|(l, v)| (l, *v)).collect()).collect();
         let q = noise_matrix(m, x).ok_or_else(|| RefinedError::NoTransitions { model: m.name() })?;
-        let (jumps, ld) = rate_derivatives(m, x, if self.order == 2 { 4 } else { 2 })?;
+        let (jumps, ld) = rate_derivatives_until(m, x, if self.order == 2 { 4 } else { 2 }, Some(self.deadline))?;
         dy.iter_mut().for_each(|d| *d = 0.0);
         let (dx, drest) = dy.split_at_mut(n);
         let (dv, drest) = drest.split_at_mut(n);
         let (dw, drest) = drest.split_at_mut(n * n);
         dx.copy_from_slice(&f);
-        Self::add_modes(&j, v, n, 1, dv);
-        Self::add_modes(&j, w, n, 2, dw);
+        self.add_modes(&rows, v, 1, dv)?;
+        self.add_modes(&rows, w, 2, dw)?;
         dw.iter_mut().zip(&q).for_each(|(d, q)| *d += q);
         for (t, jump) in jumps.iter().enumerate() {
             let s = &ld.support[t];
@@ -124,9 +141,9 @@ impl Moments<'_> {
             let (b, c) = rest.split_at(n * n);
             let (da, drest) = drest.split_at_mut(n);
             let (db, dc) = drest.split_at_mut(n * n);
-            Self::add_modes(&j, a, n, 1, da);
-            Self::add_modes(&j, b, n, 2, db);
-            Self::add_modes(&j, c, n, 3, dc);
+            self.add_modes(&rows, a, 1, da)?;
+            self.add_modes(&rows, b, 2, db)?;
+            self.add_modes(&rows, c, 3, dc)?;
             for (t, jump) in jumps.iter().enumerate() {
                 let s = &ld.support[t];
                 if s.is_empty() {
@@ -148,17 +165,42 @@ impl Moments<'_> {
 }
 
 impl System<f64, DVector<f64>> for Moments<'_> {
-    fn system(&self, _t: f64, y: &DVector<f64>, dy: &mut DVector<f64>) {
-        if self.rhs(y.as_slice(), dy.as_mut_slice()).is_err() {
-            dy.fill(f64::NAN);
+    fn system(&self, t: f64, y: &DVector<f64>, dy: &mut DVector<f64>) {
+        // past the deadline nothing is computed: every stage repeats the step's first one, so
+        // that the step's error estimate is zero, it is accepted at once and `solout` stops there
+        // (zeros where no first stage is known yet)
+        let stop = |dy: &mut DVector<f64>| {
+            self.stopped.set(self.stopped.get().or(Some(t)));
+            let first = self.first_stage.borrow();
+            if first.len() == dy.len() {
+                dy.as_mut_slice().copy_from_slice(&first);
+            } else {
+                dy.fill(0.0);
+            }
+        };
+        if self.deadline.expired() {
+            return stop(dy);
+        }
+        match self.rhs(y.as_slice(), dy.as_mut_slice()) {
+            // the first call is at the start (the first stage of the first step)
+            Ok(()) if !self.deadline.is_unbounded() && self.first_stage.borrow().is_empty() => {
+                self.first_stage.borrow_mut().extend_from_slice(dy.as_slice());
+            }
+            Ok(()) => {}
+            Err(RefinedError::Stopped { .. }) => stop(dy),
+            Err(_) => dy.fill(f64::NAN),
         }
     }
 
     /// After each accepted step: stop at the deadline.
-    fn solout(&mut self, t: f64, _y: &DVector<f64>, _dy: &DVector<f64>) -> bool {
-        let stop = self.deadline.expired();
+    fn solout(&mut self, t: f64, _y: &DVector<f64>, dy: &DVector<f64>) -> bool {
+        let stop = self.deadline.expired() || self.stopped.get().is_some();
         if stop {
-            self.stopped.set(Some(t));
+            self.stopped.set(self.stopped.get().or(Some(t)));
+        } else if !self.deadline.is_unbounded() {
+            let mut first = self.first_stage.borrow_mut();
+            first.clear();
+            first.extend_from_slice(dy.as_slice());
         }
         stop
     }
@@ -175,7 +217,9 @@ impl System<f64, DVector<f64>> for Moments<'_> {
 /// [`RefinedError::BadOrder`], [`RefinedError::NoTransitions`], [`RefinedError::NotSmooth`],
 /// [`RefinedError::WrongDimension`], [`RefinedError::Unsupported`] (the rates at `x0`, or
 /// `t_end`/`points` out of range, or the integration failed); [`RefinedError::Stopped`] when
-/// the deadline passes first.
+/// the deadline passes first; [`RefinedError::TooLarge`] when the moment equations' state at
+/// every output time would exceed the memory limit (`refined::memory`, checked before
+/// anything is allocated).
 pub fn refined_transient(
     model: &dyn MeanFieldModel,
     x0: &[f64],
@@ -198,12 +242,22 @@ pub fn refined_transient(
     if !(t_end.is_finite() && t_end > 0.0) || points == 0 {
         return Err(RefinedError::Unsupported(format!("t_end = {t_end}, points = {points}: allowed a finite t_end > 0 and points >= 1")));
     }
+    if model.transitions().is_none() {
+        return Err(RefinedError::NoTransitions { model: model.name() });
+    }
+    // the whole moment state at every output time: refused before it is allocated
+    super::memory::check(n, model.layout().tail_levels(), super::memory::Job::Transient { order, points })?;
     let stopped = std::cell::Cell::new(None);
-    let sys = Moments { model, n, order, deadline, stopped: &stopped };
+    let sys = Moments { model, n, order, deadline, stopped: &stopped, first_stage: std::cell::RefCell::new(Vec::new()) };
     let mut y0 = vec![0.0; sys.len()];
     y0[..n].copy_from_slice(x0);
     // fail early with the reason (the integrator only sees NaN)
-    sys.rhs(&y0, &mut vec![0.0; y0.len()])?;
+    sys.rhs(&y0, &mut vec![0.0; y0.len()]).map_err(|e| match e {
+        RefinedError::Stopped { reason, .. } => {
+            RefinedError::Stopped { during: format!("the moment equations at t = 0 of {t_end}"), reason }
+        }
+        e => e,
+    })?;
     // the grid points come from the dense output; the integration runs half a grid step past
     // t_end, because ode_solvers' own last point (at x_end) is less accurate than its dense output
     let dt = t_end / points as f64;
