@@ -660,3 +660,22 @@ fn simulate_precision_reaches_its_target_or_says_the_limit_stopped_it() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("precision = 0"), "{:?}", text(&o));
 }
+
+/// `mfq exact --buffer B` on a generic model whose state has no levels (SIS) ignored the buffer
+/// without a word; now refused, naming the field, the value and what is allowed (and the
+/// same model without `--buffer` still solves).
+#[test]
+fn exact_refuses_a_buffer_on_a_model_without_levels() {
+    let out = tmp_dir("exact-buffer-without-levels");
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "10", "--buffer", "5", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("truncation.levels = 5 is not allowed: no fixed level (no --buffer) for this model: its state has no queue levels"),
+        "{stderr}"
+    );
+    assert!(!out.join("exact.json").exists());
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "10", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(&out);
+}

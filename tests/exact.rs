@@ -163,7 +163,8 @@ fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
         let o = mfq(&["exact", "models/generic/sis.toml", "--servers", &servers, "--method", method, "--max-seconds", "20"]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
-        assert!(out.contains("sparse LU") && !out.contains("NaN"), "{out}");
+        // a one-entry skip-free chain: the direct solver is the cut recursion (its product form)
+        assert!(out.contains("cut recursion") && !out.contains("NaN"), "{out}");
         let exact: f64 =
             out.lines().find(|l| l.trim_start().starts_with("E[X]")).and_then(|l| l.split_whitespace().nth(4)).unwrap().parse().unwrap();
         // the table prints seven decimals
@@ -249,4 +250,161 @@ fn refined_estimates_that_are_no_state_are_named() {
         let is_state = (0.0..=1.0).contains(&y[0]) && y.windows(2).all(|w| w[1] <= w[0]) && y[2] >= 0.0;
         assert_eq!(is_state, e.servers > 1.0, "N = {}: {y:?} against {:?}", e.servers, cmp.outside);
     }
+}
+
+/// The bistable one-entry model: up at `(1 - X)(a + b X^2)`, down at `X` (jumps of one
+/// object), with `b` given.
+fn bistable(b: f64) -> String {
+    format!(
+        "[model]\nkind = \"generic\"\nname = \"bistable\"\nvariables = [\"X\"]\n[model.parameters]\na = 0.05\nb = {b}\n\
+         [[model.transitions]]\njump = {{ X = 1 }}\nrate = \"(1 - X) * (a + b * X^2)\"\n\
+         [[model.transitions]]\njump = {{ X = -1 }}\nrate = \"X\"\n"
+    )
+}
+
+/// `E[X]` of the birth-death chain of `N` objects with up rate `N up(k/N)` and down rate `N
+/// down(k/N)` from `k` objects, by its product form `pi_{k+1} / pi_k = up(k) / down(k + 1)` in
+/// logarithms (the weights span far more than double precision).
+fn product_form_mean(n: usize, up: impl Fn(f64) -> f64, down: impl Fn(f64) -> f64) -> f64 {
+    let nf = n as f64;
+    let mut log_w = vec![0.0f64; n + 1];
+    for k in 1..=n {
+        log_w[k] = log_w[k - 1] + (up((k - 1) as f64 / nf) / down(k as f64 / nf)).ln();
+    }
+    let top = log_w.iter().fold(f64::NEG_INFINITY, |m, v| m.max(*v));
+    let z: f64 = log_w.iter().map(|v| (v - top).exp()).sum();
+    log_w.iter().enumerate().map(|(k, v)| (v - top).exp() * k as f64 / nf).sum::<f64>() / z
+}
+
+/// A bistable one-entry chain (two modes separated by a barrier `exp(-N c)`): at N = 2000 the
+/// sparse LU pinned at the state nearest the mean field's fixed point (the lower mode) gave
+/// E[X] = 0.0670670 for 0.7132621 with residual 1e-16, and the iteration 0.6323 with residual
+/// 1e-13, both as if solved. `auto` and `lu` now solve such chains by the cut recursion, here
+/// against the product form computed above (b = 4.8: the upper mode holds the mass; b = 4.3
+/// at N = 2000: the upper mode, with 1% in the lower one behind a barrier of e^-54, which the
+/// LU pinned at either mode lost), and `--method iterative` is refused with the distance.
+#[test]
+fn a_bistable_one_entry_chain_keeps_both_modes() {
+    for b in [4.8, 4.3] {
+        let m = mfq::Model::from_toml(&bistable(b), &[]).unwrap();
+        for n in [50usize, 2000] {
+            let want = product_form_mean(n, |x| (1.0 - x) * (0.05 + b * x * x), |x| x);
+            for method in [mfq::ExactMethod::Auto, mfq::ExactMethod::SparseLu] {
+                let r = m.exact(&mfq::ExactOptions { servers: n, method, ..Default::default() }).unwrap();
+                assert_eq!(r.method, mfq::ExactMethod::CutRecursion, "b = {b}, N = {n}");
+                assert!((r.mean[0] - want).abs() < 1e-10, "b = {b}, N = {n}, {method:?}: {} against the product form {want}", r.mean[0]);
+            }
+        }
+    }
+    // the values the issue quotes
+    assert!((product_form_mean(2000, |x| (1.0 - x) * (0.05 + 4.8 * x * x), |x| x) - 0.7132621).abs() < 1e-7);
+    let dir = std::env::temp_dir().join(format!("mfq-exact-bistable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bistable.toml");
+    std::fs::write(&file, bistable(4.8)).unwrap();
+    let out = dir.join("out");
+    let (file, out_s) = (file.to_string_lossy().to_string(), out.to_string_lossy().to_string());
+    let o = mfq(&["exact", &file, "--servers", "2000", "--method", "iterative", "--out", &out_s, "--max-seconds", "120"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("from the chain's exact law by the cut recursion"), "{err}");
+    assert!(!out.join("exact.json").exists());
+    let o = mfq(&["exact", &file, "--servers", "2000", "--method", "lu", "--out", &out_s]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("cut recursion") && text.contains("0.7132621"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A one-entry chain whose largest jump is 17 was sent to the iterative solver by `auto`
+/// above 2,000 states (the band was capped at 16). Batch arrivals of 17 and single departures
+/// (skip-free downwards): the cut recursion, against the flow balance across each cut written
+/// here from the rates, `pi_{k+1} (k + 1) = sum_{j = k-16..k} pi_j N 0.05 max(1 - j/N - 0.017, 0)`.
+/// With jumps of 17 both ways (not skip-free), a chain reversible for Binomial(N, p) (moves of
+/// 1 and of 17 in detailed balance), so `E[X] = p`: factored by the sparse LU at N = 3000
+/// (3,001 states, band 17: `band x states` = 51,017, below the limit 10^7).
+#[test]
+fn one_entry_chains_with_jumps_of_17_are_solved_directly() {
+    let text = "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[[model.transitions]]\njump = { X = 17 }\n\
+                rate = \"max(1 - X - 0.017, 0) * 0.05\"\n[[model.transitions]]\njump = { X = -1 }\nrate = \"X\"\n";
+    let m = mfq::Model::from_toml(text, &[]).unwrap();
+    let n = 5000usize;
+    let r = m.exact(&mfq::ExactOptions { servers: n, ..Default::default() }).unwrap();
+    assert_eq!(r.method, mfq::ExactMethod::CutRecursion);
+    let nf = n as f64;
+    let up = |j: usize| nf * 0.05 * ((nf - j as f64) / nf - 0.017).max(0.0);
+    // weights, rescaled so that the largest stays near 1 (they span ~1e-700..1)
+    let mut w = vec![1.0f64];
+    let mut log_scale = vec![0.0f64];
+    for k in 0..n {
+        let flux: f64 = (k.saturating_sub(16)..=k).map(|j| w[j] * up(j)).sum();
+        if flux == 0.0 {
+            break;
+        }
+        w.push(flux / (k + 1) as f64);
+        log_scale.push(log_scale[k]);
+        if w[k + 1] > 1e100 {
+            for j in k.saturating_sub(17)..=k + 1 {
+                w[j] /= 1e100;
+                log_scale[j] += 1e100f64.ln();
+            }
+        }
+    }
+    let log_w: Vec<f64> = w.iter().zip(&log_scale).map(|(w, s)| w.ln() + s).collect();
+    let top = log_w.iter().fold(f64::NEG_INFINITY, |m, v| m.max(*v));
+    let z: f64 = log_w.iter().map(|v| (v - top).exp()).sum();
+    let want = log_w.iter().enumerate().map(|(k, v)| (v - top).exp() * k as f64 / nf).sum::<f64>() / z;
+    assert_eq!(r.states, log_w.len());
+    assert!((r.mean[0] - want).abs() < 1e-10, "{} against the flow balance {want}", r.mean[0]);
+    // jumps of 17 both ways, reversible for Binomial(N, p)
+    let (n, p) = (3000usize, 0.3f64);
+    let q = 1.0 - p;
+    let up17: Vec<String> = (0..17).map(|m| format!("max(1 - X - {m} / n, 0)")).collect();
+    let down17: Vec<String> = (0..17).map(|m| format!("max(X - {m} / n, 0)")).collect();
+    let text = format!(
+        "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[model.parameters]\nn = {n}\np = {p}\nq = {q}\n\
+         [[model.transitions]]\njump = {{ X = 1 }}\nrate = \"(1 - X) * p\"\n\
+         [[model.transitions]]\njump = {{ X = -1 }}\nrate = \"X * q\"\n\
+         [[model.transitions]]\njump = {{ X = 17 }}\nrate = \"100 * {} * (p / q)^8.5\"\n\
+         [[model.transitions]]\njump = {{ X = -17 }}\nrate = \"100 * {} * (q / p)^8.5\"\n",
+        up17.join(" * "),
+        down17.join(" * ")
+    );
+    let m = mfq::Model::from_toml(&text, &[]).unwrap();
+    let r = m.exact(&mfq::ExactOptions { servers: n, ..Default::default() }).unwrap();
+    assert_eq!(r.method, mfq::ExactMethod::SparseLu);
+    assert_eq!(r.states, n + 1);
+    assert!((r.mean[0] - p).abs() < 1e-10, "{} against the binomial mean {p}", r.mean[0]);
+}
+
+/// `--method lu` ignored `--max-seconds` and memory: JSQ(2), N = 14, buffer 6 (38,760 states)
+/// ran 39.8 s under `--max-seconds 5`, took 3.3 GB, exited 0 and wrote exact.json. Now the
+/// factorisation's size is estimated before it (the symbolic fill bound) and refused above the
+/// memory limit (exit 2, naming the states and the limit), and a factorisation that fits runs
+/// where the deadline can stop it (N = 10, buffer 7: 19,448 states, ~11 s of LU): exit 4 within
+/// seconds; neither writes a file.
+#[test]
+fn exact_lu_keeps_to_the_memory_limit_and_the_deadline() {
+    let dir = std::env::temp_dir().join(format!("mfq-exact-lu-limits-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let started = std::time::Instant::now();
+    let o =
+        mfq(&["exact", "models/jsq-d2.toml", "--servers", "14", "--buffer", "6", "--method", "lu", "--max-seconds", "5", "--out", &out]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the sparse LU of the chain's 38760 states would need about") && err.contains("more than the limit of 1.20 GB"),
+        "{err}"
+    );
+    assert!(started.elapsed().as_secs_f64() < 4.0, "{:?}", started.elapsed());
+    assert!(!dir.join("exact.json").exists());
+    let started = std::time::Instant::now();
+    let o =
+        mfq(&["exact", "models/jsq-d2.toml", "--servers", "10", "--buffer", "7", "--method", "lu", "--max-seconds", "1", "--out", &out]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("stopped the job while factorising the chain (sparse LU) (19448 states)"), "{err}");
+    assert!(started.elapsed().as_secs_f64() < 4.0, "{:?}", started.elapsed());
+    assert!(!dir.join("exact.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

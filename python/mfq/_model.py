@@ -522,8 +522,9 @@ class Model:
         """Exact stationary expectations of the ``N``-object chain of the finite-buffer system for
         each ``N`` in ``servers``, beside ``x*``, ``x* + V/N`` and ``x* + V/N + A/N^2``
         (docs/exact.md). Queueing models need a buffer: ``buffer`` (or ``truncation.levels`` in
-        the model). ``method``: ``"auto"`` (sparse LU up to 2,000 states, iterative above),
-        ``"lu"`` or ``"iterative"``. Ctrl-C stops the chain within a second (``KeyboardInterrupt``).
+        the model). ``method``: ``"auto"`` (the cut recursion for one-entry
+        skip-free chains, sparse LU up to 2,000 states, iterative above), ``"lu"`` (direct: sparse
+        LU, or the cut recursion where it applies) or ``"iterative"``. Ctrl-C stops the chain within a second (``KeyboardInterrupt``).
 
         Raises:
             InvalidInput: options out of range, no buffer for a queueing model, a chain over

@@ -309,8 +309,8 @@ class CheckResult(Result):
 
 class Exact(Result):
     """Exact stationary expectations of the ``N``-object chain beside the mean field and the
-    refined mean field (docs/exact.md; the chain of the finite-buffer system, solved by sparse LU
-    or Gauss-Seidel with aggregation, no expansion and no simulation).
+    refined mean field (docs/exact.md; the chain of the finite-buffer system, solved by sparse LU,
+    the cut recursion of one-entry skip-free chains, or Gauss-Seidel with aggregation, no expansion and no simulation).
 
     Attributes:
         servers: the sizes ``N`` asked (``(s,)`` ints). names: the state entries (``x_1``, ...).

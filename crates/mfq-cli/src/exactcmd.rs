@@ -19,7 +19,7 @@ pub struct ExactArgs {
     /// Buffer K of every server (sets truncation.levels; queueing models need one)
     #[arg(long, value_name = "K")]
     pub buffer: Option<usize>,
-    /// Solver: auto (sparse LU up to 2000 states and for one-entry birth-death chains, iterative above), lu, iterative
+    /// Solver: auto (the cut recursion for one-entry skip-free chains, sparse LU up to 2000 states and for banded one-entry chains, iterative above), lu (direct: sparse LU or the cut recursion), iterative
     #[arg(long, default_value = "auto", value_parser = ["auto", "lu", "iterative"])]
     pub method: String,
     /// Refuse chains with more states than this (memory: ~300 bytes per state)
@@ -125,6 +125,7 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             r.transitions,
             match r.method {
                 ExactMethod::SparseLu => "sparse LU".to_string(),
+                ExactMethod::CutRecursion => "cut recursion (one-entry skip-free chain, exact in logarithms)".to_string(),
                 _ => format!("Gauss-Seidel with aggregation, {} iterations", r.iterations),
             },
             r.residual,

@@ -127,9 +127,18 @@ impl Model {
     ///
     /// # Errors
     /// [`Error::Exact`] naming `truncation.levels` when the model has levels and the file does
-    /// not fix them; [`Error::Model`] for the model.
+    /// not fix them, or when the file fixes them for a model without levels (a buffer that
+    /// would be ignored); [`Error::Model`] for the model.
     pub fn finite_buffer_model(&self) -> Result<Box<dyn MeanFieldModel>, Error> {
         match self.file().truncation.levels {
+            // a buffer on a model whose state has no levels was ignored without a word
+            Some(k) if !self.has_levels() => Err(Error::Exact(ExactError::OutOfRange {
+                field: "truncation.levels".into(),
+                value: k.to_string(),
+                allowed: "no fixed level (no --buffer) for this model: its state has no queue levels (its size does not depend on \
+                          a truncation level), so a buffer does not apply"
+                    .into(),
+            })),
             Some(k) => self.build(Some(k)),
             None if self.has_levels() => Err(Error::Exact(ExactError::OutOfRange {
                 field: "truncation.levels".into(),

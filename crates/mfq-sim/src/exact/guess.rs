@@ -33,7 +33,7 @@ fn approximate_fixed_point(model: &dyn MeanFieldModel, rate_per_object: f64) -> 
 
 /// The state of the chain nearest (in the largest difference of its fractions) to the
 /// approximate fixed point of [`approximate_fixed_point`]: a likely state where the mean field
-/// holds, where [`super::solve::solve_lu`] pins the solution so that `pi / pi_pin` stays within
+/// holds, where [`super::solve::solve_lu_within`] pins the solution so that `pi / pi_pin` stays within
 /// double precision (the first state on ties).
 pub(crate) fn likely_state(model: &dyn MeanFieldModel, chain: &Chain, uniformisation: f64) -> usize {
     let x = approximate_fixed_point(model, uniformisation / chain.n as f64);

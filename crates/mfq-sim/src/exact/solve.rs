@@ -27,11 +27,8 @@ pub(crate) fn uniformisation_rate(chain: &Chain) -> f64 {
     chain.diag.iter().fold(0.0f64, |m, &d| m.max(d)).max(f64::MIN_POSITIVE)
 }
 
-/// The stationary distribution by a sparse LU of `Q^T` with the equation of state `pin`
-/// replaced by `pi_pin = 1`, then normalised: non-singular iff the chain has one closed class
-/// and `pin` is in it (else an error, and the caller iterates). A likely `pin` keeps
-/// `pi / pi_pin` within double precision ([`super::guess::likely_state`]).
-pub(crate) fn solve_lu(chain: &Chain, pin: usize) -> Result<Vec<f64>, String> {
+/// `Q^T` with the equation of state `pin` replaced by `pi_pin = 1`.
+fn pinned_matrix(chain: &Chain, pin: usize) -> Result<SparseColMat<usize, f64>, String> {
     let n = chain.len();
     let mut entries = Vec::with_capacity(chain.out_to.len() + n);
     entries.push(Triplet::new(pin, pin, 1.0));
@@ -47,15 +44,78 @@ pub(crate) fn solve_lu(chain: &Chain, pin: usize) -> Result<Vec<f64>, String> {
             }
         }
     }
-    let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &entries).map_err(|e| format!("{e:?}"))?;
-    let lu = a.sp_lu().map_err(|e| format!("sparse LU failed: {e:?}"))?;
-    let mut rhs = vec![0.0; n];
-    rhs[pin] = 1.0;
-    lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut rhs, n, 1));
+    SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &entries).map_err(|e| format!("{e:?}"))
+}
+
+/// An upper bound on the entries of the sparse LU's factors of the pinned `Q^T`, from the
+/// symbolic analysis alone (the column ordering and the structure of `A^T A`, which bounds
+/// `L` and `U` under any row pivoting: George and Ng, SIAM J. Sci. Stat. Comput. 8(6), 1987),
+/// the structure faer's supernodal LU allocates: cheap beside the factorisation.
+///
+/// # Errors
+/// The symbolic analysis' failure, as text.
+pub(crate) fn lu_fill_bound(chain: &Chain) -> Result<f64, String> {
+    use faer::sparse::linalg::qr::{factorize_symbolic_qr, QrSymbolicParams};
+    let a = pinned_matrix(chain, 0)?;
+    let symbolic = factorize_symbolic_qr(a.symbolic(), QrSymbolicParams::default())
+        .map_err(|e| format!("the sparse LU's symbolic analysis failed: {e:?}"))?;
+    Ok(symbolic.len_val() as f64)
+}
+
+/// Why [`solve_lu_within`] gave no solution.
+pub(crate) enum LuFailure {
+    /// The deadline passed (or the cancel flag was set) during the factorisation.
+    Stopped,
+    /// The LU failed or its solution is not finite.
+    Failed(String),
+}
+
+/// States from which [`solve_lu_within`] factorises on a helper thread that the caller
+/// abandons at the deadline (below, a factorisation takes milliseconds).
+const THREADED_MIN: usize = 5_000;
+
+/// The stationary distribution by a sparse LU of `Q^T` with the equation of state `pin`
+/// replaced by `pi_pin = 1`, then normalised: non-singular iff the chain has one closed class
+/// and `pin` is in it (else an error, and the caller iterates). A likely `pin` keeps
+/// `pi / pi_pin` within double precision ([`super::guess::likely_state`]). faer's LU cannot
+/// be interrupted, so from [`THREADED_MIN`] states it runs on a helper thread while this one
+/// watches `deadline` (its limit and cancel flag) every 10 ms, returning
+/// [`LuFailure::Stopped`] when it passes (the helper finishes on its own and its result is
+/// dropped; `mfq_ode::linalg::ShiftedLu::factor_within` does the same).
+pub(crate) fn solve_lu_within(chain: &Chain, pin: usize, deadline: &Deadline) -> Result<Vec<f64>, LuFailure> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    if deadline.expired() {
+        return Err(LuFailure::Stopped);
+    }
+    let n = chain.len();
+    let a = pinned_matrix(chain, pin).map_err(LuFailure::Failed)?;
+    let solve = move || -> Result<Vec<f64>, String> {
+        let lu = a.sp_lu().map_err(|e| format!("sparse LU failed: {e:?}"))?;
+        let mut rhs = vec![0.0; n];
+        rhs[pin] = 1.0;
+        lu.solve_in_place_with_conj(Conj::No, MatMut::from_column_major_slice_mut(&mut rhs, n, 1));
+        Ok(rhs)
+    };
+    let mut rhs = if n < THREADED_MIN {
+        solve().map_err(LuFailure::Failed)?
+    } else {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(solve());
+        });
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok(r) => break r.map_err(LuFailure::Failed)?,
+                Err(RecvTimeoutError::Timeout) if deadline.expired() => return Err(LuFailure::Stopped),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(LuFailure::Failed("the sparse LU's thread stopped (a panic)".into())),
+            }
+        }
+    };
     if rhs.iter().any(|v| !v.is_finite()) {
-        return Err(
-            "the sparse LU gave a non-finite solution (the start state is transient, or the chain has several closed classes)".into()
-        );
+        return Err(LuFailure::Failed(
+            "the sparse LU gave a non-finite solution (the start state is transient, or the chain has several closed classes)".into(),
+        ));
     }
     // round-off can leave tiny negative probabilities
     rhs.iter_mut().for_each(|v| *v = v.max(0.0));
@@ -64,19 +124,117 @@ pub(crate) fn solve_lu(chain: &Chain, pin: usize) -> Result<Vec<f64>, String> {
     Ok(rhs)
 }
 
-/// Largest change of the count between neighbouring states for which a chain of one entry
-/// counts as banded ([`banded`]).
-const BAND: u128 = 16;
+/// The band of a chain of one state entry: the largest change of the count over its
+/// transitions (`None` for a chain of several entries). Its sparse LU stores about
+/// `2 band states` entries and costs `O(band^2 states)`.
+pub(crate) fn band(chain: &Chain) -> Option<u128> {
+    (chain.dim == 1).then(|| {
+        (0..chain.len())
+            .flat_map(|i| chain.out_to[chain.out_ptr[i]..chain.out_ptr[i + 1]].iter().map(move |&t| (i, t as usize)))
+            .map(|(i, t)| chain.keys[t].abs_diff(chain.keys[i]))
+            .max()
+            .unwrap_or(0)
+    })
+}
 
-/// Whether the chain is a one-entry chain whose transitions change the count by at most
-/// [`BAND`] (a birth-death chain and its like): its sparse LU costs `O(states)` whatever
-/// their number, so [`ExactMethod::Auto`](super::ExactMethod::Auto) factors it at every size.
+/// Largest `band x states` of a one-entry chain that
+/// [`ExactMethod::Auto`](super::ExactMethod::Auto) factors above
+/// [`DIRECT_LIMIT`](super::DIRECT_LIMIT) states: the band LU's factors then hold about
+/// `2 x 10^7` numbers (160 MB) at most. SIS at N = 100,000 (band 1) is 10^5; a chain whose
+/// jumps reach 17 at N = 100,000 is 1.7 x 10^6.
+pub(crate) const BAND_COST_LIMIT: u128 = 10_000_000;
+
+/// Whether [`ExactMethod::Auto`](super::ExactMethod::Auto) factors the chain at any size: a
+/// chain of one entry whose `band x states` is at most [`BAND_COST_LIMIT`] (a birth-death
+/// chain and its like: the sparse LU of a banded matrix costs `O(band^2 states)`).
 pub(crate) fn banded(chain: &Chain) -> bool {
-    chain.dim == 1
-        && (0..chain.len()).all(|i| {
-            let from = chain.keys[i];
-            chain.out_to[chain.out_ptr[i]..chain.out_ptr[i + 1]].iter().all(|&t| chain.keys[t as usize].abs_diff(from) <= BAND)
-        })
+    band(chain).is_some_and(|b| b.max(1) * chain.len() as u128 <= BAND_COST_LIMIT)
+}
+
+/// The stationary distribution of a chain of one state entry that is **skip-free** in one
+/// direction (every transition lowers the count by at most 1, or raises it by at most 1: a
+/// birth-death chain, or one with batch arrivals and single departures), by the balance of
+/// the flow across each cut between neighbouring counts: with the states ordered so that
+/// the skip-free direction is downwards, `pi_{c+1} q(c+1, c) = sum_{j <= c} pi_j q(j, > c)`
+/// (all terms positive, so no cancellation), only `j > c - band` contributing. For a
+/// birth-death chain this is the product form `pi_{c+1} / pi_c = up(c) / down(c + 1)`. The
+/// weights are kept as mantissas with a logarithmic scale per state (rescaled when they leave
+/// `[1e-100, 1e100]`), so a law spanning far more than double precision (two modes separated
+/// by a barrier of `exp(-N something)`) keeps every mode's mass, where the LU pinned in one
+/// mode loses the other's to round-off (Kelly, "Reversibility and Stochastic Networks",
+/// 1979, Section 1.3, for the cut equations).
+///
+/// `Ok(None)` when the chain is not of this kind (several entries, jumps of more than 1 both
+/// ways, counts with gaps) or a cut carries no flow (a reducible chain: the LU or the
+/// iteration decides). `Err(())` when `deadline` expired (checked every 4,096 cuts).
+#[allow(clippy::result_unit_err)]
+pub(crate) fn cut_recursion(chain: &Chain, deadline: &Deadline) -> Result<Option<Vec<f64>>, ()> {
+    if chain.dim != 1 || chain.len() < 2 {
+        return Ok(None);
+    }
+    let n = chain.len();
+    let (lo, hi) = chain.keys.iter().fold((u128::MAX, 0), |(a, b), &k| (a.min(k), b.max(k)));
+    if hi - lo + 1 != n as u128 {
+        return Ok(None);
+    }
+    // position of each state in the skip-free order: by count, or by reversed count
+    let transitions = || (0..n).flat_map(|i| (chain.out_ptr[i]..chain.out_ptr[i + 1]).map(move |e| (i, e)));
+    let down_by_one = transitions().all(|(i, e)| chain.keys[chain.out_to[e] as usize] + 1 >= chain.keys[i]);
+    let up_by_one = transitions().all(|(i, e)| chain.keys[chain.out_to[e] as usize] <= chain.keys[i] + 1);
+    let position: Vec<usize> = match (down_by_one, up_by_one) {
+        (true, _) => chain.keys.iter().map(|&k| (k - lo) as usize).collect(),
+        (false, true) => chain.keys.iter().map(|&k| (hi - k) as usize).collect(),
+        _ => return Ok(None),
+    };
+    let mut state = vec![0usize; n];
+    position.iter().enumerate().for_each(|(i, &p)| state[p] = i);
+    let band = transitions().map(|(i, e)| position[chain.out_to[e] as usize].saturating_sub(position[i])).max().unwrap_or(0);
+    // weight of position p: mantissa[p] * exp(shift[p])
+    let (mut mantissa, mut shift) = (vec![0.0f64; n], vec![0.0f64; n]);
+    mantissa[0] = 1.0;
+    for c in 0..n - 1 {
+        if c % 4096 == 4095 && deadline.expired() {
+            return Err(());
+        }
+        let from = (c + 1).saturating_sub(band.max(1));
+        let mut flux = 0.0;
+        for p in from..=c {
+            let i = state[p];
+            let over: f64 = (chain.out_ptr[i]..chain.out_ptr[i + 1])
+                .filter(|&e| position[chain.out_to[e] as usize] > c)
+                .map(|e| chain.out_rate[e])
+                .sum();
+            flux += mantissa[p] * over;
+        }
+        let i = state[c + 1];
+        let down: f64 =
+            (chain.out_ptr[i]..chain.out_ptr[i + 1]).filter(|&e| position[chain.out_to[e] as usize] == c).map(|e| chain.out_rate[e]).sum();
+        if !(flux > 0.0 && down > 0.0 && flux.is_finite()) {
+            return Ok(None);
+        }
+        mantissa[c + 1] = flux / down;
+        shift[c + 1] = shift[c];
+        let m = mantissa[c + 1];
+        if !(1e-100..=1e100).contains(&m) {
+            // rescale the window that later cuts read (the same scale within it)
+            let window = (c + 2).saturating_sub(band.max(1))..=c + 1;
+            let top = mantissa[window.clone()].iter().fold(0.0f64, |a, &b| a.max(b));
+            let s = shift[c + 1];
+            for p in window {
+                mantissa[p] /= top;
+                shift[p] = s + top.ln();
+            }
+        }
+    }
+    let log_w: Vec<f64> = mantissa.iter().zip(&shift).map(|(m, s)| m.ln() + s).collect();
+    let top = log_w.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let mut pi = vec![0.0; n];
+    for (p, &l) in log_w.iter().enumerate() {
+        pi[state[p]] = (l - top).exp();
+    }
+    let total: f64 = pi.iter().sum();
+    pi.iter_mut().for_each(|v| *v /= total);
+    Ok(Some(pi))
 }
 
 /// The transitions into each state (the columns of `Q`), for Gauss-Seidel.
