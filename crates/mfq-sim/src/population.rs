@@ -12,7 +12,9 @@
 //! ([`IndexedTransitions`], the generic models), an event re-evaluates only the rates that read
 //! a state entry it changed (Gibson and Bruck's dependency graph, J. Phys. Chem. A 104(9),
 //! 2000) and draws the transition from an 8-ary tree of partial sums (or from block sums in the
-//! order of decreasing initial rates, where they are uneven); otherwise every rate is
+//! order of decreasing initial rates, where they are uneven), a telescoping chain of
+//! transitions ([`crate::telescoping`]) held as one rate whose member is drawn from the state;
+//! otherwise every rate is
 //! re-evaluated at every event. It uses the model's own rate functions, so it checks the
 //! ODE solvers and the `1/N` terms, not the rates themselves (the event-driven simulator of the
 //! built-in queueing systems, [`crate::simulate`], is the independent check of those).
@@ -687,10 +689,11 @@ struct ChainPick {
     start: u32,
     end: u32,
     base: u32,
-    /// 0, or the window (8, 16 or [`CHAIN_SCAN`]) whose values [`ChainPick::member`] counts
-    /// at once: the interior values are then the consecutive state slots `slots[start],
-    /// slots[start] + 1, ...`, at least `window` of them within the state's slots, and the
-    /// window the smallest that held the member at least 19 times in 20 by the initial rates.
+    /// 0 (a scan one by one), or the window (16 or [`CHAIN_SCAN`]) whose values
+    /// [`ChainPick::member`] counts at once: the interior values are then the consecutive state
+    /// slots `slots[start], slots[start] + 1, ...`, at least `window` of them within the
+    /// state's slots, and the window the smallest that held the member at least 19 times in 20
+    /// by the initial rates (none where 8 members did: the scan then stops early).
     window: u8,
 }
 
@@ -719,7 +722,6 @@ impl ChainPick {
         if self.window > 0 {
             // the window's count, then the binary search of the rest
             let counted = match self.window {
-                8 => count_above::<8>(x, first, threshold),
                 16 => count_above::<16>(x, first, threshold),
                 _ => count_above::<CHAIN_SCAN>(x, first, threshold),
             };
@@ -970,7 +972,9 @@ fn run_indexed_in<const P: usize, S: Selector>(
         let (a, b, head, d, tail, inv_e) = (f.a, f.b, slot(f.i), f.d, slot(f.j), 1.0 / f.e);
         let inner = &slots[start as usize..];
         let consecutive = inner.windows(2).all(|w| w[1] == w[0] + 1);
-        // the smallest window that holds the member 19 times in 20 at the initial rates
+        // the smallest window that holds the member 19 times in 20 at the initial rates, none
+        // (one by one) where 8 do: at lambda = 0.5 the M/M/1's scan one by one, mostly of one
+        // or two members, took 0.81 CPU s where a window of 8 took 0.90 (bench/rows-sim.md)
         let member_rates: Vec<f64> = chain.members.iter().map(|&l| t.rate(l, &x0r).max(0.0)).collect();
         let total: f64 = member_rates.iter().sum();
         let held = |w: usize| member_rates[..w.min(member_rates.len())].iter().sum::<f64>() >= 0.95 * total;
@@ -979,7 +983,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
             .find(|&w| held(w))
             .unwrap_or(CHAIN_SCAN)
             .min(if consecutive && inner.first().is_some_and(|&s| s as usize + inner.len() <= len) { inner.len() } else { 0 });
-        let window = if [8, 16, CHAIN_SCAN].contains(&window) { window as u8 } else { 0 };
+        let window = if [16, CHAIN_SCAN].contains(&window) { window as u8 } else { 0 };
         picks.push(ChainPick { a, b, head, d, tail, inv_e, start, end: slots.len() as u32, base, window });
     }
     let to_step = |(j, u, program, linear, chain): (std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32)| Step {
@@ -1450,8 +1454,8 @@ eliminate = "R"
             (60, true, 32, true, false),
             (60, false, 0, false, true),
             (40, true, 16, false, false),
-            (40, true, 8, true, false),
-            (9, true, 8, true, true),
+            (40, true, 32, true, false),
+            (17, true, 16, true, true),
             (9, true, 0, true, true),
             (2, true, 0, true, false),
         ] {
