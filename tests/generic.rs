@@ -852,3 +852,64 @@ fn cli_simulate_of_generic_models_has_no_nan() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The stationary mean `E[X]` of the birth-death chain of `N` objects with up-rate
+/// `N (1 - x)(1 + x)` and down-rate `N x` at `x = k/N` (the SIS model), from its product form
+/// `pi(k + 1) / pi(k) = up(k) / down(k + 1)`.
+fn sis_product_form_mean(n: usize) -> f64 {
+    let big = n as f64;
+    let (mut w, mut total, mut mean) = (1.0, 1.0, 0.0);
+    for k in 0..n {
+        let x = k as f64 / big;
+        let up = big * (1.0 - x) * (1.0 + x);
+        let down = big * (k + 1) as f64 / big;
+        w *= up / down;
+        total += w;
+        mean += w * (k + 1) as f64 / big;
+    }
+    mean / total
+}
+
+/// `mfq compare` of a generic model whose first state entry is a family element (`x[1]`): the
+/// quantity `E[x[1]]` is looked up by the entry's own name (the brackets were trimmed from
+/// `E[x[1]]`, giving `x[1`, and the lookup failed). Each element is an independent SIS of `N`
+/// objects: the simulated `E[x[1]]` must agree with the product form of the chain, the mean
+/// field with `(sqrt 5 - 1)/2`, and the `1/N` coefficient with `V = f'' Q / (4 f'^2)`
+/// (`f = 1 - x - x^2`, `Q = (1 - x^2) + x` at `x*`), all computed here.
+#[test]
+fn cli_compare_of_a_family_element_has_its_estimate() {
+    let dir = std::env::temp_dir().join(format!("mfq-generic-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fam.toml");
+    std::fs::write(
+        &path,
+        "[model]\nkind = \"generic\"\n[[model.families]]\nname = \"x\"\nrange = \"1..2\"\n\
+         [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"x[k]\" = 1 }\nrate = \"(1 - x[k]) * (1 + x[k])\"\n\
+         [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k]\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let args = ["compare", path.to_str().unwrap(), "--servers", "10,50", "--time", "200", "--warmup", "20", "--out", out.to_str().unwrap()];
+    let o = mfq(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["quantity"], "E[x[1]]", "{v}");
+    let x = (5f64.sqrt() - 1.0) / 2.0;
+    let (f1, f2, q) = (-1.0 - 2.0 * x, -2.0, (1.0 - x * x) + x);
+    let c = f2 * q / (4.0 * f1 * f1);
+    assert!((v["refined_c"].as_f64().unwrap() - c).abs() < 1e-9, "refined_c {} against {c}", v["refined_c"]);
+    for row in v["rows"].as_array().unwrap() {
+        let n = row["servers"].as_u64().unwrap() as usize;
+        assert!((row["mean_field"].as_f64().unwrap() - x).abs() < 1e-12, "{row}");
+        let (mean, hw) = (row["simulated"]["mean"].as_f64().unwrap(), row["simulated"]["half_width"].as_f64().unwrap());
+        let exact = sis_product_form_mean(n);
+        assert!(hw.is_finite() && hw > 0.0 && hw < 0.01, "N = {n}: {row}");
+        assert!((mean - exact).abs() < 4.0 * hw, "N = {n}: simulated {mean} +- {hw}, product form {exact}");
+    }
+    let text = mfq(&args);
+    assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("E[x[1]]") && !t.contains("NaN") && !t.contains("nan"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -378,9 +378,14 @@ pub(crate) fn comparison(
         }
     }
     // models without queues (generic ones such as SIS): the first state entry
-    let (quantity, mean_field, correction) = match fp.observables.mean_queue_length {
-        Some(l) => ("mean queue length per server".to_string(), l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
-        None if !fp.x.is_empty() => (format!("E[{}]", finite.model.layout().name(0)), fp.x[0], refined.as_ref().map(|r| r.v[0])),
+    // (`entry`: the first state entry's own name, looked up in the simulation's extras; it may
+    // hold brackets itself, `x[1]`, so it is kept rather than cut back out of `E[x[1]]`)
+    let (quantity, entry, mean_field, correction) = match fp.observables.mean_queue_length {
+        Some(l) => ("mean queue length per server".to_string(), None, l, refined.as_ref().and_then(|r| r.mean_queue_length_correction)),
+        None if !fp.x.is_empty() => {
+            let name = finite.model.layout().name(0);
+            (format!("E[{name}]"), Some(name), fp.x[0], refined.as_ref().map(|r| r.v[0]))
+        }
         None => return Err(Failure::input("the model has no queue lengths to compare")),
     };
     let mut rows = Vec::new();
@@ -407,7 +412,7 @@ pub(crate) fn comparison(
         // the quantity compared: the mean queue length, or the first state entry by name
         let simulated = match rep.mean_queue_length.filter(|l| l.mean.is_finite()) {
             Some(l) => l,
-            None => match rep.extras.get(quantity.trim_start_matches("E[").trim_end_matches(']')) {
+            None => match entry.as_ref().and_then(|name| rep.extras.get(name)).filter(|e| e.mean.is_finite()) {
                 Some(e) => *e,
                 None => {
                     return Err(Failure::input(format!(
