@@ -625,6 +625,7 @@ fn initial_state(r: &Resolver, spec: &GenericSpec, slot_of: &[Option<usize>]) ->
     if spec.initial.is_empty() {
         return Ok(None);
     }
+        validate::check_extra_name(r, spec, name)?;
     let n_elements = r.element_names.len();
     let mut values = vec![0.0; n_elements];
     let mut given = vec![false; n_elements];
