@@ -913,3 +913,36 @@ fn cli_compare_of_a_family_element_has_its_estimate() {
     assert!(t.contains("E[x[1]]") && !t.contains("NaN") && !t.contains("nan"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A conservation law `x + y = 0.5` holds `N / 2` objects: at an odd `N` the `N`-object chain is
+/// off its lattice. `mfq exact` refused that `N` (its search left the feasible set) while the
+/// population process simulated it, the eliminated `y = 0.5 - x` going negative. Both refuse it
+/// now with one message (the shared check `mfq_model::off_lattice`, naming `servers`, the law
+/// and the multiple); at `N = 2` the simulation stays in the feasible set and its `E[x]` is the
+/// two-state chain's `1/8` (the one object sits in `x` a quarter of the time: rates `2 y = 1` in,
+/// `2 * 3 x = 3` out), which the exact chain gives too.
+#[test]
+fn an_odd_number_of_objects_in_a_half_law_is_refused_by_the_simulation_and_the_exact_chain() {
+    use mfq_sim::population::{simulate_population, PopulationOptions};
+    let text = "[model]\nkind = \"generic\"\nvariables = [\"x\", \"y\"]\n\
+                [[model.transitions]]\njump = { x = -1, y = 1 }\nrate = \"3 * x\"\n\
+                [[model.transitions]]\njump = { y = -1, x = 1 }\nrate = \"y\"\n\
+                [[model.conservation]]\nsum = [\"x\", \"y\"]\nvalue = 0.5\n";
+    let m = ModelFile::parse(text, &[]).unwrap().model.build(1).unwrap();
+    let popts = |objects| PopulationOptions { objects, time: 2000.0, warmup: 10.0, batches: 10, record: Some(0.5), ..Default::default() };
+    for n in [1, 3, 7] {
+        let sim = simulate_population(m.as_ref(), &[0.125], &popts(n)).unwrap_err();
+        let exact = mfq_sim::exact::exact(m.as_ref(), &mfq_sim::exact::ExactOptions { servers: n, ..Default::default() }).unwrap_err();
+        let (sim, exact) = (sim.to_string(), exact.to_string());
+        assert_eq!(sim, exact, "N = {n}: one check, one message");
+        for part in [format!("servers = {n} is not allowed"), "x + y = 0.5".into(), "N a multiple of 2".into(), "lattice".into()] {
+            assert!(sim.contains(&part), "N = {n}: {part:?} not in {sim}");
+        }
+    }
+    let r = simulate_population(m.as_ref(), &[0.125], &popts(2)).unwrap();
+    let (_, states) = &r.trajectory;
+    assert!(states.len() > 1000 && states.iter().all(|x| x[0] == 0.0 || x[0] == 0.5), "x leaves {{0, 1/2}}");
+    assert!(r.mean[0].covers(0.125, 0.9999, 0.0), "{:?}", r.mean[0]);
+    let e = mfq_sim::exact::exact(m.as_ref(), &mfq_sim::exact::ExactOptions { servers: 2, ..Default::default() }).unwrap();
+    assert!((e.mean[0] - 0.125).abs() < 1e-12, "{:?}", e.mean);
+}
