@@ -946,3 +946,44 @@ fn an_odd_number_of_objects_in_a_half_law_is_refused_by_the_simulation_and_the_e
     let e = mfq_sim::exact::exact(m.as_ref(), &mfq_sim::exact::ExactOptions { servers: 2, ..Default::default() }).unwrap();
     assert!((e.mean[0] - 0.125).abs() < 1e-12, "{:?}", e.mean);
 }
+
+/// A start that breaks a conservation law (SIRS, `S + I + R = 1` with `R` eliminated: `(S, I) =
+/// (0.7, 0.5)` is `R = -0.2`) was accepted by `mfq solve --x0`, and by the front door's checks of
+/// a start that the Python package's `solve`, `drift` and `fixed_point` call: the solvers then
+/// projected it onto the law (another state). Now refused, naming the law, the sum found and
+/// what it must be; a start on the law (`S + I = 1`, `R = 0`) and one within round-off pass.
+#[test]
+fn a_start_that_breaks_a_conservation_law_is_refused() {
+    let m = mfq::Model::from_file(&root().join("models/generic/sir.toml"), &[]).unwrap();
+    let words = |e: mfq::Error| {
+        let text = e.to_string();
+        match e {
+            mfq::Error::BrokenLaw { law, members, sum, .. } => {
+                assert_eq!((law.as_str(), members.as_str(), sum.as_str()), ("S + I + R = 1 (model.conservation[0])", "S + I", "1.2"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(text.contains("at most 1, so that R = 1 - (S + I) is >= 0"), "{text}");
+        text
+    };
+    let bad = [0.7, 0.5];
+    words(m.check_start(None, &bad).unwrap_err());
+    words(m.check_fixed_point_start(&bad).unwrap_err());
+    for good in [[0.7, 0.3], [0.7, 0.3 + 1e-12], [0.0, 0.0]] {
+        assert!(m.check_start(None, &good).is_ok() && m.check_fixed_point_start(&good).is_ok(), "{good:?}");
+    }
+    // a law whose value exceeds 1 bounds the sum from below too: p[0] = 1.5 - (p[1] + p[2]) <= 1
+    let text = "[model]\nkind = \"generic\"\n[[model.families]]\nname = \"p\"\nrange = \"0..2\"\n\
+                [[model.transitions]]\nfor = \"k = 0..1\"\njump = { \"p[k]\" = -1, \"p[k+1]\" = 1 }\nrate = \"p[k]\"\n\
+                [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"p[k]\" = -1, \"p[k-1]\" = 1 }\nrate = \"p[k]\"\n\
+                [[model.conservation]]\nsum = [\"p\"]\nvalue = 1.5\neliminate = \"p[0]\"\n";
+    let m = mfq::Model::from_toml(text, &[]).unwrap();
+    assert!(m.check_start(None, &[0.3, 0.3]).is_ok());
+    let e = m.check_start(None, &[0.2, 0.1]).unwrap_err().to_string();
+    assert!(e.contains("p[1] + p[2] sum to 0.3") && e.contains("a sum in [0.5, 1.5]"), "{e}");
+    // the CLI
+    let o = mfq(&["solve", "models/generic/sir.toml", "--x0", "0.7,0.5", "--t-end", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--x0 0.7,0.5") && e.contains("S + I + R = 1") && e.contains("S + I sum to 1.2") && e.contains("at most 1"), "{e}");
+}

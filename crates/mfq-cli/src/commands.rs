@@ -588,6 +588,8 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                     model.layout().rules()
                 )));
             }
+            // and keep the model's conservation laws (the front door's check, as for Python)
+            mfq::check_laws(model, &x).map_err(|e| Failure::input(format!("--x0 {list}: {e}")))?;
             Ok(x)
         }
     }

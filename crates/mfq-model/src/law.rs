@@ -59,21 +59,20 @@ impl ConservationLaw {
         (sum.is_nan() || sum < lo - tol || sum > hi + tol).then_some(sum)
     }
 
-    /// What the kept members' sum must be, in words (for messages): `1 (S + I + R = 1
-    /// (model.conservation[0]))`, or with an eliminated member `at most 1, so that R = 1 - (S + I)
-    /// is a fraction in [0, 1] (...)`.
+    /// What the kept members' sum must be, in words (for messages): `a sum of 0.5 (within 1e-9
+    /// relative)`, or with an eliminated member `a sum of at most 1, so that R = 1 - (S + I) is
+    /// >= 0 (...)` (`in [lo, hi]` when the value exceeds 1).
     pub fn allowed_words(&self) -> String {
         let (lo, hi) = self.allowed_sum();
         match &self.eliminated {
             Some(e) if lo > 0.0 => format!(
-                "a sum in [{lo}, {hi}], so that {e} = {} - ({}) is a fraction in [0, 1] ({}; within {LAW_TOL:e} relative)",
-                self.value, self.kept_names, self.label
+                "a sum in [{lo}, {hi}], so that {e} = {} - ({}) is a fraction in [0, 1] (within {LAW_TOL:e} relative)",
+                self.value, self.kept_names
             ),
-            Some(e) => format!(
-                "a sum of at most {hi}, so that {e} = {} - ({}) is >= 0 ({}; within {LAW_TOL:e} relative)",
-                self.value, self.kept_names, self.label
-            ),
-            None => format!("a sum of {hi} ({}; within {LAW_TOL:e} relative)", self.label),
+            Some(e) => {
+                format!("a sum of at most {hi}, so that {e} = {} - ({}) is >= 0 (within {LAW_TOL:e} relative)", self.value, self.kept_names)
+            }
+            None => format!("a sum of {hi} (within {LAW_TOL:e} relative)"),
         }
     }
 }
