@@ -853,40 +853,137 @@ fn cli_simulate_of_generic_models_has_no_nan() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// `mfq compare` of a generic model whose first state entry is a family's member `x[1]`: the
-/// simulated column is the simulation's estimate of `x[1]` (the name was cut to `x[1` and found
-/// nothing: NaN in the table). Each member follows x' = (1 - x)(1 + x) - x, whose fixed point is
-/// (sqrt 5 - 1)/2; the simulation is within four half widths of the refined value x* + V/N.
+/// The stationary mean `E[X]` of the birth-death chain of `N` objects with up-rate
+/// `N (1 - x)(1 + x)` and down-rate `N x` at `x = k/N` (the SIS model), from its product form
+/// `pi(k + 1) / pi(k) = up(k) / down(k + 1)`.
+fn sis_product_form_mean(n: usize) -> f64 {
+    let big = n as f64;
+    let (mut w, mut total, mut mean) = (1.0, 1.0, 0.0);
+    for k in 0..n {
+        let x = k as f64 / big;
+        let up = big * (1.0 - x) * (1.0 + x);
+        let down = big * (k + 1) as f64 / big;
+        w *= up / down;
+        total += w;
+        mean += w * (k + 1) as f64 / big;
+    }
+    mean / total
+}
+
+/// `mfq compare` of a generic model whose first state entry is a family element (`x[1]`): the
+/// quantity `E[x[1]]` is looked up by the entry's own name (the brackets were trimmed from
+/// `E[x[1]]`, giving `x[1`, and the lookup failed). Each element is an independent SIS of `N`
+/// objects: the simulated `E[x[1]]` must agree with the product form of the chain, the mean
+/// field with `(sqrt 5 - 1)/2`, and the `1/N` coefficient with `V = f'' Q / (4 f'^2)`
+/// (`f = 1 - x - x^2`, `Q = (1 - x^2) + x` at `x*`), all computed here.
 #[test]
-fn compare_of_a_family_member_finds_its_simulated_estimate() {
+fn cli_compare_of_a_family_element_has_its_estimate() {
     let dir = std::env::temp_dir().join(format!("mfq-generic-compare-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let model = dir.join("family.toml");
+    let path = dir.join("fam.toml");
     std::fs::write(
-        &model,
+        &path,
         "[model]\nkind = \"generic\"\n[[model.families]]\nname = \"x\"\nrange = \"1..2\"\n\
          [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"x[k]\" = 1 }\nrate = \"(1 - x[k]) * (1 + x[k])\"\n\
          [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"x[k]\" = -1 }\nrate = \"x[k]\"\n",
     )
     .unwrap();
     let out = dir.join("out");
-    let args = ["compare", model.to_str().unwrap(), "--servers", "10,100", "--time", "200", "--json", "--out", out.to_str().unwrap()];
-    let o = mfq(&args);
+    let args = ["compare", path.to_str().unwrap(), "--servers", "10,50", "--time", "200", "--warmup", "20", "--out", out.to_str().unwrap()];
+    let o = mfq(&[&args[..], &["--json"]].concat());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("NaN"), "{v}");
-    let rows = v["rows"].as_array().unwrap_or_else(|| panic!("{v}"));
-    assert_eq!(rows.len(), 2);
-    for row in rows {
-        let mean_field = row["mean_field"].as_f64().unwrap();
-        assert!((mean_field - (5f64.sqrt() - 1.0) / 2.0).abs() < 1e-9, "{row}");
-        let (sim, hw, refined) = (
-            row["simulated"]["mean"].as_f64().unwrap(),
-            row["simulated"]["half_width"].as_f64().unwrap(),
-            row["refined_mean_field"].as_f64().unwrap(),
-        );
-        assert!(hw > 0.0 && (sim - refined).abs() <= 4.0 * hw, "{row}");
+    assert_eq!(v["quantity"], "E[x[1]]", "{v}");
+    let x = (5f64.sqrt() - 1.0) / 2.0;
+    let (f1, f2, q) = (-1.0 - 2.0 * x, -2.0, (1.0 - x * x) + x);
+    let c = f2 * q / (4.0 * f1 * f1);
+    assert!((v["refined_c"].as_f64().unwrap() - c).abs() < 1e-9, "refined_c {} against {c}", v["refined_c"]);
+    for row in v["rows"].as_array().unwrap() {
+        let n = row["servers"].as_u64().unwrap() as usize;
+        assert!((row["mean_field"].as_f64().unwrap() - x).abs() < 1e-12, "{row}");
+        let (mean, hw) = (row["simulated"]["mean"].as_f64().unwrap(), row["simulated"]["half_width"].as_f64().unwrap());
+        let exact = sis_product_form_mean(n);
+        assert!(hw.is_finite() && hw > 0.0 && hw < 0.01, "N = {n}: {row}");
+        assert!((mean - exact).abs() < 4.0 * hw, "N = {n}: simulated {mean} +- {hw}, product form {exact}");
     }
+    let text = mfq(&args);
+    assert!(text.status.success(), "{}", String::from_utf8_lossy(&text.stderr));
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("E[x[1]]") && !t.contains("NaN") && !t.contains("nan"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A conservation law `x + y = 0.5` holds `N / 2` objects: at an odd `N` the `N`-object chain is
+/// off its lattice. `mfq exact` refused that `N` (its search left the feasible set) while the
+/// population process simulated it, the eliminated `y = 0.5 - x` going negative. Both refuse it
+/// now with one message (the shared check `mfq_model::off_lattice`, naming `servers`, the law
+/// and the multiple); at `N = 2` the simulation stays in the feasible set and its `E[x]` is the
+/// two-state chain's `1/8` (the one object sits in `x` a quarter of the time: rates `2 y = 1` in,
+/// `2 * 3 x = 3` out), which the exact chain gives too.
+#[test]
+fn an_odd_number_of_objects_in_a_half_law_is_refused_by_the_simulation_and_the_exact_chain() {
+    use mfq_sim::population::{simulate_population, PopulationOptions};
+    let text = "[model]\nkind = \"generic\"\nvariables = [\"x\", \"y\"]\n\
+                [[model.transitions]]\njump = { x = -1, y = 1 }\nrate = \"3 * x\"\n\
+                [[model.transitions]]\njump = { y = -1, x = 1 }\nrate = \"y\"\n\
+                [[model.conservation]]\nsum = [\"x\", \"y\"]\nvalue = 0.5\n";
+    let m = ModelFile::parse(text, &[]).unwrap().model.build(1).unwrap();
+    let popts = |objects| PopulationOptions { objects, time: 2000.0, warmup: 10.0, batches: 10, record: Some(0.5), ..Default::default() };
+    for n in [1, 3, 7] {
+        let sim = simulate_population(m.as_ref(), &[0.125], &popts(n)).unwrap_err();
+        let exact = mfq_sim::exact::exact(m.as_ref(), &mfq_sim::exact::ExactOptions { servers: n, ..Default::default() }).unwrap_err();
+        let (sim, exact) = (sim.to_string(), exact.to_string());
+        assert_eq!(sim, exact, "N = {n}: one check, one message");
+        for part in [format!("servers = {n} is not allowed"), "x + y = 0.5".into(), "N a multiple of 2".into(), "lattice".into()] {
+            assert!(sim.contains(&part), "N = {n}: {part:?} not in {sim}");
+        }
+    }
+    let r = simulate_population(m.as_ref(), &[0.125], &popts(2)).unwrap();
+    let (_, states) = &r.trajectory;
+    assert!(states.len() > 1000 && states.iter().all(|x| x[0] == 0.0 || x[0] == 0.5), "x leaves {{0, 1/2}}");
+    assert!(r.mean[0].covers(0.125, 0.9999, 0.0), "{:?}", r.mean[0]);
+    let e = mfq_sim::exact::exact(m.as_ref(), &mfq_sim::exact::ExactOptions { servers: 2, ..Default::default() }).unwrap();
+    assert!((e.mean[0] - 0.125).abs() < 1e-12, "{:?}", e.mean);
+}
+
+/// A start that breaks a conservation law (SIRS, `S + I + R = 1` with `R` eliminated: `(S, I) =
+/// (0.7, 0.5)` is `R = -0.2`) was accepted by `mfq solve --x0`, and by the front door's checks of
+/// a start that the Python package's `solve`, `drift` and `fixed_point` call: the solvers then
+/// projected it onto the law (another state). Now refused, naming the law, the sum found and
+/// what it must be; a start on the law (`S + I = 1`, `R = 0`) and one within round-off pass.
+#[test]
+fn a_start_that_breaks_a_conservation_law_is_refused() {
+    let m = mfq::Model::from_file(&root().join("models/generic/sir.toml"), &[]).unwrap();
+    let words = |e: mfq::Error| {
+        let text = e.to_string();
+        match e {
+            mfq::Error::BrokenLaw { law, members, sum, .. } => {
+                assert_eq!((law.as_str(), members.as_str(), sum.as_str()), ("S + I + R = 1 (model.conservation[0])", "S + I", "1.2"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(text.contains("at most 1, so that R = 1 - (S + I) is >= 0"), "{text}");
+        text
+    };
+    let bad = [0.7, 0.5];
+    words(m.check_start(None, &bad).unwrap_err());
+    words(m.check_fixed_point_start(&bad).unwrap_err());
+    for good in [[0.7, 0.3], [0.7, 0.3 + 1e-12], [0.0, 0.0]] {
+        assert!(m.check_start(None, &good).is_ok() && m.check_fixed_point_start(&good).is_ok(), "{good:?}");
+    }
+    // a law whose value exceeds 1 bounds the sum from below too: p[0] = 1.5 - (p[1] + p[2]) <= 1
+    let text = "[model]\nkind = \"generic\"\n[[model.families]]\nname = \"p\"\nrange = \"0..2\"\n\
+                [[model.transitions]]\nfor = \"k = 0..1\"\njump = { \"p[k]\" = -1, \"p[k+1]\" = 1 }\nrate = \"p[k]\"\n\
+                [[model.transitions]]\nfor = \"k = 1..2\"\njump = { \"p[k]\" = -1, \"p[k-1]\" = 1 }\nrate = \"p[k]\"\n\
+                [[model.conservation]]\nsum = [\"p\"]\nvalue = 1.5\neliminate = \"p[0]\"\n";
+    let m = mfq::Model::from_toml(text, &[]).unwrap();
+    assert!(m.check_start(None, &[0.3, 0.3]).is_ok());
+    let e = m.check_start(None, &[0.2, 0.1]).unwrap_err().to_string();
+    assert!(e.contains("p[1] + p[2] sum to 0.3") && e.contains("a sum in [0.5, 1.5]"), "{e}");
+    // the CLI
+    let o = mfq(&["solve", "models/generic/sir.toml", "--x0", "0.7,0.5", "--t-end", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--x0 0.7,0.5") && e.contains("S + I + R = 1") && e.contains("S + I sum to 1.2") && e.contains("at most 1"), "{e}");
 }

@@ -117,6 +117,7 @@ fn carried(e: &Error) -> Carried {
         Error::InfeasibleStart { constraint, index, amount, rules } => {
             invalid("x0", format!("entry {index} breaks {constraint} by {amount:.3e}"), format!("a feasible state ({rules})"))
         }
+        Error::BrokenLaw { law, members, sum, allowed } => invalid("x0", format!("{members} = {sum} (the law {law})"), allowed),
         Error::StateSize { entries, dim, levels } => {
             invalid("x", format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }
@@ -141,13 +142,15 @@ pub fn invalid_input(py: Python<'_>, message: String, field: &str, value: String
 
 /// The Python exception for an error about a state the caller passed as the argument `field`
 /// (`"x"` of `drift` and `jacobian`, `"x0"` of `fixed_point` and `solve`): a state of the wrong
-/// size ([`Error::StateSize`]) or outside the state space ([`Error::InfeasibleStart`]) names
+/// size ([`Error::StateSize`]) or outside the state space ([`Error::InfeasibleStart`],
+/// [`Error::BrokenLaw`]: a conservation law broken) names
 /// `field`, in `.field` and in the message; any other error as [`to_py`].
 pub fn state_to_py(py: Python<'_>, e: &Error, field: &str) -> PyErr {
     let (value, allowed) = match e {
         Error::InfeasibleStart { constraint, index, amount, rules } => {
             (format!("entry {index} breaks {constraint} by {amount:.3e}"), format!("a feasible state ({rules})"))
         }
+        Error::BrokenLaw { law, members, sum, allowed } => (format!("{members} = {sum} (the law {law})"), allowed.clone()),
         Error::StateSize { entries, dim, levels } => {
             (format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }

@@ -127,6 +127,28 @@ def test_solve_refuses_start_states_outside_the_state_space():
     assert m.solve(1.0, x0=[0.9, 0.729, 0.478], t_eval=[0.0, 1.0]).status == "success"
 
 
+def test_a_start_that_breaks_a_conservation_law_is_refused():
+    # SIRS, S + I + R = 1 with R eliminated: (S, I) = (0.7, 0.5) would make R = -0.2; solve,
+    # drift and fixed_point refused nothing and projected the start onto another state
+    from pathlib import Path
+
+    m = mfq.Model.from_file(Path(__file__).resolve().parents[2] / "models" / "generic" / "sir.toml")
+    calls = {
+        "solve": lambda x: m.solve(1.0, x0=x, t_eval=[0.0, 1.0]),
+        "drift": lambda x: m.drift(np.array(x)),
+        "fixed_point": lambda x: m.fixed_point(x0=np.array(x)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(mfq.InvalidInput) as e:
+            call([0.7, 0.5])
+        text = str(e.value)
+        assert e.value.field in ("x", "x0"), (name, text)
+        for part in ("S + I + R = 1", "S + I", "1.2", "at most 1", "R = 1 - (S + I)"):
+            assert part in text, (name, part, text)
+        # a start on the law passes: S + I = 1 is R = 0
+        call([0.7, 0.3])
+
+
 def test_simulate_refuses_negative_counts_naming_the_option():
     m = mfq.Model(kind="jsq", lam=0.9, d=2)
     for option in ("servers", "replications", "batches", "seed", "buffer"):

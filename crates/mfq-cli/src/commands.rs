@@ -72,7 +72,12 @@ pub(crate) fn load(args: &ModelArgs) -> Result<ModelFile, Failure> {
         let code = if matches!(e.kind(), NotFound | InvalidData | IsADirectory) { Failure::input } else { Failure::io };
         code(format!("cannot read model file {}: {e}", path.display()))
     })?;
-    let mut file = ModelFile::parse(&text, &args.set).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    // within --max-seconds: a file of many transitions takes seconds to parse
+    let deadline = deadline_of(args)?;
+    let mut file = ModelFile::parse_within(&text, &args.set, &deadline).map_err(|e| match e {
+        ModelError::Interrupted { .. } => Failure::no_convergence(format!("{}: {e}; no files written", path.display())),
+        _ => Failure::input(format!("{}: {e}", path.display())),
+    })?;
     crate::figstyle::note_model_file(&file)?;
     // titles end up in SVG text: no control characters; overridden parameters are shown
     if let Some(t) = &mut file.title {
@@ -588,6 +593,8 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
                     model.layout().rules()
                 )));
             }
+            // and keep the model's conservation laws (the front door's check, as for Python)
+            mfq::check_laws(model, &x).map_err(|e| Failure::input(format!("--x0 {list}: {e}")))?;
             Ok(x)
         }
     }

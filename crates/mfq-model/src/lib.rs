@@ -29,6 +29,7 @@
 pub mod deadline;
 pub mod finite;
 pub mod jacobian;
+pub mod law;
 mod layout;
 pub mod models;
 pub mod registry;
@@ -37,6 +38,7 @@ pub mod spec;
 pub use deadline::Deadline;
 pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
+pub use law::{off_lattice, ConservationLaw, LAW_TOL};
 pub use layout::{StateLayout, Violation};
 pub use registry::{Kind, KindSpec, ModelSpec, Param, ParamRange, KINDS};
 pub use spec::{ModelFile, Truncation};
@@ -366,6 +368,15 @@ pub trait MeanFieldModel: Send + Sync {
     /// entry to `[0, 1]`).
     fn project(&self, x: &mut [f64]) {
         x.iter_mut().for_each(|v| *v = v.clamp(0.0, 1.0));
+    }
+
+    /// The linear conservation laws of the state (a generic model's `[[model.conservation]]`,
+    /// each with its eliminated member): a start state must keep them
+    /// ([`ConservationLaw::broken_by`]), and the `N`-object chain needs `N value` whole
+    /// ([`off_lattice`]). Default: none (the built-in kinds' constraints are in their
+    /// [`layout`](Self::layout)).
+    fn conservation_laws(&self) -> Vec<ConservationLaw> {
+        Vec::new()
     }
 
     /// The stability condition at the model's parameters.

@@ -109,8 +109,10 @@ fn check(field: &str, ok: bool, value: impl std::fmt::Display, allowed: &str) ->
 ///
 /// # Errors
 /// [`SimError::OutOfRange`] for an option outside its range or an `x0` of the wrong length or
-/// with entries outside `[0, 1]`; [`SimError::Unsupported`] when the model does not provide its
-/// transitions.
+/// with entries outside `[0, 1]`, or for a number of objects `N` that puts a conservation law's
+/// `N value` off the whole numbers (field `servers`: the chain is off its lattice, as `mfq exact`
+/// refuses it; [`mfq_model::off_lattice`]); [`SimError::Unsupported`] when the model does not
+/// provide its transitions.
 pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &PopulationOptions) -> Result<PopulationReport, SimError> {
     let deadline = &opts.deadline;
     check("objects", opts.objects >= 1, opts.objects, "an integer >= 1")?;
@@ -128,6 +130,10 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
     }
     if model.transitions().is_none() {
         return Err(SimError::Unsupported { kind: model.name(), reason: "the model does not provide its transitions".into() });
+    }
+    // the lattice of the N-object chain, as the exact chain checks it (`exact::check_feasible`)
+    if let Some(allowed) = mfq_model::off_lattice(&model.conservation_laws(), opts.objects) {
+        return Err(SimError::OutOfRange { field: "servers".into(), value: opts.objects.to_string(), allowed });
     }
     let n = model.dim();
     let indexed = || model.transitions().and_then(|t| t.indexed()).filter(|t| t.count() > 0);

@@ -75,6 +75,22 @@ pub enum Error {
         /// Every constraint of the layout, in words.
         rules: &'static str,
     },
+    /// A start state (`x0` of a transient or a fixed-point solve, `x` of a drift) that breaks a
+    /// conservation law of the model (`mfq_model::ConservationLaw::broken_by`): the law as
+    /// declared, the members the state holds with their sum at the state, and what the sum must
+    /// be (within `mfq_model::LAW_TOL` relative). The solvers would otherwise project the start
+    /// onto the law and answer for another state.
+    #[error("x0 breaks the conservation law {law}: {members} sum to {sum}; allowed: {allowed}")]
+    BrokenLaw {
+        /// The law with where it is declared (`S + I + R = 1 (model.conservation[0])`).
+        law: String,
+        /// The members the state holds (`S + I`).
+        members: String,
+        /// Their sum at the state, as text (12 significant digits).
+        sum: String,
+        /// What the sum must be, in words.
+        allowed: String,
+    },
     /// A job that starts at the fixed point (the population process of a generic model) when
     /// the solve did not converge (`status`, in words: e.g. the mass at the truncation level
     /// stays, as it does for an unstable load).

@@ -23,7 +23,9 @@ pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
 pub use finite::{ExactComparison, FiniteMeanField, OUTSIDE_TOLERANCE};
-pub use model::{conditioning_warning, degeneracy_warning, state_space_warning, Model, RefinedOptions, RefinedReport, NEAR_DEGENERATE};
+pub use model::{
+    check_laws, conditioning_warning, degeneracy_warning, state_space_warning, Model, RefinedOptions, RefinedReport, NEAR_DEGENERATE,
+};
 pub use report::{Dynamics, Report, ReportOptions};
 
 pub use mfq_fixpoint::{

@@ -156,15 +156,16 @@ impl Model {
 
     /// Checks that `x0` is a state of the model at truncation level `levels` (as
     /// [`transient`](Self::transient) builds it): no constraint of its layout broken by more than `mfq_ode::INVARIANT_TOL` (`0 <= x_k <= 1`,
-    /// `x_{k+1} <= x_k`, phase and class constraints: [`mfq_model::StateLayout::largest_violation`]).
+    /// `x_{k+1} <= x_k`, phase and class constraints: [`mfq_model::StateLayout::largest_violation`]),
+    /// and every conservation law of the model kept ([`check_laws`]).
     /// `mfq solve --x0` makes the same test; a transient itself accepts any finite start, so
     /// that a run can continue from the round-off of another.
     ///
     /// A start of the wrong size passes: the transient reports it (`OdeError::WrongDimension`).
     ///
     /// # Errors
-    /// [`Error::InfeasibleStart`] naming the broken constraint; [`Error::Model`] as
-    /// [`build`](Self::build).
+    /// [`Error::InfeasibleStart`] naming the broken constraint; [`Error::BrokenLaw`] naming the
+    /// broken conservation law; [`Error::Model`] as [`build`](Self::build).
     pub fn check_start(&self, levels: Option<usize>, x0: &[f64]) -> Result<(), Error> {
         let model = self.build(levels)?;
         if model.dim() != x0.len() {
@@ -176,7 +177,7 @@ impl Model {
             Some(v) => {
                 Err(Error::InfeasibleStart { constraint: v.constraint, index: v.index + 1, amount: v.amount, rules: layout.rules() })
             }
-            None => Ok(()),
+            None => check_laws(model.as_ref(), x0),
         }
     }
 
@@ -535,6 +536,26 @@ pub struct RefinedReport {
     pub terms_seconds: f64,
     /// Wall time of the whole job (fixed point, terms, estimates), seconds.
     pub wall_seconds: f64,
+}
+
+/// Checks that the state `x` (the model's layout, `model.dim()` entries) keeps every
+/// conservation law of `model` ([`MeanFieldModel::conservation_laws`]) within
+/// `mfq_model::LAW_TOL` relative: with an eliminated member, the kept members sum to at most
+/// the law's value (and at least `value - 1`), so that the eliminated one is a fraction;
+/// without one, they sum to the value. [`Model::check_start`] makes this check after the
+/// layout's; the CLI's `mfq solve --x0` calls it for the same test.
+///
+/// # Errors
+/// [`Error::BrokenLaw`] naming the first law broken, the sum found and what it must be.
+pub fn check_laws(model: &dyn MeanFieldModel, x: &[f64]) -> Result<(), Error> {
+    for law in model.conservation_laws() {
+        if let Some(sum) = law.broken_by(x) {
+            let sum =
+                if sum.is_nan() { "an undefined number (a NaN entry)".to_string() } else { format!("{}", (sum * 1e12).round() / 1e12) };
+            return Err(Error::BrokenLaw { law: law.label.clone(), members: law.kept_names.clone(), sum, allowed: law.allowed_words() });
+        }
+    }
+    Ok(())
 }
 
 /// The warning owed with refined terms at a degenerate fixed point `fp` (a Jacobian eigenvalue

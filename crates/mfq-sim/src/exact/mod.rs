@@ -352,8 +352,9 @@ fn start_counts(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<Vec<u
 }
 
 /// The checks [`exact`] makes before it builds anything, for a caller with other work to do
-/// first (a fixed point, refined terms): the options, the model's transitions, the state
-/// count where the layout gives it, and the size of a state's key (each of the `dim` entries'
+/// first (a fixed point, refined terms): the options, the model's transitions, a whole number
+/// of objects in each conservation law (`N value`, [`mfq_model::off_lattice`]: else
+/// [`ExactError::OutOfRange`] naming `servers`), the state count where the layout gives it, and the size of a state's key (each of the `dim` entries'
 /// counts takes `ceil(log2(N + 1))` bits, 128 in all at most).
 ///
 /// # Errors
@@ -362,6 +363,11 @@ pub fn check_feasible(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result
     opts.validate()?;
     if model.transitions().is_none() {
         return Err(ExactError::NoTransitions { model: model.name() });
+    }
+    // a conservation law must hold a whole number of objects (the check the population
+    // process makes too)
+    if let Some(allowed) = mfq_model::off_lattice(&model.conservation_laws(), opts.servers) {
+        return Err(out_of_range("servers", opts.servers, &allowed));
     }
     if let Some(count) = state_count_estimate(model, opts.servers).filter(|&c| c > opts.max_states as f64) {
         return Err(ExactError::TooManyStates { estimate: Some(count), limit: opts.max_states });

@@ -391,12 +391,23 @@ fn reduce(r: &mut Resolver, spec: &GenericSpec) -> Result<Reduced, ModelError> {
     }
     r.subst = (0..n_elements).map(|e| slot_of[e].map_or(Node::Const(0.0), |s| Node::Var(s as u32))).collect();
     let mut laws = Vec::new();
-    for (members, elim, value) in &member_lists {
+    for (li, (members, elim, value)) in member_lists.iter().enumerate() {
         let others: Vec<usize> = members.iter().copied().filter(|m| m != elim).collect();
         let mut terms = vec![Node::Const(*value)];
         terms.extend(others.iter().map(|&m| node::neg(r.subst[m].clone())));
         r.subst[*elim] = node::add(terms);
-        laws.push(Law { kept: others.iter().map(|&m| slot_of[m].expect("kept")).collect(), value: *value });
+        // names for messages: a long family is shortened to its first and last members
+        let names: Vec<&str> = others.iter().map(|&m| r.element_names[m].as_str()).collect();
+        let kept_names =
+            if names.len() > 6 { format!("{} + {} + ... + {}", names[0], names[1], names[names.len() - 1]) } else { names.join(" + ") };
+        let law = &spec.conservation[li];
+        laws.push(Law {
+            kept: others.iter().map(|&m| slot_of[m].expect("kept")).collect(),
+            value: *value,
+            label: format!("{} = {} (model.conservation[{li}])", law.sum.join(" + "), law.value.source()),
+            kept_names,
+            eliminated: r.element_names[*elim].clone(),
+        });
     }
     Ok(Reduced { member_lists, slot_of, names, laws })
 }
@@ -611,6 +622,7 @@ fn observables(r: &Resolver, spec: &GenericSpec, tail_family: Option<usize>) -> 
     let prob_wait = obs.prob_wait.as_ref().map(|v| state_expr(v, "model.observables.prob_wait")).transpose()?;
     let mut extras: Vec<(String, Node)> = spec.variables.iter().map(|v| (v.clone(), r.subst[r.scalar_ix[v]].clone())).collect();
     for (name, v) in &obs.extras {
+        validate::check_extra_name(r, spec, name)?;
         extras.push((name.clone(), state_expr(v, &format!("model.observables.extras.{name}"))?));
     }
     let tail = tail_family.map(|fi| {

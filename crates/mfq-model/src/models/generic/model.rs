@@ -70,6 +70,12 @@ pub(super) struct Law {
     /// Slots of the kept members.
     pub(super) kept: Vec<usize>,
     pub(super) value: f64,
+    /// `S + I + R = 1 (model.conservation[0])`, as declared.
+    pub(super) label: String,
+    /// The kept members' names (`S + I`; a long family shortened).
+    pub(super) kept_names: String,
+    /// The eliminated member's name.
+    pub(super) eliminated: String,
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +203,19 @@ impl MeanFieldModel for GenericModel {
                 law.kept.iter().for_each(|&i| x[i] *= f);
             }
         }
+    }
+
+    fn conservation_laws(&self) -> Vec<crate::ConservationLaw> {
+        self.laws
+            .iter()
+            .map(|l| crate::ConservationLaw {
+                label: l.label.clone(),
+                kept: l.kept.clone(),
+                kept_names: l.kept_names.clone(),
+                eliminated: Some(l.eliminated.clone()),
+                value: l.value,
+            })
+            .collect()
     }
 
     fn stability(&self) -> Stability {

@@ -107,6 +107,44 @@ pub(super) fn boundary_index(r: &Resolver, bkey: &str, k: &str, family: &str, fi
     Ok(i)
 }
 
+/// The names under which every model reports its observables beside the extras (the columns
+/// of `mfq refined`'s `estimates.csv`, `mfq sweep`'s `sweep.csv` and the simulation sweep's
+/// quantities, the keys of the JSON and of the Python results): an extra of one of these names
+/// would make two columns or keys of one name (docs/models/generic.md). The tail's columns
+/// `p_q_ge_<k>` are refused as well ([`check_extra_name`]).
+pub(super) const OUTPUT_NAMES: [&str; 7] =
+    ["servers", "mean_queue_length", "mean_response_time", "prob_wait", "throughput", "loss_probability", "mass_at_truncation"];
+
+/// The name of an extra (`model.observables.extras.NAME`) is neither a state name (a scalar
+/// variable, reported among the extras already, a family or one of its elements `x[k]`, which
+/// the simulations report by name) nor an output name ([`OUTPUT_NAMES`], `p_q_ge_<k>`).
+pub(super) fn check_extra_name(r: &Resolver, spec: &GenericSpec, name: &str) -> Result<(), ModelError> {
+    let family =
+        r.families.iter().map(|f| f.name.as_str()).find(|f| name == *f || name.strip_prefix(f).is_some_and(|rest| rest.starts_with('[')));
+    let clash = if r.scalar_ix.contains_key(name) {
+        format!("the state variable {name} (every scalar variable is reported among the extras already)")
+    } else if let Some(f) = family {
+        format!("the family {f} (its elements {f}[k] are state entries, reported by name)")
+    } else if OUTPUT_NAMES.contains(&name) {
+        format!("the output {name} (a column and key of every model's results)")
+    } else if name.strip_prefix("p_q_ge_").is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())) {
+        format!("the tail column {name} (P(Q >= k) in the CSV files)")
+    } else {
+        return Ok(());
+    };
+    let mut states: Vec<&str> = spec.variables.iter().map(String::as_str).collect();
+    let families: Vec<String> = r.families.iter().map(|f| format!("{}[..]", f.name)).collect();
+    states.extend(families.iter().map(String::as_str));
+    Err(ModelError::declaration(
+        format!("model.observables.extras.{name}"),
+        format!(
+            "the extra {name} has the name of {clash}; allowed: a name other than the state's ({}) and the outputs' ({}, p_q_ge_<k>)",
+            if states.is_empty() { "none".to_string() } else { states.join(", ") },
+            OUTPUT_NAMES.join(", ")
+        ),
+    ))
+}
+
 // ---------------------------------------------------------------------------------------
 // conservation laws and jumps
 
