@@ -13,7 +13,7 @@
 //! a state entry it changed (Gibson and Bruck's dependency graph, J. Phys. Chem. A 104(9),
 //! 2000) and draws the transition from an 8-ary tree of partial sums (or from block sums in the
 //! order of decreasing initial rates, where they are uneven), a telescoping chain of
-//! transitions ([`crate::telescoping`]) held as one rate whose member is drawn from the state;
+//! transitions (`crates/mfq-sim/src/telescoping.rs`) held as one rate whose member is drawn from the state;
 //! otherwise every rate is
 //! re-evaluated at every event. It uses the model's own rate functions, so it checks the
 //! ODE solvers and the `1/N` terms, not the rates themselves (the event-driven simulator of the
