@@ -123,9 +123,63 @@ impl Deadline {
     }
 }
 
+/// Why [`Deadline::wait_for`] has no result of its job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Abandoned {
+    /// The deadline passed (or the cancel flag was set) first: the job runs on to its end on
+    /// its thread, and its result is dropped.
+    Expired,
+    /// The job's thread ended without a result (it panicked).
+    Panicked,
+    /// No thread could be started (the job did not run).
+    NoThread,
+}
+
+impl Deadline {
+    /// `job` on a helper thread named `name`, waited for while this thread looks at the
+    /// deadline every 10 ms: for work that cannot look at it itself (a sparse LU, a TOML
+    /// parse), so that a caller stops within 10 ms of the deadline instead of at the work's
+    /// end. A job abandoned so keeps its thread (and its memory) until it ends.
+    ///
+    /// # Errors
+    /// [`Abandoned`]: the deadline passed first, the thread panicked, or none could be started.
+    pub fn wait_for<T: Send + 'static>(&self, name: &str, job: impl FnOnce() -> T + Send + 'static) -> Result<T, Abandoned> {
+        use std::sync::mpsc::{channel, RecvTimeoutError};
+        let (tx, rx) = channel();
+        // the receiver may be gone (the deadline passed): the result is then dropped
+        std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                let _ = tx.send(job());
+            })
+            .map_err(|_| Abandoned::NoThread)?;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(10)) {
+                Ok(result) => return Ok(result),
+                Err(RecvTimeoutError::Timeout) if self.expired() => return Err(Abandoned::Expired),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(Abandoned::Panicked),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job waited for gives its result; one longer than the deadline is abandoned within
+    /// a few polls of it; a panicking one is said.
+    #[test]
+    fn a_job_waited_for_stops_at_the_deadline() {
+        assert_eq!(Deadline::none().wait_for("t", || 7), Ok(7));
+        let d = Deadline::after(0.05);
+        let started = Instant::now();
+        let r = d.wait_for("t", || std::thread::sleep(Duration::from_secs(2)));
+        assert_eq!(r, Err(Abandoned::Expired));
+        assert!(started.elapsed() < Duration::from_millis(1000), "{:?}", started.elapsed());
+        assert_eq!(Deadline::none().wait_for("t", || -> u8 { panic!("in the job") }), Err(Abandoned::Panicked));
+    }
 
     #[test]
     fn deadlines_expire_and_keep_the_limit_given() {

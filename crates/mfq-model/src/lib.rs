@@ -35,7 +35,7 @@ pub mod models;
 pub mod registry;
 pub mod spec;
 
-pub use deadline::Deadline;
+pub use deadline::{Abandoned, Deadline};
 pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
 pub use law::{off_lattice, ConservationLaw, LAW_TOL};

@@ -319,23 +319,18 @@ impl ModelFile {
         if deadline.is_unbounded() || text.len() < PARSE_THREAD_BYTES {
             return Self::parse(text, overrides);
         }
-        let (tx, rx) = std::sync::mpsc::channel();
         let (owned, set) = (text.to_owned(), overrides.to_vec());
-        let spawned = std::thread::Builder::new().name("mfq-parse".into()).spawn(move || {
-            let _ = tx.send(Self::parse_declarations(&owned, &set));
-        });
-        if spawned.is_err() {
-            // no helper thread: parse here, and check the deadline after
-            let file = Self::parse_declarations(text, overrides)?;
-            return if deadline.expired() { Err(interrupted()) } else { Self::checked_within(file, deadline) };
-        }
-        let file = loop {
-            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
-                Ok(result) => break result?,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if deadline.expired() => return Err(interrupted()),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                // the helper ended without an answer (it panicked): parse here, as `parse` would
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Self::parse_declarations(text, overrides)?,
+        let file = match deadline.wait_for("mfq-parse", move || Self::parse_declarations(&owned, &set)) {
+            Ok(result) => result?,
+            Err(crate::Abandoned::Expired) => return Err(interrupted()),
+            // no helper thread, or it ended without an answer (it panicked): parse here, as
+            // `parse` would, and check the deadline after
+            Err(crate::Abandoned::NoThread | crate::Abandoned::Panicked) => {
+                let file = Self::parse_declarations(text, overrides)?;
+                if deadline.expired() {
+                    return Err(interrupted());
+                }
+                file
             }
         };
         Self::checked_within(file, deadline)

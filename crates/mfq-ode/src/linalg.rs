@@ -626,7 +626,6 @@ impl ShiftedLu {
     /// # Errors
     /// As [`factor`](Self::factor).
     pub fn factor_within(&mut self, alpha: f64, beta: f64, jac: &Jacobian, deadline: &Deadline) -> Result<bool, SingularMatrix> {
-        use std::sync::mpsc::{channel, RecvTimeoutError};
         if deadline.expired() {
             return Ok(false);
         }
@@ -642,25 +641,20 @@ impl ShiftedLu {
         }
         let mut work = sp.as_ref().clone();
         let jac = jac.clone();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
+        match deadline.wait_for("mfq-sparse-lu", move || {
             let r = work.factor(alpha, beta, &jac);
-            let _ = tx.send((work, r));
-        });
-        loop {
-            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
-                Ok((work, r)) => {
-                    **sp = work;
-                    return r.map(|()| true);
-                }
-                Err(RecvTimeoutError::Timeout) if deadline.expired() => {
-                    sp.lu = None;
-                    return Ok(false);
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                // the helper panicked
-                Err(RecvTimeoutError::Disconnected) => return Err(SingularMatrix { index: 0 }),
+            (work, r)
+        }) {
+            Ok((work, r)) => {
+                **sp = work;
+                r.map(|()| true)
             }
+            Err(mfq_model::Abandoned::Expired) => {
+                sp.lu = None;
+                Ok(false)
+            }
+            // the helper panicked, or none could be started
+            Err(mfq_model::Abandoned::Panicked | mfq_model::Abandoned::NoThread) => Err(SingularMatrix { index: 0 }),
         }
     }
 

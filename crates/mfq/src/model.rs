@@ -300,23 +300,15 @@ impl Model {
         if deadline.expired() {
             return Err(interrupted());
         }
-        let (tx, rx) = std::sync::mpsc::channel();
         let model = self.clone();
-        // the receiver may be gone (the deadline passed): the result is then dropped
-        std::thread::Builder::new()
-            .name("mfq-dense-step".into())
-            .spawn(move || {
-                let _ = tx.send(job(&model));
-            })
-            .map_err(|e| Error::Refined(RefinedError::Unsupported(format!("{during}: no worker thread could be started ({e})"))))?;
-        loop {
-            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
-                Ok(result) => return result,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if deadline.expired() => return Err(interrupted()),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(Error::Refined(RefinedError::Unsupported(format!("{during}: the worker thread stopped without a result"))))
-                }
+        match deadline.wait_for("mfq-dense-step", move || job(&model)) {
+            Ok(result) => result,
+            Err(mfq_model::Abandoned::Expired) => Err(interrupted()),
+            Err(mfq_model::Abandoned::NoThread) => {
+                Err(Error::Refined(RefinedError::Unsupported(format!("{during}: no worker thread could be started"))))
+            }
+            Err(mfq_model::Abandoned::Panicked) => {
+                Err(Error::Refined(RefinedError::Unsupported(format!("{during}: the worker thread stopped without a result"))))
             }
         }
     }

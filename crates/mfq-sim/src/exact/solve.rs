@@ -5,7 +5,7 @@ use super::chain::Chain;
 use faer::linalg::solvers::SolveCore;
 use faer::sparse::{SparseColMat, Triplet};
 use faer::{Conj, Mat, MatMut};
-use mfq_model::Deadline;
+use mfq_model::{Abandoned, Deadline};
 
 /// Largest number of aggregates of the coarse chain (its generator is solved densely).
 const MAX_COARSE: usize = 1500;
@@ -78,12 +78,9 @@ const THREADED_MIN: usize = 5_000;
 /// replaced by `pi_pin = 1`, then normalised: non-singular iff the chain has one closed class
 /// and `pin` is in it (else an error, and the caller iterates). A likely `pin` keeps
 /// `pi / pi_pin` within double precision ([`super::guess::likely_state`]). faer's LU cannot
-/// be interrupted, so from [`THREADED_MIN`] states it runs on a helper thread while this one
-/// watches `deadline` (its limit and cancel flag) every 10 ms, returning
-/// [`LuFailure::Stopped`] when it passes (the helper finishes on its own and its result is
-/// dropped; `mfq_ode::linalg::ShiftedLu::factor_within` does the same).
+/// be interrupted, so from [`THREADED_MIN`] states it runs on a helper thread by
+/// [`Deadline::wait_for`], [`LuFailure::Stopped`] when the deadline passes first.
 pub(crate) fn solve_lu_within(chain: &Chain, pin: usize, deadline: &Deadline) -> Result<Vec<f64>, LuFailure> {
-    use std::sync::mpsc::{channel, RecvTimeoutError};
     if deadline.expired() {
         return Err(LuFailure::Stopped);
     }
@@ -99,17 +96,11 @@ pub(crate) fn solve_lu_within(chain: &Chain, pin: usize, deadline: &Deadline) ->
     let mut rhs = if n < THREADED_MIN {
         solve().map_err(LuFailure::Failed)?
     } else {
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(solve());
-        });
-        loop {
-            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
-                Ok(r) => break r.map_err(LuFailure::Failed)?,
-                Err(RecvTimeoutError::Timeout) if deadline.expired() => return Err(LuFailure::Stopped),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Err(LuFailure::Failed("the sparse LU's thread stopped (a panic)".into())),
-            }
+        match deadline.wait_for("mfq-exact-lu", solve) {
+            Ok(r) => r.map_err(LuFailure::Failed)?,
+            Err(Abandoned::Expired) => return Err(LuFailure::Stopped),
+            Err(Abandoned::Panicked) => return Err(LuFailure::Failed("the sparse LU's thread stopped (a panic)".into())),
+            Err(Abandoned::NoThread) => return Err(LuFailure::Failed("no thread could be started for the sparse LU".into())),
         }
     };
     if rhs.iter().any(|v| !v.is_finite()) {
