@@ -380,6 +380,8 @@ trait Selector: Sized {
     fn push_updates(&self, leaves: &[usize], out: &mut Vec<Update>, form: impl Fn(usize) -> Update);
     /// The [`Update::leaf`] of leaf 0 (that of leaf `l` is `l` more).
     fn first_slot(&self) -> usize;
+    /// The rate held by the leaf of `update`.
+    fn leaf(&self, update: &Update) -> f64;
     /// Sets the leaves of `updates` to their rates `rate(update)`, each floored at 0, and adds
     /// their changes to their ancestors.
     fn apply(&mut self, updates: &[Update], rate: impl FnMut(&Update) -> f64);
@@ -444,6 +446,12 @@ impl Selector for SumTree {
 
     fn first_slot(&self) -> usize {
         slot_of(self.inner)
+    }
+
+    #[inline(always)]
+    fn leaf(&self, update: &Update) -> f64 {
+        let flat = self.group.as_flattened();
+        flat[update.leaf as usize & (flat.len() - 1)]
     }
 
     /// The updates of the leaves `leaves` (sorted) appended to `out`, their rates given by
@@ -603,6 +611,12 @@ impl Selector for BlockSums {
     }
 
     #[inline(always)]
+    fn leaf(&self, update: &Update) -> f64 {
+        let flat = self.leaf.as_flattened();
+        flat[update.leaf as usize & (flat.len() - 1)]
+    }
+
+    #[inline(always)]
     fn apply(&mut self, updates: &[Update], mut rate: impl FnMut(&Update) -> f64) {
         let mask = self.block.len() - 1;
         let lmask = self.block.len() * BLOCK - 1;
@@ -664,6 +678,9 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
 struct Step<'a> {
     jump: &'a [(usize, f64)],
     updates: &'a [Update],
+    /// The leaves of the chains whose totals the jump may move, each with its own `last`: their
+    /// bounds ([`bound`]) are updated only where they change.
+    chain_updates: &'a [Update],
     program: bool,
     linear: bool,
     chain: u32,
@@ -671,6 +688,30 @@ struct Step<'a> {
 
 /// [`Step::chain`] of a leaf that holds one transition.
 const NO_CHAIN: u32 = u32::MAX;
+
+/// [`ChainPick::member`] of a null draw: the target fell in the slack of the chain's bound,
+/// above its total.
+const NULL_DRAW: usize = usize::MAX;
+
+/// Significant bits of the mantissa that [`bound`] keeps.
+const BOUND_BITS: u32 = 5;
+
+/// The bound that the leaf of a chain of total rate `r` (`>= 0`) holds: `r` rounded up to
+/// [`BOUND_BITS`] bits of mantissa, so `r <= bound(r) < r (1 + 2^-5)` (`bound(0) = 0`, an
+/// infinite `r` stays infinite). A draw that falls between the total and the bound is a null
+/// draw: no transition, the clock advanced by its holding time. This is thinning (Lewis and
+/// Shedler, Naval Res. Logist. Q. 26(3), 1979) against a bound that depends on the state only
+/// through the chain's total, so the law of the process is that of the direct method. The bound
+/// moves at a few per cent of the total's moves (when the total crosses a multiple of
+/// `2^(exponent - 5)`), so the next event's target, read from the root of the sum structure,
+/// rarely waits for the last jump: at lambda = 0.5 the departures' total `x_1` moves at one
+/// event in two, and the chain of operations from one event's jump to the next event's member
+/// bounded the generic M/M/1 there (bench/rows-sim.md).
+#[inline(always)]
+fn bound(r: f64) -> f64 {
+    const LOW: u64 = (1 << (52 - BOUND_BITS)) - 1;
+    f64::from_bits((r.to_bits() + LOW) & !LOW)
+}
 
 /// Members of a chain scanned from its head before a binary search of the rest (the largest
 /// window of [`ChainPick::window`]): at lambda = 0.9 the generic M/M/1's member is geometric,
@@ -713,15 +754,18 @@ fn count_above<const W: usize>(x: &[f64], first: usize, threshold: f64) -> usize
 
 impl ChainPick {
     /// The member (0-based, in the chain's order) whose slot of the chain's cumulative rate
-    /// holds `rest` (`0 <= rest <` the chain's rate `e (v_0 - v_m)`): the first `t` with `v_t <
-    /// v_0 - rest / e`, never a member of rate 0 (its `v_{t-1} >= v_0 - rest / e > v_t`); the
-    /// last member when no interior value is below, or, when that member's rate is 0 (a `rest`
-    /// past the total by rounding), the last member of positive rate before it.
+    /// holds `rest` (`0 <= rest <` the chain's [`bound`]): the first `t` with `v_t < v_0 - rest
+    /// / e`, never a member of rate 0 (its `v_{t-1} >= v_0 - rest / e > v_t`); [`NULL_DRAW`]
+    /// when `v_m` is not below, that is when `rest` is at or above the chain's total `e (v_0 -
+    /// v_m)` (in the slack of the bound, or past the total by rounding).
     #[inline(always)]
     fn member(&self, rest: f64, x: &[f64], mask: usize, slots: &[u32]) -> usize {
         let v = |i: u32| x[i as usize & mask];
         let v0 = self.a + self.b * v(self.head);
         let threshold = v0 - rest * self.inv_e;
+        if self.d * v(self.tail) >= threshold {
+            return NULL_DRAW;
+        }
         let inner = &slots[self.start as usize..self.end as usize];
         let first = inner.first().map_or(0, |&s| s as usize);
         let len = inner.len();
@@ -735,11 +779,8 @@ impl ChainPick {
             if counted < w {
                 return counted;
             }
-            let p = x[first + w..first + len].partition_point(|&v| v >= threshold);
-            if p < len - w {
-                return w + p;
-            }
-            return self.last_positive(x, mask, inner, v0);
+            // the first below in the rest, else (`p = len - w`) the last member: `v_m` is below
+            return w + x[first + w..first + len].partition_point(|&v| v >= threshold);
         }
         let scanned = inner.len().min(CHAIN_SCAN);
         for (t, &s) in inner[..scanned].iter().enumerate() {
@@ -747,25 +788,8 @@ impl ChainPick {
                 return t;
             }
         }
-        let more = &inner[scanned..];
-        let p = more.partition_point(|&s| v(s) >= threshold);
-        if p < more.len() {
-            return scanned + p;
-        }
-        self.last_positive(x, mask, inner, v0)
-    }
-
-    /// The last member when its rate `v_{m-1} - v_m` is positive, else the last member of
-    /// positive rate before it (`inner`: the slots of `v_1, ..., v_{m-1}`).
-    #[cold]
-    fn last_positive(&self, x: &[f64], mask: usize, inner: &[u32], v0: f64) -> usize {
-        let v = |i: u32| x[i as usize & mask];
-        let m = inner.len();
-        let last = inner.last().map_or(v0, |&s| v(s));
-        if last > self.d * v(self.tail) {
-            return m;
-        }
-        (0..m).rev().find(|&t| (if t == 0 { v0 } else { v(inner[t - 1]) }) > v(inner[t])).unwrap_or(0)
+        // the last member when no interior value is below (`v_m` is)
+        scanned + inner[scanned..].partition_point(|&s| v(s) >= threshold)
     }
 }
 
@@ -923,7 +947,8 @@ fn run_indexed_in<const P: usize, S: Selector>(
             }
         }
     }
-    let leaf_rates: Vec<f64> = order.iter().map(|&item| rates[item]).collect();
+    // a chain's leaf holds the bound of its total
+    let leaf_rates: Vec<f64> = order.iter().map(|&item| if item >= m { bound(rates[item]) } else { rates[item] }).collect();
     let mut tree = S::new(&leaf_rates);
     // every leaf's jump and updates, copied out of the model (no call per event)
     let slot = |i: Option<usize>| i.unwrap_or(n) as u32;
@@ -934,32 +959,40 @@ fn run_indexed_in<const P: usize, S: Selector>(
     };
     // the transition of each leaf whose rate has no form (usize::MAX for the others)
     let program_of: Vec<usize> = order.iter().map(|&item| if item_form(item).is_none() { item } else { usize::MAX }).collect();
-    let (mut jumps, mut updates, mut leaves) = (Vec::new(), Vec::new(), Vec::new());
-    // the step of transition l: its jump, and the leaves whose rates it changes (those of the
-    // affected transitions outside the chains, and the chains whose ends it moves)
+    let (mut jumps, mut updates, mut leaves, mut chain_leaves) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // the step of transition l: its jump, the leaves whose rates it changes (those of the
+    // affected transitions outside the chains) and the leaves of the chains whose ends it moves
+    // (their updates after the others', one group each)
     let mut step_of = |l: usize, jumps: &mut Vec<(usize, f64)>, updates: &mut Vec<Update>| {
         let (j0, u0) = (jumps.len(), updates.len());
         jumps.extend_from_slice(t.jump(l));
         leaves.clear();
         leaves.extend(affected[aff_ptr[l]..aff_ptr[l + 1]].iter().filter(|&&r| chain_of[r] == NO_CHAIN).map(|&r| leaf_of[r]));
-        for &(i, c) in t.jump(l) {
-            if c != 0.0 && i < n {
-                leaves.extend(ends[i].iter().map(|&c| leaf_of[m + c]));
-            }
-        }
         leaves.sort_unstable();
         leaves.dedup();
         tree.push_updates(&leaves, updates, form);
         let program = leaves.iter().any(|&p| program_of[p] != usize::MAX);
         let linear = updates[u0..].iter().all(|u: &Update| u.k as usize == n);
-        (j0..jumps.len(), u0..updates.len(), program, linear, NO_CHAIN)
+        let u1 = updates.len();
+        chain_leaves.clear();
+        for &(i, c) in t.jump(l) {
+            if c != 0.0 && i < n {
+                chain_leaves.extend(ends[i].iter().map(|&c| leaf_of[m + c]));
+            }
+        }
+        chain_leaves.sort_unstable();
+        chain_leaves.dedup();
+        for &p in &chain_leaves {
+            tree.push_updates(&[p], updates, form);
+        }
+        (j0..jumps.len(), u0..u1, u1..updates.len(), program, linear, NO_CHAIN)
     };
     let mut ranges = Vec::with_capacity(order.len());
     for &item in order {
         if item < m {
             ranges.push(step_of(item, &mut jumps, &mut updates));
         } else {
-            ranges.push((0..0, 0..0, false, true, (item - m) as u32));
+            ranges.push((0..0, 0..0, 0..0, false, true, (item - m) as u32));
         }
     }
     // the chains' members' steps, chain after chain, and the chains' interior values
@@ -992,15 +1025,19 @@ fn run_indexed_in<const P: usize, S: Selector>(
         let window = if [16, CHAIN_SCAN].contains(&window) { window as u8 } else { 0 };
         picks.push(ChainPick { a, b, head, d, tail, inv_e, start, end: slots.len() as u32, base, window });
     }
-    let to_step = |(j, u, program, linear, chain): (std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32)| Step {
+    type Ranges = (std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32);
+    let to_step = |(j, u, cu, program, linear, chain): Ranges| Step {
         jump: &jumps[j],
         updates: &updates[u],
+        chain_updates: &updates[cu],
         program,
         linear,
         chain,
     };
     let steps: Vec<Step> = ranges.into_iter().map(to_step).collect();
     let member_steps: Vec<Step> = member_ranges.into_iter().map(to_step).collect();
+    // a null draw's step: nothing moves
+    let null_step = Step { jump: &[], updates: &[], chain_updates: &[], program: false, linear: true, chain: NO_CHAIN };
     let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
@@ -1059,9 +1096,16 @@ fn run_indexed_in<const P: usize, S: Selector>(
         now = t_next;
         let (p, rest) = tree.locate(rng.random::<f64>() * total);
         let mut step = steps[p];
+        let mut real = true;
         if step.chain != NO_CHAIN {
             let c = &picks[step.chain as usize];
-            step = member_steps[c.base as usize + c.member(rest, x, mask, &slots)];
+            step = match c.member(rest, x, mask, &slots) {
+                NULL_DRAW => {
+                    real = false;
+                    null_step
+                }
+                t => member_steps[c.base as usize + t],
+            };
         }
         for &(i, c) in step.jump {
             let (e, v) = (&mut ent[i & mask], &mut x[i & mask]);
@@ -1081,7 +1125,15 @@ fn run_indexed_in<const P: usize, S: Selector>(
         } else {
             tree.apply(us, |u| u.rate(x, mask));
         }
-        events += 1;
+        // the chains' bounds, only where they move (a branch that is almost never taken, so the
+        // next target need not wait for the total: see `bound`)
+        for u in step.chain_updates {
+            let b = bound(u.linear_rate(x, mask).max(0.0));
+            if b != tree.leaf(u) {
+                tree.apply(std::slice::from_ref(u), |_| b);
+            }
+        }
+        events += real as u64;
         if events >= limit {
             if events >= opts.max_events {
                 stopped_early = true;
