@@ -808,8 +808,9 @@ struct Entry {
 /// leaves of [`leaf_order`], and the time averages are integrated lazily (an entry's `value x
 /// duration` is added when it changes and at the batch boundaries), so an event costs
 /// `O(affected rates x log transitions)` instead of `O(transitions + dim)`. The telescoping
-/// chains of [`crate::telescoping::chains`] are one leaf each, of rate `e (v_0 - v_m)`, their
-/// members drawn by [`ChainPick::member`]. The same random numbers as [`run`]: one Exp(1)
+/// chains of [`crate::telescoping::chains`] are one leaf each, holding the [`bound`] of their
+/// rate `e (v_0 - v_m)`, their members drawn by [`ChainPick::member`] (a draw in the bound's
+/// slack a null draw: no jump, not counted as an event). The same random numbers as [`run`]: one Exp(1)
 /// variate for the holding time, one uniform for the transition; with up to `ARITY`
 /// transitions and no chain also the same transition for the same uniform (the same order),
 /// else another transition of the same law.
@@ -1558,9 +1559,23 @@ eliminate = "R"
                 if total <= 0.0 {
                     continue;
                 }
+                // the slack of the bound: null draws
+                let b = bound(total);
+                for q in [0.01, 0.5, 0.999] {
+                    // clear of the total's rounding (the members' rates summed against e (v_0 - v_m))
+                    let rest = total + q * (b - total);
+                    if rest < b && rest - total > 1e-12 {
+                        assert_eq!(pick.member(rest, &x, mask, &slots), NULL_DRAW, "rest {rest} in [{total}, {b})");
+                    }
+                }
                 for _ in 0..20 {
                     let rest = rng.random::<f64>() * total;
                     let got = pick.member(rest, &x, mask, &slots);
+                    if got == NULL_DRAW {
+                        // only at the total, by rounding
+                        assert!(total - rest < 1e-12, "a null draw at {rest} of {total}");
+                        continue;
+                    }
                     assert!(rates[got] > 0.0, "a member of rate 0: {got} of {rates:?}");
                     let (mut cum, mut want, mut near) = (0.0, rates.len() - 1, false);
                     for (t, r) in rates.iter().enumerate() {
@@ -1579,6 +1594,29 @@ eliminate = "R"
                     }
                 }
             }
+        }
+    }
+
+    /// A chain's bound: its total rounded up to 5 bits of mantissa (`r <= bound(r) < r (1 +
+    /// 2^-5)`), monotone, 0 at 0 and infinite at infinity.
+    #[test]
+    fn a_chains_bound_exceeds_its_total_by_less_than_a_thirty_second() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        assert_eq!(bound(0.0), 0.0);
+        assert_eq!(bound(f64::INFINITY), f64::INFINITY);
+        assert_eq!(bound(1.0), 1.0);
+        assert_eq!(bound(0.75), 0.75);
+        assert_eq!(bound(1.0 + f64::EPSILON), 1.0 + 1.0 / 32.0);
+        let mut last = (0.0, 0.0);
+        let mut rs: Vec<f64> = (0..10_000).map(|_| (rng.random::<f64>() * 80.0 - 40.0).exp2()).collect();
+        rs.push(f64::MIN_POSITIVE / 3.0);
+        rs.sort_by(f64::total_cmp);
+        for r in rs {
+            let b = bound(r);
+            // a subnormal total keeps fewer bits (its bound is still above it)
+            assert!(r <= b && (r < f64::MIN_POSITIVE || (b - r) < r / 32.0), "bound({r}) = {b}");
+            assert!(b >= last.1, "not monotone: bound({}) = {} > bound({r}) = {b}", last.0, last.1);
+            last = (r, b);
         }
     }
 

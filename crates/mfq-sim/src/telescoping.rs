@@ -11,7 +11,9 @@
 //! member of an event from the `v` themselves, the first `t` with `v_t < v_0 - u / e` for the
 //! uniform `u` below the chain's rate: the member `t` with probability `(v_{t-1} - v_t) / (v_0 -
 //! v_m)`, as the direct method draws it (Gillespie 1977) from the members' own rates. An event
-//! then re-evaluates no member's rate.
+//! then re-evaluates no member's rate. (The population process's leaf holds a bound of the
+//! chain's rate, slightly above it, and a draw in between is a null draw: see `bound` in
+//! `population.rs`.)
 //!
 //! The order `v_0 >= ... >= v_m` must hold at every state the process visits; [`chains`] keeps a
 //! chain only when it can prove so from the model: the order holds at the start, every jump
