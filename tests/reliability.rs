@@ -269,3 +269,28 @@ fn the_largest_truncation_level_honours_the_limit() {
         assert!(wall < 7.0, "{cmd}: {wall} s");
     }
 }
+
+/// Models with a dense Jacobian at large K (JIQ, whose drift reads `x_1` at every level; the
+/// speed-aware JSQ of case A) stop at `--max-seconds`: a dense LU of K = 2048 took 3.8 s past a
+/// 0.2 s limit (nalgebra's unblocked LU, on the solver's thread). The blocked LU (faer) runs on a
+/// helper thread from 1000 states on, the solver watching the deadline. Unlimited, JIQ at K = 2048
+/// converges to its closed form (Stolyar 2015: `x_1 = lambda`, mean response time 1).
+#[test]
+fn dense_jacobians_at_large_k_honour_the_limit() {
+    // the largest dense sizes allowed (2048 states)
+    for (file, levels) in [("models/jiq.toml", "2048"), ("models/hetero-sa-jsq-caseA.toml", "1024")] {
+        let start = std::time::Instant::now();
+        let o = mfq(&["fixed-point", file, "--set", &format!("truncation.levels={levels}"), "--max-seconds", "0.05"]);
+        let wall = start.elapsed().as_secs_f64();
+        let (out, err) = text(&o);
+        assert!(matches!(o.status.code(), Some(0 | 4)), "{file}: {out}\n{err}");
+        assert!(o.status.code() == Some(0) || err.contains("--max-seconds 0.05"), "{file}: {err}");
+        assert!(wall < 2.0, "{file}: {wall} s");
+    }
+    let o = mfq(&["fixed-point", "models/jiq.toml", "--set", "truncation.levels=2048", "--json"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let x1 = v["x"][0].as_f64().unwrap();
+    assert!((x1 - 0.9).abs() < 1e-10, "x_1 = {x1}");
+}

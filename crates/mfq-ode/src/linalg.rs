@@ -63,6 +63,27 @@ use mfq_model::{Deadline, Jacobian, Sparsity, SparsityPattern};
 /// Sparse systems from this size on are factorised on a helper thread by
 /// [`ShiftedLu::factor_within`] (below it a factorisation takes milliseconds).
 const THREADED_MIN_SIZE: usize = 2000;
+
+/// Size from which [`ShiftedLu::factor_within`] runs a dense factorisation on a helper thread
+/// (`n^3 / 3` multiply-adds: about 0.1 s at 1000 on one core).
+const DENSE_THREADED_MIN_SIZE: usize = 1000;
+
+/// The LU with partial pivoting of the dense `alpha I + beta J` (`n x n`).
+///
+/// # Errors
+/// [`SingularMatrix`] when a pivot of `U` is exactly zero or not finite.
+fn dense_lu(n: usize, alpha: f64, beta: f64, jac: &Jacobian) -> Result<faer::linalg::solvers::PartialPivLu<f64>, SingularMatrix> {
+    let mut m = faer::Mat::<f64>::from_fn(n, n, |i, j| beta * jac.get(i, j));
+    for i in 0..n {
+        m[(i, i)] += alpha;
+    }
+    let f = m.partial_piv_lu();
+    let u = f.U();
+    match (0..n).find(|&i| u[(i, i)] == 0.0 || !u[(i, i)].is_finite()) {
+        Some(index) => Err(SingularMatrix { index }),
+        None => Ok(f),
+    }
+}
 /// Bordered sparse systems from this size on (the triplet approximation from K = 22) are
 /// solved by GMRES preconditioned with an incomplete LU ([`crate::krylov`]), not factorised
 /// completely (whose fill-in reaches 1 GB at 28 000 unknowns).
@@ -120,9 +141,10 @@ enum Kind {
         piv: Vec<usize>,
         rdiag: Vec<f64>,
     },
+    /// faer's blocked dense LU with partial pivoting (nalgebra's unblocked one took 3.8 s for
+    /// JIQ at K = 2048, a size the blocked one factors in a fraction of a second).
     Dense {
-        lu: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
-        rhs: DVector<f64>,
+        lu: Option<faer::linalg::solvers::PartialPivLu<f64>>,
     },
     Sparse(Box<SparseKind>),
 }
@@ -611,7 +633,7 @@ impl ShiftedLu {
                 let width = 2 * lower + upper + 1;
                 Kind::Banded { lower, upper, width, ab: vec![0.0; n * width], piv: vec![0; n], rdiag: vec![0.0; n] }
             }
-            _ => Kind::Dense { lu: None, rhs: DVector::zeros(n) },
+            _ => Kind::Dense { lu: None },
         };
         ShiftedLu { n, kind }
     }
@@ -628,6 +650,23 @@ impl ShiftedLu {
     pub fn factor_within(&mut self, alpha: f64, beta: f64, jac: &Jacobian, deadline: &Deadline) -> Result<bool, SingularMatrix> {
         if deadline.expired() {
             return Ok(false);
+        }
+        if let Kind::Dense { lu } = &mut self.kind {
+            // a large dense factorisation on a helper thread, as the sparse one below
+            let n = self.n;
+            if n < DENSE_THREADED_MIN_SIZE || deadline.limit().is_none() {
+                return self.factor(alpha, beta, jac).map(|()| true);
+            }
+            *lu = None;
+            let jac = jac.clone();
+            return match deadline.wait_for("mfq-dense-lu", move || dense_lu(n, alpha, beta, &jac)) {
+                Ok(f) => {
+                    *lu = Some(f?);
+                    Ok(true)
+                }
+                Err(mfq_model::Abandoned::Expired) => Ok(false),
+                Err(mfq_model::Abandoned::Panicked | mfq_model::Abandoned::NoThread) => Err(SingularMatrix { index: 0 }),
+            };
         }
         let Kind::Sparse(sp) = &mut self.kind else { return self.factor(alpha, beta, jac).map(|()| true) };
         sp.deadline = deadline.clone();
@@ -699,17 +738,9 @@ impl ShiftedLu {
                     band_eliminate(n, p, q, ab, piv, rdiag)
                 }
             }
-            Kind::Dense { lu, .. } => {
-                let mut m = DMatrix::from_fn(n, n, |i, j| beta * jac.get(i, j));
-                for i in 0..n {
-                    m[(i, i)] += alpha;
-                }
-                let f = m.lu();
-                let u = f.u();
-                if let Some(index) = (0..n).find(|&i| u[(i, i)] == 0.0 || !u[(i, i)].is_finite()) {
-                    *lu = None;
-                    return Err(SingularMatrix { index });
-                }
+            Kind::Dense { lu } => {
+                *lu = None;
+                let f = dense_lu(n, alpha, beta, jac)?;
                 *lu = Some(f);
                 Ok(())
             }
@@ -729,12 +760,10 @@ impl ShiftedLu {
                     band_solve(n, *lower, *upper, ab, piv, rdiag, b);
                 }
             }
-            Kind::Dense { lu, rhs } => {
+            Kind::Dense { lu } => {
                 if let Some(f) = lu {
-                    rhs.as_mut_slice().copy_from_slice(b);
-                    if f.solve_mut(rhs) {
-                        b.copy_from_slice(rhs.as_slice());
-                    }
+                    use faer::linalg::solvers::Solve;
+                    f.solve_in_place(faer::MatMut::from_column_major_slice_mut(b, n, 1));
                 }
             }
         }
