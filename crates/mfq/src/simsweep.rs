@@ -188,6 +188,22 @@ pub fn simulation_sweep(
 mod tests {
     use super::*;
 
+    /// The model file is read within the sweep's deadline: past it the sweep stops while
+    /// reading (no point simulated), for `servers` and for a parameter.
+    #[test]
+    fn a_simulation_sweep_reads_its_file_within_the_deadline() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/k-of-n.toml")).unwrap();
+        let deadline = mfq_model::Deadline::after(1e-9);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let opts = SimOptions { deadline, ..Default::default() };
+        for axis in [Axis::parse("lambda", "0.3,0.7").unwrap(), Axis::parse("servers", "10,20").unwrap()] {
+            let r = simulation_sweep(&text, &[], &axis, &opts, &|| {}).unwrap();
+            assert!(r.points.is_empty(), "{:?}", r.points);
+            let why = r.partial.unwrap_or_default();
+            assert!(why.contains("while reading the model file") && why.contains(&format!("{} = ", axis.name)), "{why}");
+        }
+    }
+
     /// k-of-n, central buffer, k = 1, n = N = 4, exponential copies: an M/M/1 queue of rate 4,
     /// `E[T] = 1 / (4 (1 - lambda))` (docs/models/k-of-n.md); the sweep simulates the stable
     /// points within their intervals (Bonferroni over 2) and reports `lambda = 1.1` unstable.
