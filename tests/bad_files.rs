@@ -169,6 +169,21 @@ fn the_suite_covers_every_exit_code_for_bad_input() {
     }
 }
 
+/// Every bad file has a number of its own, `NNN-what.toml` (125-130 and 133-135 were each
+/// used twice when two series were added at once).
+#[test]
+fn every_bad_file_has_its_own_number() {
+    let mut seen: std::collections::BTreeMap<u32, String> = std::collections::BTreeMap::new();
+    for f in bad_files("tests/bad") {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let number = name.split('-').next().and_then(|n| n.parse::<u32>().ok());
+        let number = number.unwrap_or_else(|| panic!("{name}: expected NNN-what.toml"));
+        if let Some(other) = seen.insert(number, name.clone()) {
+            panic!("{name} and {other} share the number {number}; allowed: the next free number");
+        }
+    }
+}
+
 #[test]
 #[ignore = "known gaps of the error contract, listed in docs/errors.md: run with --ignored after fixing them"]
 fn pending_files_meet_the_contract() {

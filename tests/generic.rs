@@ -987,3 +987,66 @@ fn a_start_that_breaks_a_conservation_law_is_refused() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("--x0 0.7,0.5") && e.contains("S + I + R = 1") && e.contains("S + I sum to 1.2") && e.contains("at most 1"), "{e}");
 }
+
+/// Two sites of capacity 1 holding `s = 1.5` particles (`x + y = s`, so `x, y` in `[0.5, 1]`),
+/// hopping with exclusion: `x -> y` at rate `a x (1 - y)`, `y -> x` at rate `b y (1 - x)`.
+/// The rates are `>= 0` exactly on the feasible set; the validator drew the law's members
+/// uniformly on the simplex `x + y = 1.5` (`x = 0.0109`, so `y = 1.49 > 1`) and refused the file
+/// (`a * x * (1 - y) = -1.07e-2`).
+fn exclusion_pair(rate_xy: &str, value: &str) -> String {
+    format!(
+        "[model]\nkind = \"generic\"\nname = \"two sites\"\nvariables = [\"x\", \"y\"]\n\
+         [model.parameters]\na = 2.0\nb = 1.0\ns = 1.5\n\
+         [[model.transitions]]\njump = {{ x = -1, y = 1 }}\nrate = \"{rate_xy}\"\n\
+         [[model.transitions]]\njump = {{ y = -1, x = 1 }}\nrate = \"b * y * (1 - x)\"\n\
+         [[model.conservation]]\nsum = [\"x\", \"y\"]\nvalue = {value}\n"
+    )
+}
+
+/// A conservation law whose value is above 1 (`x + y = 1.5`; `sum = 3` over a family of 4
+/// sites) is sampled on its feasible set (every member, the eliminated one too, in `[0, 1]`):
+/// the valid models are accepted and solved to their closed forms, a rate negative at a
+/// feasible state is still refused, and a law value no state can reach names the field.
+#[test]
+fn a_law_above_one_is_sampled_on_its_feasible_set() {
+    // fixed point: a x (1 - y) = b y (1 - x) with y = s - x:
+    // (a - b) x^2 + (a (1 - s) + b (1 + s)) x - b s = 0
+    let (a, b, s) = (2.0_f64, 1.0_f64, 1.5_f64);
+    let (qa, qb, qc) = (a - b, a * (1.0 - s) + b * (1.0 + s), -b * s);
+    let want = (-qb + (qb * qb - 4.0 * qa * qc).sqrt()) / (2.0 * qa);
+    assert!((0.5..=1.0).contains(&want), "{want}");
+    let m = mfq::Model::from_toml(&exclusion_pair("a * x * (1 - y)", "\"s\""), &[]).unwrap_or_else(|e| panic!("{e}"));
+    let fp = m.fixed_point(&FixedPointOptions::default()).unwrap();
+    assert!(fp.converged(), "{:?}", fp.status);
+    assert!((fp.x[0] - want).abs() < 1e-9, "x* = {} against the closed form {want}", fp.x[0]);
+
+    // a ring of 4 sites of capacity 1 with 3 particles (totally asymmetric exclusion): the
+    // fixed point is uniform, p_k = 3/4
+    let ring = "[model]\nkind = \"generic\"\nname = \"ring\"\n[[model.families]]\nname = \"p\"\nrange = \"1..4\"\n\
+                [[model.transitions]]\nfor = \"k = 1..3\"\njump = { \"p[k]\" = -1, \"p[k+1]\" = 1 }\nrate = \"p[k] * (1 - p[k+1])\"\n\
+                [[model.transitions]]\njump = { \"p[4]\" = -1, \"p[1]\" = 1 }\nrate = \"p[4] * (1 - p[1])\"\n\
+                [[model.conservation]]\nsum = [\"p\"]\nvalue = 3\n";
+    let m = mfq::Model::from_toml(ring, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let fp = m.fixed_point(&FixedPointOptions::default()).unwrap();
+    assert!(fp.converged(), "{:?}", fp.status);
+    assert!(fp.x.iter().all(|p| (p - 0.75).abs() < 1e-9), "{:?}", fp.x);
+
+    // negative on part of the feasible set (y > 0.9, x < 0.6): still refused, with its message
+    let e = mfq::Model::from_toml(&exclusion_pair("a * x * (0.9 - y)", "\"s\""), &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("model.transitions[0].rate = \"a * x * (0.9 - y)\"") && e.contains("at the feasible state") && e.contains("a rate >= 0"),
+        "{e}"
+    );
+    // the value of the state at which it is refused is feasible: x in [0.5, 1]
+    let x: f64 = e.split("(x = ").nth(1).and_then(|t| t.split(')').next()).and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("{e}"));
+    assert!((0.5..0.6).contains(&x), "{e}");
+
+    // a value no state reaches (two members in [0, 1] sum to at most 2)
+    let e = mfq::Model::from_toml(&exclusion_pair("a * x * (1 - y)", "2.5"), &[]).unwrap_err().to_string();
+    assert!(e.contains("model.conservation[0].value = 2.5") && e.contains("a number in [0, 2]"), "{e}");
+    // a boundary value that names the state is refused (it panicked)
+    let e = mfq::Model::from_toml(&ring.replace("range = \"1..4\"\n", "range = \"1..4\"\nboundary = { \"p[5]\" = \"p[1]\" }\n"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("boundary") && e.contains("must not depend on the state"), "{e}");
+}

@@ -299,14 +299,19 @@ class Model:
         return m
 
     @classmethod
-    def from_toml(cls, text: str, **overrides: Any) -> "Model":
-        """The model of a model file's text (docs/guide.md), with ``overrides`` as ``--set``."""
-        return cls._wrap(_mfq.Core.from_toml(text, _overrides(overrides)))
+    def from_toml(cls, text: str, *, max_seconds: Optional[float] = None, **overrides: Any) -> "Model":
+        """The model of a model file's text (docs/guide.md), with ``overrides`` as ``--set``.
+        ``max_seconds``: wall-clock limit of the parse (a generic model of 200,000 transitions
+        takes about 2 s); NotConverged when it passes first."""
+        return cls._wrap(_mfq.Core.from_toml(text, _overrides(overrides), _seconds(max_seconds)))
 
     @classmethod
-    def from_file(cls, path: Union[str, "os.PathLike[str]"], **overrides: Any) -> "Model":
-        """The model of the model file at ``path`` (e.g. ``models/jsq-d2.toml``)."""
-        return cls._wrap(_mfq.Core.from_file(os.fspath(path), _overrides(overrides)))
+    def from_file(
+        cls, path: Union[str, "os.PathLike[str]"], *, max_seconds: Optional[float] = None, **overrides: Any
+    ) -> "Model":
+        """The model of the model file at ``path`` (e.g. ``models/jsq-d2.toml``); ``max_seconds``
+        as for :meth:`from_toml`."""
+        return cls._wrap(_mfq.Core.from_file(os.fspath(path), _overrides(overrides), _seconds(max_seconds)))
 
     def with_(self, **overrides: Any) -> "Model":
         """The same model with parameters replaced: ``m.with_(lam=0.95, d=3)``; dotted names

@@ -160,18 +160,23 @@ fn method(name: &str) -> Result<Method, mfq::Error> {
 
 #[pymethods]
 impl Core {
-    /// The model of a model file's text with `overrides` (`NAME=VALUE`, as `--set`).
+    /// The model of a model file's text with `overrides` (`NAME=VALUE`, as `--set`), read
+    /// within `max_seconds` (checked by the Python layer; a large file's parse stops there
+    /// with `ModelError::Interrupted`, `mfq::Model::from_toml_within`).
     #[staticmethod]
-    #[pyo3(signature = (text, overrides = Vec::new()))]
-    fn from_toml(py: Python<'_>, text: &str, overrides: Vec<String>) -> PyResult<Core> {
-        Ok(Core::new(py_result(py, mfq::Model::from_toml(text, &overrides))?))
+    #[pyo3(signature = (text, overrides = Vec::new(), max_seconds = None))]
+    fn from_toml(py: Python<'_>, text: &str, overrides: Vec<String>, max_seconds: Option<f64>) -> PyResult<Core> {
+        let deadline = max_seconds.map_or_else(Deadline::none, Deadline::after);
+        Ok(Core::new(py_result(py, mfq::Model::from_toml_within(text, &overrides, &deadline))?))
     }
 
-    /// The model of the model file at `path` with `overrides`.
+    /// The model of the model file at `path` with `overrides`, read within `max_seconds` (as
+    /// [`from_toml`](Self::from_toml)).
     #[staticmethod]
-    #[pyo3(signature = (path, overrides = Vec::new()))]
-    fn from_file(py: Python<'_>, path: PathBuf, overrides: Vec<String>) -> PyResult<Core> {
-        Ok(Core::new(py_result(py, mfq::Model::from_file(&path, &overrides))?))
+    #[pyo3(signature = (path, overrides = Vec::new(), max_seconds = None))]
+    fn from_file(py: Python<'_>, path: PathBuf, overrides: Vec<String>, max_seconds: Option<f64>) -> PyResult<Core> {
+        let deadline = max_seconds.map_or_else(Deadline::none, Deadline::after);
+        Ok(Core::new(py_result(py, mfq::Model::from_file_within(&path, &overrides, &deadline))?))
     }
 
     /// The same model with `overrides` applied.

@@ -11,7 +11,7 @@
 
 use crate::Failure;
 use clap::Args;
-use mfq_model::ModelFile;
+use mfq_model::{Deadline, ModelError, ModelFile};
 use mfq_plot::style::{LegendPosition, Palette, Style};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -189,12 +189,21 @@ fn params_of(file: &ModelFile) -> Vec<(String, String)> {
 }
 
 /// The parameters of a model file under `set` (`NAME=VALUE`): the model's own values, and
-/// for settings that are sweeps (`a:b:n`, lists) their range as text (`0.5 to 0.95`).
-pub fn model_params(text: &str, set: &[String]) -> Vec<(String, String)> {
+/// for settings that are sweeps (`a:b:n`, lists) their range as text (`0.5 to 0.95`). The
+/// text is read within `deadline` (a model file of many transitions takes seconds to parse).
+///
+/// # Errors
+/// `ModelError::Interrupted` when the deadline passes while the text is read (a text that
+/// does not parse gives no parameters, not an error: the command's own parse reports it).
+pub fn model_params(text: &str, set: &[String], deadline: &Deadline) -> Result<Vec<(String, String)>, ModelError> {
     let (scalar, swept): (Vec<&String>, Vec<&String>) = set.iter().partition(|s| !s.contains(':') && !s.contains(','));
     let scalar: Vec<String> = scalar.into_iter().cloned().collect();
     // the parameters only: the model is not built again
-    let mut out = ModelFile::parse_declarations(text, &scalar).map(|f| params_of(&f)).unwrap_or_default();
+    let mut out = match ModelFile::parse_declarations_within(text, &scalar, deadline) {
+        Ok(f) => params_of(&f),
+        Err(e @ ModelError::Interrupted { .. }) => return Err(e),
+        Err(_) => vec![],
+    };
     for s in swept {
         if let Some((names, values)) = s.split_once('=') {
             let text = match values.split(':').collect::<Vec<_>>().as_slice() {
@@ -207,13 +216,16 @@ pub fn model_params(text: &str, set: &[String]) -> Vec<(String, String)> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The parameters of a figure file (its text without `[style]`): those of its `model` (or of
-/// the first of its `models`) under its `set`.
-pub fn figure_params(text: &str) -> Vec<(String, String)> {
-    let Ok(table) = toml::from_str::<toml::Table>(text) else { return vec![] };
+/// the first of its `models`) under its `set`, read within `deadline`.
+///
+/// # Errors
+/// No convergence (exit code 4) naming the model file when the deadline passes while it is read.
+pub fn figure_params(text: &str, deadline: &Deadline) -> Result<Vec<(String, String)>, Failure> {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else { return Ok(vec![]) };
     let model =
         table.get("model").and_then(|v| v.as_str()).or_else(|| table.get("models")?.as_array()?.first()?.as_array()?.get(1)?.as_str());
     let set: Vec<String> = table
@@ -221,9 +233,9 @@ pub fn figure_params(text: &str) -> Vec<(String, String)> {
         .and_then(|v| v.as_array())
         .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
         .unwrap_or_default();
-    match model.and_then(|m| std::fs::read_to_string(m).ok()) {
-        Some(t) => model_params(&t, &set),
-        None => vec![],
+    match model.and_then(|m| Some((m, std::fs::read_to_string(m).ok()?))) {
+        Some((m, t)) => model_params(&t, &set, deadline).map_err(|e| stopped_reading(m, &e)),
+        None => Ok(vec![]),
     }
 }
 
@@ -232,9 +244,10 @@ pub fn figure_params(text: &str) -> Vec<(String, String)> {
 ///
 /// # Errors
 /// Bad input when the figure's `[style]` title or labels hold a placeholder `{name}` that is
-/// not one of the figure's parameters.
-pub fn install_figure_style(file_style: Style, text: &str) -> Result<mfq_plot::style::StyleGuard, Failure> {
-    let style = Style { params: figure_params(text), ..file_style };
+/// not one of the figure's parameters; no convergence (exit code 4) when `deadline` passes
+/// while the figure's model file is read for them.
+pub fn install_figure_style(file_style: Style, text: &str, deadline: &Deadline) -> Result<mfq_plot::style::StyleGuard, Failure> {
+    let style = Style { params: figure_params(text, deadline)?, ..file_style };
     style.check_placeholders().map_err(|e| Failure::input(e.to_string()))?;
     Ok(style.merged(&Style::global()).install())
 }
@@ -245,9 +258,16 @@ pub fn install_figure_style(file_style: Style, text: &str) -> Result<mfq_plot::s
 /// # Errors
 /// Bad input naming the option when `--title`, `--x-label` or `--y-label` (or the `--style`
 /// file's) holds a placeholder `{name}` that is not a parameter of the model (the message
-/// lists those there are).
-pub fn note_model(text: &str, set: &[String]) -> Result<(), Failure> {
-    note_params(model_params(text, set))
+/// lists those there are); no convergence (exit code 4) naming `path` when `deadline` passes
+/// while the text is read.
+pub fn note_model(path: &Path, text: &str, set: &[String], deadline: &Deadline) -> Result<(), Failure> {
+    note_params(model_params(text, set, deadline).map_err(|e| stopped_reading(&path.display().to_string(), &e))?)
+}
+
+/// The failure (exit code 4) of a model file `path` whose reading the deadline stopped (`e`),
+/// as `mfq fixed-point` reports it.
+pub fn stopped_reading(path: &str, e: &ModelError) -> Failure {
+    Failure::no_convergence(format!("{path}: {e}; no files written"))
 }
 
 /// [`note_model`] of a model file already parsed (with every override applied).
@@ -283,7 +303,7 @@ mod tests {
     #[test]
     fn sweeps_become_ranges_in_params() {
         let text = "[model]\nkind = \"jsq\"\nlambda = 0.9\nd = 2\n";
-        let p = model_params(text, &["lambda=0.5:0.95:20".into(), "d=3".into()]);
+        let p = model_params(text, &["lambda=0.5:0.95:20".into(), "d=3".into()], &Deadline::none()).unwrap();
         let get = |k: &str| p.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         assert_eq!(get("lambda").as_deref(), Some("0.5 to 0.95"));
         assert_eq!(get("d").as_deref(), Some("3"));

@@ -93,7 +93,7 @@ pub fn sweep_cmd(args: &SweepArgs) -> Result<(), Failure> {
     let deadline = crate::interrupt::interruptible_deadline(&args.model)?;
     let files = std::iter::once(path).chain(&args.models).map(|p| SweptFile::read(p)).collect::<Result<Vec<_>, _>>()?;
     // `{name}` in --title and the labels: the first file's parameters, swept ones as ranges
-    crate::figstyle::note_model(&files[0].text, &args.model.set)?;
+    crate::figstyle::note_model(path, &files[0].text, &args.model.set, &deadline)?;
     let dir = out_dir(&args.model.out, path);
     ensure_writable(&dir)?;
     let report = run_files(&files, &args.model.set, args.model.json, &deadline)?;
@@ -492,7 +492,7 @@ fn figure(dir: &Path, out: &Path, name: &str, deadline: &Deadline) -> Result<Str
     let text = std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("cannot read figure {}: {e}", path.display())))?;
     let (style, text) = crate::figstyle::split(&text, &path)?;
     let fig: FigureFile = toml::from_str(&text).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-    let _style = crate::figstyle::install_figure_style(style, &text)?;
+    let _style = crate::figstyle::install_figure_style(style, &text, deadline)?;
     if deadline.expired() {
         return Err(stopped());
     }
@@ -684,7 +684,10 @@ fn complete(report: SweepReport) -> Result<SweepReport, Failure> {
 /// The converged fixed point of the model file `model` (its text) with `NAME=VALUE` overrides,
 /// within `deadline`.
 fn solve_file(text: &str, model: &str, set: &[String], deadline: &Deadline) -> Result<mfq_fixpoint::FixedPoint, Failure> {
-    let file = ModelFile::parse(text, set).map_err(|e| Failure::input(format!("{model}: {e}")))?;
+    let file = ModelFile::parse_within(text, set, deadline).map_err(|e| match e {
+        mfq_model::ModelError::Interrupted { .. } => crate::figstyle::stopped_reading(model, &e),
+        e => Failure::input(format!("{model}: {e}")),
+    })?;
     let opts = FixedPointOptions { deadline: deadline.clone(), ..FixedPointOptions::default() };
     let fp = solve_spec(&file.model, &file.truncation, &opts).map_err(|e| match e {
         mfq_fixpoint::FixedPointError::Model(mfq_model::ModelError::Interrupted { .. }) => Failure::no_convergence(format!("{model}: {e}")),

@@ -82,7 +82,11 @@ pub(crate) fn run_grid(
     let opts = FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
     sweep_models(&models, &overrides, &axes, &opts, tick).map_err(|e| {
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        Failure::input(format!("{}: {e}", paths.join(", ")))
+        match e {
+            // the deadline passed while a file was read, before any point: exit code 4
+            mfq_model::ModelError::Interrupted { .. } => crate::figstyle::stopped_reading(&paths.join(", "), &e),
+            e => Failure::input(format!("{}: {e}", paths.join(", "))),
+        }
     })
 }
 

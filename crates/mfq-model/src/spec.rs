@@ -309,6 +309,20 @@ impl ModelFile {
     /// As [`parse`](Self::parse); [`ModelError::Interrupted`] when the deadline passes while
     /// the text is parsed.
     pub fn parse_within(text: &str, overrides: &[String], deadline: &Deadline) -> Result<Self, ModelError> {
+        if !deadline.expired() && (deadline.is_unbounded() || text.len() < PARSE_THREAD_BYTES) {
+            return Self::parse(text, overrides);
+        }
+        Self::checked_within(Self::parse_declarations_within(text, overrides, deadline)?, deadline)
+    }
+
+    /// [`parse_declarations`](Self::parse_declarations) within `deadline`, as
+    /// [`parse_within`](Self::parse_within) parses (a large text on a helper thread abandoned
+    /// at the deadline): for reading a model file's parameters under a job's limit.
+    ///
+    /// # Errors
+    /// As [`parse_declarations`](Self::parse_declarations); [`ModelError::Interrupted`] when
+    /// the deadline passes first.
+    pub fn parse_declarations_within(text: &str, overrides: &[String], deadline: &Deadline) -> Result<Self, ModelError> {
         let interrupted = || ModelError::Interrupted {
             during: format!("reading the model file (the TOML parse of {} bytes)", text.len()),
             reason: deadline.reason(),
@@ -317,12 +331,12 @@ impl ModelFile {
             return Err(interrupted());
         }
         if deadline.is_unbounded() || text.len() < PARSE_THREAD_BYTES {
-            return Self::parse(text, overrides);
+            return Self::parse_declarations(text, overrides);
         }
         let (owned, set) = (text.to_owned(), overrides.to_vec());
-        let file = match deadline.wait_for("mfq-parse", move || Self::parse_declarations(&owned, &set)) {
-            Ok(result) => result?,
-            Err(crate::Abandoned::Expired) => return Err(interrupted()),
+        match deadline.wait_for("mfq-parse", move || Self::parse_declarations(&owned, &set)) {
+            Ok(result) => result,
+            Err(crate::Abandoned::Expired) => Err(interrupted()),
             // no helper thread, or it ended without an answer (it panicked): parse here, as
             // `parse` would, and check the deadline after
             Err(crate::Abandoned::NoThread | crate::Abandoned::Panicked) => {
@@ -330,10 +344,9 @@ impl ModelFile {
                 if deadline.expired() {
                     return Err(interrupted());
                 }
-                file
+                Ok(file)
             }
-        };
-        Self::checked_within(file, deadline)
+        }
     }
 
     /// The checks of [`parse`](Self::parse) after the declarations are read.

@@ -100,7 +100,8 @@ pub struct SimSweepReport {
     pub x_axis: Axis,
     /// The points, in x order (the finished ones when `partial` is set).
     pub points: Vec<SimSweepPoint>,
-    /// `Some(why)` when the time limit stopped the sweep before every point was simulated.
+    /// `Some(why)` when the time limit (or a cancellation) stopped the sweep before every point
+    /// was simulated.
     pub partial: Option<String>,
 }
 
@@ -108,7 +109,9 @@ pub struct SimSweepReport {
 /// name, or `servers`: the number of servers `N` of the simulation, for the kinds whose size is
 /// the simulator's), with `opts` (its `servers` replaced by the model's own for kinds that fix
 /// it, [`model_servers`]). Points run one after the other (each simulation runs its replications in
-/// parallel); `progress` is called after each point.
+/// parallel); `progress` is called after each point. The file is parsed within
+/// `opts.deadline` ([`ModelFile::parse_within`]): a parse the deadline stops ends the sweep
+/// with the finished points, [`partial`](SimSweepReport::partial) saying where.
 ///
 /// # Errors
 /// [`ModelError`] when the file does not parse with the overrides at the first point (a bad
@@ -124,7 +127,17 @@ pub fn simulation_sweep(
     let mut points = Vec::with_capacity(x_axis.values.len());
     let mut partial = None;
     // `servers` is the simulator's N unless the kind fixes its own size (then a parameter)
-    let sweeps_size = x_axis.name == "servers" && ModelFile::parse(text, overrides).map_or(true, |f| model_servers(&f.model).is_none());
+    // the parses within the deadline: a model file of many transitions takes seconds to parse
+    let parse = |ov: &[String]| ModelFile::parse_within(text, ov, &opts.deadline);
+    let stopped = |x: f64| format!("stopped at {} while reading the model file at {} = {x}", opts.deadline.reason(), x_axis.name);
+    let sweeps_size = x_axis.name == "servers"
+        && match parse(overrides) {
+            Err(ModelError::Interrupted { .. }) => {
+                let x = x_axis.values.first().copied().unwrap_or(f64::NAN);
+                return Ok(SimSweepReport { x_axis: x_axis.clone(), points, partial: Some(stopped(x)) });
+            }
+            f => f.map_or(true, |f| model_servers(&f.model).is_none()),
+        };
     for (i, &x) in x_axis.values.iter().enumerate() {
         let mut ov = overrides.to_vec();
         if !sweeps_size {
@@ -134,8 +147,12 @@ pub fn simulation_sweep(
             points.push(SimSweepPoint { x, status: SimPointStatus::Invalid { reason } });
             continue;
         }
-        let file = match ModelFile::parse(text, &ov) {
+        let file = match parse(&ov) {
             Ok(f) => f,
+            Err(ModelError::Interrupted { .. }) => {
+                partial = Some(stopped(x));
+                break;
+            }
             Err(e) if i == 0 => return Err(e),
             Err(e) => {
                 points.push(SimSweepPoint { x, status: SimPointStatus::Invalid { reason: e.to_string() } });
@@ -170,6 +187,22 @@ pub fn simulation_sweep(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The model file is read within the sweep's deadline: past it the sweep stops while
+    /// reading (no point simulated), for `servers` and for a parameter.
+    #[test]
+    fn a_simulation_sweep_reads_its_file_within_the_deadline() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/k-of-n.toml")).unwrap();
+        let deadline = mfq_model::Deadline::after(1e-9);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let opts = SimOptions { deadline, ..Default::default() };
+        for axis in [Axis::parse("lambda", "0.3,0.7").unwrap(), Axis::parse("servers", "10,20").unwrap()] {
+            let r = simulation_sweep(&text, &[], &axis, &opts, &|| {}).unwrap();
+            assert!(r.points.is_empty(), "{:?}", r.points);
+            let why = r.partial.unwrap_or_default();
+            assert!(why.contains("while reading the model file") && why.contains(&format!("{} = ", axis.name)), "{why}");
+        }
+    }
 
     /// k-of-n, central buffer, k = 1, n = N = 4, exponential copies: an M/M/1 queue of rate 4,
     /// `E[T] = 1 / (4 (1 - lambda))` (docs/models/k-of-n.md); the sweep simulates the stable

@@ -196,7 +196,7 @@ pub fn sweep_models(
         return Err(bad(&x_axis.name, "no model file to sweep".into()));
     }
     for (_, text) in models {
-        check_names(text, overrides, axes)?;
+        check_names(text, overrides, axes, &opts.deadline)?;
     }
     let mut curvish: Vec<Axis> = others.to_vec();
     if models.len() > 1 {
@@ -305,7 +305,9 @@ fn solve_point(
     opts: &FixedPointOptions,
     line: &mut Line,
 ) -> Option<PointStatus> {
-    let file = match ModelFile::parse(text, &assignments(text, overrides, assigned)) {
+    // within the deadline: a model file of many transitions takes seconds to parse
+    let file = match ModelFile::parse_within(text, &assignments(text, overrides, assigned), &opts.deadline) {
+        Err(ModelError::Interrupted { .. }) => return None,
         Err(e) => return Some(PointStatus::Invalid { reason: e.to_string() }),
         Ok(file) => file,
     };
@@ -409,9 +411,10 @@ fn system_loss(truncation: &mfq_model::spec::Truncation, loss: f64) -> f64 {
 
 /// Checks that the file parses with the overrides, that the swept names are keys of it (a
 /// swept name that does not exist would otherwise fail at every point), swept once and not
-/// also set, and that every value of a categorical axis is one its key allows.
-fn check_names(text: &str, overrides: &[String], axes: &[Axis]) -> Result<(), ModelError> {
-    ModelFile::parse(text, overrides)?;
+/// also set, and that every value of a categorical axis is one its key allows; the parses
+/// stop at `deadline` ([`ModelError::Interrupted`]).
+fn check_names(text: &str, overrides: &[String], axes: &[Axis], deadline: &mfq_model::Deadline) -> Result<(), ModelError> {
+    ModelFile::parse_within(text, overrides, deadline)?;
     let key = |name: &str| name.trim().trim_start_matches("model.").to_string();
     let bad = |name: &str, reason: String| ModelError::BadOverride { name: name.to_string(), reason };
     for (i, axis) in axes.iter().enumerate() {
@@ -448,8 +451,10 @@ fn check_names(text: &str, overrides: &[String], axes: &[Axis]) -> Result<(), Mo
             let sets: Vec<String> =
                 if reset { std::iter::once(s).chain(overrides.iter().cloned()).collect() } else { [overrides, &[s]].concat() };
             // a name or type the key does not take, whatever the other values: refused up front
-            if let Err(e @ ModelError::File { .. }) = ModelFile::parse(text, &sets) {
-                return Err(bad(&axis.name, format!("the value {label} is not allowed: {e}")));
+            match ModelFile::parse_within(text, &sets, deadline) {
+                Err(e @ ModelError::Interrupted { .. }) => return Err(e),
+                Err(e @ ModelError::File { .. }) => return Err(bad(&axis.name, format!("the value {label} is not allowed: {e}"))),
+                _ => {}
             }
         }
     }

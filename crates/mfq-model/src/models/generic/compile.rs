@@ -366,6 +366,7 @@ fn reduce(r: &mut Resolver, spec: &GenericSpec) -> Result<Reduced, ModelError> {
         let members = law_members(r, &key, &law.sum)?;
         validate::check_law_members(&key, &law.sum, &members)?;
         let value = r.constant(&law.value, &format!("{key}.value"), &mut Vec::new())?;
+        validate::check_law_value(&key, value, members.len())?;
         let elim = eliminated(r, &key, law.eliminate.as_deref(), &members)?;
         if eliminated_by[elim].is_some() {
             return Err(out_of_range(&format!("{key}.eliminate"), &r.element_names[elim], "a variable not eliminated by another law"));

@@ -193,7 +193,10 @@ impl MeanFieldModel for GenericModel {
     }
 
     /// Clamps every entry to `[0, 1]`, then scales the kept members of a conservation law
-    /// down when they exceed the conserved value (so that the eliminated variable is `>= 0`).
+    /// down when they exceed the conserved value (so that the eliminated variable is `>= 0`),
+    /// or moves them up towards 1 when they sum to less than the value minus 1 (a law whose
+    /// value is above 1: so that the eliminated variable is `<= 1`). Both maps keep the order
+    /// of the entries (a tail family stays non-increasing).
     fn project(&self, x: &mut [f64]) {
         x.iter_mut().for_each(|v| *v = v.clamp(0.0, 1.0));
         for law in &self.laws {
@@ -201,6 +204,11 @@ impl MeanFieldModel for GenericModel {
             if s > law.value && s > 0.0 {
                 let f = law.value.max(0.0) / s;
                 law.kept.iter().for_each(|&i| x[i] *= f);
+            } else if s < law.value - 1.0 {
+                // room left below 1 (law values are at most the number of members)
+                let room = law.kept.len() as f64 - s;
+                let f = if room > 0.0 { ((law.value - 1.0 - s) / room).min(1.0) } else { 0.0 };
+                law.kept.iter().for_each(|&i| x[i] += (1.0 - x[i]) * f);
             }
         }
     }

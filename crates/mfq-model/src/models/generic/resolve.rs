@@ -195,6 +195,13 @@ impl Resolver {
         }
     }
 
+    /// Element `i` as an expression in the slots; before the conservation laws are reduced
+    /// (`subst` still empty: a boundary value or a law's value that names the state), a
+    /// variable, so that [`constant`](Self::constant) refuses it as depending on the state.
+    fn element(&self, i: usize) -> Node {
+        self.subst.get(i).cloned().unwrap_or(Node::Var(i as u32))
+    }
+
     pub(super) fn resolve(&self, e: &Expr, src: &str, key: &str, scope: &mut Vec<(String, i64)>) -> Result<Node, ModelError> {
         self.charge(1)?;
         let err = |msg: String| at_col(key, src, e.span.start, msg);
@@ -207,13 +214,13 @@ impl Resolver {
                     Node::Const(self.params[i].1)
                 } else {
                     match self.target(e, src, key, scope)? {
-                        Target::Element(i) => self.subst[i].clone(),
+                        Target::Element(i) => self.element(i),
                         Target::Boundary(v) => Node::Const(v),
                     }
                 }
             }
             Kind::Index(..) => match self.target(e, src, key, scope)? {
-                Target::Element(i) => self.subst[i].clone(),
+                Target::Element(i) => self.element(i),
                 Target::Boundary(v) => Node::Const(v),
             },
             Kind::Neg(a) => node::neg(self.resolve(a, src, key, scope)?),

@@ -296,9 +296,6 @@ impl SplitMix {
     }
 }
 
-/// Every rate of `model` is `>= 0` (up to `-1e-12`) and finite at [`VALIDATION_SAMPLES`]
-/// random feasible states: entries in (0, 1), tail families non-increasing, conservation laws
-/// kept. `labels` names the transition and index values of each instance.
 /// The rates at `x` are `>= 0` and finite, and so are their derivatives (the Jacobian the
 /// solvers use); the error names the transition, its index values, the variable and the state.
 fn check_rates_at(model: &GenericModel, spec: &GenericSpec, labels: &[(usize, String)], x: &[f64]) -> Result<(), ModelError> {
@@ -370,6 +367,55 @@ fn non_finite_words(d: f64) -> &'static str {
     }
 }
 
+/// `clamp(u_i + t, 0, 1)` for the shift `t` at which they sum to `value` (in `[0, n]` for `n`
+/// entries, [`check_law_value`]): a feasible state of the law `sum = value` with every entry in
+/// `[0, 1]` and the order of `u` kept (a tail family stays non-increasing). The sum is
+/// nondecreasing and continuous in `t`, from 0 at `t = -1` to `n` at `t = 1`: bisection.
+fn shift_to_sum(u: &[f64], value: f64) -> Vec<f64> {
+    let at = |t: f64| u.iter().map(|x| (x + t).clamp(0.0, 1.0)).sum::<f64>();
+    let (mut lo, mut hi) = (-1.0_f64, 1.0_f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if at(mid) < value {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t = 0.5 * (lo + hi);
+    u.iter().map(|x| (x + t).clamp(0.0, 1.0)).collect()
+}
+
+/// The value of a conservation law (key `KEY.value`) over `members` state entries, each in
+/// `[0, 1]`: in `[0, members]`, else no state is feasible.
+///
+/// # Errors
+/// [`ModelError::OutOfRange`] naming `KEY.value`, the value and the allowed range.
+pub(super) fn check_law_value(key: &str, value: f64, members: usize) -> Result<(), ModelError> {
+    if !(value.is_finite() && (0.0..=members as f64).contains(&value)) {
+        return Err(out_of_range(
+            &format!("{key}.value"),
+            value,
+            &format!("a number in [0, {members}]: the sum of the law's {members} members, each in [0, 1]"),
+        ));
+    }
+    Ok(())
+}
+
+/// Every rate of `model` is `>= 0` (up to `-1e-12`) and finite at [`VALIDATION_SAMPLES`]
+/// random feasible states: entries in (0, 1), tail families non-increasing, conservation laws
+/// kept with every member (the eliminated one too) in [0, 1]: a law's members uniform on its
+/// simplex when that draw is feasible, else their own draws shifted together to the law's
+/// value ([`shift_to_sum`]; members shared by two laws keep the later law's values).
+/// `labels` names the transition and index values of each instance.
+/// Then the extremal states.
+///
+/// # Errors
+/// [`ModelError::OutOfRange`] naming the transition's rate, its value and the state
+/// ([`check_rates_at`]); [`ModelError::Interrupted`] past the deadline.
 pub(super) fn check_rates(
     model: &GenericModel,
     spec: &GenericSpec,
@@ -380,6 +426,10 @@ pub(super) fn check_rates(
 ) -> Result<(), ModelError> {
     let n_elements = r.element_names.len();
     let dim = model.names.len();
+    let mut in_tail = vec![false; n_elements];
+    for f in r.families.iter().filter(|f| f.tail) {
+        in_tail[f.base..f.base + (f.last - f.first + 1) as usize].iter_mut().for_each(|t| *t = true);
+    }
     let mut rng = SplitMix(0x5eed_9e4e_71c0_de00);
     let mut values = vec![0.0; n_elements];
     let mut x = vec![0.0; dim];
@@ -399,8 +449,15 @@ pub(super) fn check_rates(
         for (members, _, value) in member_lists {
             let w: Vec<f64> = members.iter().map(|_| -rng.next_f64().ln()).collect();
             let total: f64 = w.iter().sum();
-            for (m, wm) in members.iter().zip(&w) {
-                values[*m] = value * wm / total;
+            let uniform: Vec<f64> = w.iter().map(|wm| value * wm / total).collect();
+            // uniform on the simplex when that is feasible: every member in [0, 1] (always for a
+            // value <= 1) and none in a tail family (the draw does not keep the order); else the
+            // members' own draws shifted together until they sum to the value
+            let feasible = uniform.iter().all(|v| *v <= 1.0) && !members.iter().any(|m| in_tail[*m]);
+            let own: Vec<f64> = members.iter().map(|m| values[*m]).collect();
+            let fitted = if feasible { uniform } else { shift_to_sum(&own, *value) };
+            for (m, v) in members.iter().zip(fitted) {
+                values[*m] = v;
             }
         }
         for e in 0..n_elements {
@@ -416,4 +473,25 @@ pub(super) fn check_rates(
         check_rates_at(model, spec, labels, &state.x)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shifted draws sum to the law's value, stay in [0, 1] and keep their order (a tail
+    /// family stays non-increasing), for values below and above 1 and at the ends.
+    #[test]
+    fn shifted_draws_sum_to_the_value_in_range_and_in_order() {
+        let u = [0.9, 0.7, 0.4, 0.35, 0.1];
+        for value in [0.0, 0.3, 1.0, 2.2, 3.0, 4.7, 5.0] {
+            let x = shift_to_sum(&u, value);
+            let sum: f64 = x.iter().sum();
+            assert!((sum - value).abs() < 1e-12, "{value}: {x:?}");
+            assert!(x.iter().all(|v| (0.0..=1.0).contains(v)), "{value}: {x:?}");
+            assert!(x.windows(2).all(|w| w[0] >= w[1]), "{value}: {x:?}");
+        }
+        assert!(check_law_value("model.conservation[0]", 5.5, 5).unwrap_err().to_string().contains("a number in [0, 5]"));
+        assert!(check_law_value("model.conservation[0]", -0.1, 5).is_err() && check_law_value("k", 5.0, 5).is_ok());
+    }
 }
