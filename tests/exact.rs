@@ -380,20 +380,25 @@ fn one_entry_chains_with_jumps_of_17_are_solved_directly() {
 /// `--method lu` ignored `--max-seconds` and memory: JSQ(2), N = 14, buffer 6 (38,760 states)
 /// ran 39.8 s under `--max-seconds 5`, took 3.3 GB, exited 0 and wrote exact.json. Now the
 /// factorisation's size is estimated before it (the symbolic fill bound) and refused above the
-/// memory limit (exit 2, naming the states and the limit), and a factorisation that fits runs
-/// where the deadline can stop it (N = 10, buffer 7: 19,448 states, ~11 s of LU): exit 4 within
+/// memory limit (here 1.2 GB by MFQ_MEMORY_LIMIT, the bound `max_states x 300` bytes gave
+/// before; exit 2, naming the states and the limit), and a factorisation that fits runs where
+/// the deadline can stop it (N = 10, buffer 7: 19,448 states, ~11 s of LU): exit 4 within
 /// seconds; neither writes a file.
 #[test]
 fn exact_lu_keeps_to_the_memory_limit_and_the_deadline() {
     let dir = std::env::temp_dir().join(format!("mfq-exact-lu-limits-{}", std::process::id()));
     let out = dir.to_string_lossy().to_string();
     let started = std::time::Instant::now();
-    let o =
-        mfq(&["exact", "models/jsq-d2.toml", "--servers", "14", "--buffer", "6", "--method", "lu", "--max-seconds", "5", "--out", &out]);
+    let o = common::mfq_with_env(
+        &["exact", "models/jsq-d2.toml", "--servers", "14", "--buffer", "6", "--method", "lu", "--max-seconds", "5", "--out", &out],
+        "MFQ_MEMORY_LIMIT",
+        "1200000000",
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("the sparse LU of the chain's 38760 states would need about") && err.contains("more than the limit of 1.20 GB"),
+        err.contains("the sparse LU of the chain's 38760 states would need about 3.5 GB")
+            && err.contains("more than the limit of 1.2 GB (set by MFQ_MEMORY_LIMIT)"),
         "{err}"
     );
     assert!(started.elapsed().as_secs_f64() < 4.0, "{:?}", started.elapsed());
@@ -407,4 +412,40 @@ fn exact_lu_keeps_to_the_memory_limit_and_the_deadline() {
     assert!(started.elapsed().as_secs_f64() < 4.0, "{:?}", started.elapsed());
     assert!(!dir.join("exact.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One memory limit for the refined terms and the exact chain's sparse LU: the LU was held to
+/// `max_states x 300` bytes (30 MB at `--max-states 100000`) whatever MFQ_MEMORY_LIMIT said.
+/// JSQ(2), N = 10, buffer 5 has C(15, 5) = 3003 states (more than the 2,000 the LU takes without
+/// an estimate) and an LU of about 21.2 MB: refused under MFQ_MEMORY_LIMIT = 16M, with the
+/// limit, where it comes from and how to raise it; solved under 64M, where its mean queue
+/// length agrees with the iterative solver's; a malformed value names the variable and value.
+#[test]
+fn exact_lu_keeps_to_mfq_memory_limit() {
+    let args = ["exact", "models/jsq-d2.toml", "--servers", "10", "--buffer", "5", "--method", "lu", "--max-states", "100000", "--json"];
+    let o = common::mfq_with_env(&args, "MFQ_MEMORY_LIMIT", "16M");
+    let (_, err) = common::text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for part in [
+        "the sparse LU of the chain's 3003 states would need about 21.2 MB",
+        "more than the limit of 16.8 MB (set by MFQ_MEMORY_LIMIT)",
+        "or raise the limit with MFQ_MEMORY_LIMIT",
+    ] {
+        assert!(err.contains(part), "{part:?} not in {err}");
+    }
+    let mean = |o: &std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["exact"][0]["method"].as_str().unwrap_or_default().to_string(), v["exact"][0]["mean"][0].as_f64().unwrap())
+    };
+    let (method, lu) = mean(&common::mfq_with_env(&args, "MFQ_MEMORY_LIMIT", "64M"));
+    assert_eq!(method, "sparse-lu");
+    let mut iterative = args.to_vec();
+    iterative[7] = "iterative";
+    let (_, it) = mean(&common::mfq_with_env(&iterative, "MFQ_MEMORY_LIMIT", "16M"));
+    assert!((lu - it).abs() < 1e-9, "LU {lu} against the iterative solver's {it}");
+    let o = common::mfq_with_env(&args, "MFQ_MEMORY_LIMIT", "16 X");
+    let (_, err) = common::text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("MFQ_MEMORY_LIMIT = \"16 X\" is not allowed: a number of bytes"), "{err}");
 }

@@ -390,3 +390,45 @@ fn the_memory_limit_is_set_by_its_environment_variable() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("MFQ_MEMORY_LIMIT = \"lots\" is not allowed"), "{stderr}");
 }
+
+/// Threads of this process named `name` (Linux: /proc/self/task/*/comm).
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.flatten().filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)).count())
+        .unwrap_or(0)
+}
+
+/// The worker of the refined terms' dense steps, abandoned at the deadline, kept a core busy
+/// to the end of its job: JSQ(1) at lambda = 0.98 (n = 1368 state entries, 23 s of CPU: 11 s
+/// of nalgebra's real Schur form, then the triangular solve and products) stopped at 8 s
+/// returned at 8 s but its thread `mfq-dense-step` ran 24.6 s more (the test alone). The
+/// triangular solve and the drift's second derivative now look at the deadline between blocks:
+/// 1.4 s then. The Schur form cannot be interrupted, so the limit here is 14 s, past its end
+/// even with the sibling tests on the other core (the old code would run ~9 s more alone).
+#[test]
+fn an_abandoned_refined_worker_ends_soon_after_the_deadline() {
+    if !std::path::Path::new("/proc/self/task").exists() {
+        return;
+    }
+    let m = mfq::Model::from_toml(
+        &std::fs::read_to_string(format!("{}/../../models/jsq-d1.toml", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+        &["model.lambda=0.98".into()],
+    )
+    .unwrap();
+    let fp = m.fixed_point(&Default::default()).unwrap();
+    assert_eq!(fp.x.len(), 1368);
+    let limit = 14.0;
+    let started = std::time::Instant::now();
+    let r = m.refined_at_within(fp, 1, &[10.0], &mfq_model::Deadline::after(limit));
+    let returned = started.elapsed().as_secs_f64();
+    let e = r.expect_err("stopped at the deadline").to_string();
+    assert!(e.contains("the refined terms of order 1 (1368 state entries)"), "{e}");
+    assert!(returned < limit + 1.0, "returned after {returned} s");
+    let mut lingered = 0.0;
+    while threads_named("mfq-dense-step") > 0 && lingered < 30.0 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        lingered = started.elapsed().as_secs_f64() - returned;
+    }
+    eprintln!("returned after {returned:.2} s; worker ended {lingered:.2} s later");
+    assert!(lingered < 5.0, "the worker ran {lingered} s after the deadline");
+}

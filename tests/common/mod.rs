@@ -14,6 +14,17 @@ pub fn mfq(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mfq")).args(args).current_dir(root()).env_remove("RUST_BACKTRACE").output().expect("mfq runs")
 }
 
+/// [`mfq`] with the environment variable `var` set to `value`.
+pub fn mfq_with_env(args: &[&str], var: &str, value: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mfq"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("RUST_BACKTRACE")
+        .env(var, value)
+        .output()
+        .expect("mfq runs")
+}
+
 /// `(stdout, stderr)` of a run, as text.
 pub fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())

@@ -98,8 +98,8 @@ pub use branches::{branches, BranchReport, ContinuationError, ContinuationOption
 pub use newton::{solve_model, solve_model_with, Factors, FixedPointOptions, RELATIVE_FLOOR, RELATIVE_STEP_TOL};
 pub use refined::transient::{refined_transient, RefinedTrajectory};
 pub use refined::{
-    refined_estimates, refined_expansion, refined_mean_field, refined_mean_field_order, Expansion, RefinedError, RefinedEstimate,
-    RefinedExpansion, RefinedMeanField,
+    refined_estimates, refined_expansion, refined_mean_field, refined_mean_field_order, refined_mean_field_order_within,
+    refined_mean_field_within, Expansion, RefinedError, RefinedEstimate, RefinedExpansion, RefinedMeanField,
 };
 pub use stability::{classify, degeneracy_scale, local_stability, EquilibriumKind, LocalStability, DEGENERACY_TOL};
 

@@ -31,6 +31,7 @@ pub mod finite;
 pub mod jacobian;
 pub mod law;
 mod layout;
+pub mod memory;
 pub mod models;
 pub mod registry;
 pub mod spec;
@@ -40,6 +41,7 @@ pub use finite::{FiniteSystem, Simulation};
 pub use jacobian::{finite_difference_jacobian, Coupling, Csr, Jacobian, Sparsity, SparsityPattern};
 pub use law::{off_lattice, ConservationLaw, LAW_TOL};
 pub use layout::{StateLayout, Violation};
+pub use memory::{memory_limit, BadMemoryLimit, MemoryLimit, MEMORY_LIMIT_VAR};
 pub use registry::{Kind, KindSpec, ModelSpec, Param, ParamRange, KINDS};
 pub use spec::{ModelFile, Truncation};
 

@@ -4,8 +4,8 @@
 use crate::report::{report, Report, ReportOptions};
 use crate::Error;
 use mfq_fixpoint::{
-    check_with_fixed_point, refined_expansion, refined_mean_field_order, refined_transient, solve_spec, AttractionReport, CheckOptions,
-    FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate, RefinedExpansion, RefinedMeanField, RefinedTrajectory,
+    check_with_fixed_point, refined_expansion, refined_mean_field_order_within, refined_transient, solve_spec, AttractionReport,
+    CheckOptions, FixedPoint, FixedPointOptions, RefinedError, RefinedEstimate, RefinedExpansion, RefinedMeanField, RefinedTrajectory,
 };
 use mfq_model::{Deadline, Jacobian, MeanFieldModel, ModelFile, ModelSpec, Truncation};
 use mfq_ode::{SolveOptions, Trajectory};
@@ -277,6 +277,13 @@ impl Model {
     /// order 2 when the rates depend on so many state entries that their derivative grids
     /// exceed `mfq_fixpoint::refined::local::MAX_WORK`.
     pub fn refined_of_order(&self, fp: &FixedPoint, order: u8) -> Result<RefinedMeanField, Error> {
+        self.refined_of_order_until(fp, order, &Deadline::none())
+    }
+
+    /// [`refined_of_order`](Self::refined_of_order) whose dense steps look at `deadline`
+    /// between blocks (`mfq_fixpoint::refined_mean_field_order_within`): the worker of
+    /// [`refined_of_order_within`](Self::refined_of_order_within) ends soon after the deadline.
+    fn refined_of_order_until(&self, fp: &FixedPoint, order: u8, deadline: &Deadline) -> Result<RefinedMeanField, Error> {
         let model = self.build(Some(fp.truncation.levels))?;
         // the fixed point must be this model's: right size, drift (near) zero
         let mut dx = vec![0.0; model.dim()];
@@ -289,7 +296,7 @@ impl Model {
         if residual.is_nan() || residual > 1e-8 {
             return Err(Error::NotAFixedPoint { entries: fp.x.len(), dim: model.dim(), residual });
         }
-        Ok(refined_mean_field_order(model.as_ref(), &fp.x, order)?)
+        Ok(refined_mean_field_order_within(model.as_ref(), &fp.x, order, deadline)?)
     }
 
     /// [`refined_of_order`](Self::refined_of_order) on a worker thread when `deadline` can stop
@@ -301,7 +308,8 @@ impl Model {
     pub fn refined_of_order_within(&self, fp: &FixedPoint, order: u8, deadline: &Deadline) -> Result<RefinedMeanField, Error> {
         let during = format!("the refined terms of order {order} ({} state entries)", fp.x.len());
         let fixed_point = fp.clone();
-        self.within(deadline, &during, move |m| m.refined_of_order(&fixed_point, order))
+        let worker_deadline = deadline.clone();
+        self.within(deadline, &during, move |m| m.refined_of_order_until(&fixed_point, order, &worker_deadline))
     }
 
     /// `job(self)` on a worker thread, waited for until `deadline` passes (then
@@ -323,6 +331,8 @@ impl Model {
         }
         let model = self.clone();
         match deadline.wait_for("mfq-dense-step", move || job(&model)) {
+            // a job that looked at the deadline itself and stopped is said as one abandoned
+            Ok(Err(_)) if deadline.expired() => Err(interrupted()),
             Ok(result) => result,
             Err(mfq_model::Abandoned::Expired) => Err(interrupted()),
             Err(mfq_model::Abandoned::NoThread) => {

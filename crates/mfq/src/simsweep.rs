@@ -159,12 +159,12 @@ pub fn simulation_sweep(
                 continue;
             }
         };
-        let status = if let Some(reason) = unstable_reason(&file) {
-            SimPointStatus::Unstable { reason }
-        } else {
+        // the stability check is the front door's (`Model::simulate`, one per point)
+        let status = {
             let servers = if sweeps_size { x as usize } else { model_servers(&file.model).unwrap_or(opts.servers) };
             let o = SimOptions { servers, ..opts.clone() };
             match crate::Model::new(file.model.clone(), file.truncation).simulate(&o) {
+                Err(crate::Error::FixedPoint(mfq_fixpoint::FixedPointError::Unstable { reason })) => SimPointStatus::Unstable { reason },
                 Err(e) => SimPointStatus::Invalid { reason: e.to_string() },
                 Ok(r) if r.status != SimStatus::Completed => {
                     partial = Some(format!("stopped by the time limit at {} = {x}", x_axis.name));

@@ -7,18 +7,14 @@
 //! allocation failed and aborted the process (Python's interpreter with it). [`check`] refuses
 //! first, with [`RefinedError::TooLarge`].
 //!
-//! The limit ([`memory_limit`]) is half the physical memory (on Linux, the smaller of the
-//! machine's RAM and the memory cgroup's `memory.max`), [`FALLBACK_LIMIT`] where it cannot be read,
-//! or the value of the environment variable [`MEMORY_LIMIT_VAR`].
+//! The limit ([`memory_limit`]) is the job's one memory limit, shared with the exact chain's
+//! sparse LU ([`mfq_model::memory`]): the value of the environment variable
+//! [`MEMORY_LIMIT_VAR`], else half the physical memory (on Linux, the smaller of the machine's RAM
+//! and the memory cgroup's `memory.max`), else 8 GiB where it cannot be read.
 
 use super::RefinedError;
 
-/// The environment variable that sets the memory limit of the refined terms: a number of bytes,
-/// or a number with a suffix `K`, `M`, `G` or `T` (powers of 1024, e.g. `16G`).
-pub const MEMORY_LIMIT_VAR: &str = "MFQ_MEMORY_LIMIT";
-
-/// The limit where the physical memory cannot be read (not Linux): 8 GiB.
-pub const FALLBACK_LIMIT: u64 = 8 << 30;
+pub use mfq_model::memory::{human, MEMORY_LIMIT_VAR};
 
 /// Which dense computation the estimate is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,77 +56,20 @@ pub fn dense_bytes(n: usize, job: Job) -> f64 {
     8.0 * words
 }
 
-/// Reads a limit written as [`MEMORY_LIMIT_VAR`] takes it: bytes, or a number with a suffix `K`,
-/// `M`, `G`, `T` (powers of 1024; a trailing `B` or `iB` is allowed: `16GiB`).
+/// The memory limit of the refined terms' dense steps: the job's one limit
+/// ([`mfq_model::memory::memory_limit`], shared with the exact chain's sparse LU), bytes and
+/// where it comes from (for messages).
 ///
 /// # Errors
-/// [`RefinedError::BadOption`] naming the variable, the value and what is allowed.
-pub fn parse_memory_limit(text: &str) -> Result<u64, RefinedError> {
-    let bad = || RefinedError::BadOption {
-        field: MEMORY_LIMIT_VAR.into(),
-        value: format!("{text:?}"),
-        allowed: "a number of bytes > 0, or a number with a suffix K, M, G or T (powers of 1024), e.g. 16G".into(),
-    };
-    let t = text.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
-    let (number, scale) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    let v: f64 = number.trim().parse().map_err(|_| bad())?;
-    let bytes = v * scale as f64;
-    if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
-}
-
-/// The physical memory in bytes (Linux: the RAM the kernel reports, or the memory cgroup's
-/// `memory.max` when smaller); `None` elsewhere.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-#[allow(clippy::useless_conversion)] // `totalram` is a C `unsigned long`: 32 bits on 32-bit targets
-fn physical_memory() -> Option<u64> {
-    let info = rustix::system::sysinfo();
-    let ram = u64::try_from(info.totalram).ok()?.checked_mul(u64::from(info.mem_unit.max(1)))?;
-    // cgroup v2 (a container's limit): a number of bytes or "max"
-    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|s| s.trim().parse::<u64>().ok());
-    Some(cgroup.map_or(ram, |c| c.min(ram))).filter(|&b| b > 0)
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn physical_memory() -> Option<u64> {
-    None
-}
-
-/// The memory limit of the refined terms' dense steps, bytes, and where it comes from (for
-/// messages): [`MEMORY_LIMIT_VAR`] when set, else half the physical memory, else
-/// [`FALLBACK_LIMIT`].
-///
-/// # Errors
-/// [`RefinedError::BadOption`] when [`MEMORY_LIMIT_VAR`] is set but not a size.
+/// [`RefinedError::BadOption`] naming [`MEMORY_LIMIT_VAR`], its value and what is allowed when
+/// it is set but not a size.
 pub fn memory_limit() -> Result<(u64, String), RefinedError> {
-    if let Ok(text) = std::env::var(MEMORY_LIMIT_VAR) {
-        return Ok((parse_memory_limit(&text)?, format!("set by {MEMORY_LIMIT_VAR}")));
-    }
-    Ok(match physical_memory() {
-        Some(b) => (b / 2, format!("half the physical memory of {}", human(b as f64))),
-        None => (FALLBACK_LIMIT, format!("the physical memory could not be read; {MEMORY_LIMIT_VAR} sets it")),
-    })
-}
-
-/// `bytes` in decimal units (`6.1 GB`; past 1000 TB in exponent form, `4.0e16 bytes`).
-pub fn human(bytes: f64) -> String {
-    if bytes >= 1e15 {
-        return format!("{bytes:.1e} bytes");
-    }
-    let units = [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)];
-    match units.iter().find(|(_, s)| bytes >= *s) {
-        Some((u, s)) => format!("{:.1} {u}", bytes / s),
-        None => format!("{bytes:.0} bytes"),
-    }
+    let limit = mfq_model::memory::memory_limit().map_err(|e| RefinedError::BadOption {
+        field: MEMORY_LIMIT_VAR.into(),
+        value: e.quoted(),
+        allowed: mfq_model::memory::MEMORY_LIMIT_ALLOWED.into(),
+    })?;
+    Ok((limit.bytes, limit.source))
 }
 
 /// Refuses `job` over `n` state entries (of a model truncated at level `levels`, when it has
@@ -167,19 +106,6 @@ pub fn check(n: usize, levels: Option<usize>, job: Job) -> Result<(), RefinedErr
 mod tests {
     use super::*;
 
-    #[test]
-    fn sizes_are_read_with_their_units() {
-        assert_eq!(parse_memory_limit("1000").unwrap(), 1000);
-        assert_eq!(parse_memory_limit("16G").unwrap(), 16 << 30);
-        assert_eq!(parse_memory_limit("16GiB").unwrap(), 16 << 30);
-        assert_eq!(parse_memory_limit("1.5k").unwrap(), 1536);
-        assert_eq!(parse_memory_limit(" 2 TB").unwrap(), 2 << 40);
-        for bad in ["", "G", "-1", "0", "nan", "1e30T", "lots"] {
-            let e = parse_memory_limit(bad).unwrap_err().to_string();
-            assert!(e.contains(MEMORY_LIMIT_VAR) && e.contains("16G"), "{bad}: {e}");
-        }
-    }
-
     /// The estimate against the allocations counted by hand: one n x n matrix of f64 is 8 n^2
     /// bytes, order 1 holds 14 of them; n = 27612 needs 85 GB, refused under a 12 GB limit with
     /// the numbers in the message; n = 100 (1.1 MB) passes.
@@ -188,8 +114,6 @@ mod tests {
         assert_eq!(dense_bytes(100, Job::FixedPoint { order: 1 }), 8.0 * 14.0 * 1e4);
         assert_eq!(dense_bytes(10, Job::FixedPoint { order: 2 }), 8.0 * (5e3 + 14e2));
         assert_eq!(dense_bytes(10, Job::Transient { order: 1, points: 200 }), 8.0 * (120.0 * 222.0 + 300.0));
-        assert_eq!(human(4.00011e16), "4.0e16 bytes");
-        assert_eq!(human(1.1e12), "1.1 TB");
         assert!(check_against(100, Some(100), Job::FixedPoint { order: 1 }, (12 << 30, "test")).is_ok());
         let e = check_against(27612, Some(27612), Job::FixedPoint { order: 1 }, (12_000_000_000, "test")).unwrap_err().to_string();
         for part in ["n = 27612", "K = 27612", "85.4 GB", "12.0 GB", "truncation.levels", "lighter load", MEMORY_LIMIT_VAR] {

@@ -24,7 +24,7 @@ pub mod transient;
 
 pub use order2::SecondOrder;
 
-use mfq_model::{Jacobian, MeanFieldModel};
+use mfq_model::{Deadline, Jacobian, MeanFieldModel};
 use mfq_ode::linalg::ShiftedLu;
 use nalgebra::DMatrix;
 use serde::Serialize;
@@ -180,6 +180,17 @@ pub fn noise_matrix(model: &dyn MeanFieldModel, x: &[f64]) -> Option<Vec<f64>> {
 /// # Errors
 /// [`RefinedError::Singular`] when `lambda_i + lambda_j = 0` for two eigenvalues of `A`.
 pub fn solve_lyapunov(a: &[f64], c: &[f64], n: usize) -> Result<Vec<f64>, RefinedError> {
+    solve_lyapunov_within(a, c, n, &Deadline::none())
+}
+
+/// [`solve_lyapunov`] that looks at `deadline` before each block row of the triangular solve
+/// (`O(n^2)` work between looks; the real Schur form, nalgebra's, cannot be interrupted and
+/// runs to its end), so that a worker abandoned at the deadline ends soon after it.
+///
+/// # Errors
+/// As [`solve_lyapunov`]; [`RefinedError::Stopped`] when `deadline` passes.
+pub fn solve_lyapunov_within(a: &[f64], c: &[f64], n: usize, deadline: &Deadline) -> Result<Vec<f64>, RefinedError> {
+    let stopped = || RefinedError::Stopped { during: "the Lyapunov solve".into(), reason: deadline.reason() };
     let am = DMatrix::from_row_slice(n, n, a);
     let cm = DMatrix::from_row_slice(n, n, c);
     let (u, t) = am.clone().schur().unpack();
@@ -193,8 +204,14 @@ pub fn solve_lyapunov(a: &[f64], c: &[f64], n: usize) -> Result<Vec<f64>, Refine
         starts.push((i, if two { 2 } else { 1 }));
         i += if two { 2 } else { 1 };
     }
+    if deadline.expired() {
+        return Err(stopped());
+    }
     let mut y = DMatrix::<f64>::zeros(n, n);
     for &(r0, p) in starts.iter().rev() {
+        if deadline.expired() {
+            return Err(stopped());
+        }
         for &(c0, q) in starts.iter().rev() {
             // R = rhs_IJ - sum_{k >= r0 + p} T[i,k] Y[k,j] - sum_{k >= c0 + q} Y[i,k] T[j,k]
             let mut r = [0.0f64; 4];
@@ -296,13 +313,16 @@ pub fn noisy_block(j: &[f64], q: &[f64], n: usize) -> usize {
 
 /// `W` (row-major `n x n`) solving `J W + W J^T + Q = 0` on the noisy block ([`noisy_block`],
 /// zero elsewhere), the residual `max |J W + W J^T + Q|` over the block, and the block size.
-fn covariance(j: &[f64], q: &[f64], n: usize) -> Result<(Vec<f64>, f64, usize), RefinedError> {
+fn covariance(j: &[f64], q: &[f64], n: usize, deadline: &Deadline) -> Result<(Vec<f64>, f64, usize), RefinedError> {
     let m = noisy_block(j, q, n);
     let block = |a: &[f64]| -> Vec<f64> { (0..m * m).map(|e| a[(e / m) * n + e % m]).collect() };
     let (jb, qb) = (block(j), block(q));
-    let wb = solve_lyapunov(&jb, &qb, m)?;
+    let wb = solve_lyapunov_within(&jb, &qb, m, deadline)?;
     let mut residual = 0.0f64;
     for i in 0..m {
+        if deadline.expired() {
+            return Err(RefinedError::Stopped { during: "the Lyapunov residual".into(), reason: deadline.reason() });
+        }
         for k in 0..m {
             let mut s = qb[i * m + k];
             for l in 0..m {
@@ -343,13 +363,29 @@ fn preflight(model: &dyn MeanFieldModel, x_star: &[f64], job: memory::Job) -> Re
 /// [`RefinedError::TooLarge`] when the dense `n x n` steps would need more memory than
 /// [`memory::memory_limit`] (checked before anything is allocated).
 pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<RefinedMeanField, RefinedError> {
+    refined_mean_field_within(model, x_star, &Deadline::none())
+}
+
+/// [`refined_mean_field`] that looks at `deadline` between the blocks of its dense steps (each
+/// block row of the Lyapunov solve, each column of the drift's second derivative), so that a
+/// worker abandoned at the deadline ([`Deadline::wait_for`]) ends soon after it instead of
+/// keeping a core busy to the end of the job. nalgebra's real Schur form inside the Lyapunov
+/// solve cannot be interrupted and runs to its end.
+///
+/// # Errors
+/// As [`refined_mean_field`]; [`RefinedError::Stopped`] when `deadline` passes.
+pub fn refined_mean_field_within(
+    model: &dyn MeanFieldModel,
+    x_star: &[f64],
+    deadline: &Deadline,
+) -> Result<RefinedMeanField, RefinedError> {
     let n = model.dim();
     preflight(model, x_star, memory::Job::FixedPoint { order: 1 })?;
     let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
     let mut jac = Jacobian::new(n, model.sparsity());
     model.jacobian(x_star, &mut jac);
     let j_dense = jac.to_dense();
-    let (w, lyapunov_residual, noisy) = covariance(&j_dense, &q, n)?;
+    let (w, lyapunov_residual, noisy) = covariance(&j_dense, &q, n, deadline)?;
     // b_i = 1/2 sum_k sum_j (dJ_ij/dx_k) W_jk, dJ/dx_k by differences of the Jacobian
     let mut b = vec![0.0; n];
     let mut xp = x_star.to_vec();
@@ -358,6 +394,9 @@ pub fn refined_mean_field(model: &dyn MeanFieldModel, x_star: &[f64]) -> Result<
     let mut j3 = Jacobian::new(n, model.sparsity());
     // W_jk = 0 when j or k is outside the noisy block
     for k in 0..noisy {
+        if deadline.expired() {
+            return Err(RefinedError::Stopped { during: "the second derivative of the drift".into(), reason: deadline.reason() });
+        }
         let xk = x_star[k];
         let h = 1e-5 * xk.abs().max(1e-2);
         let (c1, c2, c3, o1, o2, o3);
@@ -453,11 +492,25 @@ fn queue_length_correction(model: &dyn MeanFieldModel, x_star: &[f64], v: &[f64]
 /// derivative grids exceed `refined::local::MAX_WORK`, and [`RefinedError::TooLarge`] when its
 /// `n^3` tensors exceed the memory limit (checked before the order-1 terms are computed).
 pub fn refined_mean_field_order(model: &dyn MeanFieldModel, x_star: &[f64], order: u8) -> Result<RefinedMeanField, RefinedError> {
+    refined_mean_field_order_within(model, x_star, order, &Deadline::none())
+}
+
+/// [`refined_mean_field_order`] whose order-1 terms look at `deadline` between blocks
+/// ([`refined_mean_field_within`]; the order-2 tensors do not look at it yet).
+///
+/// # Errors
+/// As [`refined_mean_field_order`]; [`RefinedError::Stopped`] when `deadline` passes.
+pub fn refined_mean_field_order_within(
+    model: &dyn MeanFieldModel,
+    x_star: &[f64],
+    order: u8,
+    deadline: &Deadline,
+) -> Result<RefinedMeanField, RefinedError> {
     if !(1..=2).contains(&order) {
         return Err(RefinedError::BadOrder(order));
     }
     preflight(model, x_star, memory::Job::FixedPoint { order })?;
-    let mut r = refined_mean_field(model, x_star)?;
+    let mut r = refined_mean_field_within(model, x_star, deadline)?;
     if order == 2 {
         let n = model.dim();
         let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
@@ -775,7 +828,7 @@ mod tests {
         let mut jac = Jacobian::new(n, m.sparsity());
         m.jacobian(&x, &mut jac);
         let j = jac.to_dense();
-        let (w, res, block) = covariance(&j, &q, n).unwrap();
+        let (w, res, block) = covariance(&j, &q, n, &Deadline::none()).unwrap();
         assert!(block < 20 && block > 8, "block {block}");
         assert!(res < 1e-12);
         let full = solve_lyapunov(&j, &q, n).unwrap();

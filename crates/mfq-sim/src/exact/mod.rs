@@ -55,8 +55,9 @@
 //!   [`ExactOptions::tol`] is not taken, and the start state is pinned instead; if that fails
 //!   too, `Auto` iterates and `SparseLu` refuses with the reason. Above [`DIRECT_LIMIT`]
 //!   states the factorisation's peak memory is estimated first from its symbolic fill bound
-//!   ([`LU_BYTES_PER_FILL_ENTRY`]) and refused above `max_states x` [`LU_BYTES_PER_STATE`]
-//!   bytes ([`ExactError::LuTooLarge`]); from 5,000 states it runs on a helper thread that is
+//!   ([`LU_BYTES_PER_FILL_ENTRY`]) and refused above the job's memory limit
+//!   ([`mfq_model::memory::memory_limit`]: `MFQ_MEMORY_LIMIT`, else half the physical memory,
+//!   the same limit as the refined terms' dense steps) ([`ExactError::LuTooLarge`]); from 5,000 states it runs on a helper thread that is
 //!   abandoned at the deadline ([`ExactError::TimeLimit`], phase `factorising the chain`).
 //!   A multi-entry chain with several modes behind deep barriers is not detected: the LU
 //!   pinned near the mean field's fixed point can miss a distant mode.
@@ -76,6 +77,7 @@ mod chain;
 mod guess;
 mod solve;
 
+use mfq_model::memory::{human, memory_limit, MEMORY_LIMIT_VAR};
 use mfq_model::{Deadline, MeanFieldModel, Observables, StateLayout};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -121,8 +123,8 @@ pub struct ExactOptions {
     /// the empty state (all zeros), mapped to the feasible set.
     pub start: Option<Vec<f64>>,
     /// Refuse chains with more states than this (a memory limit: ~300 bytes per state for
-    /// JSQ(2) with 8 levels), and sparse LUs whose estimated peak passes `max_states x`
-    /// [`LU_BYTES_PER_STATE`] bytes. Default 4,000,000 (1.2 GB for the LU).
+    /// JSQ(2) with 8 levels). Default 4,000,000. (The sparse LU is held to the job's memory
+    /// limit instead, [`mfq_model::memory::memory_limit`].)
     pub max_states: usize,
     /// The solver.
     pub method: ExactMethod,
@@ -150,12 +152,6 @@ impl Default for ExactOptions {
         }
     }
 }
-
-/// Bytes per state of [`ExactOptions::max_states`] that the sparse LU may take: a
-/// factorisation whose estimated peak ([`LU_BYTES_PER_FILL_ENTRY`] times its symbolic fill
-/// bound) exceeds `max_states x LU_BYTES_PER_STATE` (1.2 GB at the default) is refused
-/// before it starts.
-pub const LU_BYTES_PER_STATE: usize = 300;
 
 /// Peak bytes of the sparse LU per entry of its symbolic fill bound
 /// (`solve::lu_fill_bound`, an upper bound on the entries of `L` and `U`), as measured on
@@ -192,20 +188,28 @@ pub enum ExactError {
         /// The limit.
         limit: usize,
     },
-    /// The sparse LU's factors would not fit the memory limit (`max_states x
-    /// [`LU_BYTES_PER_STATE`] bytes`): refused before factorising.
-    #[error("the sparse LU of the chain's {states} states would need about {:.2} GB (from the fill bound of its symbolic analysis, {entries:.3e} entries, at {LU_BYTES_PER_FILL_ENTRY} bytes each as measured), more than the limit of {:.2} GB (max_states = {max_states} x {LU_BYTES_PER_STATE} bytes): use --method iterative (or auto), fewer servers or a smaller buffer, or raise --max-states", *bytes as f64 / 1e9, *limit as f64 / 1e9)]
+    /// The sparse LU's factors would not fit the job's memory limit
+    /// ([`mfq_model::memory::memory_limit`]): refused before factorising.
+    #[error(
+        "the sparse LU of the chain's {states} states would need about {} of memory (from the fill bound of its symbolic \
+         analysis, {entries:.3e} entries, at {LU_BYTES_PER_FILL_ENTRY} bytes each as measured), more than the limit of {} \
+         ({limit_source}): use --method iterative (or auto), fewer servers or a smaller buffer, or raise the limit with {}",
+        human(*bytes),
+        human(*limit as f64),
+        MEMORY_LIMIT_VAR
+    )]
     LuTooLarge {
         /// States of the chain.
         states: usize,
         /// Entries of the factors (an upper bound, from the symbolic analysis).
         entries: f64,
         /// Bytes the factorisation would take (estimated from `entries`).
-        bytes: usize,
+        bytes: f64,
         /// The limit, bytes.
-        limit: usize,
-        /// The state limit it comes from.
-        max_states: usize,
+        limit: u64,
+        /// Where the limit comes from (`set by MFQ_MEMORY_LIMIT`, `half the physical memory of
+        /// 25.3 GB`).
+        limit_source: String,
     },
     /// A rate is negative or not finite at a state of the chain.
     #[error("a rate is {rate} at the state x = {state:?}: rates must be finite and >= 0")]
@@ -393,13 +397,20 @@ pub fn check_feasible(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result
 /// [`ExactError`]: bad options, a model without transitions, a chain over the state limit
 /// (refused from the state count before building when the layout gives it), a transition off
 /// the lattice, an absorbing state, the wall-clock limit while building or factorising, a
-/// sparse LU over the memory limit ([`ExactError::LuTooLarge`]), a failed LU, an iterative
+/// sparse LU over the memory limit ([`ExactError::LuTooLarge`]; a malformed `MFQ_MEMORY_LIMIT`:
+/// [`ExactError::OutOfRange`] naming it), a failed LU, an iterative
 /// solution that the cut recursion contradicts, [`ExactMethod::CutRecursion`] requested for a
 /// chain it does not apply to.
 pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactReport, ExactError> {
     let started = Instant::now();
     let deadline = &opts.deadline;
     check_feasible(model, opts)?;
+    // read before any work, so that a malformed MFQ_MEMORY_LIMIT is refused at once
+    let memory = memory_limit().map_err(|e| ExactError::OutOfRange {
+        field: MEMORY_LIMIT_VAR.into(),
+        value: e.quoted(),
+        allowed: mfq_model::memory::MEMORY_LIMIT_ALLOWED.into(),
+    })?;
     let start = start_counts(model, opts)?;
     let search = chain::Search { n: opts.servers, start: &start, max_states: opts.max_states, deadline };
     let mut chain = chain::build(model, &search)?;
@@ -441,10 +452,15 @@ pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactRep
     if method == ExactMethod::SparseLu && chain.len() > DIRECT_LIMIT && !solve::banded(&chain) {
         // the factors' size before factorising (JSQ(2), N = 14, K = 6: 38,760 states took 3.3 GB)
         let entries = solve::lu_fill_bound(&chain).map_err(ExactError::Solver)?;
-        let bytes = (entries * LU_BYTES_PER_FILL_ENTRY) as usize;
-        let limit = opts.max_states.saturating_mul(LU_BYTES_PER_STATE);
-        if bytes > limit {
-            return Err(ExactError::LuTooLarge { states: chain.len(), entries, bytes, limit, max_states: opts.max_states });
+        let bytes = entries * LU_BYTES_PER_FILL_ENTRY;
+        if bytes > memory.bytes as f64 {
+            return Err(ExactError::LuTooLarge {
+                states: chain.len(),
+                entries,
+                bytes,
+                limit: memory.bytes,
+                limit_source: memory.source.clone(),
+            });
         }
     }
     let mut lu_error = None;
