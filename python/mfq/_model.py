@@ -350,7 +350,8 @@ class Model:
                 first truncation level; it must lie in the state space, as a start of
                 :meth:`solve`.
             strict: raise :class:`NotConverged` when the solve did not converge (else return
-                the result with its status).
+                the result with its status: the last iterate ``x``, and no observables, which
+                are ``None``, with ``tail`` empty).
 
         Raises:
             Unstable: parameters outside the stability region (``.reason``).

@@ -64,6 +64,20 @@ def test_not_converged_carries_the_partial_result():
     assert m.fixed_point(max_iter=1, strict=False) == fp
 
 
+def test_a_fixed_point_that_did_not_converge_reports_no_observables():
+    """JSQ(2) at lambda = 0.99 after one iteration gave T = 0.909, below the mean job size 1:
+    the last iterate's values read as results. The converged T is the closed form
+    sum_k lambda^(2^k - 2) (Mitzenmacher 2001: x_k = lambda^(2^k - 1), T = L / lambda)."""
+    m = mfq.Model(kind="jsq", lam=0.99, d=2)
+    fp = m.fixed_point(max_iter=1, strict=False)
+    assert not fp.converged and fp.x.size > 0
+    for name in ("mean_response_time", "mean_queue_length", "prob_wait", "throughput", "loss_probability"):
+        assert getattr(fp, name) is None, name
+    assert fp.tail.shape == (0,) and fp.extras == {}
+    closed = sum(0.99 ** (2**k - 2) for k in range(1, 30))
+    assert m.fixed_point().mean_response_time == pytest.approx(closed, rel=1e-8)
+
+
 def test_option_and_state_errors_carry_fields():
     m = mfq.Model(kind="jsq", lam=0.9, d=2)
     with pytest.raises(mfq.InvalidInput) as e:
