@@ -547,5 +547,6 @@ fn _mfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_axes, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_AXIS_POINTS", mfq::sweep::MAX_AXIS_POINTS)?;
     Ok(())
 }
