@@ -723,6 +723,20 @@ mod tests {
         assert!(fp.converged() && (t - closed).abs() < 1e-8 * closed, "T = {t}, closed form {closed}");
     }
 
+    /// A tiny limit (`--max-seconds 1e-300`) is said in exponent form, as docs/errors.md says
+    /// numbers longer than 20 characters are (it printed `0.000...0001`, 302 characters): in the
+    /// fixed point's status and in a sweep's reason for stopping.
+    #[test]
+    fn a_tiny_limit_is_said_in_exponent_form() {
+        let m = Model::from_toml(JSQ2, &[]).unwrap();
+        let fp = m.fixed_point(&FixedPointOptions { deadline: mfq_model::Deadline::after(1e-300), ..Default::default() }).unwrap();
+        assert_eq!(fp.status.to_string(), "the wall-clock limit of 1e-300 s ran out");
+        let opts = FixedPointOptions { deadline: mfq_model::Deadline::after(1e-300), ..Default::default() };
+        let axis = crate::sweep::Axis::numbers("lambda", vec![0.5, 0.6]);
+        let r = crate::sweep::sweep_models(&[(String::new(), JSQ2.to_string())], &[], &[axis], &opts, &|| {}).unwrap();
+        assert_eq!(r.partial.as_deref(), Some("stopped at the wall-clock limit --max-seconds 1e-300: 0 of 2 points finished"));
+    }
+
     /// A model written as TOML reads back as the same model.
     #[test]
     fn to_toml_round_trips() {
