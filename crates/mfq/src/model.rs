@@ -737,6 +737,16 @@ mod tests {
         assert_eq!(r.partial.as_deref(), Some("stopped at the wall-clock limit --max-seconds 1e-300: 0 of 2 points finished"));
     }
 
+    /// `--set lambda=1e400` (beyond the largest double, so not a TOML number) said that the string
+    /// "1e400" has the wrong type; it is a number that overflows.
+    #[test]
+    fn an_overflowing_override_is_said_to_overflow() {
+        for v in ["1e400", "-1e400"] {
+            let e = Model::from_toml(JSQ2, &[format!("lambda={v}")]).unwrap_err();
+            assert_eq!(e.to_string(), format!("--set lambda: {v} is beyond the largest number (about 1.8e308); allowed: a finite number"));
+        }
+    }
+
     /// A model written as TOML reads back as the same model.
     #[test]
     fn to_toml_round_trips() {
