@@ -21,6 +21,13 @@ def test_invalid_parameter_carries_field_value_allowed():
     assert "model.lambda" in str(e.value)
 
 
+def test_a_spec_that_is_not_a_dict_raises_invalid_input():
+    """`mfq.Model([1, 2])` raised TypeError from dict(); docs/python.md: misuse raises mfq's own."""
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model([1, 2])
+    assert e.value.field == "spec" and e.value.value == "[1, 2]" and "a dict" in e.value.allowed
+
+
 def test_bad_override_unknown_key_and_unknown_kind():
     m = mfq.Model(kind="jsq", lam=0.9, d=2)
     with pytest.raises(mfq.InvalidInput) as e:
