@@ -510,3 +510,20 @@ fn every_figure_is_generated_and_its_numbers_are_right() {
     let bp = rows.iter().find(|r| r["stability_change"] == "true").unwrap();
     assert!(bp["kind"] == "branch-point" && (num(bp, "gamma0=gamma1") - 0.25).abs() < 1e-8, "{bp:?}");
 }
+
+/// `mfq figure nosuch` said only that a file could not be read; it names the valid figures,
+/// which are the files of models/figures/ listed here (exit code 2, invalid input).
+#[test]
+fn an_unknown_figure_lists_the_valid_names() {
+    let o = Command::new(env!("CARGO_BIN_EXE_mfq")).args(["figure", "nosuch"]).current_dir(root()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(root().join("models/figures"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str().and_then(|n| n.strip_suffix(".toml")).map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() > 1);
+    assert!(err.contains("figure nosuch: no such figure (no file models/figures/nosuch.toml); allowed: one of "), "{err}");
+    assert!(err.trim_end().ends_with(&names.join(", ")), "{err}");
+}

@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+MAX_AXIS_POINTS: int
 
 class Core:
     """A model: the front door's ``mfq::Model``."""

@@ -275,7 +275,7 @@ class Model:
 
     Raises:
         InvalidInput: an unknown kind or key, a value outside its range (``.field``,
-            ``.value``, ``.allowed``).
+            ``.value``, ``.allowed``); a ``spec`` that is not a dict (``field == "spec"``).
     """
 
     __slots__ = ("_core",)
@@ -283,6 +283,9 @@ class Model:
     def __init__(self, spec: Optional[Mapping[str, Any]] = None, /, **params: Any) -> None:
         # the file's names first (`lam` is `lambda`), so that a keyword replaces the dict's key
         # whichever name either uses; two names of one key in one place raise InvalidInput
+        if spec is not None and not isinstance(spec, Mapping):
+            allowed = "a dict of the model file's keys, e.g. {'kind': 'jsq', 'lambda': 0.9, 'd': 2}, or keywords"
+            raise InvalidInput(f"spec: {spec!r} is not allowed: {allowed}", "spec", repr(spec), allowed)
         merged: Dict[str, Any] = dict(spec or {})
         extra = _renamed(params)
         if "model" in merged and extra:
@@ -355,7 +358,8 @@ class Model:
                 first truncation level; it must lie in the state space, as a start of
                 :meth:`solve`.
             strict: raise :class:`NotConverged` when the solve did not converge (else return
-                the result with its status).
+                the result with its status: the last iterate ``x``, and no observables, which
+                are ``None``, with ``tail`` empty).
 
         Raises:
             Unstable: parameters outside the stability region (``.reason``).

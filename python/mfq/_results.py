@@ -112,6 +112,12 @@ class FixedPoint(Result):
             throughput`` (Little); prob_wait: probability that an arrival waits; throughput,
             loss_probability (at the truncation); ``None`` where the model does not define them.
         extras: model-specific observables, name -> value.
+
+    A solve that did not converge (``converged`` false, ``strict=False``) reports no
+    observables: ``x`` is the last iterate, which is not a fixed point, so ``tail`` is empty,
+    ``extras`` is ``{}`` and ``mean_queue_length``, ``mean_response_time``, ``prob_wait``,
+    ``throughput`` and ``loss_probability`` are ``None`` (as ``mfq fixed-point`` prints
+    "observables not reported").
     """
 
     _fields = (
@@ -136,7 +142,7 @@ class FixedPoint(Result):
     mean_response_time: Optional[float]
     prob_wait: Optional[float]
     throughput: Optional[float]
-    loss_probability: float
+    loss_probability: Optional[float]
     extras: Dict[str, float]
 
     @property

@@ -55,6 +55,12 @@ def _axis(name: str, given: Any) -> Tuple[List[float], Optional[List[str]], List
     scalar = isinstance(given, (str, bytes, Mapping, bool, int, float, np.generic)) or (isinstance(given, np.ndarray) and given.ndim == 0)
     if scalar or not hasattr(given, "__iter__"):
         raise InvalidInput(f"{name}: a sweep takes a list of values, got {given!r}", name, repr(given), "a list of numbers, names or dicts")
+    size = given.size if isinstance(given, np.ndarray) else len(given) if hasattr(given, "__len__") else None
+    cap = _mfq.MAX_AXIS_POINTS
+    # the front door's cap (`mfq::sweep::MAX_AXIS_POINTS`, as a range start:end:points of `mfq
+    # sweep`), said before a large grid is copied
+    if size is not None and size > cap:
+        raise InvalidInput(f"{name}: {size} values; allowed: at most {cap} values per axis", name, f"{size} values", f"at most {cap} values per axis")
     items = np.asarray(given).ravel().tolist() if isinstance(given, np.ndarray) else list(given)
     if not items:
         raise InvalidInput(f"{name}: an empty axis", name, "[]", "at least one value")
@@ -89,7 +95,8 @@ def sweep(model: Model, *, max_seconds: float = None, strict: bool = True, **axe
             it into an exception); a grid stopped early, with ``strict=False``.
 
     Raises:
-        InvalidInput: no axis, an empty axis, a name that is not a key of the model, a name or
+        InvalidInput: no axis, an empty axis, an axis of more than ``MAX_AXIS_POINTS`` (100000)
+            values (refused at once, naming the axis and its size), a name that is not a key of the model, a name or
             table the key does not take (with the allowed values), or a model invalid at its
             base values. NotConverged (``strict``): ``max_seconds`` ran out before every point was
             solved (the finished points in ``.result``).
@@ -141,8 +148,8 @@ def sweep(model: Model, *, max_seconds: float = None, strict: bool = True, **axe
         )  # fmt: skip
     result = SweepResult(cols)
     if r.get("partial"):
-        total = int(np.prod([len(a[1]) for a in parsed]))
-        message = f"sweep stopped at {r['partial']}: {len(points)} of {total} points finished"
+        # the front door's reason already says where it stopped and how many points finished
+        message = f"sweep {r['partial']}"
         if strict:
             raise NotConverged(message, "stopped", result)
         warnings.warn(message, RuntimeWarning, stacklevel=2)

@@ -78,9 +78,11 @@ fn status_tag<T: Serialize>(status: &T) -> String {
 }
 
 /// The fixed point as a dict of plain values and float64 arrays (keys: the fields of
-/// `mfq.FixedPoint`).
+/// `mfq.FixedPoint`). A solve that did not converge has no observables (`Model::fixed_point`
+/// drops them; `loss_probability`, kept there as a truncation diagnostic, is `None` here too).
 fn fixed_point_dict<'py>(py: Python<'py>, fp: FixedPoint) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    let converged = fp.converged();
     let o = fp.observables;
     d.set_item(intern!(py, "model"), fp.model)?;
     d.set_item(intern!(py, "status"), status_tag(&fp.status))?;
@@ -99,7 +101,7 @@ fn fixed_point_dict<'py>(py: Python<'py>, fp: FixedPoint) -> PyResult<Bound<'py,
     d.set_item(intern!(py, "mean_response_time"), o.mean_response_time)?;
     d.set_item(intern!(py, "prob_wait"), o.prob_wait)?;
     d.set_item(intern!(py, "throughput"), o.throughput)?;
-    d.set_item(intern!(py, "loss_probability"), o.loss_probability)?;
+    d.set_item(intern!(py, "loss_probability"), converged.then_some(o.loss_probability))?;
     let extras = PyDict::new(py);
     for (name, value) in o.extras {
         extras.set_item(name, value)?;
@@ -550,5 +552,6 @@ fn _mfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_axes, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_AXIS_POINTS", mfq::sweep::MAX_AXIS_POINTS)?;
     Ok(())
 }

@@ -304,13 +304,16 @@ def test_a_long_tail_keeps_its_refined_mean_queue_length():
 
 def test_a_sweep_stopped_by_max_seconds_keeps_its_finished_points():
     m = mfq.Model(kind="jsq", lam=0.5, d=2)
-    lam = np.linspace(0.1, 0.99, 200_000)  # about five seconds of fixed points
+    lam = np.linspace(0.1, 0.99, 100_000)  # about 2.5 seconds of fixed points (the cap of an axis)
     with pytest.raises(mfq.NotConverged) as e:
         mfq.sweep(m, lam=lam, max_seconds=0.2)
-    assert e.value.status == "stopped" and "of 200000 points finished" in str(e.value)
+    assert e.value.status == "stopped" and "of 100000 points finished" in str(e.value)
+    # said once: it read "sweep stopped at stopped at ...: n of m points finished: n of m points finished"
+    assert str(e.value).startswith("sweep stopped at the wall-clock limit --max-seconds 0.2: ")
+    assert str(e.value).count("points finished") == 1 and "stopped at stopped" not in str(e.value)
     part = e.value.result
     n = len(part["status"])
-    assert 0 < n < 200_000 and all(s == "solved" for s in part["status"])
+    assert 0 < n < 100_000 and all(s == "solved" for s in part["status"])
     # each finished point is the fixed point of its lambda: JSQ(2), x_1 = lambda, L = sum lambda^(2^k - 1)
     for i in (0, n - 1):
         lm = part["lambda"][i]
@@ -319,6 +322,28 @@ def test_a_sweep_stopped_by_max_seconds_keeps_its_finished_points():
     with pytest.warns(RuntimeWarning, match="points finished"):
         kept = mfq.sweep(m, lam=lam[:50_000], max_seconds=0.1, strict=False)
     assert 0 < len(kept["status"]) < 50_000
+
+
+def test_a_sweep_axis_beyond_the_cap_is_refused_at_once():
+    """10**7 values ran for 9.7 s with max_seconds=0.5; `mfq sweep` caps a range at 100000 points."""
+    import time
+
+    m = mfq.Model(kind="jsq", lam=0.5, d=2)
+    start = time.perf_counter()
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.sweep(m, lam=np.linspace(0.1, 0.9, 10**7), max_seconds=0.5)
+    assert time.perf_counter() - start < 0.5
+    assert e.value.field == "lambda" and str(e.value) == "lambda: 10000000 values; allowed: at most 100000 values per axis"
+
+
+def test_a_nan_in_a_sweep_axis_is_said_as_the_cli_says_it():
+    """The reason read `after --set lambda=NaN: model.lambda: invalid type: string "NaN", expected f64`."""
+    with pytest.warns(RuntimeWarning, match="1 of 2 sweep points"):
+        s = mfq.sweep(mfq.Model(kind="jsq", lam=0.5, d=2), lam=[0.5, float("nan")])
+    assert list(s["status"]) == ["solved", "invalid"]
+    assert s["reason"][1] == "lambda = NaN is not allowed: model.lambda takes a finite number"
+    # the other point is JSQ(2)'s closed form T = sum_k 0.5^(2^k - 2) (Mitzenmacher 2001)
+    assert s["mean_response_time"][0] == pytest.approx(sum(0.5 ** (2**k - 2) for k in range(1, 20)), rel=1e-9)
 
 
 # ---- 7. a generic model's simulation needs a converged fixed point, as `mfq simulate` (code 4) ---

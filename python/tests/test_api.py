@@ -21,6 +21,13 @@ def test_invalid_parameter_carries_field_value_allowed():
     assert "model.lambda" in str(e.value)
 
 
+def test_a_spec_that_is_not_a_dict_raises_invalid_input():
+    """`mfq.Model([1, 2])` raised TypeError from dict(); docs/python.md: misuse raises mfq's own."""
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model([1, 2])
+    assert e.value.field == "spec" and e.value.value == "[1, 2]" and "a dict" in e.value.allowed
+
+
 def test_bad_override_unknown_key_and_unknown_kind():
     m = mfq.Model(kind="jsq", lam=0.9, d=2)
     with pytest.raises(mfq.InvalidInput) as e:
@@ -62,6 +69,20 @@ def test_not_converged_carries_the_partial_result():
     assert isinstance(fp, mfq.FixedPoint) and fp.status == "max-iterations" and fp.residual > 1e-12
     # strict=False returns it instead
     assert m.fixed_point(max_iter=1, strict=False) == fp
+
+
+def test_a_fixed_point_that_did_not_converge_reports_no_observables():
+    """JSQ(2) at lambda = 0.99 after one iteration gave T = 0.909, below the mean job size 1:
+    the last iterate's values read as results. The converged T is the closed form
+    sum_k lambda^(2^k - 2) (Mitzenmacher 2001: x_k = lambda^(2^k - 1), T = L / lambda)."""
+    m = mfq.Model(kind="jsq", lam=0.99, d=2)
+    fp = m.fixed_point(max_iter=1, strict=False)
+    assert not fp.converged and fp.x.size > 0
+    for name in ("mean_response_time", "mean_queue_length", "prob_wait", "throughput", "loss_probability"):
+        assert getattr(fp, name) is None, name
+    assert fp.tail.shape == (0,) and fp.extras == {}
+    closed = sum(0.99 ** (2**k - 2) for k in range(1, 30))
+    assert m.fixed_point().mean_response_time == pytest.approx(closed, rel=1e-8)
 
 
 def test_option_and_state_errors_carry_fields():

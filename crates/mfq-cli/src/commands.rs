@@ -39,7 +39,7 @@ pub(crate) fn time_limit_failure(args: &ModelArgs, what: &str) -> Failure {
     Failure::no_convergence(format!(
         "{}: {what} at the wall-clock limit --max-seconds {}; no files written",
         args.model.display(),
-        args.max_seconds.unwrap_or(0.0)
+        mfq_model::short_number(args.max_seconds.unwrap_or(0.0))
     ))
 }
 
@@ -143,8 +143,10 @@ pub(crate) fn require_converged(fp: &FixedPoint, file: &ModelFile) -> Result<(),
             )))
         }
         FixedPointStatus::TimeLimit { seconds } => Err(Failure::no_convergence(format!(
-            "the fixed-point solver stopped at the wall-clock limit --max-seconds {seconds} after {} iterations, residual {:.3e}",
-            fp.iterations, fp.residual
+            "the fixed-point solver stopped at the wall-clock limit --max-seconds {} after {} iterations, residual {:.3e}",
+            mfq_model::short_number(*seconds),
+            fp.iterations,
+            fp.residual
         ))),
         s => Err(Failure::no_convergence(format!(
             "the fixed-point solver stopped without converging ({s}) after {} iterations, residual {:.3e}",
@@ -711,7 +713,10 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         let shown: Vec<String> = last.iter().take(6).map(|v| format!("{v:.6}")).collect();
         outln!("  x(t = {}) = {} ...", num(tr.t_last()), shown.join(", "));
         if timed_out {
-            outln!("  stopped at the wall-clock limit (--max-seconds {}): no files written", args.model.max_seconds.unwrap_or(0.0));
+            outln!(
+                "  stopped at the wall-clock limit (--max-seconds {}): no files written",
+                mfq_model::short_number(args.model.max_seconds.unwrap_or(0.0))
+            );
         } else {
             outln!("wrote {} and {}", dir.join("trajectory.csv").display(), dir.join("trajectory.svg").display());
         }

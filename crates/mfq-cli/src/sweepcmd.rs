@@ -700,18 +700,33 @@ fn solve_file(text: &str, model: &str, set: &[String], deadline: &Deadline) -> R
 }
 
 /// `mfq figure`.
+/// The figure names of the directory `dir` (its `NAME.toml` files), sorted.
+fn figure_names(dir: &Path) -> Result<Vec<String>, Failure> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Failure::input(format!("cannot list {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// `mfq figure NAME` / `--all`. A NAME without a file `NAME.toml` in the figures directory is
+/// refused with the valid names.
 pub fn figure_cmd(args: &FigureArgs) -> Result<(), Failure> {
     let names: Vec<String> = if args.all {
-        let mut v: Vec<String> = std::fs::read_dir(&args.figures)
-            .map_err(|e| Failure::input(format!("cannot list {}: {e}", args.figures.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-            .collect();
-        v.sort();
-        v
+        figure_names(&args.figures)?
     } else {
         match &args.name {
+            Some(n) if !args.figures.join(format!("{n}.toml")).is_file() => {
+                let valid = figure_names(&args.figures)?;
+                return Err(Failure::input(format!(
+                    "figure {n}: no such figure (no file {}); allowed: one of {}",
+                    args.figures.join(format!("{n}.toml")).display(),
+                    valid.join(", ")
+                )));
+            }
             Some(n) => vec![n.clone()],
             None => return Err(Failure::input("mfq figure: give a NAME (a file models/figures/NAME.toml) or --all")),
         }

@@ -141,7 +141,7 @@ impl std::fmt::Display for FixedPointStatus {
         match self {
             FixedPointStatus::Converged => write!(f, "converged"),
             FixedPointStatus::MaxIterations => write!(f, "the iteration budget ran out before the residual reached the tolerance"),
-            FixedPointStatus::TimeLimit { seconds } => write!(f, "the wall-clock limit of {seconds} s ran out"),
+            FixedPointStatus::TimeLimit { seconds } => write!(f, "the wall-clock limit of {} s ran out", mfq_model::short_number(*seconds)),
             FixedPointStatus::Singular { index } => {
                 write!(f, "a linear solve met a singular Jacobian (zero pivot in column {})", index + 1)
             }

@@ -110,13 +110,14 @@ impl Deadline {
     }
 
     /// Why a phase stopped, for messages: `the wall-clock limit --max-seconds 5` or
-    /// `cancellation`.
+    /// `cancellation`. The limit is shown as [`crate::short_number`] shows numbers (`1e-300`,
+    /// not 300 digits: docs/errors.md).
     pub fn reason(&self) -> String {
         if self.cancelled() {
             "cancellation (interrupted)".to_string()
         } else {
             match self.limit {
-                Some(s) => format!("the wall-clock limit --max-seconds {s}"),
+                Some(s) => format!("the wall-clock limit --max-seconds {}", crate::short_number(s)),
                 None => "the wall-clock limit".to_string(),
             }
         }

@@ -561,8 +561,9 @@ fn undeclared(doc: &toml::Table, parts: &[&str]) -> Option<String> {
 /// Applies one `NAME=VALUE` override to a parsed model file (see the module docs).
 ///
 /// # Errors
-/// [`ModelError::BadOverride`] when there is no `=`, the name is empty, or a part of the path
-/// is not a table or does not exist.
+/// [`ModelError::BadOverride`] when there is no `=`, the name is empty, a part of the path
+/// is not a table or does not exist, or the value is a number beyond the largest double
+/// (`1e400`) or below the smallest positive one (`1e-400`).
 pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), ModelError> {
     let (name, value) = assignment
         .split_once('=')
@@ -584,6 +585,13 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
         .filter(|t| t.len() == 1)
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    // a number beyond the largest double is not a TOML value (it would be read as the string
+    // "1e400"): say that it overflows
+    if let toml::Value::String(_) = parsed {
+        if value.parse::<f64>().is_ok_and(f64::is_infinite) && value.chars().any(|c| c.is_ascii_digit()) {
+            return Err(bad(format!("{value} is beyond the largest number (about 1.8e308); allowed: a finite number")));
+        }
+    }
     // TOML reads a number below the smallest double as 0: say so rather than echo 0
     if let toml::Value::Float(f) = parsed {
         let mantissa = value.split(['e', 'E']).next().unwrap_or("");

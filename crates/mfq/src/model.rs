@@ -166,13 +166,25 @@ impl Model {
 
     /// The fixed point, with the truncation level grown automatically (or fixed by the file),
     /// after checking the model's stability condition. A run that did not converge is a result
-    /// with its status, not an error.
+    /// with its status, not an error: its `x` is the last iterate, and its observables are not
+    /// reported (the last iterate is not a fixed point, so its values would read as results):
+    /// `tail` and `extras` are empty and `mean_queue_length`, `mean_response_time`,
+    /// `throughput` and `prob_wait` are `None`, as `mfq fixed-point` prints "observables not
+    /// reported". Only the truncation diagnostics of the last iterate stay
+    /// (`observables.mass_at_truncation`, `observables.loss_probability`, `truncation`).
     ///
     /// # Errors
     /// [`Error::FixedPoint`]: bad options, or parameters outside the stability region
     /// (`FixedPointError::Unstable`, with the reason).
     pub fn fixed_point(&self, opts: &FixedPointOptions) -> Result<FixedPoint, Error> {
-        Ok(solve_spec(&self.file.model, &self.file.truncation, opts)?)
+        let mut fp = solve_spec(&self.file.model, &self.file.truncation, opts)?;
+        if !fp.converged() {
+            let o = &mut fp.observables;
+            o.tail.clear();
+            o.extras.clear();
+            (o.mean_queue_length, o.mean_response_time, o.throughput, o.prob_wait) = (None, None, None, None);
+        }
+        Ok(fp)
     }
 
     /// Checks that `x0` is a state of the model at truncation level `levels` (as
@@ -722,6 +734,48 @@ mod tests {
         assert!(m.check_start(Some(3), &[0.0; 3]).is_ok() && m.check_start(Some(3), &[1.0; 3]).is_ok());
         // the size is the transient's to report
         assert!(m.check_start(Some(5), &[0.5]).is_ok());
+    }
+
+    /// A solve stopped by its iteration budget (JSQ(2) at lambda = 0.99, one iteration) reports
+    /// no observables: the last iterate gave T = 0.909 < 1, impossible for unit-mean jobs. With
+    /// the default budget the same model converges and T is the closed form
+    /// `sum_k lambda^(2^k - 2)` (Mitzenmacher 2001, `x_k = lambda^(2^k - 1)`, `T = L / lambda`).
+    #[test]
+    fn non_converged_fixed_point_reports_no_observables() {
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.99\nd = 2\n", &[]).unwrap();
+        let fp = m.fixed_point(&FixedPointOptions { max_iter: 1, ..Default::default() }).unwrap();
+        assert!(!fp.converged(), "{:?}", fp.status);
+        let o = &fp.observables;
+        assert_eq!((o.mean_response_time, o.mean_queue_length, o.throughput, o.prob_wait), (None, None, None, None));
+        assert!(o.tail.is_empty() && o.extras.is_empty() && !fp.x.is_empty());
+        let fp = m.fixed_point(&FixedPointOptions::default()).unwrap();
+        let closed: f64 = (1..30).map(|k| 0.99_f64.powi(2_i32.pow(k) - 2)).sum();
+        let t = fp.observables.mean_response_time.unwrap();
+        assert!(fp.converged() && (t - closed).abs() < 1e-8 * closed, "T = {t}, closed form {closed}");
+    }
+
+    /// A tiny limit (`--max-seconds 1e-300`) is said in exponent form, as docs/errors.md says
+    /// numbers longer than 20 characters are (it printed `0.000...0001`, 302 characters): in the
+    /// fixed point's status and in a sweep's reason for stopping.
+    #[test]
+    fn a_tiny_limit_is_said_in_exponent_form() {
+        let m = Model::from_toml(JSQ2, &[]).unwrap();
+        let fp = m.fixed_point(&FixedPointOptions { deadline: mfq_model::Deadline::after(1e-300), ..Default::default() }).unwrap();
+        assert_eq!(fp.status.to_string(), "the wall-clock limit of 1e-300 s ran out");
+        let opts = FixedPointOptions { deadline: mfq_model::Deadline::after(1e-300), ..Default::default() };
+        let axis = crate::sweep::Axis::numbers("lambda", vec![0.5, 0.6]);
+        let r = crate::sweep::sweep_models(&[(String::new(), JSQ2.to_string())], &[], &[axis], &opts, &|| {}).unwrap();
+        assert_eq!(r.partial.as_deref(), Some("stopped at the wall-clock limit --max-seconds 1e-300: 0 of 2 points finished"));
+    }
+
+    /// `--set lambda=1e400` (beyond the largest double, so not a TOML number) said that the string
+    /// "1e400" has the wrong type; it is a number that overflows.
+    #[test]
+    fn an_overflowing_override_is_said_to_overflow() {
+        for v in ["1e400", "-1e400"] {
+            let e = Model::from_toml(JSQ2, &[format!("lambda={v}")]).unwrap_err();
+            assert_eq!(e.to_string(), format!("--set lambda: {v} is beyond the largest number (about 1.8e308); allowed: a finite number"));
+        }
     }
 
     /// A model written as TOML reads back as the same model.

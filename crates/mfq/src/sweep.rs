@@ -31,7 +31,7 @@ use serde::Serialize;
 
 mod axis;
 
-pub use axis::Axis;
+pub use axis::{Axis, MAX_AXIS_POINTS};
 
 /// How one point of a sweep ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -179,8 +179,11 @@ pub fn sweep(
 /// [`ModelError::BadOverride`] naming the parameter when there is no model or no axis, a name
 /// is swept twice or both swept and set, a swept name is not a key of a file, or a value of a
 /// categorical axis is not one the key allows (the message lists the allowed values);
+/// [`ModelError::BadOverride`] naming the axis, its size and the cap when an axis has more than
+/// [`MAX_AXIS_POINTS`] values (refused before any point is solved);
 /// [`ModelError`] when a base file with the overrides is invalid. Invalid numbers at single
-/// points (e.g. `d = 0` in a list) are reported per point ([`PointStatus::Invalid`]).
+/// points (e.g. `d = 0` in a list, or a NaN in a numeric axis: "lambda = NaN is not allowed:
+/// model.lambda takes a finite number") are reported per point ([`PointStatus::Invalid`]).
 pub fn sweep_models(
     models: &[(String, String)],
     overrides: &[String],
@@ -194,6 +197,10 @@ pub fn sweep_models(
     };
     if models.is_empty() {
         return Err(bad(&x_axis.name, "no model file to sweep".into()));
+    }
+    if let Some(axis) = axes.iter().find(|a| a.values.len() > MAX_AXIS_POINTS) {
+        let n = axis.values.len();
+        return Err(bad(&axis.name, format!("{n} values; allowed: at most {MAX_AXIS_POINTS} values per axis")));
     }
     for (_, text) in models {
         check_names(text, overrides, axes, &opts.deadline)?;
@@ -305,6 +312,13 @@ fn solve_point(
     opts: &FixedPointOptions,
     line: &mut Line,
 ) -> Option<PointStatus> {
+    // a numeric axis handed over as numbers (the Python package) may hold a NaN or an infinity:
+    // said as `mfq sweep` says it, not as the TOML error of its text
+    if let Some((axis, v)) = assigned.iter().find(|(a, v)| a.labels.is_none() && !v.is_finite()) {
+        let name = axis.name.trim();
+        let key = if name.contains('.') { name.to_string() } else { format!("model.{name}") };
+        return Some(PointStatus::Invalid { reason: format!("{name} = {} is not allowed: {key} takes a finite number", axis.text_of(*v)) });
+    }
     // within the deadline: a model file of many transitions takes seconds to parse
     let file = match ModelFile::parse_within(text, &assignments(text, overrides, assigned), &opts.deadline) {
         Err(ModelError::Interrupted { .. }) => return None,
@@ -502,6 +516,40 @@ mod tests {
         assert!(e.to_string().starts_with("--set title: is the file's description"), "{e}");
         let e = run(&[], &[]).unwrap_err();
         assert!(e.to_string().contains("no swept parameter"), "{e}");
+    }
+
+    /// A numeric axis given as numbers (as the Python package gives it) with a NaN: that point
+    /// is invalid with the message `mfq sweep` gives for `lambda=nan` (naming lambda and the
+    /// value), the other is solved (JSQ(2) at lambda = 0.5: T = sum_k 0.5^(2^k - 2), Mitzenmacher 2001).
+    #[test]
+    fn a_nan_in_a_numeric_axis_is_said_as_the_cli_says_it() {
+        let opts = FixedPointOptions::default();
+        let axis = Axis::numbers("lambda", vec![0.5, f64::NAN]);
+        let r = sweep_models(&[(String::new(), JSQ.to_string())], &[], &[axis], &opts, &|| {}).unwrap();
+        let closed: f64 = (1..20).map(|k| 0.5_f64.powi(2_i32.pow(k) - 2)).sum();
+        match &r.points[0].status {
+            PointStatus::Solved { mean_response_time: Some(t), .. } => assert!((t - closed).abs() < 1e-9, "{t} vs {closed}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            r.points[1].status,
+            PointStatus::Invalid { reason: "lambda = NaN is not allowed: model.lambda takes a finite number".into() }
+        );
+    }
+
+    /// An axis of more values than the range syntax allows (`MAX_AXIS_POINTS` = 100000) is
+    /// refused at once, naming the axis, its size and the cap, before any point is solved.
+    #[test]
+    fn an_axis_beyond_the_cap_is_refused_at_once() {
+        let opts = FixedPointOptions::default();
+        let n = 10_000_000;
+        let axis = Axis::numbers("lambda", (0..n).map(|i| 0.1 + 0.8 * i as f64 / (n - 1) as f64).collect());
+        let start = std::time::Instant::now();
+        let e = sweep_models(&[(String::new(), JSQ.to_string())], &[], &[axis], &opts, &|| {}).unwrap_err();
+        assert_eq!(e.to_string(), "--set lambda: 10000000 values; allowed: at most 100000 values per axis");
+        assert!(start.elapsed().as_secs_f64() < 0.5, "{:?}", start.elapsed());
+        let ok = Axis::numbers("lambda", vec![0.5; 1]);
+        assert!(sweep_models(&[(String::new(), JSQ.to_string())], &[], &[ok], &opts, &|| {}).is_ok());
     }
 
     /// A warm start that has not converged within its budget falls back to the cold start: the

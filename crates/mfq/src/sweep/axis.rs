@@ -3,6 +3,11 @@
 use mfq_model::ModelError;
 use serde::Serialize;
 
+/// The most values an axis may have (a range `start:end:points` and any axis handed to
+/// [`sweep_models`](super::sweep_models): a larger grid is refused at once rather than run
+/// until its time limit).
+pub const MAX_AXIS_POINTS: usize = 100_000;
+
 /// One swept parameter: a dotted name (as in `--set`) and its values.
 ///
 /// A **numeric** axis (`lambda=0.5:0.99:50`, `d=1,2,5`) has its values in `values` and no
@@ -104,7 +109,7 @@ impl Axis {
             let end =
                 |s: &str| num(s).ok_or_else(|| bad(format!("'{}' is not a finite number (range syntax: start:end:points)", s.trim())));
             let (a, b) = (end(a)?, end(b)?);
-            let n: usize = n.trim().parse().ok().filter(|n| (2..=100_000).contains(n)).ok_or_else(|| {
+            let n: usize = n.trim().parse().ok().filter(|n| (2..=MAX_AXIS_POINTS).contains(n)).ok_or_else(|| {
                 bad(format!(
                     "'{}' is not a number of points in [2, 100000] (range syntax: start:end:points, e.g. 0:0.3:4 for 0, 0.1, 0.2, 0.3)",
                     n.trim()
