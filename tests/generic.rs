@@ -1050,3 +1050,32 @@ fn a_law_above_one_is_sampled_on_its_feasible_set() {
         .to_string();
     assert!(e.contains("boundary") && e.contains("must not depend on the state"), "{e}");
 }
+
+/// A fixed point that repels is no start for the population process: the logistic SIS (up
+/// `beta X (1 - X)`, down `X`) at beta = 2 has the fixed point X = 0 found from the empty
+/// state, unstable (spectral abscissa `beta - 1 = 1`) and absorbing for the finite system (it
+/// simulated 0 events at X = 0). Started at `[model.initial]` instead, N = 1000 objects stay
+/// near the stable equilibrium `X = 1 - 1 / beta = 0.5` (its O(1/N) correction is below the
+/// tolerance 0.01).
+#[test]
+fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
+    let dir = std::env::temp_dir().join(format!("mfq-logistic-sis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("logistic-sis.toml");
+    std::fs::write(
+        &path,
+        "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[model.parameters]\nbeta = 2.0\n[model.initial]\nX = 0.1\n\
+         [[model.transitions]]\njump = { X = 1 }\nrate = \"beta * X * (1 - X)\"\n\
+         [[model.transitions]]\njump = { X = -1 }\nrate = \"X\"\n",
+    )
+    .unwrap();
+    let o = mfq(&["simulate", path.to_str().unwrap(), "--servers", "1000", "--time", "2000", "--json"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["events"].as_u64().unwrap() > 100_000, "{out}");
+    assert_eq!(v["fixed_point"][0].as_f64(), Some(0.0), "{out}");
+    // the time average of X (entry 0)
+    let x = v["mean"][0]["mean"].as_f64().unwrap();
+    assert!((x - 0.5).abs() < 0.01, "X = {x}");
+}

@@ -494,7 +494,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 }
 
 /// `mfq simulate` for a generic model: the N-object population process of its transitions,
-/// started at the mean-field fixed point (rounded to multiples of 1/N). It observes the time
+/// started at the mean-field fixed point (rounded to multiples of 1/N), or at `[model.initial]`
+/// when that fixed point is unstable ([`mfq::population_start`]). It observes the time
 /// average of every state entry, printed beside the fixed point (`--json`, `--out
 /// DIR/simulation.json`); nothing else (no throughput, loss or wait: docs/simulation.md).
 fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
@@ -516,7 +517,8 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         deadline: deadline.clone(),
         ..Default::default()
     };
-    let rep = mfq_sim::population::simulate_population(model.as_ref(), &fp.x, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+    let start = mfq::population_start(model.as_ref(), &fp);
+    let rep = mfq_sim::population::simulate_population(model.as_ref(), &start, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
     if rep.status != SimStatus::Completed {
         let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", rep.events));
         if args.model.json {

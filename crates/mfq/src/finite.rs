@@ -93,7 +93,8 @@ impl Model {
 
     /// The population process of a generic model's transitions (its finite-N system) as a
     /// [`SimReport`], started at the fixed point of [`finite_mean_field`](Self::finite_mean_field)
-    /// (`mfq_sim::population::simulate_as_report`). [`simulate`](Self::simulate) calls this
+    /// (`mfq_sim::population::simulate_as_report`), or at the model's `[model.initial]` state
+    /// when that fixed point is unstable (it may be absorbing for the finite system). [`simulate`](Self::simulate) calls this
     /// for kinds whose finite-N system is their population process.
     ///
     /// # Errors
@@ -106,8 +107,9 @@ impl Model {
         if !f.fixed_point.converged() {
             return Err(Error::NotConverged { status: f.fixed_point.status.to_string() });
         }
+        let x0 = population_start(f.model.as_ref(), &f.fixed_point);
         let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
-        Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &f.fixed_point.x, &opts)?)
+        Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &x0, &opts)?)
     }
 
     /// Whether the finite-N system of this kind is the population process of its transitions.
@@ -248,4 +250,17 @@ fn exact_sizes(model: &dyn MeanFieldModel, servers: &[usize], opts: &ExactOption
         }
     }
     Ok((out, None))
+}
+
+/// Where the population process of `model` starts (state entries, fractions): its fixed point
+/// `fp`, or the model's `[model.initial]` state when that fixed point is unstable. A repelling
+/// fixed point may be absorbing for the finite system: the logistic SIS's `X = 0` at `beta = 2`
+/// (no event ever happens there), while the mean field from any `X > 0` goes to `X = 1 - 1 /
+/// beta` (docs/simulation.md). `mfq simulate` and [`Model::simulate`] start here.
+pub fn population_start(model: &dyn MeanFieldModel, fp: &FixedPoint) -> Vec<f64> {
+    let initial = match fp.local {
+        Some(mfq_fixpoint::EquilibriumKind::Unstable) => model.extremal_states().into_iter().find(|s| s.name == "initial").map(|s| s.x),
+        _ => None,
+    };
+    initial.unwrap_or_else(|| fp.x.clone())
 }
