@@ -699,7 +699,6 @@ fn solve_file(text: &str, model: &str, set: &[String], deadline: &Deadline) -> R
     Ok(fp)
 }
 
-/// `mfq figure`.
 /// The figure names of the directory `dir` (its `NAME.toml` files), sorted.
 fn figure_names(dir: &Path) -> Result<Vec<String>, Failure> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -111,7 +111,7 @@ impl Axis {
             let (a, b) = (end(a)?, end(b)?);
             let n: usize = n.trim().parse().ok().filter(|n| (2..=MAX_AXIS_POINTS).contains(n)).ok_or_else(|| {
                 bad(format!(
-                    "'{}' is not a number of points in [2, 100000] (range syntax: start:end:points, e.g. 0:0.3:4 for 0, 0.1, 0.2, 0.3)",
+                    "'{}' is not a number of points in [2, {MAX_AXIS_POINTS}] (range syntax: start:end:points, e.g. 0:0.3:4 for 0, 0.1, 0.2, 0.3)",
                     n.trim()
                 ))
             })?;
