@@ -35,7 +35,11 @@ fn setup(path: &Path, sets: &[String], starts: usize, deadline: &Deadline) -> Re
         )));
     };
     let overrides: Vec<String> = overrides.into_iter().cloned().collect();
-    let model = Model::from_file(path, &overrides).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+    // within --max-seconds: a file of many transitions takes seconds to parse
+    let model = Model::from_file_within(path, &overrides, deadline).map_err(|e| match e {
+        e if e.interrupted() => Failure::no_convergence(format!("{}: {e}; no files written", path.display())),
+        e => Failure::input(format!("{}: {e}", path.display())),
+    })?;
     let mut opts = BranchOptions::from_set(setting).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     opts.starts = starts;
     opts.deadline = deadline.clone();
@@ -49,6 +53,8 @@ fn run(path: &Path, model: &Model, opts: &BranchOptions) -> Result<BranchReport,
         match e {
             mfq::Error::FixedPoint(FixedPointError::Unstable { .. })
             | mfq::Error::Check(CheckError::FixedPoint(FixedPointError::Unstable { .. })) => Failure::unstable(message),
+            // the deadline passed while the model was read or built again at a parameter value
+            e if e.interrupted() => Failure::no_convergence(format!("{message}; no files written")),
             _ => Failure::input(message),
         }
     })

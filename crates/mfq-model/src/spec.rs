@@ -508,10 +508,15 @@ pub fn has_key(text: &str, name: &str) -> bool {
 /// [`has_key`]: `alpha` means `model.alpha`, a generic model's declared parameter
 /// `model.parameters.NAME`); `None` when the file does not set it (or does not parse).
 pub fn value_of(text: &str, name: &str) -> Option<toml::Value> {
-    let doc = text.parse::<toml::Table>().ok()?;
-    let parts = generic_parameter_path(&doc, name.trim()).unwrap_or_else(|| key_path(name.trim()));
+    value_in(&text.parse::<toml::Table>().ok()?, name)
+}
+
+/// [`value_of`] in a model file already read as a TOML table `doc` (e.g.
+/// `toml::Table::try_from(&model_file)`, without writing and parsing its text again).
+pub fn value_in(doc: &toml::Table, name: &str) -> Option<toml::Value> {
+    let parts = generic_parameter_path(doc, name.trim()).unwrap_or_else(|| key_path(name.trim()));
     let (last, path) = parts.split_last()?;
-    let mut node = &doc;
+    let mut node = doc;
     for p in path {
         node = node.get(*p)?.as_table()?;
     }

@@ -93,8 +93,9 @@ impl Model {
     /// Branches stopped by the deadline are data (`partial`).
     pub fn branches(&self, opts: &BranchOptions) -> Result<BranchReport, Error> {
         let text = self.to_toml()?;
+        let doc = toml::Table::try_from(self.file()).map_err(|e| Error::Read { path: "(model)".into(), reason: e.to_string() })?;
         for name in &opts.parameters {
-            self.check_real_parameter(&text, name)?;
+            self.check_real_parameter(&doc, &text, name, &opts.deadline)?;
         }
         let copts = ContinuationOptions {
             parameter: opts.parameters.join(","),
@@ -105,10 +106,13 @@ impl Model {
             ..Default::default()
         };
         copts.validate()?;
-        let mut first = Model::from_toml(&text, &opts.sets(opts.start))?;
+        // every parse of the text within the deadline (a model file of many transitions takes
+        // seconds to parse, and the continuation reads it again at every parameter value)
+        let deadline = &opts.deadline;
+        let mut first = Model::from_toml_within(&text, &opts.sets(opts.start), deadline)?;
         // the end of the range must be a valid model as well (a clear error now, not a branch
         // that stops on the way)
-        let last = Model::from_toml(&text, &opts.sets(opts.end))?;
+        let last = Model::from_toml_within(&text, &opts.sets(opts.end), deadline)?;
         // one truncation level along the branches: the file's, or the larger of those the
         // fixed-point solver chooses at the two ends (a queue's tail grows with the load)
         if self.file().truncation.levels.is_none() {
@@ -126,12 +130,14 @@ impl Model {
         let check = first.check(&CheckOptions { starts: opts.starts, deadline: opts.deadline.clone(), ..Default::default() })?;
         let levels = check.fixed_point.truncation.levels;
         let starts: Vec<Vec<f64>> = check.equilibria.iter().map(|e| e.x.clone()).collect();
-        let model_at = |v: f64| ModelFile::parse(&text, &opts.sets(v)).and_then(|f| f.model.build(levels));
+        let model_at = |v: f64| ModelFile::parse_within(&text, &opts.sets(v), deadline).and_then(|f| f.model.build(levels));
         Ok(branches(&model_at, &starts, &copts)?)
     }
 
-    /// A clear error unless `name` is a real-valued parameter of this model (`text`: the model as TOML).
-    fn check_real_parameter(&self, text: &str, name: &str) -> Result<(), Error> {
+    /// A clear error unless `name` is a real-valued parameter of this model (`doc`: the model
+    /// as a TOML table, `text` as TOML text, parsed again within `deadline` only to name the
+    /// parameters there are).
+    fn check_real_parameter(&self, doc: &toml::Table, text: &str, name: &str, deadline: &Deadline) -> Result<(), Error> {
         let bad = |reason: String| Error::Model(ModelError::BadOverride { name: name.to_string(), reason });
         let key = name.trim().trim_start_matches("model.");
         if let Some(param) = self.spec().kind_info().param(key) {
@@ -148,7 +154,7 @@ impl Model {
                 Some(_) => return Ok(()),
             }
         }
-        match mfq_model::spec::value_of(text, name) {
+        match mfq_model::spec::value_in(doc, name) {
             Some(toml::Value::Float(_)) => Ok(()),
             Some(toml::Value::Integer(_)) if name.starts_with("truncation.") => {
                 Err(bad("a truncation setting, not a model parameter (branches follow a real-valued model parameter)".into()))
@@ -156,7 +162,7 @@ impl Model {
             Some(toml::Value::Integer(_)) => Ok(()),
             Some(other) => Err(bad(format!("not a numeric parameter (value {other}); branches follow a real-valued parameter"))),
             // not a key of the file: the parser names the parameters there are
-            None => Model::from_toml(text, &[format!("{name}=0.5")]).map(|_| ()).and(Err(bad(
+            None => Model::from_toml_within(text, &[format!("{name}=0.5")], deadline).map(|_| ()).and(Err(bad(
                 "not a parameter the model file sets (allowed: a real-valued parameter of the model, see `mfq models`)".into(),
             ))),
         }

@@ -108,3 +108,21 @@ pub enum Error {
         reason: String,
     },
 }
+
+impl Error {
+    /// Whether the job was stopped by its deadline (its wall-clock limit or cancel flag) while
+    /// a model was read or built (`ModelError::Interrupted`), directly or through the fixed-point
+    /// solve, the attraction checker or the continuation that read it: a time limit (exit code
+    /// 4 in the CLI), not bad input.
+    pub fn interrupted(&self) -> bool {
+        use mfq_fixpoint::{CheckError, ContinuationError, FixedPointError};
+        use mfq_model::ModelError::Interrupted;
+        matches!(
+            self,
+            Error::Model(Interrupted { .. })
+                | Error::FixedPoint(FixedPointError::Model(Interrupted { .. }))
+                | Error::Check(CheckError::FixedPoint(FixedPointError::Model(Interrupted { .. })))
+                | Error::Branches(ContinuationError::Model(Interrupted { .. }))
+        )
+    }
+}

@@ -385,7 +385,10 @@ fn follow(family: &Family<'_>, x0: &[f64], opts: &ContinuationOptions, summary: 
         Ok(Some(a)) => a,
         Ok(None) => return Ok(branch),
         Err(e) => {
-            branch.end = BranchEnd::Model { reason: e.to_string() };
+            branch.end = match e {
+                ModelError::Interrupted { .. } if opts.deadline.expired() => BranchEnd::TimeLimit { reason: opts.deadline.reason() },
+                e => BranchEnd::Model { reason: e.to_string() },
+            };
             return Ok(branch);
         }
     };
@@ -429,11 +432,20 @@ fn follow(family: &Family<'_>, x0: &[f64], opts: &ContinuationOptions, summary: 
             }
         };
         let landed = landing;
-        if !feasible(family, &b)? {
-            break BranchEnd::LeftFeasibleSet;
+        // a model that could not be read again because the deadline passed (its parse is
+        // abandoned there) ends the branch at the time limit, not as a failure of the model
+        let stopped = |e: ModelError| match e {
+            ModelError::Interrupted { .. } if opts.deadline.expired() => BranchEnd::TimeLimit { reason: opts.deadline.reason() },
+            e => BranchEnd::Model { reason: e.to_string() },
+        };
+        match feasible(family, &b) {
+            Ok(true) => {}
+            Ok(false) => break BranchEnd::LeftFeasibleSet,
+            Err(e @ ModelError::Interrupted { .. }) => break stopped(e),
+            Err(e) => return Err(e),
         }
         if let Err(e) = events(family, &a, &b, s_tol, branch.points.len() - 1, &mut branch.special, summary) {
-            break BranchEnd::Model { reason: e.to_string() };
+            break stopped(e);
         }
         branch.points.push(point(&b));
         let moved = b.u.iter().zip(&first).fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
