@@ -383,6 +383,13 @@ impl ModelFile {
 /// the error has a position in `text`, else the message and the key path (`... in `model``).
 /// (The toml crate's own `Display` spreads the error over five lines with a source excerpt.)
 fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
+    // an integer beyond 64 bits (`d = 1000000000000000000000000000000`): the toml crate says
+    // only "expected any valid TOML value"; name the key, the value and the key's range
+    if e.message().contains("invalid type: integer") {
+        if let Some((path, literal, kind)) = oversized_integer(text) {
+            return oversized(kind.as_deref(), &path, &literal);
+        }
+    }
     // serde names Rust types; say what the file must hold instead
     const TYPES: [(&str, &str); 6] = [
         ("struct Truncation", "a [truncation] table"),
@@ -431,6 +438,48 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
         None => (None, join(&e.to_string())),
     };
     ModelError::File { position, after_set: None, message }
+}
+
+/// The first integer of the TOML document `text` that does not fit in 64 bits, as (its dotted
+/// key, `model.d` or `model.classes[1].speed`, its literal, and the file's `model.kind`); `None` when there is none or
+/// `text` does not parse. (The toml crate's document parser keeps integers as text; only their
+/// conversion to a value refuses those beyond `i64`.)
+fn oversized_integer(text: &str) -> Option<(String, String, Option<String>)> {
+    fn walk(value: &toml::de::DeValue<'_>, path: String) -> Option<(String, String)> {
+        match value {
+            toml::de::DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).is_err().then(|| (path, i.to_string())),
+            toml::de::DeValue::Table(t) => t.iter().find_map(|(k, v)| {
+                let key = if path.is_empty() { k.get_ref().to_string() } else { format!("{path}.{}", k.get_ref()) };
+                walk(v.get_ref(), key)
+            }),
+            toml::de::DeValue::Array(a) => a.iter().enumerate().find_map(|(i, v)| walk(v.get_ref(), format!("{path}[{i}]"))),
+            _ => None,
+        }
+    }
+    let doc = toml::de::DeTable::parse(text).ok()?.into_inner();
+    let kind = doc.get("model").and_then(|m| m.get_ref().get("kind")).and_then(|k| k.get_ref().as_str()).map(str::to_string);
+    let (path, literal) = walk(&toml::de::DeValue::Table(doc), String::new())?;
+    Some((path, literal, kind))
+}
+
+/// The error for an integer beyond 64 bits given to the dotted key `path` (in a file or a
+/// `--set`): [`ModelError::OutOfRange`] with the key's range, that of the parameter of the
+/// file's `kind` (the registry) or of a truncation key, else TOML's 64 bits.
+fn oversized(kind: Option<&str>, path: &str, literal: &str) -> ModelError {
+    let kind = kind.and_then(crate::registry::kind);
+    let param = path.strip_prefix("model.").and_then(|key| kind.and_then(|k| k.param(key)));
+    let allowed = match (param, path) {
+        (Some(p), _) => p.allowed.to_string(),
+        (None, "truncation.levels") => "an integer in [1, 10000000]".into(),
+        (None, "truncation.max_levels") => "an integer in [2, 10000000]".into(),
+        _ => format!("an integer in [{}, {}] (a TOML integer has 64 bits)", i64::MIN, i64::MAX),
+    };
+    let allowed = if allowed.starts_with("integer") { format!("an {allowed}") } else { allowed };
+    if literal.len() > 40 {
+        return crate::out_of_range(path, literal, &allowed);
+    }
+    // the digits as given (`out_of_range` would show a 31-digit integer as `1e30`)
+    ModelError::OutOfRange { field: path.to_string(), value: literal.to_string(), allowed }
 }
 
 /// Where the dotted key `path` (`model.classes[1].speed`) is in the TOML document `text`: the
@@ -599,6 +648,15 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
             return Err(bad(format!("{value} is below the smallest positive number (about 2.2e-308) and would be read as 0")));
         }
     }
+    // an integer beyond 64 bits is not a TOML value either (it would be read as a string)
+    if let toml::Value::String(_) = parsed {
+        let digits = value.strip_prefix(['+', '-']).unwrap_or(value).replace('_', "");
+        let integer = !digits.starts_with('0') && digits.chars().all(|c| c.is_ascii_digit());
+        if integer && !digits.is_empty() && value.replace('_', "").parse::<i64>().is_err() {
+            let kind = doc.get("model").and_then(|m| m.get("kind")).and_then(|k| k.as_str());
+            return Err(oversized(kind, &parts.join("."), value));
+        }
+    }
     let (last, path) = parts.split_last().expect("non-empty");
     let mut table = doc;
     for p in path {
@@ -748,6 +806,31 @@ mod tests {
         let written = toml::to_string(&f).unwrap();
         assert!(written.contains("kind = \"pod-li-ph\"") && written.contains("law = \"h2\""), "{written}");
         assert_eq!(ModelFile::parse(&written, &[]).unwrap(), f);
+    }
+
+    /// An integer beyond TOML's 64 bits (`d = 10**30` from Python) named the allowed range of
+    /// no key ("expected any valid TOML value"): now the key, the value and the key's range, in
+    /// a file, through `--set`, and for a truncation key or a key of no kind.
+    #[test]
+    fn integers_beyond_64_bits_name_the_key_and_its_range() {
+        let big = "1000000000000000000000000000000";
+        let e = ModelFile::parse(&format!("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = {big}\n"), &[]).unwrap_err();
+        assert_eq!(e.to_string(), format!("model.d = {big} is not allowed: an integer in [1, 10000]"));
+        assert!(matches!(&e, ModelError::OutOfRange { field, value, .. } if field == "model.d" && value == big), "{e:?}");
+        let e = ModelFile::parse(JSQ, &[format!("d={big}")]).unwrap_err();
+        assert_eq!(e.to_string(), format!("model.d = {big} is not allowed: an integer in [1, 10000]"));
+        let e = ModelFile::parse(JSQ, &[format!("d=-{big}")]).unwrap_err();
+        assert_eq!(e.to_string(), format!("model.d = -{big} is not allowed: an integer in [1, 10000]"));
+        let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevels = {big}\n"), &[]).unwrap_err();
+        assert_eq!(e.to_string(), format!("truncation.levels = {big} is not allowed: an integer in [1, 10000000]"));
+        let e = ModelFile::parse(&format!("{JSQ}bogus = 99999999999999999999\n"), &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "model.bogus = 99999999999999999999 is not allowed: an integer in [-9223372036854775808, 9223372036854775807] (a TOML integer has 64 bits)"
+        );
+        // the largest 64-bit integer is a value: its range is the key's own check
+        let e = ModelFile::parse(JSQ, &["d=9223372036854775807".into()]).unwrap_err().to_string();
+        assert!(e.contains("model.d") && e.contains("[1, 10000]"), "{e}");
     }
 
     #[test]
