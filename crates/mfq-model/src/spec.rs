@@ -417,7 +417,7 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
     // an error inside [model] names its key (`model.d: ...`): point at that key's line
     let keyed = e.message().split_once(": ").filter(|(path, _)| path.starts_with("model")).map(|(path, _)| path);
     let span = keyed.and_then(|path| key_span(text, path)).or_else(|| e.span());
-    let (position, message) = match span.and_then(|span| text.get(..span.start)) {
+    let (position, message) = match span.clone().and_then(|span| text.get(..span.start)) {
         Some(before) => {
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -431,13 +431,50 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
                     message = format!("truncation.{key}: {}in {range}", message.trim_end_matches(">= 0"));
                 }
             }
+            // an unknown key outside [model] (`levelz` in [truncation]): name it by its path
+            let unknown = keyed.is_none() && message.starts_with("unknown field `");
+            if let Some(path) = span.filter(|_| unknown).and_then(|span| key_at(text, span.start)) {
+                message = format!("{path}: {message}");
+            }
             (Some(crate::FilePosition { line, column, text: printable(&source) }), message)
         }
         // the message without the ` in `model`` that repeats the key
         None if keyed.is_some() => (None, join(e.message())),
-        None => (None, join(&e.to_string())),
+        // `unknown field `levelz`, ... in `truncation``: the key's path first, as inside [model]
+        None => {
+            let message = join(&e.to_string());
+            let unknown = message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')).map(|(key, _)| key.to_string());
+            match (unknown, message.rsplit_once(" in `")) {
+                (Some(key), Some((head, table))) if table.ends_with('`') => {
+                    (None, format!("{}.{key}: {head}", table.trim_end_matches('`')))
+                }
+                _ => (None, message),
+            }
+        }
     };
     ModelError::File { position, after_set: None, message }
+}
+
+/// The dotted path (`truncation.levelz`) of the key that starts at byte `start` of the TOML
+/// document `text`; `None` when `text` does not parse or no key starts there.
+fn key_at(text: &str, start: usize) -> Option<String> {
+    fn walk(table: &toml::de::DeTable<'_>, prefix: &str, start: usize) -> Option<String> {
+        table.iter().find_map(|(k, v)| {
+            let path = if prefix.is_empty() { k.get_ref().to_string() } else { format!("{prefix}.{}", k.get_ref()) };
+            if k.span().start == start {
+                return Some(path);
+            }
+            match v.get_ref() {
+                toml::de::DeValue::Table(t) => walk(t, &path, start),
+                toml::de::DeValue::Array(a) => a.iter().enumerate().find_map(|(i, e)| match e.get_ref() {
+                    toml::de::DeValue::Table(t) => walk(t, &format!("{path}[{i}]"), start),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        })
+    }
+    walk(toml::de::DeTable::parse(text).ok()?.get_ref(), "", start)
 }
 
 /// The first integer of the TOML document `text` that does not fit in 64 bits, as (its dotted
@@ -802,6 +839,26 @@ mod tests {
         let written = toml::to_string(&f).unwrap();
         assert!(written.contains("kind = \"pod-li-ph\"") && written.contains("law = \"h2\""), "{written}");
         assert_eq!(ModelFile::parse(&written, &[]).unwrap(), f);
+    }
+
+    /// An unknown key of [truncation] (`levelz`) named no key path, so the Python package's
+    /// `InvalidInput.field` was `None`: the message starts with its path, in a file and after
+    /// `--set`, as an unknown key of [model] does (`model.levelz: ...`).
+    #[test]
+    fn unknown_truncation_keys_name_their_path() {
+        let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevelz = 3\n"), &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "TOML parse error at line 6, column 1 (levelz = 3): truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`"
+        );
+        let e = ModelFile::parse(JSQ, &["truncation.levelz=3".into()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "after --set truncation.levelz=3: truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`"
+        );
+        // a top-level key is its own path
+        let e = ModelFile::parse(&format!("modelz = 1\n{JSQ}"), &[]).unwrap_err().to_string();
+        assert!(e.contains("(modelz = 1): modelz: unknown field `modelz`, expected one of"), "{e}");
     }
 
     /// An integer beyond TOML's 64 bits (`d = 10**30` from Python) named the allowed range of
