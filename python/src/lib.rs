@@ -478,7 +478,7 @@ impl Core {
         let deadline = Deadline::checked_after("max_seconds", max_seconds)
             .map_err(|_| bad("max_seconds", max_seconds.unwrap_or(f64::NAN).to_string(), "a finite number of seconds > 0"))?;
         let model = match buffer {
-            Some(k) => py_result(py, self.model.with(&[format!("truncation.levels={k}")]))?,
+            Some(k) => py_result(py, self.model.with_buffer("buffer", k))?,
             None => self.model.clone(),
         };
         let out = run::interruptible(py, move |cancel| {
