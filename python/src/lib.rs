@@ -50,15 +50,15 @@ impl Core {
     }
 
     /// Checks a state `x` given to `drift` or `jacobian` (truncation level `levels`, default
-    /// `len(x)`) as `mfq solve --x0` checks a start ([`mfq::Model::check_start`]): finite entries
+    /// `len(x)`) as `mfq solve --x0` checks a start ([`mfq::Model::check_state`]): finite entries
     /// and every constraint of the model's layout (`0 <= x_k <= 1`, `x_{k+1} <= x_k`, ...) within
     /// round-off (`mfq_ode::INVARIANT_TOL`). The kinds' rates clamp the entries to `[0, 1]`, so the
     /// drift of a state outside the state space would be that of another state, with a Jacobian
     /// that is not its derivative: such a state is refused, not evaluated. A state of the wrong
-    /// size passes here and is refused by the drift (`Error::StateSize`).
+    /// size (an empty one included) is refused with its size and the model's (`Error::StateSize`).
     fn check_state(&self, py: Python<'_>, x: &[f64], levels: Option<usize>) -> PyResult<()> {
         check_finite(py, x, "x")?;
-        self.model.check_start(Some(levels.unwrap_or(x.len())), x).map_err(|e| errors::state_to_py(py, &e, "x"))
+        self.model.check_state(x, levels).map_err(|e| errors::state_to_py(py, &e, "x"))
     }
 }
 

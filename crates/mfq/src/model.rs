@@ -130,6 +130,12 @@ impl Model {
     /// [`Error::StateSize`] when `x` does not have the model's dimension at that level;
     /// [`Error::Model`] as [`build`](Self::build).
     fn build_for_state(&self, x: &[f64], levels: Option<usize>) -> Result<Box<dyn MeanFieldModel>, Error> {
+        if x.is_empty() && levels.is_none() {
+            // `K = 0` is no level: the empty state is named with the size at the first level
+            // (it was `truncation.levels = 0 is not allowed`, an error about a key not given)
+            let first = self.file.truncation.levels.unwrap_or_else(|| self.file.model.initial_levels());
+            return Err(Error::StateSize { entries: 0, dim: self.build(Some(first))?.dim(), levels: first });
+        }
         let levels = levels.unwrap_or(x.len());
         let model = self.build(Some(levels))?;
         if model.dim() != x.len() {
@@ -210,7 +216,7 @@ impl Model {
             Some(v) => {
                 Err(Error::InfeasibleStart { constraint: v.constraint, index: v.index + 1, amount: v.amount, rules: layout.rules() })
             }
-            None => check_laws(model.as_ref(), x0),
+            None => check_laws(model, x0),
         }
     }
 
@@ -230,6 +236,11 @@ impl Model {
         let t = &self.file().truncation;
         let first = t.levels.unwrap_or_else(|| self.spec().initial_levels().min(t.max_levels));
         let probe = self.build(Some(first))?;
+        self.check_start_of(model.as_ref(), x0)
+    }
+
+    /// [`check_start`](Self::check_start) on the model already built, of `x0`'s size.
+    fn check_start_of(&self, model: &dyn MeanFieldModel, x0: &[f64]) -> Result<(), Error> {
         if x0.is_empty() {
             return Err(Error::StateSize { entries: 0, dim: probe.dim(), levels: first });
         }
