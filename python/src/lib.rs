@@ -296,12 +296,11 @@ impl Core {
         Ok(py_result(py, self.model.build(levels))?.dim())
     }
 
-    /// The empty state at truncation level `levels` (the model's `empty` extremal state, else zeros).
-    #[pyo3(signature = (levels = None))]
-    fn empty_state<'py>(&self, py: Python<'py>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let m = py_result(py, self.model.build(levels))?;
-        let x = m.extremal_states().into_iter().find(|s| s.name == "empty").map_or_else(|| vec![0.0; m.dim()], |s| s.x);
-        Ok(PyArray1::from_vec(py, x))
+    /// The start named `name` (`mfq::START_NAMES`: `empty`, `full`) at truncation level
+    /// `levels` (`mfq::Model::named_state`, as `mfq solve --x0 NAME`), or `None` for another name.
+    #[pyo3(signature = (name, levels = None))]
+    fn named_state<'py>(&self, py: Python<'py>, name: &str, levels: Option<usize>) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+        Ok(py_result(py, self.model.named_state(name, levels))?.map(|x| PyArray1::from_vec(py, x)))
     }
 
     /// The transient from `x0` at the times `t_eval` (increasing, `>= 0`; the ODE is
@@ -553,5 +552,6 @@ fn _mfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_AXIS_POINTS", mfq::sweep::MAX_AXIS_POINTS)?;
+    m.add("START_NAMES", mfq::START_NAMES.to_vec())?;
     Ok(())
 }
