@@ -133,6 +133,24 @@ fn mfq_exact_prints_the_published_sis_means() {
     assert!(text.contains("E[X]") && text.contains("0.6055449"), "{text}");
 }
 
+/// `--buffer 0` named the key it sets (`truncation.levels = 0 is not allowed`), not the option
+/// given: the error names `--buffer`, its value and the range (`mfq::check_buffer`, which
+/// Python's `exact(buffer=...)` shares).
+#[test]
+fn mfq_exact_names_the_buffer_option() {
+    for k in ["0", "10000001"] {
+        let o = mfq(&["exact", "models/jsq-d2.toml", "--servers", "5", "--buffer", k]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "mfq: error: models/jsq-d2.toml: --buffer = {k} is not allowed: an integer in [1, 10000000] (the buffer K of every server; it sets truncation.levels)"
+            )
+        );
+    }
+}
+
 #[test]
 fn mfq_exact_refuses_what_it_cannot_do_with_the_reason() {
     // no fixed buffer

@@ -8,6 +8,7 @@ import numpy.typing as npt
 
 __version__: str
 MAX_AXIS_POINTS: int
+START_NAMES: List[str]
 
 class Core:
     """A model: the front door's ``mfq::Model``."""
@@ -29,7 +30,7 @@ class Core:
     def drift(self, x: npt.NDArray[np.float64], levels: Optional[int] = None) -> npt.NDArray[np.float64]: ...
     def jacobian(self, x: npt.NDArray[np.float64], levels: Optional[int] = None) -> npt.NDArray[np.float64]: ...
     def dim(self, levels: Optional[int] = None) -> int: ...
-    def empty_state(self, levels: Optional[int] = None) -> npt.NDArray[np.float64]: ...
+    def named_state(self, name: str, levels: Optional[int] = None) -> Optional[npt.NDArray[np.float64]]: ...
     def transient(
         self,
         x0: List[float],

@@ -164,6 +164,33 @@ def _integer(name: str, v: Any, maximum: int = _U64, optional: bool = False, all
     raise InvalidInput(f"{name} = {v!r} is not allowed: {allowed}", name, _text(v), allowed)
 
 
+def _flag(name: str, v: Any) -> bool:
+    """``v`` as a ``bool`` for the boolean option ``name`` (``strict``): ``True`` or ``False``
+    (numpy's too), nothing else. ``strict="no"`` was read as true (a non-empty string); raises
+    InvalidInput naming the option instead."""
+    if v is True or v is False:  # the common case, first
+        return v
+    if isinstance(v, np.bool_):
+        return bool(v)
+    allowed = "True or False"
+    raise InvalidInput(f"{name} = {v!r} is not allowed: {allowed}", name, _text(v), allowed)
+
+
+def _start(core: Any, name: str, x0: Any, levels: Optional[int] = None) -> np.ndarray:
+    """A start ``x0`` given by name (``"empty"``, ``"full"``: ``mfq::START_NAMES``, as
+    ``mfq solve --x0 full``) as the front door builds it (``mfq::Model::named_state``) at
+    truncation level ``levels``; any other ``x0`` as :func:`_state`. Another name raises
+    InvalidInput naming the argument and the names allowed."""
+    if isinstance(x0, str):
+        x = core.named_state(x0, levels)
+        if x is None:
+            names = ", ".join(repr(n) for n in _mfq.START_NAMES)
+            allowed = f"{names} (named starts, as mfq solve --x0), or a 1-D sequence of numbers (a state of the model, in its layout)"
+            raise InvalidInput(f"{name} = {x0!r} is not allowed: {allowed}", name, repr(x0), allowed)
+        return x
+    return _state(name, x0)
+
+
 def _real(name: str, v: Any, allowed: str) -> float:
     """``v`` as a ``float`` for the real option ``name`` (Python and numpy numbers, not ``bool`` or
     text: ``"1e-9"`` is refused as it is by every option of the CLI's number type). Raises
@@ -346,18 +373,20 @@ class Model:
 
     def fixed_point(
         self, *, tol: float = 1e-12, max_iter: int = 500, max_seconds: Optional[float] = None,
-        x0: Optional[Sequence[float]] = None, strict: bool = True,
+        x0: Union[None, str, Sequence[float]] = None, strict: bool = True,
     ) -> FixedPoint:  # fmt: skip
         """The fixed point ``x*`` (``f(x*) = 0``) with its tail and observables; the truncation
         level ``K`` grows until ``x_K < truncation.tol`` unless the model fixes it.
 
         Args:
             tol: residual tolerance on ``max |f(x)|``. max_iter: linear solves per level.
-            max_seconds: wall-clock limit. x0: a start (default: the empty state): a tail of any
-                length ``K`` (the first truncation level), else a state of the model at its
-                first truncation level; it must lie in the state space, as a start of
-                :meth:`solve`.
-            strict: raise :class:`NotConverged` when the solve did not converge (else return
+            max_seconds: wall-clock limit. x0: a start (default: the empty state): ``"empty"``
+                or ``"full"`` (the model's extremal states at its first truncation level, as
+                ``mfq solve --x0 full``), a tail of any length ``K`` (the first truncation
+                level), else a state of the model at its first truncation level; it must lie in
+                the state space, as a start of :meth:`solve`.
+            strict: ``True`` or ``False`` (anything else raises InvalidInput): raise
+                :class:`NotConverged` when the solve did not converge (else return
                 the result with its status: the last iterate ``x``, and no observables, which
                 are ``None``, with ``tail`` empty).
 
@@ -367,7 +396,8 @@ class Model:
                 outside the state space (``field == "x0"``). NotConverged: see ``strict``
                 (``.result`` holds the last iterate).
         """
-        start = None if x0 is None else _state("x0", x0).tolist()
+        strict = _flag("strict", strict)
+        start = None if x0 is None else _start(self._core, "x0", x0).tolist()
         tol = _real("tol", tol, "a number > 0")
         max_iter = _integer("max_iter", max_iter)
         fp = FixedPoint._trusted(self._core.fixed_point(tol, max_iter, _seconds(max_seconds), start))
@@ -398,13 +428,14 @@ class Model:
         return self._core.jacobian(_state("x", x), _integer("levels", levels, optional=True))
 
     def solve(
-        self, t_end: float, *, x0: Optional[Sequence[float]] = None, t_eval: Optional[Sequence[float]] = None,
+        self, t_end: float, *, x0: Union[None, str, Sequence[float]] = None, t_eval: Optional[Sequence[float]] = None,
         levels: Optional[int] = None, rtol: float = 1e-8, atol: float = 1e-12, method: str = "auto",
         max_seconds: Optional[float] = None, strict: bool = True,
     ) -> Trajectory:  # fmt: skip
-        """The transient ``x(t)`` of the mean-field ODE from ``x0`` (default: the empty state at
-        truncation level ``levels``, default the file's or the kind's first level; with ``x0``
-        the level defaults to ``len(x0)``).
+        """The transient ``x(t)`` of the mean-field ODE from ``x0`` (default ``"empty"``): a named
+        start, ``"empty"`` or ``"full"`` (the model's extremal states, as ``mfq solve --x0
+        full``), at truncation level ``levels``, default the file's or the kind's first level; or
+        a state, whose level defaults to ``len(x0)``.
 
         Args:
             t_end: final time (mean job sizes). t_eval: output times in ``[0, t_end]``,
@@ -419,11 +450,9 @@ class Model:
             InvalidInput: bad ``x0``, ``t_eval`` or options. NotConverged (``strict``): the run
                 stopped early (``.result`` holds the part computed).
         """
+        strict = _flag("strict", strict)
         levels = _integer("levels", levels, optional=True)
-        if x0 is None:
-            start = self._core.empty_state(levels)
-        else:
-            start = _state("x0", x0)
+        start = _start(self._core, "x0", "empty" if x0 is None else x0, levels)
         if not (isinstance(t_end, (int, float, np.integer, np.floating)) and not isinstance(t_end, bool) and math.isfinite(t_end) and t_end > 0):
             raise InvalidInput(f"t_end = {t_end} is not allowed: a finite number > 0", "t_end", str(t_end), "a finite number > 0")
         times = np.linspace(0.0, float(t_end), 101) if t_eval is None else np.asarray(t_eval, dtype=np.float64)
@@ -505,6 +534,7 @@ class Model:
                 range or not integers, or a kind without a finite-N system
                 (``field == "kind"``). NotConverged (``strict``): ``max_seconds`` ran out.
         """
+        strict = _flag("strict", strict)
         servers, replications, batches = _integer("servers", servers), _integer("replications", replications), _integer("batches", batches)
         seed, buffer = _integer("seed", seed), _integer("buffer", buffer, _U32, optional=True)
         time = _real("time", time, "a finite number > 0 (mean job sizes)")
@@ -541,6 +571,7 @@ class Model:
             NotConverged (``strict``): ``max_seconds`` ran out (the partial :class:`Exact` is
                 its ``result``) or an iterative solve did not converge.
         """
+        strict = _flag("strict", strict)
         sizes = [int(n) for n in _sizes("servers", [servers] if isinstance(servers, (int, float, np.number)) else servers)]
         buffer = _integer("buffer", buffer, optional=True, allowed="an integer in [1, 10000000] (the buffer K: truncation.levels), or None")
         max_states = _integer("max_states", max_states)
@@ -585,6 +616,7 @@ class Model:
             Unstable, InvalidInput: as :meth:`fixed_point`. NotConverged (``strict``): the
                 wall-clock limit stopped the check (``.result`` holds what it found).
         """
+        strict = _flag("strict", strict)
         starts, seed = _integer("starts", starts, optional=True), _integer("seed", seed)
         fp_dict, text, summary = self._core.check(starts, seed, _seconds(max_seconds))
         r = json.loads(text)

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _mfq
 from ._errors import InvalidInput, NotConverged
-from ._model import Model, _name, _seconds, toml_value
+from ._model import Model, _flag, _name, _seconds, toml_value
 from ._results import _equal
 
 __all__ = ["sweep", "SweepResult"]
@@ -55,6 +55,10 @@ def _axis(name: str, given: Any) -> Tuple[List[float], Optional[List[str]], List
     scalar = isinstance(given, (str, bytes, Mapping, bool, int, float, np.generic)) or (isinstance(given, np.ndarray) and given.ndim == 0)
     if scalar or not hasattr(given, "__iter__"):
         raise InvalidInput(f"{name}: a sweep takes a list of values, got {given!r}", name, repr(given), "a list of numbers, names or dicts")
+    if isinstance(given, np.ndarray) and given.ndim != 1:
+        # it was flattened into one axis of all its entries
+        allowed = "a 1-D sequence of numbers, names or dicts, one per point"
+        raise InvalidInput(f"{name}: an array of shape {given.shape}; allowed: {allowed}", name, f"an array of shape {given.shape}", allowed)
     size = given.size if isinstance(given, np.ndarray) else len(given) if hasattr(given, "__len__") else None
     cap = _mfq.MAX_AXIS_POINTS
     # the front door's cap (`mfq::sweep::MAX_AXIS_POINTS`, as a range start:end:points of `mfq
@@ -101,6 +105,7 @@ def sweep(model: Model, *, max_seconds: float = None, strict: bool = True, **axe
             base values. NotConverged (``strict``): ``max_seconds`` ran out before every point was
             solved (the finished points in ``.result``).
     """
+    strict = _flag("strict", strict)
     if not axes:
         raise InvalidInput("sweep takes at least one axis, got 0", "axes", "0", "one or more parameters")
     parsed = [(_name(k), *_axis(_name(k), v)) for k, v in axes.items()]

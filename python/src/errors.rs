@@ -114,6 +114,15 @@ fn carried(e: &Error) -> Carried {
         Error::Simulation(SimError::Unsupported { kind, reason }) => invalid("kind", kind, reason),
         Error::Exact(ExactError::OutOfRange { field, value, allowed }) => invalid(field, value, allowed),
         Error::Exact(ExactError::NoTransitions { model }) => invalid("kind", model, e.to_string()),
+        // the option that refused the chain: `max_states` (its value), with the chain's size
+        Error::Exact(ExactError::TooManyStates { estimate, limit }) => invalid(
+            "max_states",
+            limit.to_string(),
+            match estimate {
+                Some(n) => format!("an integer >= the chain's {n:.3e} states (~300 bytes per state), or fewer servers or a smaller buffer"),
+                None => format!("an integer above the chain's size (more than {limit} states; ~300 bytes per state), or fewer servers or a smaller buffer"),
+            },
+        ),
         Error::InfeasibleStart { constraint, index, amount, rules } => {
             invalid("x0", format!("entry {index} breaks {constraint} by {amount:.3e}"), format!("a feasible state ({rules})"))
         }

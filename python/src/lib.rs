@@ -50,15 +50,15 @@ impl Core {
     }
 
     /// Checks a state `x` given to `drift` or `jacobian` (truncation level `levels`, default
-    /// `len(x)`) as `mfq solve --x0` checks a start ([`mfq::Model::check_start`]): finite entries
+    /// `len(x)`) as `mfq solve --x0` checks a start ([`mfq::Model::check_state`]): finite entries
     /// and every constraint of the model's layout (`0 <= x_k <= 1`, `x_{k+1} <= x_k`, ...) within
     /// round-off (`mfq_ode::INVARIANT_TOL`). The kinds' rates clamp the entries to `[0, 1]`, so the
     /// drift of a state outside the state space would be that of another state, with a Jacobian
     /// that is not its derivative: such a state is refused, not evaluated. A state of the wrong
-    /// size passes here and is refused by the drift (`Error::StateSize`).
+    /// size (an empty one included) is refused with its size and the model's (`Error::StateSize`).
     fn check_state(&self, py: Python<'_>, x: &[f64], levels: Option<usize>) -> PyResult<()> {
         check_finite(py, x, "x")?;
-        self.model.check_start(Some(levels.unwrap_or(x.len())), x).map_err(|e| errors::state_to_py(py, &e, "x"))
+        self.model.check_state(x, levels).map_err(|e| errors::state_to_py(py, &e, "x"))
     }
 }
 
@@ -296,12 +296,11 @@ impl Core {
         Ok(py_result(py, self.model.build(levels))?.dim())
     }
 
-    /// The empty state at truncation level `levels` (the model's `empty` extremal state, else zeros).
-    #[pyo3(signature = (levels = None))]
-    fn empty_state<'py>(&self, py: Python<'py>, levels: Option<usize>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let m = py_result(py, self.model.build(levels))?;
-        let x = m.extremal_states().into_iter().find(|s| s.name == "empty").map_or_else(|| vec![0.0; m.dim()], |s| s.x);
-        Ok(PyArray1::from_vec(py, x))
+    /// The start named `name` (`mfq::START_NAMES`: `empty`, `full`) at truncation level
+    /// `levels` (`mfq::Model::named_state`, as `mfq solve --x0 NAME`), or `None` for another name.
+    #[pyo3(signature = (name, levels = None))]
+    fn named_state<'py>(&self, py: Python<'py>, name: &str, levels: Option<usize>) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+        Ok(py_result(py, self.model.named_state(name, levels))?.map(|x| PyArray1::from_vec(py, x)))
     }
 
     /// The transient from `x0` at the times `t_eval` (increasing, `>= 0`; the ODE is
@@ -478,7 +477,7 @@ impl Core {
         let deadline = Deadline::checked_after("max_seconds", max_seconds)
             .map_err(|_| bad("max_seconds", max_seconds.unwrap_or(f64::NAN).to_string(), "a finite number of seconds > 0"))?;
         let model = match buffer {
-            Some(k) => py_result(py, self.model.with(&[format!("truncation.levels={k}")]))?,
+            Some(k) => py_result(py, self.model.with_buffer("buffer", k))?,
             None => self.model.clone(),
         };
         let out = run::interruptible(py, move |cancel| {
@@ -553,5 +552,6 @@ fn _mfq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_AXIS_POINTS", mfq::sweep::MAX_AXIS_POINTS)?;
+    m.add("START_NAMES", mfq::START_NAMES.to_vec())?;
     Ok(())
 }

@@ -556,50 +556,46 @@ impl From<MethodArg> for Method {
 
 fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Failure> {
     let n = model.dim();
-    match spec {
-        "empty" | "full" => Ok(model
-            .extremal_states()
-            .into_iter()
-            .find(|s| s.name == spec)
-            .map(|s| s.x)
-            .unwrap_or_else(|| vec![if spec == "full" { 1.0 } else { 0.0 }; n])),
-        list => {
-            let mut x = Vec::new();
-            for part in list.split(',') {
-                let v: f64 = part.trim().parse().map_err(|_| {
-                    Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]"))
-                })?;
-                if !(0.0..=1.0).contains(&v) {
-                    let i = x.len();
-                    let name = if i < n { model.layout().name(i) } else { format!("entry {}", i + 1) };
-                    return Err(Failure::input(format!(
-                        "--x0 {list}: entry {} ({name}) = {v} breaks 0 <= {name} <= 1; allowed: numbers in [0, 1]",
-                        i + 1
-                    )));
-                }
-                x.push(v);
-            }
-            if x.len() > n {
-                return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
-            }
-            x.resize(n, 0.0);
-            // the state must mean something in the model's layout (monotone tails, phases
-            // summing to at most 1, ...): name the broken constraint and the entry
-            if let Some(v) = model.layout().largest_violation(&x).filter(|v| v.amount > mfq_ode::INVARIANT_TOL) {
-                return Err(Failure::input(format!(
-                    "--x0 {list}: the start state breaks the constraint {} of the model's layout by {:.3e} at entry {} \
-                     (values padded with zeros); allowed: a feasible state ({})",
-                    v.constraint,
-                    v.amount,
-                    v.index + 1,
-                    model.layout().rules()
-                )));
-            }
-            // and keep the model's conservation laws (the front door's check, as for Python)
-            mfq::check_laws(model, &x).map_err(|e| Failure::input(format!("--x0 {list}: {e}")))?;
-            Ok(x)
-        }
+    // a named start (`empty`, `full`): the front door's, as Python's `x0="full"` reads it
+    if let Some(x) = mfq::named_start(model, spec) {
+        return Ok(x);
     }
+    let list = spec;
+    let mut x = Vec::new();
+    for part in list.split(',') {
+        let v: f64 = part
+            .trim()
+            .parse()
+            .map_err(|_| Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]")))?;
+        if !(0.0..=1.0).contains(&v) {
+            let i = x.len();
+            let name = if i < n { model.layout().name(i) } else { format!("entry {}", i + 1) };
+            return Err(Failure::input(format!(
+                "--x0 {list}: entry {} ({name}) = {v} breaks 0 <= {name} <= 1; allowed: numbers in [0, 1]",
+                i + 1
+            )));
+        }
+        x.push(v);
+    }
+    if x.len() > n {
+        return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
+    }
+    x.resize(n, 0.0);
+    // the state must mean something in the model's layout (monotone tails, phases
+    // summing to at most 1, ...): name the broken constraint and the entry
+    if let Some(v) = model.layout().largest_violation(&x).filter(|v| v.amount > mfq_ode::INVARIANT_TOL) {
+        return Err(Failure::input(format!(
+            "--x0 {list}: the start state breaks the constraint {} of the model's layout by {:.3e} at entry {} \
+             (values padded with zeros); allowed: a feasible state ({})",
+            v.constraint,
+            v.amount,
+            v.index + 1,
+            model.layout().rules()
+        )));
+    }
+    // and keep the model's conservation laws (the front door's check, as for Python)
+    mfq::check_laws(model, &x).map_err(|e| Failure::input(format!("--x0 {list}: {e}")))?;
+    Ok(x)
 }
 
 fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions, job: &Deadline) -> Result<mfq_ode::Trajectory, Failure> {

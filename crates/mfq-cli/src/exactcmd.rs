@@ -45,6 +45,8 @@ pub fn exact(args: &ExactArgs) -> Result<(), Failure> {
     }
     let mut model_args = args.model.clone();
     if let Some(k) = args.buffer {
+        // named as given (`--buffer 0`), not as the key it sets (truncation.levels)
+        mfq::check_buffer("--buffer", k).map_err(|e| Failure::input(format!("{}: {e}", args.model.model.display())))?;
         model_args.set.push(format!("truncation.levels={k}"));
     }
     let file = crate::commands::load(&model_args)?;

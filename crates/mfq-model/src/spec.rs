@@ -383,6 +383,13 @@ impl ModelFile {
 /// the error has a position in `text`, else the message and the key path (`... in `model``).
 /// (The toml crate's own `Display` spreads the error over five lines with a source excerpt.)
 fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
+    // an integer beyond 64 bits (`d = 1000000000000000000000000000000`): the toml crate says
+    // only "expected any valid TOML value"; name the key, the value and the key's range
+    if e.message().contains("invalid type: integer") {
+        if let Some((path, literal, kind)) = oversized_integer(text) {
+            return oversized(kind.as_deref(), &path, &literal);
+        }
+    }
     // serde names Rust types; say what the file must hold instead
     const TYPES: [(&str, &str); 6] = [
         ("struct Truncation", "a [truncation] table"),
@@ -410,7 +417,7 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
     // an error inside [model] names its key (`model.d: ...`): point at that key's line
     let keyed = e.message().split_once(": ").filter(|(path, _)| path.starts_with("model")).map(|(path, _)| path);
     let span = keyed.and_then(|path| key_span(text, path)).or_else(|| e.span());
-    let (position, message) = match span.and_then(|span| text.get(..span.start)) {
+    let (position, message) = match span.clone().and_then(|span| text.get(..span.start)) {
         Some(before) => {
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -424,13 +431,88 @@ fn file_error(e: &toml::de::Error, text: &str) -> ModelError {
                     message = format!("truncation.{key}: {}in {range}", message.trim_end_matches(">= 0"));
                 }
             }
+            // an unknown key outside [model] (`levelz` in [truncation]): name it by its path
+            let unknown = keyed.is_none() && message.starts_with("unknown field `");
+            if let Some(path) = span.filter(|_| unknown).and_then(|span| key_at(text, span.start)) {
+                message = format!("{path}: {message}");
+            }
             (Some(crate::FilePosition { line, column, text: printable(&source) }), message)
         }
         // the message without the ` in `model`` that repeats the key
         None if keyed.is_some() => (None, join(e.message())),
-        None => (None, join(&e.to_string())),
+        // `unknown field `levelz`, ... in `truncation``: the key's path first, as inside [model]
+        None => {
+            let message = join(&e.to_string());
+            let unknown = message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')).map(|(key, _)| key.to_string());
+            match (unknown, message.rsplit_once(" in `")) {
+                (Some(key), Some((head, table))) if table.ends_with('`') => {
+                    (None, format!("{}.{key}: {head}", table.trim_end_matches('`')))
+                }
+                _ => (None, message),
+            }
+        }
     };
     ModelError::File { position, after_set: None, message }
+}
+
+/// The dotted path (`truncation.levelz`) of the key that starts at byte `start` of the TOML
+/// document `text`; `None` when `text` does not parse or no key starts there.
+fn key_at(text: &str, start: usize) -> Option<String> {
+    fn walk(table: &toml::de::DeTable<'_>, prefix: &str, start: usize) -> Option<String> {
+        table.iter().find_map(|(k, v)| {
+            let path = if prefix.is_empty() { k.get_ref().to_string() } else { format!("{prefix}.{}", k.get_ref()) };
+            if k.span().start == start {
+                return Some(path);
+            }
+            match v.get_ref() {
+                toml::de::DeValue::Table(t) => walk(t, &path, start),
+                toml::de::DeValue::Array(a) => a.iter().enumerate().find_map(|(i, e)| match e.get_ref() {
+                    toml::de::DeValue::Table(t) => walk(t, &format!("{path}[{i}]"), start),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        })
+    }
+    walk(toml::de::DeTable::parse(text).ok()?.get_ref(), "", start)
+}
+
+/// The first integer of the TOML document `text` that does not fit in 64 bits, as (its dotted
+/// key, `model.d` or `model.classes[1].speed`, its literal, and the file's `model.kind`); `None` when there is none or
+/// `text` does not parse. (The toml crate's document parser keeps integers as text; only their
+/// conversion to a value refuses those beyond `i64`.)
+fn oversized_integer(text: &str) -> Option<(String, String, Option<String>)> {
+    fn walk(value: &toml::de::DeValue<'_>, path: String) -> Option<(String, String)> {
+        match value {
+            toml::de::DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).is_err().then(|| (path, i.to_string())),
+            toml::de::DeValue::Table(t) => t.iter().find_map(|(k, v)| {
+                let key = if path.is_empty() { k.get_ref().to_string() } else { format!("{path}.{}", k.get_ref()) };
+                walk(v.get_ref(), key)
+            }),
+            toml::de::DeValue::Array(a) => a.iter().enumerate().find_map(|(i, v)| walk(v.get_ref(), format!("{path}[{i}]"))),
+            _ => None,
+        }
+    }
+    let doc = toml::de::DeTable::parse(text).ok()?.into_inner();
+    let kind = doc.get("model").and_then(|m| m.get_ref().get("kind")).and_then(|k| k.get_ref().as_str()).map(str::to_string);
+    let (path, literal) = walk(&toml::de::DeValue::Table(doc), String::new())?;
+    Some((path, literal, kind))
+}
+
+/// The error for an integer beyond 64 bits given to the dotted key `path` (in a file or a
+/// `--set`): [`ModelError::OutOfRange`] with the key's range, that of the parameter of the
+/// file's `kind` (the registry) or of a truncation key, else TOML's 64 bits.
+fn oversized(kind: Option<&str>, path: &str, literal: &str) -> ModelError {
+    let kind = kind.and_then(crate::registry::kind);
+    let param = path.strip_prefix("model.").and_then(|key| kind.and_then(|k| k.param(key)));
+    let allowed = match (param, path) {
+        (Some(p), _) => p.allowed.to_string(),
+        (None, "truncation.levels") => "an integer in [1, 10000000]".into(),
+        (None, "truncation.max_levels") => "an integer in [2, 10000000]".into(),
+        _ => format!("an integer in [{}, {}] (a TOML integer has 64 bits)", i64::MIN, i64::MAX),
+    };
+    let allowed = if allowed.starts_with("integer") { format!("an {allowed}") } else { allowed };
+    crate::out_of_range(path, literal, &allowed)
 }
 
 /// Where the dotted key `path` (`model.classes[1].speed`) is in the TOML document `text`: the
@@ -604,6 +686,15 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Mod
             return Err(bad(format!("{value} is below the smallest positive number (about 2.2e-308) and would be read as 0")));
         }
     }
+    // an integer beyond 64 bits is not a TOML value either (it would be read as a string)
+    if let toml::Value::String(_) = parsed {
+        let digits = value.strip_prefix(['+', '-']).unwrap_or(value).replace('_', "");
+        let integer = !digits.starts_with('0') && digits.chars().all(|c| c.is_ascii_digit());
+        if integer && !digits.is_empty() && value.replace('_', "").parse::<i64>().is_err() {
+            let kind = doc.get("model").and_then(|m| m.get("kind")).and_then(|k| k.as_str());
+            return Err(oversized(kind, &parts.join("."), value));
+        }
+    }
     let (last, path) = parts.split_last().expect("non-empty");
     let mut table = doc;
     for p in path {
@@ -753,6 +844,52 @@ mod tests {
         let written = toml::to_string(&f).unwrap();
         assert!(written.contains("kind = \"pod-li-ph\"") && written.contains("law = \"h2\""), "{written}");
         assert_eq!(ModelFile::parse(&written, &[]).unwrap(), f);
+    }
+
+    /// An unknown key of [truncation] (`levelz`) named no key path, so the Python package's
+    /// `InvalidInput.field` was `None`: the message starts with its path, in a file and after
+    /// `--set`, as an unknown key of [model] does (`model.levelz: ...`).
+    #[test]
+    fn unknown_truncation_keys_name_their_path() {
+        let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevelz = 3\n"), &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "TOML parse error at line 6, column 1 (levelz = 3): truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`"
+        );
+        let e = ModelFile::parse(JSQ, &["truncation.levelz=3".into()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "after --set truncation.levelz=3: truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`"
+        );
+        // a top-level key is its own path
+        let e = ModelFile::parse(&format!("modelz = 1\n{JSQ}"), &[]).unwrap_err().to_string();
+        assert!(e.contains("(modelz = 1): modelz: unknown field `modelz`, expected one of"), "{e}");
+    }
+
+    /// An integer beyond TOML's 64 bits (`d = 10**30` from Python) named the allowed range of
+    /// no key ("expected any valid TOML value"): now the key, the value and the key's range, in
+    /// a file, through `--set`, and for a truncation key or a key of no kind.
+    #[test]
+    fn integers_beyond_64_bits_name_the_key_and_its_range() {
+        let big = "1000000000000000000000000000000";
+        let e = ModelFile::parse(&format!("[model]\nkind = \"jsq\"\nlambda = 0.9\nd = {big}\n"), &[]).unwrap_err();
+        // (a number longer than 20 digits is shown in exponent form, as every value is)
+        assert_eq!(e.to_string(), "model.d = 1e30 is not allowed: an integer in [1, 10000]");
+        assert!(matches!(&e, ModelError::OutOfRange { field, value, .. } if field == "model.d" && value == "1e30"), "{e:?}");
+        let e = ModelFile::parse(JSQ, &[format!("d={big}")]).unwrap_err();
+        assert_eq!(e.to_string(), "model.d = 1e30 is not allowed: an integer in [1, 10000]");
+        let e = ModelFile::parse(JSQ, &[format!("d=-{big}")]).unwrap_err();
+        assert_eq!(e.to_string(), "model.d = -1e30 is not allowed: an integer in [1, 10000]");
+        let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevels = {big}\n"), &[]).unwrap_err();
+        assert_eq!(e.to_string(), "truncation.levels = 1e30 is not allowed: an integer in [1, 10000000]");
+        let e = ModelFile::parse(&format!("{JSQ}bogus = 99999999999999999999\n"), &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "model.bogus = 99999999999999999999 is not allowed: an integer in [-9223372036854775808, 9223372036854775807] (a TOML integer has 64 bits)"
+        );
+        // the largest 64-bit integer is a value: its range is the key's own check
+        let e = ModelFile::parse(JSQ, &["d=9223372036854775807".into()]).unwrap_err().to_string();
+        assert!(e.contains("model.d") && e.contains("[1, 10000]"), "{e}");
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub enum Error {
     },
     /// A state (`x` of [`Model::drift`](crate::Model::drift) or
     /// [`Model::jacobian`](crate::Model::jacobian)) of the wrong size for the truncation level.
-    #[error("x has {entries} entries; the model has {dim} states at truncation level K = {levels} (allowed: a state of {dim} entries, or the level K at which the model has {entries} states)")]
+    #[error("{}", state_size_message(*entries, *dim, *levels))]
     StateSize {
         /// Entries of the state given.
         entries: usize,
@@ -125,4 +125,15 @@ impl Error {
                 | Error::Branches(ContinuationError::Model(Interrupted { .. }))
         )
     }
+}
+
+/// The message of [`Error::StateSize`]; an empty state has no level at which it fits, so it is
+/// told the size at the level named (the model's first, when none was given).
+fn state_size_message(entries: usize, dim: usize, levels: usize) -> String {
+    if entries == 0 {
+        return format!("x has 0 entries (an empty state); allowed: a state of the model, {dim} entries at truncation level K = {levels}");
+    }
+    format!(
+        "x has {entries} entries; the model has {dim} states at truncation level K = {levels} (allowed: a state of {dim} entries, or the level K at which the model has {entries} states)"
+    )
 }

@@ -69,7 +69,34 @@ pub struct FiniteMeanField {
     pub buffer: Option<usize>,
 }
 
+/// What a buffer option (`mfq exact --buffer K`, Python's `exact(buffer=K)`) allows: the range
+/// of `truncation.levels`, which it sets.
+pub const BUFFER_ALLOWED: &str = "an integer in [1, 10000000] (the buffer K of every server; it sets truncation.levels)";
+
+/// Checks the buffer `k` of an exact chain before it is set as `truncation.levels`, so that the
+/// error names the option the caller gave, `option` (`--buffer`, `buffer`), not the key it sets.
+///
+/// # Errors
+/// [`Error::Exact`] (`ExactError::OutOfRange`) naming `option`, `k` and [`BUFFER_ALLOWED`].
+pub fn check_buffer(option: &str, k: usize) -> Result<(), Error> {
+    if (1..=10_000_000).contains(&k) {
+        return Ok(());
+    }
+    Err(Error::Exact(ExactError::OutOfRange { field: option.into(), value: k.to_string(), allowed: BUFFER_ALLOWED.into() }))
+}
+
 impl Model {
+    /// This model with the buffer `K = k` of every server (`truncation.levels = k`), as the
+    /// exact chain reads it; `option` is the caller's name of the buffer option, named in the
+    /// error ([`check_buffer`]).
+    ///
+    /// # Errors
+    /// As [`check_buffer`]; [`Error::Model`] when the model is invalid at that level.
+    pub fn with_buffer(&self, option: &str, k: usize) -> Result<Model, Error> {
+        check_buffer(option, k)?;
+        self.with(&[format!("truncation.levels={k}")])
+    }
+
     /// The mean field of the finite-N system: with a fixed `truncation.levels` (and a model
     /// with levels), the fixed point of the model truncated there, whatever its mass at `K`
     /// (the finite-buffer system); otherwise [`fixed_point`](Self::fixed_point).

@@ -136,6 +136,12 @@ impl Model {
     /// [`Error::StateSize`] when `x` does not have the model's dimension at that level;
     /// [`Error::Model`] as [`build`](Self::build).
     fn build_for_state(&self, x: &[f64], levels: Option<usize>) -> Result<Box<dyn MeanFieldModel>, Error> {
+        if x.is_empty() && levels.is_none() {
+            // `K = 0` is no level: the empty state is named with the size at the first level
+            // (it was `truncation.levels = 0 is not allowed`, an error about a key not given)
+            let first = self.file.truncation.levels.unwrap_or_else(|| self.file.model.initial_levels());
+            return Err(Error::StateSize { entries: 0, dim: self.build(Some(first))?.dim(), levels: first });
+        }
         let levels = levels.unwrap_or(x.len());
         let model = self.build(Some(levels))?;
         if model.dim() != x.len() {
@@ -193,6 +199,31 @@ impl Model {
         Ok(fp)
     }
 
+    /// The start named `name` (one of [`START_NAMES`]) of the model built at truncation level
+    /// `levels` (the file's or the kind's first level when `None`), as `mfq solve --x0 NAME`
+    /// reads it: [`named_start`]; `Ok(None)` for a name that is not one.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn named_state(&self, name: &str, levels: Option<usize>) -> Result<Option<Vec<f64>>, Error> {
+        if !START_NAMES.contains(&name) {
+            return Ok(None);
+        }
+        Ok(named_start(self.build(levels)?.as_ref(), name))
+    }
+
+    /// Checks that `x` is a state of the model for [`drift`](Self::drift) and
+    /// [`jacobian`](Self::jacobian): of the model's size at truncation level `levels` (default
+    /// `K = x.len()`), and in its state space as [`check_start`](Self::check_start) tests a start.
+    ///
+    /// # Errors
+    /// [`Error::StateSize`] for a state of another size (an empty one: the size at the model's
+    /// first level); as [`check_start`](Self::check_start).
+    pub fn check_state(&self, x: &[f64], levels: Option<usize>) -> Result<(), Error> {
+        let model = self.build_for_state(x, levels)?;
+        self.check_start_of(model.as_ref(), x)
+    }
+
     /// Checks that `x0` is a state of the model at truncation level `levels` (as
     /// [`transient`](Self::transient) builds it): no constraint of its layout broken by more than `mfq_ode::INVARIANT_TOL` (`0 <= x_k <= 1`,
     /// `x_{k+1} <= x_k`, phase and class constraints: [`mfq_model::StateLayout::largest_violation`]),
@@ -211,12 +242,17 @@ impl Model {
             // the transient reports the size (`OdeError::WrongDimension`, naming x0)
             return Ok(());
         }
+        self.check_start_of(model.as_ref(), x0)
+    }
+
+    /// [`check_start`](Self::check_start) on the model already built, of `x0`'s size.
+    fn check_start_of(&self, model: &dyn MeanFieldModel, x0: &[f64]) -> Result<(), Error> {
         let layout = model.layout();
         match layout.largest_violation(x0).filter(|v| v.amount.is_nan() || v.amount > mfq_ode::INVARIANT_TOL) {
             Some(v) => {
                 Err(Error::InfeasibleStart { constraint: v.constraint, index: v.index + 1, amount: v.amount, rules: layout.rules() })
             }
-            None => check_laws(model.as_ref(), x0),
+            None => check_laws(model, x0),
         }
     }
 
@@ -674,6 +710,22 @@ impl RefinedReport {
     }
 }
 
+/// The names a start state may be given by instead of its entries (`mfq solve --x0 full`,
+/// Python's `solve(x0="full")` and `fixed_point(x0="full")`): the model's empty and full states.
+pub const START_NAMES: [&str; 2] = ["empty", "full"];
+
+/// The start named `name` of `model`: its extremal state of that name
+/// (`MeanFieldModel::extremal_states`: the empty system, every server full up to the
+/// truncation), else all zeros (`empty`) or all ones (`full`); `None` when `name` is not one of
+/// [`START_NAMES`].
+pub fn named_start(model: &dyn MeanFieldModel, name: &str) -> Option<Vec<f64>> {
+    if !START_NAMES.contains(&name) {
+        return None;
+    }
+    let fallback = if name == "full" { 1.0 } else { 0.0 };
+    Some(model.extremal_states().into_iter().find(|s| s.name == name).map_or_else(|| vec![fallback; model.dim()], |s| s.x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -697,6 +749,40 @@ mod tests {
         let other = m.with(&["d=3".into(), "lambda=0.95".into()]).unwrap();
         let fp = other.fixed_point(&FixedPointOptions::default()).unwrap();
         assert!(matches!(m.refined(&fp), Err(Error::NotAFixedPoint { .. })));
+    }
+
+    /// The named starts are the model's extremal states at the level asked for: JSQ(2) full is
+    /// all ones, empty all zeros; a generic SIS model's (docs/models/generic.md) keep its law
+    /// (S + I = 1); another name is none.
+    #[test]
+    fn named_starts_are_the_extremal_states() {
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
+        assert_eq!(m.named_state("full", Some(4)).unwrap(), Some(vec![1.0; 4]));
+        assert_eq!(m.named_state("empty", Some(3)).unwrap(), Some(vec![0.0; 3]));
+        assert_eq!(m.named_state("fill", Some(3)).unwrap(), None);
+        let sis = Model::from_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/generic/sis.toml"), &[]).unwrap();
+        for name in START_NAMES {
+            let x = sis.named_state(name, None).unwrap().unwrap();
+            assert!(sis.check_state(&x, None).is_ok(), "{name}: {x:?}");
+        }
+    }
+
+    /// An empty state named `truncation.levels = 0` (a key not given): now the state, its size
+    /// and the size expected, for the drift, the Jacobian and the state check alike; an explicit
+    /// `levels = 0` is still that key's error.
+    #[test]
+    fn an_empty_state_is_named_with_the_size_expected() {
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
+        let k = m.spec().initial_levels();
+        let want = format!("x has 0 entries (an empty state); allowed: a state of the model, {k} entries at truncation level K = {k}");
+        assert_eq!(m.drift(&[], None).unwrap_err().to_string(), want);
+        assert_eq!(m.jacobian(&[], None).unwrap_err().to_string(), want);
+        let e = m.check_state(&[], None).unwrap_err();
+        assert!(matches!(e, Error::StateSize { entries: 0, dim, levels } if dim == k && levels == k), "{e:?}");
+        let fixed = Model::from_toml(JSQ2, &[]).unwrap();
+        let e = fixed.drift(&[], None).unwrap_err().to_string();
+        assert_eq!(e, "x has 0 entries (an empty state); allowed: a state of the model, 20 entries at truncation level K = 20");
+        assert!(m.drift(&[], Some(0)).unwrap_err().to_string().contains("truncation.levels = 0"));
     }
 
     /// The drift and Jacobian of JSQ(2) (Mitzenmacher 2001, eq. (2): `dx_k/dt = lambda

@@ -454,9 +454,11 @@ fn check_names(text: &str, overrides: &[String], axes: &[Axis], deadline: &mfq_m
         {
             if let Some(l) = labels.iter().find(|l| !l.trim().parse::<f64>().is_ok_and(f64::is_finite)) {
                 let key = if axis.name.contains('.') { axis.name.trim().to_string() } else { format!("model.{}", axis.name.trim()) };
+                // a list as one value: a nested list or a 2-D array given as the axis
+                let nested = if l.trim_start().starts_with('[') { "; an axis is a 1-D sequence of values, one per point" } else { "" };
                 return Err(bad(
                     &axis.name,
-                    format!("the value {l} is not allowed: {key} takes a finite number (the file has a number there)"),
+                    format!("the value {l} is not allowed: {key} takes a finite number (the file has a number there){nested}"),
                 ));
             }
         }
@@ -511,6 +513,14 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "--set lambda: the value nan is not allowed: model.lambda takes a finite number (the file has a number there)"
+        );
+        // a nested list (or a 2-D array) from Python: each value a list, refused naming the axis
+        let nested = Axis::categories("lambda", vec!["[0.5, 0.6]".into(), "[0.7, 0.8]".into()]);
+        let e = run(&[nested], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set lambda: the value [0.5, 0.6] is not allowed: model.lambda takes a finite number (the file has a number there); \
+             an axis is a 1-D sequence of values, one per point"
         );
         let e = run(&[lam.clone(), Axis::parse("title", "a,b").unwrap()], &[]).unwrap_err();
         assert!(e.to_string().starts_with("--set title: is the file's description"), "{e}");
