@@ -1051,15 +1051,12 @@ fn a_law_above_one_is_sampled_on_its_feasible_set() {
     assert!(e.contains("boundary") && e.contains("must not depend on the state"), "{e}");
 }
 
-/// A fixed point that repels is no start for the population process: the logistic SIS (up
-/// `beta X (1 - X)`, down `X`) at beta = 2 has the fixed point X = 0 found from the empty
-/// state, unstable (spectral abscissa `beta - 1 = 1`) and absorbing for the finite system (it
-/// simulated 0 events at X = 0). Started at `[model.initial]` instead, N = 1000 objects stay
-/// near the stable equilibrium `X = 1 - 1 / beta = 0.5` (its O(1/N) correction is below the
-/// tolerance 0.01).
-#[test]
-fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
-    let dir = std::env::temp_dir().join(format!("mfq-logistic-sis-{}", std::process::id()));
+/// The logistic SIS (up `beta X (1 - X)`, down `X`) written to a temporary file: its fixed
+/// point from the empty state is `X = 0`, unstable for `beta > 1` (spectral abscissa
+/// `beta - 1`) and absorbing for the finite system; from `[model.initial]` (X = 0.1) the mean
+/// field goes to `X = 1 - 1 / beta`.
+fn logistic_sis(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mfq-logistic-sis-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("logistic-sis.toml");
     std::fs::write(
@@ -1069,13 +1066,70 @@ fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
          [[model.transitions]]\njump = { X = -1 }\nrate = \"X\"\n",
     )
     .unwrap();
-    let o = mfq(&["simulate", path.to_str().unwrap(), "--servers", "1000", "--time", "2000", "--json"]);
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(v["events"].as_u64().unwrap() > 100_000, "{out}");
-    assert_eq!(v["fixed_point"][0].as_f64(), Some(0.0), "{out}");
-    // the time average of X (entry 0)
-    let x = v["mean"][0]["mean"].as_f64().unwrap();
-    assert!((x - 0.5).abs() < 0.01, "X = {x}");
+    path
+}
+
+/// A fixed point that repels is no start for the population process, nor what it is compared
+/// with: the logistic SIS at beta = 2 and 4 has the fixed point X = 0 found from the empty
+/// state, unstable and absorbing for the finite system (it simulated 0 events at X = 0).
+/// `mfq simulate` starts at the fixed point reached from `[model.initial]` and prints that one
+/// as the mean field, `1 - 1 / beta` (0.5, 0.75; the table showed the unstable X = 0 beside a
+/// simulated 0.4988), stable, naming the unstable one. N = 1000 objects stay within 0.01 of it
+/// (its O(1/N) correction, `-1 / (beta - 1) / N`, is below that).
+#[test]
+fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
+    let path = logistic_sis("simulate");
+    for beta in [2.0, 4.0] {
+        let set = format!("beta={beta}");
+        let args = ["simulate", path.to_str().unwrap(), "--set", &set, "--servers", "1000", "--time", "2000", "--json"];
+        let o = mfq(&args);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["events"].as_u64().unwrap() > 100_000, "{out}");
+        let want = 1.0 - 1.0 / beta;
+        let x_star = v["fixed_point"][0].as_f64().unwrap();
+        assert!((x_star - want).abs() < 1e-12, "beta = {beta}: x* = {x_star} against 1 - 1/beta = {want}");
+        assert_eq!(v["fixed_point_stability"], "stable", "{out}");
+        assert_eq!(v["fixed_point_from"], "initial", "{out}");
+        assert_eq!(v["unstable_fixed_point_from_empty"][0].as_f64(), Some(0.0), "{out}");
+        assert!((v["start"][0].as_f64().unwrap() - want).abs() < 1e-12, "{out}");
+        // the time average of X (entry 0)
+        let x = v["mean"][0]["mean"].as_f64().unwrap();
+        assert!((x - want).abs() < 0.01, "beta = {beta}: X = {x} against {want}");
+        // the text names both fixed points
+        let o = mfq(&args[..args.len() - 1]);
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{text}");
+        assert!(text.contains(&format!("X                  {want:.6}")), "{text}");
+        assert!(
+            text.contains("mean field: the fixed point reached from [model.initial] (stable, spectral abscissa")
+                && text.contains("the fixed point found from the empty state, X = 0.000000, is UNSTABLE, spectral abscissa"),
+            "{text}"
+        );
+    }
+}
+
+/// `mfq compare` on the logistic SIS at beta = 2 compares with the same fixed point as
+/// `mfq simulate`: the mean field `1 - 1 / beta = 0.5` (it showed the unstable X = 0 and its
+/// refined line `0 + 0/N`), and the refined term at it, `V = f'' Sigma / (2 |f'|) = -1 / (beta
+/// - 1) = -1` (`f' = 1 - beta`, `f'' = -2 beta`, noise `Q = 2 (1 - 1 / beta)`,
+/// `Sigma = Q / (2 |f'|) = 1 / beta`), with a warning naming the unstable X = 0.
+#[test]
+fn compare_uses_the_fixed_point_the_population_process_is_simulated_from() {
+    let path = logistic_sis("compare");
+    let out = std::env::temp_dir().join(format!("mfq-logistic-sis-compare-out-{}", std::process::id()));
+    let o = mfq(&["compare", path.to_str().unwrap(), "--servers", "1000", "--time", "500", "--out", out.to_str().unwrap(), "--json"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let row = &v["rows"][0];
+    assert!((row["mean_field"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{text}");
+    assert!((v["refined_c"].as_f64().unwrap() + 1.0).abs() < 1e-6, "{text}");
+    assert!((row["simulated"]["mean"].as_f64().unwrap() - 0.499).abs() < 0.01, "{text}");
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w.as_str().unwrap().starts_with("the fixed point found from the empty state, X = 0.000000, is unstable (spectral abscissa 1.000e0): the mean field shown is the fixed point reached from [model.initial] (stable)")),
+        "{text}"
+    );
 }

@@ -22,7 +22,7 @@ pub mod sweep;
 pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
-pub use finite::{population_start, ExactComparison, FiniteMeanField, OUTSIDE_TOLERANCE};
+pub use finite::{population_equilibrium, population_start, ExactComparison, FiniteMeanField, PopulationEquilibrium, OUTSIDE_TOLERANCE};
 pub use model::{
     check_laws, conditioning_warning, degeneracy_warning, state_space_warning, Model, RefinedOptions, RefinedReport, NEAR_DEGENERATE,
 };
