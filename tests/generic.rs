@@ -1133,3 +1133,34 @@ fn compare_uses_the_fixed_point_the_population_process_is_simulated_from() {
         "{text}"
     );
 }
+
+/// `mfq exact` on the logistic SIS at beta = 2: the chain searched from the empty state is the
+/// one state X = 0, absorbing (no transition has a positive rate there), so the exact
+/// stationary law is the point mass at 0 for every N; the report says so (JSON `absorbing`,
+/// text `ABSORBING`, no solver named) and that x* = 0 is unstable, instead of a silent
+/// one-state chain solved "by sparse LU".
+#[test]
+fn exact_says_the_chain_is_one_absorbing_state() {
+    let path = logistic_sis("exact");
+    let o = mfq(&["exact", path.to_str().unwrap(), "--servers", "5,10", "--json"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for r in v["exact"].as_array().unwrap() {
+        assert_eq!(r["states"], 1, "{out}");
+        assert_eq!(r["absorbing"][0].as_f64(), Some(0.0), "{out}");
+        assert_eq!(r["mean"][0].as_f64(), Some(0.0), "{out}");
+    }
+    assert_eq!(v["fixed_point"]["local"], "unstable", "{out}");
+    let o = mfq(&["exact", path.to_str().unwrap(), "--servers", "5"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("N = 5: 1 states, 0 transitions, no solve (one absorbing state)"), "{text}");
+    assert!(text.contains("the start state of the search (the empty state), X = 0, is ABSORBING"), "{text}");
+    assert!(text.contains("the quasi-stationary law) is not computed"), "{text}");
+    assert!(text.contains("x* (found from the empty state) is UNSTABLE (spectral abscissa 1.000e0)"), "{text}");
+    // a chain that leaves its start state has no `absorbing`
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "5", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["exact"][0]["absorbing"].is_null() && v["exact"][0]["states"] == 6, "{v}");
+}
