@@ -1164,3 +1164,35 @@ fn exact_says_the_chain_is_one_absorbing_state() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["exact"][0]["absorbing"].is_null() && v["exact"][0]["states"] == 6, "{v}");
 }
+
+/// A jump that leaves [0, 1] at a positive rate (`X += 1` at the constant rate 5 on a
+/// one-entry state) ended "not converged" (exit 4, residual 5 at the face X = 1); the failed
+/// solve's iterate is now checked for the transitions that push it out, and the error (exit 2)
+/// names the transition, its rate, the jump and the face. Valid models (every other test here,
+/// models/generic/*.toml) converge and never reach the check.
+#[test]
+fn a_transition_that_leaves_the_unit_interval_is_named() {
+    let dir = std::env::temp_dir().join(format!("mfq-leaving-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("leaving.toml");
+    let text = "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[[model.transitions]]\njump = { X = 1 }\nrate = \"5\"\n";
+    std::fs::write(&path, text).unwrap();
+    let o = mfq(&["fixed-point", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1: the fixed-point solve did not converge"),
+        "{err}"
+    );
+    assert!(err.contains("is not allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
+    // the front door says the same (an error, not a status)
+    let f = ModelFile::parse(text, &[]).unwrap();
+    let e = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap_err().to_string();
+    assert!(e.starts_with("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1"), "{e}");
+    // every bundled generic model still solves
+    for name in ["jsq2.toml", "mm1.toml", "pod-li.toml", "sir.toml", "sis.toml", "two-class.toml"] {
+        let f = load(name, &[]);
+        let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
+        assert!(fp.converged(), "{name}: {}", fp.status);
+    }
+}
