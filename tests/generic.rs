@@ -1051,15 +1051,12 @@ fn a_law_above_one_is_sampled_on_its_feasible_set() {
     assert!(e.contains("boundary") && e.contains("must not depend on the state"), "{e}");
 }
 
-/// A fixed point that repels is no start for the population process: the logistic SIS (up
-/// `beta X (1 - X)`, down `X`) at beta = 2 has the fixed point X = 0 found from the empty
-/// state, unstable (spectral abscissa `beta - 1 = 1`) and absorbing for the finite system (it
-/// simulated 0 events at X = 0). Started at `[model.initial]` instead, N = 1000 objects stay
-/// near the stable equilibrium `X = 1 - 1 / beta = 0.5` (its O(1/N) correction is below the
-/// tolerance 0.01).
-#[test]
-fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
-    let dir = std::env::temp_dir().join(format!("mfq-logistic-sis-{}", std::process::id()));
+/// The logistic SIS (up `beta X (1 - X)`, down `X`) written to a temporary file: its fixed
+/// point from the empty state is `X = 0`, unstable for `beta > 1` (spectral abscissa
+/// `beta - 1`) and absorbing for the finite system; from `[model.initial]` (X = 0.1) the mean
+/// field goes to `X = 1 - 1 / beta`.
+fn logistic_sis(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mfq-logistic-sis-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("logistic-sis.toml");
     std::fs::write(
@@ -1069,13 +1066,133 @@ fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
          [[model.transitions]]\njump = { X = -1 }\nrate = \"X\"\n",
     )
     .unwrap();
-    let o = mfq(&["simulate", path.to_str().unwrap(), "--servers", "1000", "--time", "2000", "--json"]);
+    path
+}
+
+/// A fixed point that repels is no start for the population process, nor what it is compared
+/// with: the logistic SIS at beta = 2 and 4 has the fixed point X = 0 found from the empty
+/// state, unstable and absorbing for the finite system (it simulated 0 events at X = 0).
+/// `mfq simulate` starts at the fixed point reached from `[model.initial]` and prints that one
+/// as the mean field, `1 - 1 / beta` (0.5, 0.75; the table showed the unstable X = 0 beside a
+/// simulated 0.4988), stable, naming the unstable one. N = 1000 objects stay within 0.01 of it
+/// (its O(1/N) correction, `-1 / (beta - 1) / N`, is below that).
+#[test]
+fn a_repelling_fixed_point_is_no_start_for_the_population_process() {
+    let path = logistic_sis("simulate");
+    for beta in [2.0, 4.0] {
+        let set = format!("beta={beta}");
+        let args = ["simulate", path.to_str().unwrap(), "--set", &set, "--servers", "1000", "--time", "2000", "--json"];
+        let o = mfq(&args);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["events"].as_u64().unwrap() > 100_000, "{out}");
+        let want = 1.0 - 1.0 / beta;
+        let x_star = v["fixed_point"][0].as_f64().unwrap();
+        assert!((x_star - want).abs() < 1e-12, "beta = {beta}: x* = {x_star} against 1 - 1/beta = {want}");
+        assert_eq!(v["fixed_point_stability"], "stable", "{out}");
+        assert_eq!(v["fixed_point_from"], "initial", "{out}");
+        assert_eq!(v["unstable_fixed_point_from_empty"][0].as_f64(), Some(0.0), "{out}");
+        assert!((v["start"][0].as_f64().unwrap() - want).abs() < 1e-12, "{out}");
+        // the time average of X (entry 0)
+        let x = v["mean"][0]["mean"].as_f64().unwrap();
+        assert!((x - want).abs() < 0.01, "beta = {beta}: X = {x} against {want}");
+        // the text names both fixed points
+        let o = mfq(&args[..args.len() - 1]);
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(o.status.success(), "{text}");
+        assert!(text.contains(&format!("X                  {want:.6}")), "{text}");
+        assert!(
+            text.contains("mean field: the fixed point reached from [model.initial] (stable, spectral abscissa")
+                && text.contains("the fixed point found from the empty state, X = 0.000000, is UNSTABLE, spectral abscissa"),
+            "{text}"
+        );
+    }
+}
+
+/// `mfq compare` on the logistic SIS at beta = 2 compares with the same fixed point as
+/// `mfq simulate`: the mean field `1 - 1 / beta = 0.5` (it showed the unstable X = 0 and its
+/// refined line `0 + 0/N`), and the refined term at it, `V = f'' Sigma / (2 |f'|) = -1 / (beta
+/// - 1) = -1` (`f' = 1 - beta`, `f'' = -2 beta`, noise `Q = 2 (1 - 1 / beta)`,
+/// `Sigma = Q / (2 |f'|) = 1 / beta`), with a warning naming the unstable X = 0.
+#[test]
+fn compare_uses_the_fixed_point_the_population_process_is_simulated_from() {
+    let path = logistic_sis("compare");
+    let out = std::env::temp_dir().join(format!("mfq-logistic-sis-compare-out-{}", std::process::id()));
+    let o = mfq(&["compare", path.to_str().unwrap(), "--servers", "1000", "--time", "500", "--out", out.to_str().unwrap(), "--json"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let row = &v["rows"][0];
+    assert!((row["mean_field"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{text}");
+    assert!((v["refined_c"].as_f64().unwrap() + 1.0).abs() < 1e-6, "{text}");
+    assert!((row["simulated"]["mean"].as_f64().unwrap() - 0.499).abs() < 0.01, "{text}");
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w.as_str().unwrap().starts_with("the fixed point found from the empty state, X = 0.000000, is unstable (spectral abscissa 1.000e0): the mean field shown is the fixed point reached from [model.initial] (stable)")),
+        "{text}"
+    );
+}
+
+/// `mfq exact` on the logistic SIS at beta = 2: the chain searched from the empty state is the
+/// one state X = 0, absorbing (no transition has a positive rate there), so the exact
+/// stationary law is the point mass at 0 for every N; the report says so (JSON `absorbing`,
+/// text `ABSORBING`, no solver named) and that x* = 0 is unstable, instead of a silent
+/// one-state chain solved "by sparse LU".
+#[test]
+fn exact_says_the_chain_is_one_absorbing_state() {
+    let path = logistic_sis("exact");
+    let o = mfq(&["exact", path.to_str().unwrap(), "--servers", "5,10", "--json"]);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(v["events"].as_u64().unwrap() > 100_000, "{out}");
-    assert_eq!(v["fixed_point"][0].as_f64(), Some(0.0), "{out}");
-    // the time average of X (entry 0)
-    let x = v["mean"][0]["mean"].as_f64().unwrap();
-    assert!((x - 0.5).abs() < 0.01, "X = {x}");
+    for r in v["exact"].as_array().unwrap() {
+        assert_eq!(r["states"], 1, "{out}");
+        assert_eq!(r["absorbing"][0].as_f64(), Some(0.0), "{out}");
+        assert_eq!(r["mean"][0].as_f64(), Some(0.0), "{out}");
+    }
+    assert_eq!(v["fixed_point"]["local"], "unstable", "{out}");
+    let o = mfq(&["exact", path.to_str().unwrap(), "--servers", "5"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("N = 5: 1 states, 0 transitions, no solve (one absorbing state)"), "{text}");
+    assert!(text.contains("the start state of the search (the empty state), X = 0, is ABSORBING"), "{text}");
+    assert!(text.contains("the quasi-stationary law) is not computed"), "{text}");
+    assert!(text.contains("x* (found from the empty state) is UNSTABLE (spectral abscissa 1.000e0)"), "{text}");
+    // a chain that leaves its start state has no `absorbing`
+    let o = mfq(&["exact", "models/generic/sis.toml", "--servers", "5", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["exact"][0]["absorbing"].is_null() && v["exact"][0]["states"] == 6, "{v}");
+}
+
+/// A jump that leaves [0, 1] at a positive rate (`X += 1` at the constant rate 5 on a
+/// one-entry state) ended "not converged" (exit 4, residual 5 at the face X = 1); the failed
+/// solve's iterate is now checked for the transitions that push it out, and the error (exit 2)
+/// names the transition, its rate, the jump and the face. Valid models (every other test here,
+/// models/generic/*.toml) converge and never reach the check.
+#[test]
+fn a_transition_that_leaves_the_unit_interval_is_named() {
+    let dir = std::env::temp_dir().join(format!("mfq-leaving-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("leaving.toml");
+    let text = "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[[model.transitions]]\njump = { X = 1 }\nrate = \"5\"\n";
+    std::fs::write(&path, text).unwrap();
+    let o = mfq(&["fixed-point", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1: the fixed-point solve did not converge"),
+        "{err}"
+    );
+    assert!(err.contains("is not allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
+    // the front door says the same (an error, not a status)
+    let f = ModelFile::parse(text, &[]).unwrap();
+    let e = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap_err().to_string();
+    assert!(e.starts_with("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1"), "{e}");
+    // every bundled generic model still solves
+    for name in ["jsq2.toml", "mm1.toml", "pod-li.toml", "sir.toml", "sis.toml", "two-class.toml"] {
+        let f = load(name, &[]);
+        let fp = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap();
+        assert!(fp.converged(), "{name}: {}", fp.status);
+    }
 }

@@ -115,6 +115,13 @@ fn print_text(title: &str, cmp: &ExactComparison) {
     } else if cmp.refined.as_ref().is_some_and(|r| r.order < 2) {
         outln!("  the 1/N^2 term is not available for this model (the rates depend on too many state entries for its derivative grids)");
     }
+    if cmp.fixed_point.local == Some(mfq_fixpoint::EquilibriumKind::Unstable) {
+        let a = cmp.fixed_point.spectral_abscissa.map_or(String::new(), |a| format!(" (spectral abscissa {a:.3e})"));
+        outln!(
+            "  x* (found from the empty state) is UNSTABLE{a}: the mean field from nearby states leaves it (`mfq check` shows the \
+             equilibria); x* + V/N describes fluctuations around it, not the finite system"
+        );
+    }
     let x = &cmp.fixed_point.x;
     let r1 = cmp.refined.as_ref();
     let obs = &cmp.fixed_point.observables;
@@ -126,6 +133,7 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             r.states,
             r.transitions,
             match r.method {
+                _ if r.absorbing.is_some() => "no solve (one absorbing state)".to_string(),
                 ExactMethod::SparseLu => "sparse LU".to_string(),
                 ExactMethod::CutRecursion => "cut recursion (one-entry skip-free chain, exact in logarithms)".to_string(),
                 _ => format!("Gauss-Seidel with aggregation, {} iterations", r.iterations),
@@ -133,6 +141,16 @@ fn print_text(title: &str, cmp: &ExactComparison) {
             r.residual,
             r.build_seconds + r.solve_seconds
         );
+        if let Some(state) = &r.absorbing {
+            let shown: Vec<String> = cmp.names.iter().zip(state).take(6).map(|(n, v)| format!("{n} = {v}")).collect();
+            outln!(
+                "    the start state of the search (the empty state), {}, is ABSORBING: no transition has a positive rate there, \
+                 so the chain is that one state and its stationary law the point mass there (exact: the finite system, once \
+                 there, never leaves); the behaviour before absorption from other states (the quasi-stationary law) is not \
+                 computed",
+                shown.join(", ")
+            );
+        }
         if matches!(r.status, ExactStatus::Cancelled | ExactStatus::TimeLimit { .. }) {
             outln!("    stopped before convergence (after {} iterations): no expectations", r.iterations);
             continue;

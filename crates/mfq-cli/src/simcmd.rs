@@ -359,8 +359,12 @@ pub(crate) fn comparison(
         }
         _ => Failure::input(format!("{}: {e}", model_args.model.display())),
     })?;
-    let fp = &finite.fixed_point;
-    require_converged(fp, file)?;
+    require_converged(&finite.fixed_point, file)?;
+    // a population process is compared with the fixed point it is simulated from: the one
+    // reached from [model.initial] when the one from the empty state is unstable (mfq::population_equilibrium)
+    let population = matches!(file.model.simulation(), Ok(mfq_model::Simulation::Population));
+    let eq = population.then(|| mfq::population_equilibrium(finite.model.as_ref(), &finite.fixed_point, &fp_opts));
+    let fp = eq.as_ref().map_or(&finite.fixed_point, |e| &e.fixed_point);
     // at a degenerate fixed point the refined terms are of the order of 1/eigenvalue: not drawn
     let mut warnings: Vec<String> = mfq::degeneracy_warning(fp).into_iter().collect();
     // the refined line is still drawn at an unstable x*, with the warning
@@ -378,6 +382,19 @@ pub(crate) fn comparison(
         Err(_) => None,
     };
     warnings.extend(unstable);
+    // (after the refined terms: this warning does not stop their line, drawn at the stable fixed point)
+    if let Some(u) = eq.as_ref().and_then(|e| e.unstable_from_empty.as_ref()) {
+        let layout = finite.model.layout();
+        let shown: Vec<String> = u.x.iter().enumerate().take(6).map(|(i, v)| format!("{} = {v:.6}", layout.name(i))).collect();
+        warnings.push(format!(
+            "the fixed point found from the empty state, {}{}, is unstable{}: the mean field shown is the \
+             fixed point reached from [model.initial] ({}), where the simulations start",
+            shown.join(", "),
+            if u.x.len() > 6 { ", ..." } else { "" },
+            u.spectral_abscissa.map_or(String::new(), |a| format!(" (spectral abscissa {a:.3e})")),
+            fp.local.map_or("stability not computed".to_string(), |k| k.to_string())
+        ));
+    }
     // sizes whose refined state x* + V/N is no state (near a degenerate point): said, as `refined` does
     if let Some(r) = &refined {
         let layout = finite.model.layout();
@@ -517,8 +534,10 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         deadline: deadline.clone(),
         ..Default::default()
     };
-    let start = mfq::population_start(model.as_ref(), &fp);
-    let rep = mfq_sim::population::simulate_population(model.as_ref(), &start, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+    let fp_opts = mfq_fixpoint::FixedPointOptions { deadline: deadline.clone(), ..Default::default() };
+    let eq = mfq::population_equilibrium(model.as_ref(), &fp, &fp_opts);
+    let fp = &eq.fixed_point;
+    let rep = mfq_sim::population::simulate_population(model.as_ref(), &eq.start, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
     if rep.status != SimStatus::Completed {
         let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", rep.events));
         if args.model.json {
@@ -529,7 +548,16 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         }
         return Err(Failure { json_printed: args.model.json, ..f });
     }
-    let value = serde_json::json!({ "mean": rep.mean, "fixed_point": fp.x, "events": rep.events, "stopped_early": rep.stopped_early });
+    let value = serde_json::json!({
+        "mean": rep.mean,
+        "fixed_point": fp.x,
+        "fixed_point_stability": fp.local,
+        "fixed_point_from": eq.found_from,
+        "unstable_fixed_point_from_empty": eq.unstable_from_empty.as_ref().map(|u| &u.x),
+        "start": eq.start,
+        "events": rep.events,
+        "stopped_early": rep.stopped_early,
+    });
     if let Some(dir) = &args.model.out {
         write_atomic(&dir.join("simulation.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
     }
@@ -544,5 +572,31 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         outln!("  {:<12} {:>14.6} {:>14.6} +- {:.6}", layout.name(i), fp.x[i], e.mean, e.half_width);
     }
     outln!("  {} events{}", rep.events, if rep.stopped_early { " (stopped early at the event limit)" } else { "" });
+    let state = |x: &[f64]| {
+        let shown: Vec<String> = x.iter().enumerate().take(6).map(|(i, v)| format!("{} = {v:.6}", layout.name(i))).collect();
+        format!("{}{}", shown.join(", "), if x.len() > 6 { ", ..." } else { "" })
+    };
+    let abscissa = |fp: &mfq_fixpoint::FixedPoint| fp.spectral_abscissa.map_or(String::new(), |a| format!(", spectral abscissa {a:.3e}"));
+    if let Some(u) = &eq.unstable_from_empty {
+        outln!(
+            "  mean field: the fixed point reached from [model.initial] ({}{}), where the simulation started; the fixed point \
+             found from the empty state, {}, is UNSTABLE{}: the finite system does not stay there",
+            fp.local.map_or("stability not computed".to_string(), |k| k.to_string()),
+            abscissa(fp),
+            state(&u.x),
+            abscissa(u)
+        );
+    } else if fp.local == Some(mfq_fixpoint::EquilibriumKind::Unstable) {
+        let started = if eq.start == fp.x {
+            "the simulation started there".to_string()
+        } else {
+            format!("the simulation started at [model.initial], {}", state(&eq.start))
+        };
+        outln!(
+            "  mean field: an UNSTABLE fixed point{} (no stable one was reached from [model.initial]): the finite system \
+             leaves it; {started}",
+            abscissa(fp)
+        );
+    }
     Ok(())
 }

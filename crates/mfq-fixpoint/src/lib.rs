@@ -357,6 +357,7 @@ pub fn solve_spec_with(
         let mut fp = search.solve(model.as_ref(), k, x0.as_deref());
         let mass = mass_at_truncation(model.as_ref(), &fp.x);
         if !fp.converged() {
+            leaving_transitions(model.as_ref(), &fp)?;
             return Ok(search.finish(fp, model.as_ref(), k));
         }
         if mass < trunc.tol {
@@ -456,4 +457,33 @@ impl TruncationSearch<'_> {
 /// `P(Q >= K)` ([`Observables::mass_at_truncation`]).
 pub(crate) fn mass_at_truncation(model: &dyn MeanFieldModel, x: &[f64]) -> f64 {
     model.layout().mass_at_truncation(x).unwrap_or_else(|| model.observables(x).mass_at_truncation.max(0.0))
+}
+
+/// After a failed solve (not at the deadline): [`FixedPointError::Model`] naming the
+/// transitions that push its last iterate out of the state space
+/// ([`mfq_model::outward_transitions`]: at a face of `[0, 1]` or of a conservation law, a
+/// positive rate whose jump points outward), when there are any. A model file such as `X += 1`
+/// at the constant rate 5 on a one-entry state ended "not converged" (residual 5 at `X = 1`);
+/// a valid model, one whose dynamics keep it in its state space, has no such transition where
+/// its iterate sits, so nothing changes for it.
+pub(crate) fn leaving_transitions(model: &dyn MeanFieldModel, fp: &FixedPoint) -> Result<(), FixedPointError> {
+    if fp.converged() || matches!(fp.status, FixedPointStatus::TimeLimit { .. }) {
+        return Ok(());
+    }
+    let found = mfq_model::outward_transitions(model, &fp.x, 4);
+    let Some((field, first)) = found.first() else {
+        return Ok(());
+    };
+    let others: Vec<String> = found[1..].iter().map(|(f, t)| format!("{f}: {t}")).collect();
+    let also = if others.is_empty() { String::new() } else { format!(" (also {})", others.join("; ")) };
+    Err(FixedPointError::Model(ModelError::OutOfRange {
+        field: field.clone(),
+        value: format!(
+            "{first}{also}: the fixed-point solve did not converge ({}, residual {:.3e}) with its state pushed onto that face",
+            fp.status, fp.residual
+        ),
+        allowed: "transitions whose rate is 0 wherever their jump would leave the state space (every entry in [0, 1], \
+                  conservation laws kept): a factor that vanishes at the face, e.g. (1 - X) for a jump X += 1"
+            .into(),
+    }))
 }

@@ -125,6 +125,7 @@ pub fn solve_model_with(
         }
     }
     let mut fp = solve_until(model, opts.x0.as_deref(), opts, &opts.deadline, factors);
+    crate::leaving_transitions(model, &fp)?;
     fp.total_iterations = fp.iterations;
     // the K of the layout (class and phase tails hold several entries per level), else the dimension
     fp.truncation.levels = model.layout().level_masses(&fp.x).map_or(model.dim(), |m| m.len());

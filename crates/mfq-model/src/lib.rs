@@ -476,6 +476,13 @@ pub trait IndexedTransitions {
             *o = self.rate(l, x);
         }
     }
+    /// Where transition `l` is declared, for messages (a generic model's
+    /// `model.transitions[0] (infect) at k = 3`, with its rate expression in quotes); default
+    /// `None`.
+    fn label(&self, l: usize) -> Option<(String, String)> {
+        let _ = l;
+        None
+    }
     /// The rate of transition `l` as a [`RateForm`], when it has that shape and the form gives
     /// [`rate`](Self::rate)'s value (default: `None`; simulators then call `rate`).
     fn form(&self, l: usize) -> Option<RateForm> {
@@ -539,4 +546,71 @@ impl dyn MeanFieldModel + '_ {
     pub fn has_analytic_jacobian(&self) -> bool {
         self.analytic_jacobian().is_some()
     }
+}
+
+/// The transitions that push the state `x` out of the state space: at a face where `x` sits
+/// (an entry within `1e-9` of 0 or 1, or a conservation law's eliminated member within `1e-9`
+/// of 0 or 1), a transition whose rate is above `1e-9` and whose jump points outward across
+/// it. Each as `(field, text)`: the transition's declaration
+/// ([`IndexedTransitions::label`]) and what it does there (`rate "5" = 5 with jump X += 1 at
+/// X = 1 leaves X <= 1`). Only models whose transitions have labels (generic ones); at most
+/// `max` of them. A diagnostic for a failed fixed-point solve: a valid model has no such
+/// transition at any state its dynamics reach (its finite-N chain would leave `[0, 1]`).
+pub fn outward_transitions(model: &dyn MeanFieldModel, x: &[f64], max: usize) -> Vec<(String, String)> {
+    const FACE: f64 = 1e-9;
+    const RATE: f64 = 1e-9;
+    let Some(t) = model.transitions().and_then(|t| t.indexed()) else {
+        return Vec::new();
+    };
+    if x.len() != model.dim() || x.iter().any(|v| !v.is_finite()) {
+        return Vec::new();
+    }
+    let layout = model.layout();
+    let laws = model.conservation_laws();
+    let mut out = Vec::new();
+    for l in 0..t.count() {
+        if out.len() >= max {
+            break;
+        }
+        let Some((field, rate_text)) = t.label(l) else {
+            continue;
+        };
+        let rate = t.rate(l, x);
+        if !(rate > RATE) {
+            continue;
+        }
+        let jump = t.jump(l);
+        let mut leaves = None;
+        for &(i, c) in jump {
+            let name = layout.name(i);
+            if x[i] <= FACE && c < 0.0 {
+                leaves = Some(format!("{name} -= {} at {name} = {} leaves 0 <= {name}", -c, x[i]));
+            } else if x[i] >= 1.0 - FACE && c > 0.0 {
+                leaves = Some(format!("{name} += {c} at {name} = {} leaves {name} <= 1", x[i]));
+            }
+            if leaves.is_some() {
+                break;
+            }
+        }
+        if leaves.is_none() {
+            for law in &laws {
+                let Some(elim) = &law.eliminated else { continue };
+                let e = law.value - law.kept.iter().map(|&i| x[i]).sum::<f64>();
+                let c: f64 = -jump.iter().filter(|(i, _)| law.kept.contains(i)).map(|(_, c)| c).sum::<f64>();
+                if e <= FACE && c < 0.0 {
+                    leaves =
+                        Some(format!("{elim} (= {} - {}) -= {} at {elim} = {e:.3e} leaves 0 <= {elim}", law.value, law.kept_names, -c));
+                } else if e >= 1.0 - FACE && c > 0.0 {
+                    leaves = Some(format!("{elim} (= {} - {}) += {c} at {elim} = {e} leaves {elim} <= 1", law.value, law.kept_names));
+                }
+                if leaves.is_some() {
+                    break;
+                }
+            }
+        }
+        if let Some(how) = leaves {
+            out.push((field, format!("rate {rate_text} = {rate:.4e} > 0 where its jump {how}")));
+        }
+    }
+    out
 }

@@ -120,9 +120,11 @@ impl Model {
 
     /// The population process of a generic model's transitions (its finite-N system) as a
     /// [`SimReport`], started at the fixed point of [`finite_mean_field`](Self::finite_mean_field)
-    /// (`mfq_sim::population::simulate_as_report`), or at the model's `[model.initial]` state
-    /// when that fixed point is unstable (it may be absorbing for the finite system). [`simulate`](Self::simulate) calls this
-    /// for kinds whose finite-N system is their population process.
+    /// (`mfq_sim::population::simulate_as_report`), or, when that fixed point is unstable (it
+    /// may be absorbing for the finite system), at the one reached from the model's
+    /// `[model.initial]` state, else at that state ([`population_equilibrium`]).
+    /// [`simulate`](Self::simulate) calls this for kinds whose finite-N system is their
+    /// population process.
     ///
     /// # Errors
     /// As [`finite_mean_field`](Self::finite_mean_field); [`Error::NotConverged`] when its
@@ -134,7 +136,7 @@ impl Model {
         if !f.fixed_point.converged() {
             return Err(Error::NotConverged { status: f.fixed_point.status.to_string() });
         }
-        let x0 = population_start(f.model.as_ref(), &f.fixed_point);
+        let x0 = population_equilibrium(f.model.as_ref(), &f.fixed_point, &fp_opts).start;
         let opts = SimOptions { buffer: opts.buffer.or(f.buffer.map(|k| k as u32)), ..opts.clone() };
         Ok(mfq_sim::population::simulate_as_report(self.spec(), f.model.as_ref(), &x0, &opts)?)
     }
@@ -279,15 +281,78 @@ fn exact_sizes(model: &dyn MeanFieldModel, servers: &[usize], opts: &ExactOption
     Ok((out, None))
 }
 
-/// Where the population process of `model` starts (state entries, fractions): its fixed point
-/// `fp`, or the model's `[model.initial]` state when that fixed point is unstable. A repelling
-/// fixed point may be absorbing for the finite system: the logistic SIS's `X = 0` at `beta = 2`
-/// (no event ever happens there), while the mean field from any `X > 0` goes to `X = 1 - 1 /
-/// beta` (docs/simulation.md). `mfq simulate` and [`Model::simulate`] start here.
-pub fn population_start(model: &dyn MeanFieldModel, fp: &FixedPoint) -> Vec<f64> {
-    let initial = match fp.local {
-        Some(mfq_fixpoint::EquilibriumKind::Unstable) => model.extremal_states().into_iter().find(|s| s.name == "initial").map(|s| s.x),
-        _ => None,
+/// The fixed point a population process is compared with, and where it starts
+/// ([`population_equilibrium`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PopulationEquilibrium {
+    /// The fixed point the simulated process is compared with: the one found from the empty
+    /// state, or, when that one is unstable, the one the mean field reaches from
+    /// `[model.initial]` (when it is not unstable too). Check its `local` field: it is still
+    /// the unstable one when no other was found.
+    pub fixed_point: FixedPoint,
+    /// Where the process starts (state entries, fractions): `fixed_point.x`, or the model's
+    /// `[model.initial]` state when `fixed_point` is unstable and that state is given.
+    pub start: Vec<f64>,
+    /// Where `fixed_point` was found from: `"empty"` (the solve from the empty state) or
+    /// `"initial"` (from `[model.initial]`).
+    pub found_from: &'static str,
+    /// The unstable fixed point found from the empty state, when `fixed_point` is another one
+    /// (reached from `[model.initial]`).
+    pub unstable_from_empty: Option<FixedPoint>,
+}
+
+/// How long [`population_equilibrium`] follows the mean field from `[model.initial]` (in the
+/// model's time unit) before it solves for the fixed point there: the checker's horizon
+/// (`mfq check`'s trajectories settle within it).
+pub const FLOW_TIME: f64 = 1e4;
+
+/// The fixed point that the population process of `model` is compared with, and where it
+/// starts, from the converged fixed point `fp` found from the empty state.
+///
+/// When `fp` is unstable and the model declares `[model.initial]`, the mean field is followed
+/// from that state (the ODE, until `max |f| < 1e-8` or time [`FLOW_TIME`]) and the fixed point
+/// solved from where it ends (`opts.x0` replaced);
+/// a converged solution that is not unstable is the one compared with, and the process starts
+/// there (its truncation report is `fp`'s: the same model). A repelling fixed point may be
+/// absorbing for the finite system: the logistic SIS's `X = 0` at `beta = 2`, found from the
+/// empty state (no event ever happens there), while the mean field from any `X > 0` goes to
+/// `X = 1 - 1 / beta` (docs/simulation.md). When no other fixed point is found, `fp` stays
+/// the one compared with (its `local` says unstable) and the process starts at
+/// `[model.initial]`, if given. `mfq simulate`, `mfq compare` and [`Model::simulate`] use
+/// this.
+pub fn population_equilibrium(model: &dyn MeanFieldModel, fp: &FixedPoint, opts: &FixedPointOptions) -> PopulationEquilibrium {
+    let unchanged =
+        |start: Vec<f64>| PopulationEquilibrium { fixed_point: fp.clone(), start, found_from: "empty", unstable_from_empty: None };
+    if fp.local != Some(mfq_fixpoint::EquilibriumKind::Unstable) {
+        return unchanged(fp.x.clone());
+    }
+    let Some(initial) = model.extremal_states().into_iter().find(|s| s.name == "initial").map(|s| s.x) else {
+        return unchanged(fp.x.clone());
     };
-    initial.unwrap_or_else(|| fp.x.clone())
+    // the trajectory from [model.initial] to where the drift is small, then Newton from there
+    // (pseudo-transient steps straight from X = 0.1 overshot onto the face X = 0: the unstable root again)
+    let ode = mfq_ode::SolveOptions { t_end: FLOW_TIME, steady_tol: Some(1e-8), record_steps: false, ..Default::default() };
+    let Some(end) = mfq_ode::solve_within(model, &initial, &ode, &opts.deadline).ok().and_then(|t| t.x.last().cloned()) else {
+        return unchanged(initial);
+    };
+    let from_initial = solve_model(model, &FixedPointOptions { x0: Some(end), ..opts.clone() });
+    match from_initial {
+        Ok(mut other) if other.converged() && other.local.is_some() && other.local != Some(mfq_fixpoint::EquilibriumKind::Unstable) => {
+            other.truncation = fp.truncation.clone();
+            other.total_iterations += fp.total_iterations;
+            PopulationEquilibrium {
+                start: other.x.clone(),
+                fixed_point: other,
+                found_from: "initial",
+                unstable_from_empty: Some(fp.clone()),
+            }
+        }
+        _ => unchanged(initial),
+    }
+}
+
+/// Where the population process of `model` starts: [`population_equilibrium`]'s `start`
+/// (its fixed point, or the one reached from `[model.initial]` when `fp` is unstable).
+pub fn population_start(model: &dyn MeanFieldModel, fp: &FixedPoint) -> Vec<f64> {
+    population_equilibrium(model, fp, &FixedPointOptions::default()).start
 }

@@ -22,7 +22,10 @@ pub mod sweep;
 pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
-pub use finite::{check_buffer, population_start, ExactComparison, FiniteMeanField, BUFFER_ALLOWED, OUTSIDE_TOLERANCE};
+pub use finite::{
+    check_buffer, population_equilibrium, population_start, ExactComparison, FiniteMeanField, PopulationEquilibrium, BUFFER_ALLOWED,
+    OUTSIDE_TOLERANCE,
+};
 pub use model::{
     check_laws, conditioning_warning, degeneracy_warning, named_start, state_space_warning, Model, RefinedOptions, RefinedReport,
     NEAR_DEGENERATE, START_NAMES,

@@ -296,6 +296,12 @@ pub struct ExactReport {
     pub build_seconds: f64,
     /// Time to solve it, seconds.
     pub solve_seconds: f64,
+    /// The start state (fractions) when it is absorbing: no transition has a positive rate
+    /// there, so the chain is that one state and its stationary law the point mass there (no
+    /// solve; `method` is then only what would have been used). For a finite-N SIS whose
+    /// search starts at `X = 0` this is the exact answer; the behaviour before absorption from
+    /// other states (the quasi-stationary law) is not computed. `None` otherwise.
+    pub absorbing: Option<Vec<f64>>,
 }
 
 /// The number of states of the chain before building it, when the layout tells it: `C(N + K,
@@ -546,6 +552,7 @@ pub fn exact(model: &dyn MeanFieldModel, opts: &ExactOptions) -> Result<ExactRep
         status,
         build_seconds,
         solve_seconds,
+        absorbing: (chain.len() == 1 && chain.diag[0] <= 0.0).then(|| fractions(&chain, 0)),
     })
 }
 

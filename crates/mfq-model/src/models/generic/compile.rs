@@ -139,6 +139,14 @@ impl GenericModel {
             order: spec.order.map(|o| match o {
                 OrderSpec::Componentwise => PartialOrder::Componentwise,
             }),
+            labels: labels
+                .iter()
+                .map(|(ti, at)| {
+                    let t = &spec.transitions[*ti];
+                    let named = t.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
+                    (format!("model.transitions[{ti}]{named}{at}"), format!("\"{}\"", t.rate.source()))
+                })
+                .collect(),
         };
         validate::check_rates(&model, spec, &r, &member_lists, &slot_of, &labels)?;
         if let Some(c) = undeclared {

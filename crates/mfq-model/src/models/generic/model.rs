@@ -63,6 +63,9 @@ pub struct GenericModel {
     pub(super) laws: Vec<Law>,
     pub(super) initial: Option<Vec<f64>>,
     pub(super) order: Option<PartialOrder>,
+    /// Where each transition instance is declared (`model.transitions[0] (infect) at k = 3`)
+    /// and its rate expression in quotes, for messages.
+    pub(super) labels: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -304,5 +307,8 @@ impl IndexedTransitions for GenericModel {
     }
     fn form(&self, l: usize) -> Option<crate::RateForm> {
         self.flat.form(l)
+    }
+    fn label(&self, l: usize) -> Option<(String, String)> {
+        self.labels.get(l).cloned()
     }
 }
