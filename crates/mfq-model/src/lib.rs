@@ -576,7 +576,8 @@ pub fn outward_transitions(model: &dyn MeanFieldModel, x: &[f64], max: usize) ->
             continue;
         };
         let rate = t.rate(l, x);
-        if !(rate > RATE) {
+        // a NaN rate is no evidence either
+        if rate.is_nan() || rate <= RATE {
             continue;
         }
         let jump = t.jump(l);
