@@ -768,3 +768,32 @@ fn exact_refuses_a_buffer_on_a_model_without_levels() {
     assert!(o.status.success(), "{}", text(&o).1);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `mfq branches` stopped by its limit says once which limit and where the time went: the
+/// continuation's message named the limit twice ("stopped at the wall-clock limit
+/// --max-seconds 0.05 during the branch from start 0 at the wall-clock limit --max-seconds
+/// 0.05"), and a limit spent before the model was read again at a parameter value was blamed on
+/// "the TOML parse of 257 bytes".
+#[test]
+fn a_stopped_continuation_names_its_limit_once() {
+    for limit in ["0.005", "0.02", "0.05"] {
+        let o = mfq(&[
+            "branches",
+            "models/jsq-d2.toml",
+            "--set",
+            "lambda=0.5:0.95:100",
+            "--max-seconds",
+            limit,
+            "--out",
+            "target/branches-limit",
+        ]);
+        let (stdout, stderr) = text(&o);
+        if o.status.code() == Some(0) {
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(4), "{limit}: {stdout}\n{stderr}");
+        let error = stderr.lines().find(|l| l.starts_with("mfq: error:")).unwrap_or_else(|| panic!("{limit}: {stderr}"));
+        assert_eq!(error.matches("--max-seconds").count(), 1, "{limit}: {error}");
+        assert!(!error.contains("TOML parse"), "{limit}: {error}");
+    }
+}

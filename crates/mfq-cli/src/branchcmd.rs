@@ -1,7 +1,7 @@
 //! `mfq branches`: every equilibrium followed along one parameter (bifurcation diagram), and the
 //! `branches` figure kind of `mfq figure`.
 
-use crate::commands::{deadline_of, time_limit_failure, with_error};
+use crate::commands::{deadline_of, with_error};
 use crate::output::{ensure_writable, num, out_dir, write_all_atomic};
 use crate::{Failure, ModelArgs};
 use clap::Args;
@@ -147,7 +147,8 @@ pub fn branches_cmd(args: &BranchesArgs) -> Result<(), Failure> {
     ensure_writable(&dir)?;
     let report = run(path, &model, &opts)?;
     if let Some(why) = &report.partial {
-        let f = time_limit_failure(&args.model, &format!("the continuation {why}"));
+        // `why` names the limit already ("stopped at the wall-clock limit --max-seconds 0.05 during ...")
+        let f = Failure::no_convergence(format!("{}: the continuation {why}; no files written", path.display()));
         if args.model.json {
             outln!("{}", with_error(serde_json::to_value(&report).unwrap_or_default(), &f));
         } else {

@@ -328,7 +328,11 @@ impl ModelFile {
             reason: deadline.reason(),
         };
         if deadline.expired() {
-            return Err(interrupted());
+            // the time went to the work before this read (a job that reads its model again)
+            return Err(ModelError::Interrupted {
+                during: format!("the job, before it read the model file ({} bytes of TOML),", text.len()),
+                reason: deadline.reason(),
+            });
         }
         if deadline.is_unbounded() || text.len() < PARSE_THREAD_BYTES {
             return Self::parse_declarations(text, overrides);
