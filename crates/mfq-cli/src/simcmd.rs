@@ -384,13 +384,10 @@ pub(crate) fn comparison(
     warnings.extend(unstable);
     // (after the refined terms: this warning does not stop their line, drawn at the stable fixed point)
     if let Some(u) = eq.as_ref().and_then(|e| e.unstable_from_empty.as_ref()) {
-        let layout = finite.model.layout();
-        let shown: Vec<String> = u.x.iter().enumerate().take(6).map(|(i, v)| format!("{} = {v:.6}", layout.name(i))).collect();
         warnings.push(format!(
-            "the fixed point found from the empty state, {}{}, is unstable{}: the mean field shown is the \
+            "the fixed point found from the empty state, {}, is unstable{}: the mean field shown is the \
              fixed point reached from [model.initial] ({}), where the simulations start",
-            shown.join(", "),
-            if u.x.len() > 6 { ", ..." } else { "" },
+            state_summary(&finite.model.layout(), &u.x),
             u.spectral_abscissa.map_or(String::new(), |a| format!(" (spectral abscissa {a:.3e})")),
             fp.local.map_or("stability not computed".to_string(), |k| k.to_string())
         ));
@@ -512,7 +509,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
 
 /// `mfq simulate` for a generic model: the N-object population process of its transitions,
 /// started at the mean-field fixed point (rounded to multiples of 1/N), or at `[model.initial]`
-/// when that fixed point is unstable ([`mfq::population_start`]). It observes the time
+/// when that fixed point is unstable ([`mfq::population_equilibrium`]). It observes the time
 /// average of every state entry, printed beside the fixed point (`--json`, `--out
 /// DIR/simulation.json`); nothing else (no throughput, loss or wait: docs/simulation.md).
 fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::ModelFile, deadline: &Deadline) -> Result<(), Failure> {
@@ -572,10 +569,7 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         outln!("  {:<12} {:>14.6} {:>14.6} +- {:.6}", layout.name(i), fp.x[i], e.mean, e.half_width);
     }
     outln!("  {} events{}", rep.events, if rep.stopped_early { " (stopped early at the event limit)" } else { "" });
-    let state = |x: &[f64]| {
-        let shown: Vec<String> = x.iter().enumerate().take(6).map(|(i, v)| format!("{} = {v:.6}", layout.name(i))).collect();
-        format!("{}{}", shown.join(", "), if x.len() > 6 { ", ..." } else { "" })
-    };
+    let state = |x: &[f64]| state_summary(&layout, x);
     let abscissa = |fp: &mfq_fixpoint::FixedPoint| fp.spectral_abscissa.map_or(String::new(), |a| format!(", spectral abscissa {a:.3e}"));
     if let Some(u) = &eq.unstable_from_empty {
         outln!(
@@ -599,4 +593,10 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         );
     }
     Ok(())
+}
+
+/// A state `x` in a message: its first six entries by name (`X = 0.500000`), then `...`.
+fn state_summary(layout: &mfq_model::StateLayout, x: &[f64]) -> String {
+    let shown: Vec<String> = x.iter().enumerate().take(6).map(|(i, v)| format!("{} = {v:.6}", layout.name(i))).collect();
+    format!("{}{}", shown.join(", "), if x.len() > 6 { ", ..." } else { "" })
 }

@@ -350,9 +350,3 @@ pub fn population_equilibrium(model: &dyn MeanFieldModel, fp: &FixedPoint, opts:
         _ => unchanged(initial),
     }
 }
-
-/// Where the population process of `model` starts: [`population_equilibrium`]'s `start`
-/// (its fixed point, or the one reached from `[model.initial]` when `fp` is unstable).
-pub fn population_start(model: &dyn MeanFieldModel, fp: &FixedPoint) -> Vec<f64> {
-    population_equilibrium(model, fp, &FixedPointOptions::default()).start
-}

@@ -23,8 +23,7 @@ pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
 pub use finite::{
-    check_buffer, population_equilibrium, population_start, ExactComparison, FiniteMeanField, PopulationEquilibrium, BUFFER_ALLOWED,
-    OUTSIDE_TOLERANCE,
+    check_buffer, population_equilibrium, ExactComparison, FiniteMeanField, PopulationEquilibrium, BUFFER_ALLOWED, OUTSIDE_TOLERANCE,
 };
 pub use model::{
     check_laws, conditioning_warning, degeneracy_warning, named_start, state_space_warning, Model, RefinedOptions, RefinedReport,
