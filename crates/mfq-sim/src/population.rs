@@ -146,7 +146,7 @@ pub fn simulate_population(model: &dyn MeanFieldModel, x0: &[f64], opts: &Popula
                 rng.jump();
             }
             match (indexed(), &graph) {
-                (Some(t), Some((aff, ptr))) => run_indexed(t, (aff, ptr), n, x0, opts, r == 0, deadline, &mut rng),
+                (Some(t), Some((aff, ptr))) => run_indexed(t, (aff, ptr), n, x0, opts, r == 0, deadline, &mut rng, None),
                 _ => run(model, x0, opts, r == 0, deadline, &mut rng),
             }
         })
@@ -681,6 +681,9 @@ struct Step<'a> {
     /// The leaves of the chains whose totals the jump may move, each with its own `last`: their
     /// bounds ([`bound`]) are updated only where they change.
     chain_updates: &'a [Update],
+    /// The jump's moves of the counts that [`ChainPositions`] index: `(slot, array, change)`,
+    /// after the jump (the change in whole objects).
+    moves: &'a [(u32, u32, i32)],
     program: bool,
     linear: bool,
     chain: u32,
@@ -742,6 +745,93 @@ struct ChainPick {
     /// state's slots, and the window the smallest that held the member at least 19 times in 20
     /// by the initial rates (none where 8 members did: the scan then stops early).
     window: u8,
+    /// The chain's [`ChainPositions`] (an index into the run's arrays), or [`NO_POSITIONS`]
+    /// (its member then drawn by [`ChainPick::member`]).
+    positions: u32,
+    /// `v_0` and `v_m` in whole objects: the count of the entry `top` (the slot of the constant,
+    /// whose count is 0, for a constant) plus `top_count`; the same for `bottom`.
+    top: u32,
+    top_count: f64,
+    bottom: u32,
+    bottom_count: f64,
+    /// `N / e`: a target within the chain's rate in whole objects.
+    n_inv_e: f64,
+}
+
+/// [`ChainPick::positions`] of a chain whose members are drawn by [`ChainPick::member`].
+const NO_POSITIONS: u32 = u32::MAX;
+
+/// The largest count (objects) that a chain's [`ChainPositions`] are formed for at the start:
+/// `2^16` positions of two bytes, 128 KiB, within the second-level cache; a chain of a larger
+/// population draws its members by [`ChainPick::member`] from the state itself (a few dozen
+/// entries), whose reads stay in the first-level cache.
+const POSITIONS_MAX: f64 = 65_536.0;
+
+/// The members of a telescoping chain by position: `above[p]` is the number of the chain's
+/// interior values `v_1, ..., v_{m-1}` whose count (in whole objects) exceeds `p`, for `p >= 0`
+/// (0 past the array's end). Its values being in order `C_0 >= ... >= C_m`, the member whose
+/// slot of the cumulative rate holds a target is `above[p]` for the position `p = C_0 - 1 -
+/// floor(target N / e)`: the count of objects is the quantity the chain's rates telescope over,
+/// so a uniform target is a uniform position among the `C_0 - C_m` objects between `v_m` and
+/// `v_0`, and `above` reads that object's member at once (as the JSQ(2) engine reads a drawn
+/// server's queue), where [`ChainPick::member`] compares the target with the values one by one
+/// or by a window. A jump that moves an interior count by one object changes one position.
+#[derive(Debug, Clone, Default)]
+struct ChainPositions {
+    above: Vec<u16>,
+}
+
+impl ChainPositions {
+    /// The positions of the interior counts `counts` (whole objects, in order).
+    fn new(counts: &[f64], top: f64) -> ChainPositions {
+        let len = (top.max(counts.first().copied().unwrap_or(0.0)).max(0.0) as usize) + 1;
+        let mut above = vec![0u16; len];
+        for &c in counts {
+            for a in above.iter_mut().take(c.max(0.0) as usize) {
+                *a += 1;
+            }
+        }
+        ChainPositions { above }
+    }
+
+    /// The member at position `p` (`>= 0`).
+    #[inline(always)]
+    fn at(&self, p: usize) -> usize {
+        self.above.get(p).map_or(0, |&a| a as usize)
+    }
+
+    /// An interior count moved by `change` objects to `new`: the positions between the old
+    /// and the new count gain (or lose) one value above them. Negative positions are not held
+    /// (no target reads them: [`ChainPick::member_at`] falls back where `p < 0`).
+    #[inline(always)]
+    fn moved(&mut self, new: i64, change: i32) {
+        // one object: the position new - 1 gains, or new loses, a value above it (no branch
+        // on the sign, which is a coin at every event of a queue near saturation)
+        let p = new - ((change as i64 + 1) >> 1);
+        match self.above.get_mut(p as usize) {
+            Some(a) if change.unsigned_abs() == 1 => *a = a.wrapping_add(change as u16),
+            _ => self.moved_by(new, change),
+        }
+    }
+
+    /// [`ChainPositions::moved`] by more than one object, below zero or past the array's end.
+    #[cold]
+    #[inline(never)]
+    fn moved_by(&mut self, new: i64, change: i32) {
+        if change > 0 {
+            for p in (new - change as i64).max(0)..new {
+                let p = p as usize;
+                if p >= self.above.len() {
+                    self.above.resize(2 * (p + 1), 0);
+                }
+                self.above[p] += 1;
+            }
+        } else {
+            for p in new.max(0)..new - change as i64 {
+                self.above[p as usize] -= 1;
+            }
+        }
+    }
 }
 
 /// The number of the values `x[first..first + W]` at or above `threshold` (no branch; `x` holds
@@ -753,6 +843,23 @@ fn count_above<const W: usize>(x: &[f64], first: usize, threshold: f64) -> usize
 }
 
 impl ChainPick {
+    /// The member that [`ChainPick::member`] draws for `rest`, read from the chain's
+    /// [`ChainPositions`] `positions` (the counts `ent`): [`NULL_DRAW`] when the target is at or
+    /// above the chain's total in whole objects, `None` where the position is negative (a count
+    /// below zero; the caller then scans).
+    #[inline(always)]
+    fn member_at(&self, rest: f64, ent: &[Entry], mask: usize, positions: &ChainPositions) -> Option<usize> {
+        let c0 = self.top_count + ent[self.top as usize & mask].count;
+        let cm = self.bottom_count + ent[self.bottom as usize & mask].count;
+        let r = rest * self.n_inv_e;
+        if r >= c0 - cm {
+            return Some(NULL_DRAW);
+        }
+        // floor(r) by truncation (r >= 0), in integers: no rounding call
+        let p = c0 as i64 - 1 - r as i64;
+        (p >= 0).then(|| positions.at(p as usize))
+    }
+
     /// The member (0-based, in the chain's order) whose slot of the chain's cumulative rate
     /// holds `rest` (`0 <= rest <` the chain's [`bound`]): the first `t` with `v_t < v_0 - rest
     /// / e`, never a member of rate 0 (its `v_{t-1} >= v_0 - rest / e > v_t`); [`NULL_DRAW`]
@@ -813,7 +920,10 @@ struct Entry {
 /// slack a null draw: no jump, not counted as an event). The same random numbers as [`run`]: one Exp(1)
 /// variate for the holding time, one uniform for the transition; with up to `ARITY`
 /// transitions and no chain also the same transition for the same uniform (the same order),
-/// else another transition of the same law.
+/// else another transition of the same law. The members of a chain are read from its
+/// [`ChainPositions`] where [`run_indexed_in`]'s rule chooses them (`by_position` `None`), in
+/// every chain that can hold them (`Some(true)`) or in none (`Some(false)`); the path is the
+/// same, away from rounding.
 #[allow(clippy::too_many_arguments)]
 fn run_indexed(
     t: &dyn IndexedTransitions,
@@ -824,6 +934,7 @@ fn run_indexed(
     record: bool,
     deadline: &Deadline,
     rng: &mut Xoshiro256PlusPlus,
+    by_position: Option<bool>,
 ) -> Run {
     let big_n = opts.objects as f64;
     let chains = crate::telescoping::chains(t, n, big_n, x0);
@@ -833,9 +944,9 @@ fn run_indexed(
     macro_rules! go {
         ($p:literal) => {
             if blocks {
-                run_indexed_in::<$p, BlockSums>(t, graph, n, x0, opts, record, deadline, rng, chains, order, rates)
+                run_indexed_in::<$p, BlockSums>(t, graph, n, x0, opts, record, deadline, rng, chains, order, rates, by_position)
             } else {
-                run_indexed_in::<$p, SumTree>(t, graph, n, x0, opts, record, deadline, rng, chains, order, rates)
+                run_indexed_in::<$p, SumTree>(t, graph, n, x0, opts, record, deadline, rng, chains, order, rates, by_position)
             }
         };
     }
@@ -892,7 +1003,9 @@ fn leaf_order(t: &dyn IndexedTransitions, chains: &[crate::telescoping::Chain], 
 /// [`run_indexed`] with the state kept in `P` slots (a power of two, `> dim`), or in as many
 /// as needed (`P = 0`): entries indexed by `i & (P - 1)`, which needs no bounds check; the
 /// transitions drawn from an `S` over the leaves `order` of [`leaf_order`] (their initial
-/// `rates`), the members of the `chains` by [`ChainPick::member`].
+/// `rates`), the members of the `chains` by [`ChainPick::member`] or from their
+/// [`ChainPositions`] (`by_position` as in [`run_indexed`]; by the rule, the chains whose
+/// first [`CHAIN_SCAN`] members hold less than 19 in 20 of their rate at the start).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run_indexed_in<const P: usize, S: Selector>(
@@ -907,6 +1020,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
     chains: &[crate::telescoping::Chain],
     order: &[usize],
     rates: &[f64],
+    by_position: Option<bool>,
 ) -> Run {
     // the generator in a local (its state in registers, not stored back at every draw)
     let mut rng_state = rng_out.clone();
@@ -960,13 +1074,51 @@ fn run_indexed_in<const P: usize, S: Selector>(
     };
     // the transition of each leaf whose rate has no form (usize::MAX for the others)
     let program_of: Vec<usize> = order.iter().map(|&item| if item_form(item).is_none() { item } else { usize::MAX }).collect();
-    let (mut jumps, mut updates, mut leaves, mut chain_leaves) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // the chains whose members are read by position (ChainPositions): every chain of whole
+    // non-negative counts up to POSITIONS_MAX objects, with fewer than 2^16 interior values,
+    // whose first CHAIN_SCAN members do not hold 19 of 20 of its rate at the start (where they
+    // do, the scan one by one or the window's count is as quick or quicker: the generic M/M/1
+    // at lambda = 0.5 took 0.83 s by position against 0.65 s, at lambda = 0.9 1.34 s against
+    // 1.30 s, and at lambda = 0.99 1.57 s against 1.99 s; bench/rows-sim.md);
+    // interior_of[i]: the positions' arrays that hold entry i
+    let count_of = |v: crate::telescoping::Value| match v {
+        crate::telescoping::Value::Slot(i) => (x0[i] * big_n).round(),
+        crate::telescoping::Value::Const(c) => c * big_n,
+    };
+    let (mut positions, mut position_of) = (Vec::new(), vec![NO_POSITIONS; chains.len()]);
+    let mut interior_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (c, chain) in chains.iter().enumerate() {
+        let counts: Vec<f64> = chain.values.iter().map(|&v| count_of(v)).collect();
+        let interior = &chain.values[1..chain.values.len() - 1];
+        let member_rates: Vec<f64> = chain.members.iter().map(|&l| t.rate(l, &x0r).max(0.0)).collect();
+        let short = by_position.is_none() && member_rates.iter().take(CHAIN_SCAN).sum::<f64>() >= 0.95 * member_rates.iter().sum::<f64>();
+        if !short
+            && by_position != Some(false)
+            && counts.iter().all(|&k| (0.0..=POSITIONS_MAX).contains(&k))
+            && interior.len() < u16::MAX as usize
+        {
+            position_of[c] = positions.len() as u32;
+            for v in interior {
+                if let crate::telescoping::Value::Slot(i) = *v {
+                    interior_of[i].push(positions.len() as u32);
+                }
+            }
+            positions.push(ChainPositions::new(&counts[1..counts.len() - 1], counts[0]));
+        }
+    }
+    let (mut jumps, mut updates, mut leaves, mut chain_leaves, mut moves) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // the step of transition l: its jump, the leaves whose rates it changes (those of the
     // affected transitions outside the chains) and the leaves of the chains whose ends it moves
     // (their updates after the others', one group each)
-    let mut step_of = |l: usize, jumps: &mut Vec<(usize, f64)>, updates: &mut Vec<Update>| {
-        let (j0, u0) = (jumps.len(), updates.len());
+    let mut step_of = |l: usize, jumps: &mut Vec<(usize, f64)>, updates: &mut Vec<Update>, moves: &mut Vec<(u32, u32, i32)>| {
+        let (j0, u0, m0) = (jumps.len(), updates.len(), moves.len());
         jumps.extend_from_slice(t.jump(l));
+        // a chain's jumps are whole objects (crate::telescoping::chains)
+        for &(i, c) in t.jump(l) {
+            if c != 0.0 && i < n {
+                moves.extend(interior_of[i].iter().map(|&a| (i as u32, a, c as i32)));
+            }
+        }
         leaves.clear();
         leaves.extend(affected[aff_ptr[l]..aff_ptr[l + 1]].iter().filter(|&&r| chain_of[r] == NO_CHAIN).map(|&r| leaf_of[r]));
         leaves.sort_unstable();
@@ -986,19 +1138,19 @@ fn run_indexed_in<const P: usize, S: Selector>(
         for &p in &chain_leaves {
             tree.push_updates(&[p], updates, form);
         }
-        (j0..jumps.len(), u0..u1, u1..updates.len(), program, linear, NO_CHAIN)
+        (j0..jumps.len(), u0..u1, u1..updates.len(), m0..moves.len(), program, linear, NO_CHAIN)
     };
     let mut ranges = Vec::with_capacity(order.len());
     for &item in order {
         if item < m {
-            ranges.push(step_of(item, &mut jumps, &mut updates));
+            ranges.push(step_of(item, &mut jumps, &mut updates, &mut moves));
         } else {
-            ranges.push((0..0, 0..0, 0..0, false, true, (item - m) as u32));
+            ranges.push((0..0, 0..0, 0..0, 0..0, false, true, (item - m) as u32));
         }
     }
     // the chains' members' steps, chain after chain, and the chains' interior values
     let (mut member_ranges, mut slots, mut picks) = (Vec::new(), Vec::new(), Vec::with_capacity(chains.len()));
-    for chain in chains {
+    for (c, chain) in chains.iter().enumerate() {
         let (f, start) = (chain.form(), slots.len() as u32);
         let values = &chain.values;
         slots.extend(values[1..values.len() - 1].iter().map(|v| match *v {
@@ -1007,7 +1159,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
         }));
         let base = member_ranges.len() as u32;
         for &l in &chain.members {
-            member_ranges.push(step_of(l, &mut jumps, &mut updates));
+            member_ranges.push(step_of(l, &mut jumps, &mut updates, &mut moves));
         }
         let (a, b, head, d, tail, inv_e) = (f.a, f.b, slot(f.i), f.d, slot(f.j), 1.0 / f.e);
         let inner = &slots[start as usize..];
@@ -1024,13 +1176,38 @@ fn run_indexed_in<const P: usize, S: Selector>(
             .unwrap_or(CHAIN_SCAN)
             .min(if consecutive && inner.first().is_some_and(|&s| s as usize + inner.len() <= len) { inner.len() } else { 0 });
         let window = if [16, CHAIN_SCAN].contains(&window) { window as u8 } else { 0 };
-        picks.push(ChainPick { a, b, head, d, tail, inv_e, start, end: slots.len() as u32, base, window });
+        // v_0 and v_m in whole objects: an entry's count (the constant's slot n, count 0) plus a
+        // constant
+        let end_of = |v: crate::telescoping::Value| match v {
+            crate::telescoping::Value::Slot(i) => (i as u32, 0.0),
+            crate::telescoping::Value::Const(k) => (n as u32, k * big_n),
+        };
+        let ((top, top_count), (bottom, bottom_count)) = (end_of(values[0]), end_of(values[values.len() - 1]));
+        picks.push(ChainPick {
+            a,
+            b,
+            head,
+            d,
+            tail,
+            inv_e,
+            start,
+            end: slots.len() as u32,
+            base,
+            window,
+            positions: position_of[c],
+            top,
+            top_count,
+            bottom,
+            bottom_count,
+            n_inv_e: big_n / f.e,
+        });
     }
-    type Ranges = (std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32);
-    let to_step = |(j, u, cu, program, linear, chain): Ranges| Step {
+    type Ranges = (std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32);
+    let to_step = |(j, u, cu, mv, program, linear, chain): Ranges| Step {
         jump: &jumps[j],
         updates: &updates[u],
         chain_updates: &updates[cu],
+        moves: &moves[mv],
         program,
         linear,
         chain,
@@ -1038,7 +1215,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
     let steps: Vec<Step> = ranges.into_iter().map(to_step).collect();
     let member_steps: Vec<Step> = member_ranges.into_iter().map(to_step).collect();
     // a null draw's step: nothing moves
-    let null_step = Step { jump: &[], updates: &[], chain_updates: &[], program: false, linear: true, chain: NO_CHAIN };
+    let null_step = Step { jump: &[], updates: &[], chain_updates: &[], moves: &[], program: false, linear: true, chain: NO_CHAIN };
     let first_slot = tree.first_slot();
     let batch_len = opts.time / opts.batches as f64;
     let end = opts.warmup + opts.time;
@@ -1100,7 +1277,11 @@ fn run_indexed_in<const P: usize, S: Selector>(
         let mut real = true;
         if step.chain != NO_CHAIN {
             let c = &picks[step.chain as usize];
-            step = match c.member(rest, x, mask, &slots) {
+            let member = match c.positions {
+                NO_POSITIONS => None,
+                a => c.member_at(rest, ent, mask, &positions[a as usize]),
+            };
+            step = match member.unwrap_or_else(|| c.member(rest, x, mask, &slots)) {
                 NULL_DRAW => {
                     real = false;
                     null_step
@@ -1114,6 +1295,9 @@ fn run_indexed_in<const P: usize, S: Selector>(
             e.since = now;
             e.count += c;
             *v = e.count * inv_n;
+        }
+        for &(i, a, c) in step.moves {
+            positions[a as usize].moved(ent[i as usize & mask].count as i64, c);
         }
         let us = step.updates;
         if step.linear && !step.program {
@@ -1350,7 +1534,7 @@ eliminate = "R"
             let x0 = [0.7, 0.1];
             let d = Deadline::none();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-            let a = run_indexed(t, (&graph.0, &graph.1), 2, &x0, &opts, true, &d, &mut rng);
+            let a = run_indexed(t, (&graph.0, &graph.1), 2, &x0, &opts, true, &d, &mut rng, None);
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
             let b = run(m.as_ref(), &x0, &opts, true, &d, &mut rng);
             assert!(a.events > 10_000);
@@ -1502,9 +1686,11 @@ eliminate = "R"
 
     /// A telescoping chain's member as [`ChainPick::member`] draws it (by a window's count and
     /// the binary search where its interior values are consecutive slots, for each window, one
-    /// by one where not, and in chains shorter than the largest window) is the member a linear scan of the members'
-    /// own rates `e (v_{t-1} - v_t)` gives for the same target, away from rounding, and never a
-    /// member of rate 0; on random states in order with many equal values (zero rates).
+    /// by one where not, and in chains shorter than the largest window), and as
+    /// [`ChainPick::member_at`] reads it from the chain's [`ChainPositions`], is the member a
+    /// linear scan of the members' own rates `e (v_{t-1} - v_t)` gives for the same target,
+    /// away from rounding, and never a member of rate 0; on random states in order with many
+    /// equal values (zero rates).
     #[test]
     fn a_chain_member_is_the_one_of_the_linear_scan() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
@@ -1532,6 +1718,12 @@ eliminate = "R"
                 end: slots.len() as u32,
                 base: 0,
                 window,
+                positions: 0,
+                top: if head_const { 127 } else { 120 },
+                top_count: if head_const { 50.0 } else { 0.0 },
+                bottom: if tail_const { 127 } else { 121 },
+                bottom_count: 0.0,
+                n_inv_e: 50.0 / e,
             };
             for _ in 0..300 {
                 let big_n = 50.0;
@@ -1550,6 +1742,14 @@ eliminate = "R"
                     x[s as usize] = counts[t + 1] / big_n;
                 }
                 x[121] = counts[len] / big_n;
+                // the same state as counts, and the chain's positions
+                let mut ent = vec![Entry::default(); mask + 1];
+                ent[120].count = counts[0];
+                for (t, &s) in slots.iter().enumerate() {
+                    ent[s as usize].count = counts[t + 1];
+                }
+                ent[121].count = counts[len];
+                let positions = ChainPositions::new(&counts[1..len], counts[0]);
                 let values: Vec<f64> = std::iter::once(pick.a + pick.b * x[120])
                     .chain(slots.iter().map(|&s| x[s as usize]))
                     .chain([pick.d * x[121]])
@@ -1566,11 +1766,20 @@ eliminate = "R"
                     let rest = total + q * (b - total);
                     if rest < b && rest - total > 1e-12 {
                         assert_eq!(pick.member(rest, &x, mask, &slots), NULL_DRAW, "rest {rest} in [{total}, {b})");
+                        assert_eq!(
+                            pick.member_at(rest, &ent, mask, &positions),
+                            Some(NULL_DRAW),
+                            "by position: rest {rest} in [{total}, {b})"
+                        );
                     }
                 }
-                for _ in 0..20 {
+                for draw in 0..40 {
                     let rest = rng.random::<f64>() * total;
-                    let got = pick.member(rest, &x, mask, &slots);
+                    let got = if draw % 2 == 0 {
+                        pick.member(rest, &x, mask, &slots)
+                    } else {
+                        pick.member_at(rest, &ent, mask, &positions).expect("no negative position")
+                    };
                     if got == NULL_DRAW {
                         // only at the total, by rounding
                         assert!(total - rest < 1e-12, "a null draw at {rest} of {total}");
@@ -1595,6 +1804,35 @@ eliminate = "R"
                 }
             }
         }
+    }
+
+    /// A chain's positions follow its counts: after random moves of one or two objects that keep
+    /// the counts in order (and carry the first past the array's end, which then grows), they
+    /// are the number of counts above each position, as counted afresh.
+    #[test]
+    fn chain_positions_follow_their_counts() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut counts: Vec<i64> = vec![30, 22, 22, 9, 4, 0, 0];
+        let as_f64 = |c: &[i64]| c.iter().map(|&k| k as f64).collect::<Vec<f64>>();
+        let mut positions = ChainPositions::new(&as_f64(&counts), 40.0);
+        let mut grew = false;
+        for _ in 0..5000 {
+            let t = rng.random_range(0..counts.len());
+            let change = [-2, -1, 1, 2][rng.random_range(0..4)];
+            let new = counts[t] + change;
+            let (hi, lo) = (if t == 0 { 200 } else { counts[t - 1] }, counts.get(t + 1).copied().unwrap_or(0));
+            if new > hi || new < lo {
+                continue;
+            }
+            counts[t] = new;
+            positions.moved(new, change as i32);
+            grew |= new > 41;
+            for p in 0..210 {
+                let want = counts.iter().filter(|&&k| k > p as i64).count();
+                assert_eq!(positions.at(p), want, "position {p} of counts {counts:?}");
+            }
+        }
+        assert!(grew, "the first count never passed the array's end");
     }
 
     /// A chain's bound: its total rounded up to 5 bits of mantissa (`r <= bound(r) < r (1 +
@@ -1639,15 +1877,51 @@ eliminate = "R"
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
             let args = (t, (&graph.0[..], &graph.1[..]), m.dim(), &x0[..], &opts, false, &d);
             let r = if tree {
-                run_indexed_in::<0, SumTree>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &[], &order, &rates)
+                run_indexed_in::<0, SumTree>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &[], &order, &rates, None)
             } else {
-                run_indexed_in::<64, BlockSums>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &[], &order, &rates)
+                run_indexed_in::<64, BlockSums>(args.0, args.1, args.2, args.3, args.4, args.5, args.6, &mut rng, &[], &order, &rates, None)
             };
             for k in 0..3 {
                 let values: Vec<f64> = r.batch_means.iter().map(|b| b[k]).collect();
                 let e = mean_estimate(&values);
                 assert!(e.covers(0.5f64.powi(k as i32 + 1), 0.999, 0.01), "tree {tree}, k = {}: {e:?}", k + 1);
             }
+        }
+    }
+
+    /// The generic M/M/1 near saturation (lambda = 0.99, its members beyond the window at most
+    /// events): its chains' members read from their positions, by the rule and in every chain,
+    /// follow the path of the scan (the same events, the same time averages), and the tail of
+    /// that path is geometric, `x_k = lambda^k`.
+    #[test]
+    fn chain_members_by_position_follow_the_path_of_the_scan() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/generic/mm1.toml")).unwrap();
+        let file = mfq_model::ModelFile::parse(&text, &["lambda=0.99".into(), "K=400".into()]).unwrap();
+        let m = file.model.build(400).unwrap();
+        let t = m.transitions().unwrap().indexed().unwrap();
+        let graph = dependency_graph(t, m.dim()).unwrap();
+        let x0: Vec<f64> = (1..=m.dim()).map(|k| 0.99f64.powi(k as i32)).collect();
+        let opts = PopulationOptions { objects: 500, time: 400.0, warmup: 10.0, batches: 10, ..Default::default() };
+        let d = Deadline::none();
+        let runs: Vec<Run> = [Some(false), None, Some(true)]
+            .into_iter()
+            .map(|by_position| {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+                run_indexed(t, (&graph.0, &graph.1), m.dim(), &x0, &opts, false, &d, &mut rng, by_position)
+            })
+            .collect();
+        assert!(runs[0].events > 300_000, "{} events", runs[0].events);
+        for r in &runs[1..] {
+            assert_eq!(r.events, runs[0].events);
+            for (a, b) in r.batch_means.iter().flatten().zip(runs[0].batch_means.iter().flatten()) {
+                assert!((a - b).abs() < 1e-12, "{a} by position, {b} by the scan");
+            }
+        }
+        // x_1 = 0.99 and x_20 = 0.99^20 = 0.818 (from the geometric start: the path stays near it)
+        for k in [1, 20] {
+            let values: Vec<f64> = runs[1].batch_means.iter().map(|b| b[k - 1]).collect();
+            let e = mean_estimate(&values);
+            assert!(e.covers(0.99f64.powi(k as i32), 0.999, 0.01), "x_{k}: {e:?}");
         }
     }
 
