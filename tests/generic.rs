@@ -988,6 +988,22 @@ fn a_start_that_breaks_a_conservation_law_is_refused() {
     assert!(e.contains("--x0 0.7,0.5") && e.contains("S + I + R = 1") && e.contains("S + I sum to 1.2") && e.contains("at most 1"), "{e}");
 }
 
+/// `--x0 initial` is the file's `[model.initial]` state (a start name, `mfq::START_NAMES`, as
+/// Python's `x0="initial"`); a model that declares none is told so (exit code 2). It was "'initial'
+/// is not a number".
+#[test]
+fn the_start_named_initial_is_the_declared_state() {
+    let out = std::env::temp_dir().join(format!("mfq-initial-{}", std::process::id()));
+    let o = mfq(&["solve", "models/generic/sir.toml", "--x0", "initial", "--t-end", "1", "--json", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["x"][0], serde_json::json!([0.99, 0.01]), "{v}");
+    let o = mfq(&["solve", "models/jsq-d2.toml", "--x0", "initial", "--t-end", "1", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--x0 initial: JSQ(2) declares no [model.initial] state, so there is no start named 'initial'"), "{e}");
+}
+
 /// Two sites of capacity 1 holding `s = 1.5` particles (`x + y = s`, so `x, y` in `[0.5, 1]`),
 /// hopping with exclusion: `x -> y` at rate `a x (1 - y)`, `y -> x` at rate `b y (1 - x)`.
 /// The rates are `>= 0` exactly on the feasible set; the validator drew the law's members
@@ -1189,6 +1205,21 @@ fn a_transition_that_leaves_the_unit_interval_is_named() {
     let f = ModelFile::parse(text, &[]).unwrap();
     let e = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap_err().to_string();
     assert!(e.starts_with("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1"), "{e}");
+    // `mfq solve` refuses it too, by the fixed point of its automatic K, and, at a fixed
+    // `--levels` (no fixed point), by the front door's check of where the transient ends
+    // (it wrote x = 1 and exited 0)
+    let out = dir.join("out");
+    for extra in [&[][..], &["--levels", "1"][..]] {
+        let o = mfq(&[&["solve", path.to_str().unwrap(), "--t-end", "5", "--out", out.to_str().unwrap()][..], extra].concat());
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = "), "{err}");
+        assert!(err.contains(" leaves X <= 1: the "), "{err}");
+        assert!(err.contains("is not allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
+    }
+    let m = mfq::Model::from_toml(text, &[]).unwrap();
+    let e = m.transient(Some(1), &[0.0], &SolveOptions { t_end: 5.0, ..Default::default() }).unwrap_err().to_string();
+    assert!(e.contains("leaves X <= 1: the transient ends on that face, its state held there by the integrator's projection"), "{e}");
     // every bundled generic model still solves
     for name in ["jsq2.toml", "mm1.toml", "pod-li.toml", "sir.toml", "sis.toml", "two-class.toml"] {
         let f = load(name, &[]);

@@ -94,6 +94,7 @@ def _model_text(spec: Mapping[str, Any]) -> str:
     else:
         top = {k: v for k, v in spec.items() if k in _TOP_LEVEL}
         table = _renamed({k: v for k, v in spec.items() if k not in _TOP_LEVEL})
+    top, table = _dotted(top, table)
     if "kind" not in table:
         raise InvalidInput("model.kind is missing: name a kind (see mfq.models())", "model.kind", None, "a kind from mfq.models()")
     lines = [f"{k} = {toml_value(v, k)}" for k, v in top.items() if k in ("title", "source")]
@@ -107,6 +108,35 @@ def _model_text(spec: Mapping[str, Any]) -> str:
         lines.append("[truncation]")
         lines += [f"{k} = {toml_value(v, 'truncation.' + k)}" for k, v in dict(top["truncation"]).items()]
     return "\n".join(lines) + "\n"
+
+
+def _dotted(top: Dict[str, Any], table: Dict[str, Any]) -> "tuple[Dict[str, Any], Dict[str, Any]]":
+    """The dotted keys of a model's dict or keywords in their tables, as ``with_`` reads them
+    (``--set``): ``truncation.levels`` in ``[truncation]`` (it was a key ``"truncation.levels"``
+    of ``[model]``, refused as an unknown parameter, and a misspelt ``truncation.levelz`` was
+    not said to be an unknown truncation key), ``model.d`` in ``[model]``, ``job_size.law`` in
+    the table ``job_size`` of ``[model]``; each given value replaces the one of the dict."""
+    given = list(top.items())
+    top = {k: v for k, v in given if "." not in k}
+    out: Dict[str, Any] = {k: v for k, v in table.items() if "." not in k}
+    for k, v in [(k, v) for k, v in table.items() if "." in k] + [(k, v) for k, v in given if "." in k]:
+        head, rest = k.split(".", 1)
+        if head == "truncation":
+            top["truncation"] = {**dict(top.get("truncation") or {}), rest: v}
+            continue
+        if head == "model":
+            head, _, rest = rest.partition(".")
+            if not rest:
+                out[_name(head)] = v
+                continue
+        # a copy of each table on the way (the caller's dicts are not changed)
+        node = out[head] = dict(out[head]) if isinstance(out.get(head), Mapping) else {}
+        *inner, last = rest.split(".")
+        for p in inner:
+            node[p] = dict(node[p]) if isinstance(node.get(p), Mapping) else {}
+            node = node[p]
+        node[last] = v
+    return top, out
 
 
 def _overrides(params: Mapping[str, Any]) -> List[str]:
@@ -143,7 +173,10 @@ _ALLOWED = {
     "starts": "an integer in [1, 100000]",
     "levels": "an integer in [1, 10000000]",
     "max_states": "an integer >= 1",
+    # exact(servers=...): mfq_sim::exact::ExactOptions::validate
+    "exact_servers": "an integer in [1, 100000]",
 }
+_EXACT_SERVERS = 100_000
 
 
 def _integer(name: str, v: Any, maximum: int = _U64, optional: bool = False, allowed: Optional[str] = None) -> Any:
@@ -177,15 +210,19 @@ def _flag(name: str, v: Any) -> bool:
 
 
 def _start(core: Any, name: str, x0: Any, levels: Optional[int] = None) -> np.ndarray:
-    """A start ``x0`` given by name (``"empty"``, ``"full"``: ``mfq::START_NAMES``, as
-    ``mfq solve --x0 full``) as the front door builds it (``mfq::Model::named_state``) at
+    """A start ``x0`` given by name (``"empty"``, ``"full"``, ``"initial"``: ``mfq::START_NAMES``,
+    as ``mfq solve --x0 full``) as the front door builds it (``mfq::Model::named_state``) at
     truncation level ``levels``; any other ``x0`` as :func:`_state`. Another name raises
-    InvalidInput naming the argument and the names allowed."""
+    InvalidInput naming the argument and the names allowed; ``"initial"`` for a model that
+    declares no ``[model.initial]`` state raises InvalidInput saying so."""
     if isinstance(x0, str):
         x = core.named_state(x0, levels)
         if x is None:
             names = ", ".join(repr(n) for n in _mfq.START_NAMES)
-            allowed = f"{names} (named starts, as mfq solve --x0), or a 1-D sequence of numbers (a state of the model, in its layout)"
+            allowed = (
+                f"{names} (named starts, as mfq solve --x0; 'initial' is the model file's [model.initial]), "
+                "or a 1-D sequence of numbers (a state of the model, in its layout)"
+            )
             raise InvalidInput(f"{name} = {x0!r} is not allowed: {allowed}", name, repr(x0), allowed)
         return x
     return _state(name, x0)
@@ -296,13 +333,16 @@ class Model:
         m = mfq.Model({"kind": "pod-li", "lambda": 0.9, "d": 2, "delta": 0.1})
         m = mfq.Model.from_file("models/jsq-d2.toml")
         m2 = m.with_(lam=0.95)
+        m = mfq.Model(kind="jsq", lam=0.9, d=2, **{"truncation.levels": 40})
 
-    Models are immutable, compare equal when their files are equal, and pickle (as their
+    Dotted names reach other tables, as in :meth:`with_`: ``truncation.levels`` is the key
+    ``levels`` of ``[truncation]``. Models are immutable, compare equal when their files are equal, and pickle (as their
     model-file text).
 
     Raises:
-        InvalidInput: an unknown kind or key, a value outside its range (``.field``,
-            ``.value``, ``.allowed``); a ``spec`` that is not a dict (``field == "spec"``).
+        InvalidInput: an unknown kind or key (``truncation.levelz`` too), a value outside its
+            range (``.field``, ``.value``, ``.allowed``; the message names the dict's key as
+            ``mfq.Model key model.d: ...``); a ``spec`` that is not a dict (``field == "spec"``).
     """
 
     __slots__ = ("_core",)
@@ -320,7 +360,8 @@ class Model:
             merged.update({k: v for k, v in extra.items() if k in _TOP_LEVEL})
         else:
             merged = {**_renamed(merged), **extra}
-        self._core = _mfq.Core.from_toml(_model_text(merged))
+        # the text is the dict's: its errors name the dict's keys, not lines of the text
+        self._core = _mfq.Core.from_toml(_model_text(merged), from_dict=True)
 
     @classmethod
     def _wrap(cls, core: "_mfq.Core") -> "Model":
@@ -345,7 +386,11 @@ class Model:
 
     def with_(self, **overrides: Any) -> "Model":
         """The same model with parameters replaced: ``m.with_(lam=0.95, d=3)``; dotted names
-        reach other tables: ``m.with_(**{"truncation.levels": 40})``."""
+        reach other tables: ``m.with_(**{"truncation.levels": 40})``.
+
+        Raises:
+            InvalidInput: an unknown key or a value the key does not take; the message names the
+                call and its arguments (``with_(d="two"): model.d: invalid type ...``)."""
         return Model._wrap(self._core.with_overrides(_overrides(overrides)))
 
     def to_toml(self) -> str:
@@ -382,7 +427,8 @@ class Model:
             tol: residual tolerance on ``max |f(x)|``. max_iter: linear solves per level.
             max_seconds: wall-clock limit. x0: a start (default: the empty state): ``"empty"``
                 or ``"full"`` (the model's extremal states at its first truncation level, as
-                ``mfq solve --x0 full``), a tail of any length ``K`` (the first truncation
+                ``mfq solve --x0 full``), ``"initial"`` (the model file's ``[model.initial]``
+                state; InvalidInput when it declares none), a tail of any length ``K`` (the first truncation
                 level), else a state of the model at its first truncation level; it must lie in
                 the state space, as a start of :meth:`solve`.
             strict: ``True`` or ``False`` (anything else raises InvalidInput): raise
@@ -434,8 +480,9 @@ class Model:
     ) -> Trajectory:  # fmt: skip
         """The transient ``x(t)`` of the mean-field ODE from ``x0`` (default ``"empty"``): a named
         start, ``"empty"`` or ``"full"`` (the model's extremal states, as ``mfq solve --x0
-        full``), at truncation level ``levels``, default the file's or the kind's first level; or
-        a state, whose level defaults to ``len(x0)``.
+        full``) or ``"initial"`` (the model file's ``[model.initial]`` state), at truncation
+        level ``levels``, default the file's or the kind's first level; or a state, whose level
+        defaults to ``len(x0)``.
 
         Args:
             t_end: final time (mean job sizes). t_eval: output times in ``[0, t_end]``,
@@ -447,7 +494,11 @@ class Model:
             :class:`Trajectory` with ``t`` ``(m,)`` and ``x`` ``(m, n)``.
 
         Raises:
-            InvalidInput: bad ``x0``, ``t_eval`` or options. NotConverged (``strict``): the run
+            InvalidInput: bad ``x0`` (``"initial"`` for a model without ``[model.initial]``),
+                ``t_eval`` or options; a generic model with a transition that pushes the state
+                out of the state space where the run ends (``field`` names the transition,
+                ``model.transitions[0]``; the fixed point refuses the same model, as ``mfq solve``
+                does: ``mfq::leaving_state_space``). NotConverged (``strict``): the run
                 stopped early (``.result`` holds the part computed).
         """
         strict = _flag("strict", strict)
@@ -572,7 +623,15 @@ class Model:
                 its ``result``) or an iterative solve did not converge.
         """
         strict = _flag("strict", strict)
-        sizes = [int(n) for n in _sizes("servers", [servers] if isinstance(servers, (int, float, np.number)) else servers)]
+        given = [servers] if isinstance(servers, (int, float, np.number)) else list(servers)
+        _sizes("servers", given)
+        # the integers themselves (a float would round 2**53 + 1), each within the core's range:
+        # one beyond the compiled module's integer was a bare OverflowError
+        sizes = [int(v) for v in given]
+        for v, n in zip(given, sizes):
+            if n > _EXACT_SERVERS:
+                allowed = _ALLOWED["exact_servers"]
+                raise InvalidInput(f"servers = {_text(v)} is not allowed: {allowed}", "servers", _text(v), allowed)
         buffer = _integer("buffer", buffer, optional=True, allowed="an integer in [1, 10000000] (the buffer K: truncation.levels), or None")
         max_states = _integer("max_states", max_states)
         if not isinstance(method, str):

@@ -131,6 +131,7 @@ fn carried(e: &Error) -> Carried {
             invalid("x", format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }
         Error::Read { path, reason } => invalid("path", path, format!("a readable model file ({reason})")),
+        Error::NoInitialState { .. } => invalid("x0", "'initial'", e.to_string()),
         other => Carried::Invalid { field: None, value: None, allowed: other.to_string() },
     }
 }
@@ -190,4 +191,80 @@ fn make(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
         Carried::NotConverged => module.getattr("NotConverged")?.call1((message, "not-converged"))?,
     };
     Ok(PyErr::from_value(value))
+}
+
+/// Where the text and the overrides of a model built from Python come from, for the words of
+/// its errors: the front door's say `after --set NAME=VALUE` (the CLI's option) and `TOML parse
+/// error at line L, column C` (a line of the file).
+pub struct Origin<'a> {
+    /// The text was written from a dict (`mfq.Model(spec, **params)`): a line of it means
+    /// nothing to the caller, who gave keys.
+    pub dict: bool,
+    /// The Python call that took the overrides (`with_`, `Model.from_toml`).
+    pub call: &'a str,
+    /// The overrides (`NAME=VALUE`, the value as TOML text).
+    pub overrides: &'a [String],
+}
+
+/// The overrides as the Python call's keyword arguments: `with_(lam=0.95, d="two")`, a dotted
+/// name as `**{"truncation.levelz": 3}` (`lambda`, a Python keyword, is given as `lam`).
+fn call_text(origin: &Origin<'_>) -> String {
+    let args: Vec<String> = origin
+        .overrides
+        .iter()
+        .map(|o| {
+            let (name, value) = o.split_once('=').unwrap_or((o.as_str(), ""));
+            let name = name.trim();
+            let plain = !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            match name {
+                "lambda" => format!("lam={value}"),
+                _ if plain => format!("{name}={value}"),
+                _ => format!("**{{{}: {value}}}", serde_json::Value::String(name.to_string())),
+            }
+        })
+        .collect();
+    format!("{}({})", origin.call, args.join(", "))
+}
+
+/// The message of a model error in the words of its Python `origin`, or `None` when the front
+/// door's words are already right (no override, no position in a dict's text).
+fn reworded(e: &Error, field: Option<&str>, origin: &Origin<'_>) -> Option<String> {
+    match e {
+        Error::Model(ModelError::File { position, after_set, message }) => {
+            let head = if after_set.is_some() { format!("{}: ", call_text(origin)) } else { String::new() };
+            let body = match (origin.dict, position) {
+                // the dict's key (keyword) is the message's dotted key
+                (true, _) if field.is_some() => format!("mfq.Model key {message}"),
+                (true, _) => format!("mfq.Model: {message}"),
+                (false, Some(p)) => format!("{p}{message}"),
+                (false, None) => message.clone(),
+            };
+            (origin.dict || after_set.is_some()).then(|| format!("{head}{body}"))
+        }
+        Error::Model(ModelError::BadOverride { reason, .. }) if !origin.overrides.is_empty() => {
+            Some(format!("{}: {reason}", call_text(origin)))
+        }
+        _ => None,
+    }
+}
+
+/// The Python exception for an error of building a model from Python ([`Origin`]): as
+/// [`to_py`], with the message (and `.allowed`, where it is the message) in the words of the
+/// call that gave the input (`with_(d="two"): model.d: ...`, `mfq.Model key truncation.levelz:
+/// ...`); `.field` and `.value` as the front door's error gives them.
+pub fn model_to_py(py: Python<'_>, e: &Error, origin: &Origin<'_>) -> PyErr {
+    let Carried::Invalid { field, value, allowed } = carried(e) else { return to_py(py, e) };
+    let Some(message) = reworded(e, field.as_deref(), origin) else { return to_py(py, e) };
+    let allowed = if allowed == e.to_string() { message.clone() } else { allowed };
+    let made = py
+        .import("mfq._errors")
+        .and_then(|m| m.getattr("InvalidInput"))
+        .and_then(|cls| cls.call1((message, field, value, allowed)))
+        .map(PyErr::from_value);
+    match made {
+        Ok(err) => err,
+        Err(err) => err,
+    }
 }

@@ -164,26 +164,42 @@ fn method(name: &str) -> Result<Method, mfq::Error> {
 impl Core {
     /// The model of a model file's text with `overrides` (`NAME=VALUE`, as `--set`), read
     /// within `max_seconds` (checked by the Python layer; a large file's parse stops there
-    /// with `ModelError::Interrupted`, `mfq::Model::from_toml_within`).
+    /// with `ModelError::Interrupted`, `mfq::Model::from_toml_within`). `from_dict`: the text
+    /// was written from a dict (`mfq.Model(...)`), so an error names the dict's key, not a line
+    /// of the text; `call`: the Python call that took the overrides, named by their errors
+    /// instead of `--set` ([`errors::model_to_py`]).
     #[staticmethod]
-    #[pyo3(signature = (text, overrides = Vec::new(), max_seconds = None))]
-    fn from_toml(py: Python<'_>, text: &str, overrides: Vec<String>, max_seconds: Option<f64>) -> PyResult<Core> {
+    #[pyo3(signature = (text, overrides = Vec::new(), max_seconds = None, from_dict = false, call = "Model.from_toml"))]
+    fn from_toml(
+        py: Python<'_>,
+        text: &str,
+        overrides: Vec<String>,
+        max_seconds: Option<f64>,
+        from_dict: bool,
+        call: &str,
+    ) -> PyResult<Core> {
         let deadline = max_seconds.map_or_else(Deadline::none, Deadline::after);
-        Ok(Core::new(py_result(py, mfq::Model::from_toml_within(text, &overrides, &deadline))?))
+        let origin = errors::Origin { dict: from_dict, call, overrides: &overrides };
+        let model = mfq::Model::from_toml_within(text, &overrides, &deadline).map_err(|e| errors::model_to_py(py, &e, &origin))?;
+        Ok(Core::new(model))
     }
 
     /// The model of the model file at `path` with `overrides`, read within `max_seconds` (as
-    /// [`from_toml`](Self::from_toml)).
+    /// [`from_toml`](Self::from_toml); an override's error names `Model.from_file`).
     #[staticmethod]
     #[pyo3(signature = (path, overrides = Vec::new(), max_seconds = None))]
     fn from_file(py: Python<'_>, path: PathBuf, overrides: Vec<String>, max_seconds: Option<f64>) -> PyResult<Core> {
         let deadline = max_seconds.map_or_else(Deadline::none, Deadline::after);
-        Ok(Core::new(py_result(py, mfq::Model::from_file_within(&path, &overrides, &deadline))?))
+        let origin = errors::Origin { dict: false, call: "Model.from_file", overrides: &overrides };
+        let model = mfq::Model::from_file_within(&path, &overrides, &deadline).map_err(|e| errors::model_to_py(py, &e, &origin))?;
+        Ok(Core::new(model))
     }
 
-    /// The same model with `overrides` applied.
+    /// The same model with `overrides` applied (`Model.with_`: an error names that call and its
+    /// arguments, not `--set`).
     fn with_overrides(&self, py: Python<'_>, overrides: Vec<String>) -> PyResult<Core> {
-        Ok(Core::new(py_result(py, self.model.with(&overrides))?))
+        let origin = errors::Origin { dict: false, call: "with_", overrides: &overrides };
+        Ok(Core::new(self.model.with(&overrides).map_err(|e| errors::model_to_py(py, &e, &origin))?))
     }
 
     /// The model as model-file text (TOML).
@@ -296,11 +312,19 @@ impl Core {
         Ok(py_result(py, self.model.build(levels))?.dim())
     }
 
-    /// The start named `name` (`mfq::START_NAMES`: `empty`, `full`) at truncation level
-    /// `levels` (`mfq::Model::named_state`, as `mfq solve --x0 NAME`), or `None` for another name.
+    /// The start named `name` (`mfq::START_NAMES`: `empty`, `full`, `initial`) at truncation
+    /// level `levels` (`mfq::Model::named_state`, as `mfq solve --x0 NAME`), or `None` for
+    /// another name; `InvalidInput` (`field == "x0"`) for `initial` when the model declares no
+    /// `[model.initial]` state.
     #[pyo3(signature = (name, levels = None))]
     fn named_state<'py>(&self, py: Python<'py>, name: &str, levels: Option<usize>) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
-        Ok(py_result(py, self.model.named_state(name, levels))?.map(|x| PyArray1::from_vec(py, x)))
+        match self.model.named_state(name, levels) {
+            Err(e @ mfq::Error::NoInitialState { .. }) => {
+                let allowed = e.to_string();
+                Err(errors::invalid_input(py, format!("x0 = '{name}' is not allowed: {allowed}"), "x0", format!("'{name}'"), &allowed))
+            }
+            r => Ok(py_result(py, r)?.map(|x| PyArray1::from_vec(py, x))),
+        }
     }
 
     /// The transient from `x0` at the times `t_eval` (increasing, `>= 0`; the ODE is

@@ -122,6 +122,147 @@ def test_named_starts_as_the_cli_takes_them():
     for call in (lambda: m.solve(1.0, x0="fill"), lambda: m.fixed_point(x0="fill")):
         with pytest.raises(mfq.InvalidInput) as e:
             call()
-        allowed = "'empty', 'full' (named starts, as mfq solve --x0), or a 1-D sequence of numbers (a state of the model, in its layout)"
+        allowed = (
+            "'empty', 'full', 'initial' (named starts, as mfq solve --x0; 'initial' is the model file's [model.initial]), "
+            "or a 1-D sequence of numbers (a state of the model, in its layout)"
+        )
         assert str(e.value) == f"x0 = 'fill' is not allowed: {allowed}"
         assert (e.value.field, e.value.value, e.value.allowed) == ("x0", "'fill'", allowed)
+
+
+LEAVING = '[model]\nkind = "generic"\nvariables = ["X"]\n[[model.transitions]]\njump = { X = 1 }\nrate = "5"\n'
+
+
+@pytest.mark.parametrize("servers", [[10**30], 10**30, [5, 2**64], [np.uint64(2**64 - 1)]])
+def test_an_exact_size_beyond_the_integer_names_servers(servers):
+    """`exact(servers=[10**30])` raised a bare OverflowError (the compiled module's usize)."""
+    m = mfq.Model(**JSQ2)
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.exact(m, servers=servers, buffer=3)
+    big = servers if isinstance(servers, int) else servers[-1]
+    allowed = "an integer in [1, 100000]"
+    assert str(e.value) == f"servers = {int(big)} is not allowed: {allowed}"
+    assert (e.value.field, e.value.value, e.value.allowed) == ("servers", str(int(big)), allowed)
+    # the core's own words for a size in range of the type but not of the chain
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.exact(servers=[100_001], buffer=3)
+    assert e.value.allowed == allowed
+
+
+def test_a_dicts_error_names_its_key_not_a_line():
+    """A model from a dict said `TOML parse error at line 6, column 1 (levelz = 3)` (a line of the
+    text written from the dict) in the message and in `.allowed`."""
+    cases = [
+        ({"model": {"kind": "jsq", "lambda": 0.9, "d": 2}, "truncation": {"levelz": 3}}, "truncation.levelz", "3",
+         "mfq.Model key truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`"),
+        ({"kind": "jsq", "lambda": 0.9, "d": "two"}, "model.d", '"two"',
+         'mfq.Model key model.d: invalid type: string "two", expected an integer in [1, 10000]'),
+        ({"kind": "jsq", "lambda": 0.9, "d": 2, "truncation": {"levels": 2.5}}, "truncation.levels", "2.5",
+         "mfq.Model key truncation.levels: invalid type: floating point `2.5`, expected an integer in [1, 10000000]"),
+    ]  # fmt: skip
+    for spec, field, value, message in cases:
+        with pytest.raises(mfq.InvalidInput) as e:
+            mfq.Model(spec)
+        assert str(e.value) == message
+        assert (e.value.field, e.value.value, e.value.allowed) == (field, value, message)
+        assert "line" not in e.value.allowed
+    # a file's text keeps its line: the user wrote it
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model.from_toml('[model]\nkind = "jsq"\nlambda = 0.9\nd = "two"\n')
+    assert str(e.value).startswith('TOML parse error at line 4, column 1 (d = "two"): model.d:')
+
+
+def test_an_overrides_error_names_the_call_not_set():
+    """`with_(d="two")` said `after --set d="two"` (the CLI's option) in the message and `.allowed`."""
+    m = mfq.Model(**JSQ2)
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.with_(lam=0.95, d="two")
+    message = 'with_(lam=0.95, d="two"): model.d: invalid type: string "two", expected an integer in [1, 10000]'
+    assert str(e.value) == message
+    assert (e.value.field, e.value.value, e.value.allowed) == ("model.d", '"two"', message)
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.with_(**{"truncation.levelz": 3})
+    message = 'with_(**{"truncation.levelz": 3}): truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`'
+    assert str(e.value) == message and e.value.allowed == message
+    # an override naming no key: the call, and the reason as `.allowed`
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.with_(mu=1.0)
+    reason = "kind jsq has no parameter 'mu' (its parameters: lambda, d; see `mfq models`)"
+    assert str(e.value) == f"with_(mu=1.0): {reason}"
+    assert (e.value.field, e.value.allowed) == ("mu", reason)
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model.from_toml(m.to_toml(), d="two")
+    assert str(e.value).startswith('Model.from_toml(d="two"): model.d: invalid type')
+    assert "--set" not in str(e.value)
+
+
+def test_a_misspelt_truncation_axis_is_refused_before_the_sweep():
+    """`sweep(m, **{"truncation.levles": [...]})` marked every point invalid."""
+    m = mfq.Model(**JSQ2)
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.sweep(m, lam=[0.5, 0.6], **{"truncation.levles": [20, 30]})
+    allowed = "'levles' is not a key of [truncation]; allowed: truncation.levels, truncation.tol, truncation.max_levels, truncation.buffer"
+    assert str(e.value) == f"--set truncation.levles: {allowed}"
+    assert (e.value.field, e.value.allowed) == ("truncation.levles", allowed)
+    r = mfq.sweep(m, lam=[0.5, 0.6], **{"truncation.levels": [20, 30]})
+    assert list(r["status"]) == ["solved"] * 4
+
+
+def test_a_dotted_truncation_keyword_reaches_the_truncation_table():
+    """`Model(..., **{"truncation.levelz": 3})` put the key under [model] ("model.truncation:
+    unknown field"), and so did the valid `truncation.levels`."""
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.Model(**JSQ2, **{"truncation.levelz": 3})
+    message = "mfq.Model key truncation.levelz: unknown field `levelz`, expected one of `levels`, `tol`, `max_levels`, `buffer`"
+    assert str(e.value) == message
+    assert (e.value.field, e.value.value) == ("truncation.levelz", "3")
+    m = mfq.Model(**JSQ2, **{"truncation.levels": 30})
+    assert m == mfq.Model(**JSQ2).with_(**{"truncation.levels": 30})
+    # with a dict's own [truncation] table (the keyword wins), and `model.` names
+    spec = {"model": {"kind": "jsq", "lambda": 0.9, "d": 2}, "truncation": {"levels": 20, "tol": 1e-10}}
+    assert mfq.Model(spec, **{"truncation.levels": 30, "model.d": 3}) == mfq.Model(**JSQ2).with_(
+        d=3, **{"truncation.levels": 30, "truncation.tol": 1e-10}
+    )
+    assert spec["truncation"] == {"levels": 20, "tol": 1e-10}
+
+
+def test_a_transient_pushed_out_of_the_state_space_is_refused(root):
+    """`solve` of a generic model with `X += 1` at the constant rate 5 returned x = [1.] (held
+    at the face by the integrator); `fixed_point` and `mfq solve` refuse it (exit code 2)."""
+    m = mfq.Model.from_toml(LEAVING)
+    allowed = (
+        "transitions whose rate is 0 wherever their jump would leave the state space (every entry in [0, 1], conservation laws "
+        "kept): a factor that vanishes at the face, e.g. (1 - X) for a jump X += 1"
+    )
+    for call in (lambda: m.solve(5.0), lambda: m.solve(5.0, levels=1), lambda: m.fixed_point()):
+        with pytest.raises(mfq.InvalidInput) as e:
+            call()
+        assert e.value.field == "model.transitions[0]"
+        assert e.value.value.startswith('rate "5" = 5.0000e0 > 0 where its jump X += 1 at X = '), e.value.value
+        assert " leaves X <= 1: the " in e.value.value
+        assert e.value.allowed == allowed
+    with pytest.raises(mfq.InvalidInput) as e:
+        m.solve(5.0)
+    assert "the transient ends on that face, its state held there by the integrator's projection" in str(e.value)
+    # a valid model that starts at the same face: the SIS model's full state (X = 1) solves
+    sis = mfq.Model.from_file(root / "models/generic/sis.toml")
+    assert sis.solve(5.0, x0="full").status == "success"
+
+
+def test_initial_is_a_start_name(root):
+    """`fixed_point(x0="initial")` was refused; a model file's [model.initial] state is a start
+    as `mfq solve --x0 initial` takes it."""
+    sir = mfq.Model.from_file(root / "models/generic/sir.toml")
+    assert list(sir.solve(1.0, x0="initial").x[0]) == [0.99, 0.01]
+    fp = sir.fixed_point(x0="initial")
+    assert fp.converged and np.allclose(fp.x, sir.fixed_point().x, atol=1e-9)
+    m = mfq.Model(**JSQ2)
+    for call in (lambda: m.fixed_point(x0="initial"), lambda: m.solve(1.0, x0="initial")):
+        with pytest.raises(mfq.InvalidInput) as e:
+            call()
+        allowed = (
+            "JSQ(2) declares no [model.initial] state, so there is no start named 'initial' (allowed: empty, full, or the entries "
+            "of a state; a generic model declares [model.initial], docs/models/generic.md)"
+        )
+        assert str(e.value) == f"x0 = 'initial' is not allowed: {allowed}"
+        assert (e.value.field, e.value.value, e.value.allowed) == ("x0", "'initial'", allowed)

@@ -503,7 +503,7 @@ pub struct SolveArgs {
     /// Final time (mean job sizes)
     #[arg(long, default_value_t = 50.0, allow_negative_numbers = true)]
     pub t_end: f64,
-    /// Initial state: empty, full, or comma-separated values x_1,x_2,... (padded with zeros)
+    /// Initial state: empty, full, initial (the model file's [model.initial] state), or comma-separated values x_1,x_2,... (padded with zeros)
     #[arg(long, default_value = "empty")]
     pub x0: String,
     /// Integration method
@@ -556,17 +556,18 @@ impl From<MethodArg> for Method {
 
 fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Failure> {
     let n = model.dim();
-    // a named start (`empty`, `full`): the front door's, as Python's `x0="full"` reads it
-    if let Some(x) = mfq::named_start(model, spec) {
+    // a named start (`empty`, `full`, `initial`): the front door's, as Python's `x0="full"` reads it
+    if let Some(x) = mfq::named_start(model, spec).map_err(|e| Failure::input(format!("--x0 {spec}: {e}")))? {
         return Ok(x);
     }
     let list = spec;
     let mut x = Vec::new();
     for part in list.split(',') {
-        let v: f64 = part
-            .trim()
-            .parse()
-            .map_err(|_| Failure::input(format!("--x0 {list}: '{part}' is not a number; allowed: empty, full, or numbers in [0, 1]")))?;
+        let v: f64 = part.trim().parse().map_err(|_| {
+            Failure::input(format!(
+                "--x0 {list}: '{part}' is not a number; allowed: empty, full, initial (the file's [model.initial]), or numbers in [0, 1]"
+            ))
+        })?;
         if !(0.0..=1.0).contains(&v) {
             let i = x.len();
             let name = if i < n { model.layout().name(i) } else { format!("entry {}", i + 1) };
@@ -599,7 +600,12 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
 }
 
 fn run_transient(model: &dyn MeanFieldModel, x0: &[f64], opts: &SolveOptions, job: &Deadline) -> Result<mfq_ode::Trajectory, Failure> {
-    mfq_ode::solve_within(model, x0, opts, job).map_err(|e| Failure::input(e.to_string()))
+    let tr = mfq_ode::solve_within(model, x0, opts, job).map_err(|e| Failure::input(e.to_string()))?;
+    // a transition that pushes the state out where the run ends (the front door's check, as
+    // for Python's `solve`): the fixed-point solve refuses such a model, but a fixed --levels
+    // skips it
+    mfq::leaving_state_space(model, &tr).map_err(|e| Failure::input(e.to_string()))?;
+    Ok(tr)
 }
 
 fn levels_for(args: &ModelArgs, file: &ModelFile, fixed: Option<usize>, deadline: &Deadline) -> Result<usize, Failure> {

@@ -482,8 +482,6 @@ pub(crate) fn leaving_transitions(model: &dyn MeanFieldModel, fp: &FixedPoint) -
             "{first}{also}: the fixed-point solve did not converge ({}, residual {:.3e}) with its state pushed onto that face",
             fp.status, fp.residual
         ),
-        allowed: "transitions whose rate is 0 wherever their jump would leave the state space (every entry in [0, 1], \
-                  conservation laws kept): a factor that vanishes at the face, e.g. (1 - X) for a jump X += 1"
-            .into(),
+        allowed: mfq_model::OUTWARD_ALLOWED.into(),
     }))
 }

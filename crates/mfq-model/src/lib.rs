@@ -548,6 +548,12 @@ impl dyn MeanFieldModel + '_ {
     }
 }
 
+/// What is allowed instead of a transition that [`outward_transitions`] finds: the `allowed`
+/// text of the error the fixed-point solve (`mfq_fixpoint`) and the front door's transient
+/// (`mfq::leaving_state_space`) give for it.
+pub const OUTWARD_ALLOWED: &str = "transitions whose rate is 0 wherever their jump would leave the state space (every entry in \
+                                   [0, 1], conservation laws kept): a factor that vanishes at the face, e.g. (1 - X) for a jump X += 1";
+
 /// The transitions that push the state `x` out of the state space: at a face where `x` sits
 /// (an entry within `1e-9` of 0 or 1, or a conservation law's eliminated member within `1e-9`
 /// of 0 or 1), a transition whose rate is above `1e-9` and whose jump points outward across

@@ -190,6 +190,13 @@ pub struct Truncation {
     pub buffer: bool,
 }
 
+impl Truncation {
+    /// The keys of a `[truncation]` table (the fields of [`Truncation`], in the order the
+    /// parser lists them when it refuses another): what `truncation.NAME` may name in an
+    /// override or a sweep axis.
+    pub const KEYS: [&'static str; 4] = ["levels", "tol", "max_levels", "buffer"];
+}
+
 fn default_tol() -> f64 {
     1e-12
 }
@@ -753,6 +760,17 @@ mod tests {
         }
         let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevels = 1.5\n"), &[]).unwrap_err().to_string();
         assert!(e.contains("levels = 1.5") && e.contains("[1, 10000000]"), "{e}");
+    }
+
+    /// [`Truncation::KEYS`] are the keys the parser takes, in the order it lists them.
+    #[test]
+    fn the_truncation_keys_are_the_parsers() {
+        let e = ModelFile::parse(&format!("{JSQ}[truncation]\nlevelz = 3\n"), &[]).unwrap_err().to_string();
+        let listed: Vec<String> = Truncation::KEYS.iter().map(|k| format!("`{k}`")).collect();
+        assert!(e.ends_with(&format!("expected one of {}", listed.join(", "))), "{e}");
+        let t = toml::Table::try_from(Truncation { levels: Some(3), buffer: true, ..Default::default() }).unwrap();
+        assert_eq!(t.keys().map(String::as_str).collect::<Vec<_>>().len(), Truncation::KEYS.len());
+        assert!(t.keys().all(|k| Truncation::KEYS.contains(&k.as_str())), "{t:?}");
     }
 
     #[test]

@@ -99,6 +99,16 @@ pub enum Error {
         /// The fixed point's status, in words.
         status: String,
     },
+    /// The start named `initial` (`mfq::START_NAMES`) of a model that declares no
+    /// `[model.initial]` state.
+    #[error(
+        "{model} declares no [model.initial] state, so there is no start named 'initial' (allowed: empty, full, or the entries \
+         of a state; a generic model declares [model.initial], docs/models/generic.md)"
+    )]
+    NoInitialState {
+        /// The model's name (`JSQ(2)`).
+        model: String,
+    },
     /// A model file that cannot be read.
     #[error("cannot read model file {path}: {reason}")]
     Read {

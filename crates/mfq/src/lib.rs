@@ -26,8 +26,8 @@ pub use finite::{
     check_buffer, population_equilibrium, ExactComparison, FiniteMeanField, PopulationEquilibrium, BUFFER_ALLOWED, OUTSIDE_TOLERANCE,
 };
 pub use model::{
-    check_laws, conditioning_warning, degeneracy_warning, named_start, state_space_warning, Model, RefinedOptions, RefinedReport,
-    NEAR_DEGENERATE, START_NAMES,
+    check_laws, conditioning_warning, degeneracy_warning, leaving_state_space, named_start, state_space_warning, Model, RefinedOptions,
+    RefinedReport, NEAR_DEGENERATE, START_NAMES,
 };
 pub use report::{Dynamics, Report, ReportOptions};
 

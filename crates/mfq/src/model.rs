@@ -204,12 +204,13 @@ impl Model {
     /// reads it: [`named_start`]; `Ok(None)` for a name that is not one.
     ///
     /// # Errors
-    /// As [`build`](Self::build).
+    /// As [`build`](Self::build); [`Error::NoInitialState`] for `initial` when the model
+    /// declares no `[model.initial]` state.
     pub fn named_state(&self, name: &str, levels: Option<usize>) -> Result<Option<Vec<f64>>, Error> {
         if !START_NAMES.contains(&name) {
             return Ok(None);
         }
-        Ok(named_start(self.build(levels)?.as_ref(), name))
+        named_start(self.build(levels)?.as_ref(), name)
     }
 
     /// Checks that `x` is a state of the model for [`drift`](Self::drift) and
@@ -290,7 +291,9 @@ impl Model {
     /// The transient `x(t)` from `x0` (length: the model's dimension at `levels`).
     ///
     /// # Errors
-    /// [`Error::Model`] for the model; [`Error::Transient`] for `x0` or the options.
+    /// [`Error::Model`] for the model, or naming the transitions that push the state out of
+    /// the state space where the transient ends ([`leaving_state_space`]); [`Error::Transient`]
+    /// for `x0` or the options.
     pub fn transient(&self, levels: Option<usize>, x0: &[f64], opts: &SolveOptions) -> Result<Trajectory, Error> {
         self.transient_within(levels, x0, opts, &Deadline::none())
     }
@@ -309,7 +312,9 @@ impl Model {
         deadline: &Deadline,
     ) -> Result<Trajectory, Error> {
         let model = self.build(levels)?;
-        Ok(mfq_ode::solve_within(model.as_ref(), x0, opts, deadline)?)
+        let traj = mfq_ode::solve_within(model.as_ref(), x0, opts, deadline)?;
+        leaving_state_space(model.as_ref(), &traj)?;
+        Ok(traj)
     }
 
     /// The refined mean field's `1/N` term `V` at the fixed point `fp` (Gast and Van Houdt,
@@ -710,20 +715,60 @@ impl RefinedReport {
     }
 }
 
+/// Checks that the transient `traj` of `model` does not end on a face of the state space
+/// that a transition pushes out of ([`mfq_model::outward_transitions`] at its last state): a
+/// generic model with `X += 1` at the constant rate 5 integrated to `X = 1` and stayed there
+/// (the integrator projects each step back onto the state space), a trajectory that looked
+/// like a result. The fixed-point solve refuses the same model
+/// (`mfq_fixpoint::solve_spec`, exit code 2 of `mfq fixed-point` and `mfq solve`); this is the
+/// same error (field, allowed) for a transient: `Model::transient` and `mfq solve` at a fixed
+/// truncation level call it. A valid model has no such transition at any state its dynamics
+/// reach, so nothing changes for it.
+///
+/// # Errors
+/// [`Error::Model`] with `ModelError::OutOfRange` naming the first such transition
+/// (`model.transitions[0]`), its rate and jump, and what is allowed
+/// ([`mfq_model::OUTWARD_ALLOWED`]).
+pub fn leaving_state_space(model: &dyn MeanFieldModel, traj: &Trajectory) -> Result<(), Error> {
+    let Some(last) = traj.x.last() else { return Ok(()) };
+    let found = mfq_model::outward_transitions(model, last, 4);
+    let Some((field, first)) = found.first() else { return Ok(()) };
+    let others: Vec<String> = found[1..].iter().map(|(f, t)| format!("{f}: {t}")).collect();
+    let also = if others.is_empty() { String::new() } else { format!(" (also {})", others.join("; ")) };
+    Err(Error::Model(mfq_model::ModelError::OutOfRange {
+        field: field.clone(),
+        value: format!(
+            "{first}{also}: the transient ends on that face, its state held there by the integrator's projection onto the state space"
+        ),
+        allowed: mfq_model::OUTWARD_ALLOWED.into(),
+    }))
+}
+
 /// The names a start state may be given by instead of its entries (`mfq solve --x0 full`,
-/// Python's `solve(x0="full")` and `fixed_point(x0="full")`): the model's empty and full states.
-pub const START_NAMES: [&str; 2] = ["empty", "full"];
+/// Python's `solve(x0="full")` and `fixed_point(x0="full")`): the model's empty and full states,
+/// and `initial`, the state a model file declares in `[model.initial]` (generic models,
+/// docs/models/generic.md).
+pub const START_NAMES: [&str; 3] = ["empty", "full", "initial"];
 
 /// The start named `name` of `model`: its extremal state of that name
 /// (`MeanFieldModel::extremal_states`: the empty system, every server full up to the
-/// truncation), else all zeros (`empty`) or all ones (`full`); `None` when `name` is not one of
-/// [`START_NAMES`].
-pub fn named_start(model: &dyn MeanFieldModel, name: &str) -> Option<Vec<f64>> {
+/// truncation, the declared `[model.initial]` state), else all zeros (`empty`) or all ones
+/// (`full`); `Ok(None)` when `name` is not one of [`START_NAMES`].
+///
+/// # Errors
+/// [`Error::NoInitialState`] for `initial` when the model declares no `[model.initial]` state.
+pub fn named_start(model: &dyn MeanFieldModel, name: &str) -> Result<Option<Vec<f64>>, Error> {
     if !START_NAMES.contains(&name) {
-        return None;
+        return Ok(None);
     }
-    let fallback = if name == "full" { 1.0 } else { 0.0 };
-    Some(model.extremal_states().into_iter().find(|s| s.name == name).map_or_else(|| vec![fallback; model.dim()], |s| s.x))
+    if let Some(s) = model.extremal_states().into_iter().find(|s| s.name == name) {
+        return Ok(Some(s.x));
+    }
+    match name {
+        "full" => Ok(Some(vec![1.0; model.dim()])),
+        "empty" => Ok(Some(vec![0.0; model.dim()])),
+        _ => Err(Error::NoInitialState { model: model.name() }),
+    }
 }
 
 #[cfg(test)]
@@ -753,7 +798,7 @@ mod tests {
 
     /// The named starts are the model's extremal states at the level asked for: JSQ(2) full is
     /// all ones, empty all zeros; a generic SIS model's (docs/models/generic.md) keep its law
-    /// (S + I = 1); another name is none.
+    /// (S + I = 1), and its `initial` is its `[model.initial]`; another name is none.
     #[test]
     fn named_starts_are_the_extremal_states() {
         let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
@@ -765,6 +810,17 @@ mod tests {
             let x = sis.named_state(name, None).unwrap().unwrap();
             assert!(sis.check_state(&x, None).is_ok(), "{name}: {x:?}");
         }
+        // `initial` is the file's [model.initial] state (sir.toml: S = 0.99, I = 0.01, R
+        // eliminated), and an error naming what is missing for a model that declares none
+        let sir = Model::from_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/generic/sir.toml"), &[]).unwrap();
+        assert_eq!(sir.named_state("initial", None).unwrap(), Some(vec![0.99, 0.01]));
+        let e = m.named_state("initial", Some(3)).unwrap_err();
+        assert!(matches!(e, Error::NoInitialState { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "JSQ(2) declares no [model.initial] state, so there is no start named 'initial' (allowed: empty, full, or the \
+             entries of a state; a generic model declares [model.initial], docs/models/generic.md)"
+        );
     }
 
     /// An empty state named `truncation.levels = 0` (a key not given): now the state, its size

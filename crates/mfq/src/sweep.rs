@@ -177,7 +177,8 @@ pub fn sweep(
 ///
 /// # Errors
 /// [`ModelError::BadOverride`] naming the parameter when there is no model or no axis, a name
-/// is swept twice or both swept and set, a swept name is not a key of a file, or a value of a
+/// is swept twice or both swept and set, a swept name is not a key of a file (a `truncation.NAME`
+/// not one of [`mfq_model::Truncation::KEYS`], with those keys), or a value of a
 /// categorical axis is not one the key allows (the message lists the allowed values);
 /// [`ModelError::BadOverride`] naming the axis, its size and the cap when an axis has more than
 /// [`MAX_AXIS_POINTS`] values (refused before any point is solved);
@@ -424,7 +425,8 @@ fn system_loss(truncation: &mfq_model::spec::Truncation, loss: f64) -> f64 {
 }
 
 /// Checks that the file parses with the overrides, that the swept names are keys of it (a
-/// swept name that does not exist would otherwise fail at every point), swept once and not
+/// swept name that does not exist would otherwise fail at every point; a `truncation.NAME` one
+/// of [`mfq_model::Truncation::KEYS`]), swept once and not
 /// also set, and that every value of a categorical axis is one its key allows; the parses
 /// stop at `deadline` ([`ModelError::Interrupted`]).
 fn check_names(text: &str, overrides: &[String], axes: &[Axis], deadline: &mfq_model::Deadline) -> Result<(), ModelError> {
@@ -443,6 +445,14 @@ fn check_names(text: &str, overrides: &[String], axes: &[Axis], deadline: &mfq_m
                 &axis.name,
                 "is the file's description (text), not a parameter; allowed: the model's parameters and truncation.*".into(),
             ));
+        }
+        // a misspelt truncation key (`truncation.levles`): every point would be refused by the
+        // parser (`has_key` counts every truncation key, they have defaults)
+        if let Some(key) = axis.name.trim().strip_prefix("truncation.") {
+            if !mfq_model::Truncation::KEYS.contains(&key) {
+                let keys: Vec<String> = mfq_model::Truncation::KEYS.iter().map(|k| format!("truncation.{k}")).collect();
+                return Err(bad(&axis.name, format!("'{key}' is not a key of [truncation]; allowed: {}", keys.join(", "))));
+            }
         }
         if !mfq_model::spec::has_key(text, &axis.name) {
             return Err(bad(&axis.name, "not a key of the model file (sweep a parameter the file sets)".into()));
@@ -526,6 +536,14 @@ mod tests {
         assert!(e.to_string().starts_with("--set title: is the file's description"), "{e}");
         let e = run(&[], &[]).unwrap_err();
         assert!(e.to_string().contains("no swept parameter"), "{e}");
+        // a misspelt truncation key marked every point invalid; now refused up front
+        let e = run(&[lam.clone(), Axis::parse("truncation.levles", "20,30").unwrap()], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set truncation.levles: 'levles' is not a key of [truncation]; allowed: truncation.levels, truncation.tol, \
+             truncation.max_levels, truncation.buffer"
+        );
+        assert!(run(&[lam.clone(), Axis::parse("truncation.levels", "20,30").unwrap()], &[]).is_ok());
     }
 
     /// A numeric axis given as numbers (as the Python package gives it) with a NaN: that point
