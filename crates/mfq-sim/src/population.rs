@@ -748,6 +748,9 @@ struct ChainPick {
     /// The chain's [`ChainPositions`] (an index into the run's arrays), or [`NO_POSITIONS`]
     /// (its member then drawn by [`ChainPick::member`]).
     positions: u32,
+    /// The number of the positions' entries before the chain's interior values (1 where `v_0`
+    /// is an entry, else 0).
+    offset: u32,
     /// `v_0` and `v_m` in whole objects: the count of the entry `top` (the slot of the constant,
     /// whose count is 0, for a constant) plus `top_count`; the same for `bottom`.
     top: u32,
@@ -767,15 +770,27 @@ const NO_POSITIONS: u32 = u32::MAX;
 /// entries), whose reads stay in the first-level cache.
 const POSITIONS_MAX: f64 = 65_536.0;
 
-/// The members of a telescoping chain by position: `above[p]` is the number of the chain's
-/// interior values `v_1, ..., v_{m-1}` whose count (in whole objects) exceeds `p`, for `p >= 0`
-/// (0 past the array's end). Its values being in order `C_0 >= ... >= C_m`, the member whose
-/// slot of the cumulative rate holds a target is `above[p]` for the position `p = C_0 - 1 -
-/// floor(target N / e)`: the count of objects is the quantity the chain's rates telescope over,
-/// so a uniform target is a uniform position among the `C_0 - C_m` objects between `v_m` and
-/// `v_0`, and `above` reads that object's member at once (as the JSQ(2) engine reads a drawn
-/// server's queue), where [`ChainPick::member`] compares the target with the values one by one
-/// or by a window. A jump that moves an interior count by one object changes one position.
+/// The mean member (0-based, by the members' initial rates) beyond which a chain reads its
+/// members from its [`ChainPositions`]: the generic M/M/1, whose mean member is `lambda / (1 -
+/// lambda)`, took 0.81 s by position against 0.87 s by the scan at lambda = 0.6 (1.5), 0.67 s
+/// against 0.65 s at lambda = 0.5 (1) and 0.42 s against 0.34 s at lambda = 0.3 (0.43); the
+/// window's count ([`CHAIN_SCAN`]) at lambda = 0.9 1.23 s against 1.06 s by position
+/// (bench/rows-sim.md).
+const POSITIONS_MEAN_MEMBER: f64 = 1.25;
+
+/// The members of a telescoping chain by position: `above[p]` is the number of the entries
+/// among the chain's values `v_0, ..., v_m` whose count (in whole objects) exceeds `p`, for `p
+/// >= 0` (0 past the array's end). Its values being in order `C_0 >= ... >= C_m`, the member
+/// whose slot of the cumulative rate holds a target is the number of interior values above the
+/// position `p = C_0 - 1 - floor(target N / e)`, `above[p]` less the chain's
+/// [`ChainPick::offset`] (and at most the last member): the count of objects is the quantity
+/// the chain's rates telescope over, so a uniform target is a uniform position among the `C_0 -
+/// C_m` objects between `v_m` and `v_0`, and `above` reads that object's member at once (as the
+/// JSQ(2) engine reads a drawn server's queue), where [`ChainPick::member`] compares the target
+/// with the values one by one or by a window. A jump that moves a count by one object changes
+/// one position. Chains over the same entries in the same order (the M/M/1's arrivals, `x_1,
+/// ..., x_K` below the constant 1, and departures, `x_1, ..., x_K` above the constant 0) share
+/// one array.
 #[derive(Debug, Clone, Default)]
 struct ChainPositions {
     above: Vec<u16>,
@@ -857,7 +872,7 @@ impl ChainPick {
         }
         // floor(r) by truncation (r >= 0), in integers: no rounding call
         let p = c0 as i64 - 1 - r as i64;
-        (p >= 0).then(|| positions.at(p as usize))
+        (p >= 0).then(|| positions.at(p as usize).saturating_sub(self.offset as usize).min((self.end - self.start) as usize))
     }
 
     /// The member (0-based, in the chain's order) whose slot of the chain's cumulative rate
@@ -1005,7 +1020,7 @@ fn leaf_order(t: &dyn IndexedTransitions, chains: &[crate::telescoping::Chain], 
 /// transitions drawn from an `S` over the leaves `order` of [`leaf_order`] (their initial
 /// `rates`), the members of the `chains` by [`ChainPick::member`] or from their
 /// [`ChainPositions`] (`by_position` as in [`run_indexed`]; by the rule, the chains whose
-/// first [`CHAIN_SCAN`] members hold less than 19 in 20 of their rate at the start).
+/// mean member at the start is beyond [`POSITIONS_MEAN_MEMBER`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run_indexed_in<const P: usize, S: Selector>(
@@ -1075,35 +1090,39 @@ fn run_indexed_in<const P: usize, S: Selector>(
     // the transition of each leaf whose rate has no form (usize::MAX for the others)
     let program_of: Vec<usize> = order.iter().map(|&item| if item_form(item).is_none() { item } else { usize::MAX }).collect();
     // the chains whose members are read by position (ChainPositions): every chain of whole
-    // non-negative counts up to POSITIONS_MAX objects, with fewer than 2^16 interior values,
-    // whose first CHAIN_SCAN members do not hold 19 of 20 of its rate at the start (where they
-    // do, the scan one by one or the window's count is as quick or quicker: the generic M/M/1
-    // at lambda = 0.5 took 0.83 s by position against 0.65 s, at lambda = 0.9 1.34 s against
-    // 1.30 s, and at lambda = 0.99 1.57 s against 1.99 s; bench/rows-sim.md);
-    // interior_of[i]: the positions' arrays that hold entry i
+    // non-negative counts up to POSITIONS_MAX objects, with fewer than 2^16 - 2 values, whose
+    // mean member at the start is beyond POSITIONS_MEAN_MEMBER (where it is not, the scan one
+    // by one is as quick or quicker); interior_of[i]: the positions' arrays that hold entry i;
+    // shared[entries]: the array of the chains over those entries
     let count_of = |v: crate::telescoping::Value| match v {
         crate::telescoping::Value::Slot(i) => (x0[i] * big_n).round(),
         crate::telescoping::Value::Const(c) => c * big_n,
     };
     let (mut positions, mut position_of) = (Vec::new(), vec![NO_POSITIONS; chains.len()]);
     let mut interior_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut shared: std::collections::HashMap<Vec<usize>, u32> = std::collections::HashMap::new();
     for (c, chain) in chains.iter().enumerate() {
         let counts: Vec<f64> = chain.values.iter().map(|&v| count_of(v)).collect();
         let interior = &chain.values[1..chain.values.len() - 1];
         let member_rates: Vec<f64> = chain.members.iter().map(|&l| t.rate(l, &x0r).max(0.0)).collect();
-        let short = by_position.is_none() && member_rates.iter().take(CHAIN_SCAN).sum::<f64>() >= 0.95 * member_rates.iter().sum::<f64>();
+        let mean_member = member_rates.iter().enumerate().map(|(t, r)| t as f64 * r).sum::<f64>() / member_rates.iter().sum::<f64>();
+        let short = by_position.is_none() && !(mean_member > POSITIONS_MEAN_MEMBER);
         if !short
             && by_position != Some(false)
             && counts.iter().all(|&k| (0.0..=POSITIONS_MAX).contains(&k))
-            && interior.len() < u16::MAX as usize
+            && interior.len() < u16::MAX as usize - 2
         {
-            position_of[c] = positions.len() as u32;
-            for v in interior {
-                if let crate::telescoping::Value::Slot(i) = *v {
-                    interior_of[i].push(positions.len() as u32);
+            let entries: Vec<usize> =
+                chain.values.iter().filter_map(|v| if let crate::telescoping::Value::Slot(i) = *v { Some(i) } else { None }).collect();
+            position_of[c] = *shared.entry(entries.clone()).or_insert_with(|| {
+                let a = positions.len() as u32;
+                for &i in &entries {
+                    interior_of[i].push(a);
                 }
-            }
-            positions.push(ChainPositions::new(&counts[1..counts.len() - 1], counts[0]));
+                let counts: Vec<f64> = entries.iter().map(|&i| (x0[i] * big_n).round()).collect();
+                positions.push(ChainPositions::new(&counts, counts.first().copied().unwrap_or(0.0)));
+                a
+            });
         }
     }
     let (mut jumps, mut updates, mut leaves, mut chain_leaves, mut moves) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -1195,6 +1214,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
             base,
             window,
             positions: position_of[c],
+            offset: matches!(values[0], crate::telescoping::Value::Slot(_)) as u32,
             top,
             top_count,
             bottom,
@@ -1719,6 +1739,7 @@ eliminate = "R"
                 base: 0,
                 window,
                 positions: 0,
+                offset: (!head_const) as u32,
                 top: if head_const { 127 } else { 120 },
                 top_count: if head_const { 50.0 } else { 0.0 },
                 bottom: if tail_const { 127 } else { 121 },
@@ -1749,7 +1770,10 @@ eliminate = "R"
                     ent[s as usize].count = counts[t + 1];
                 }
                 ent[121].count = counts[len];
-                let positions = ChainPositions::new(&counts[1..len], counts[0]);
+                // over the entries among the values: the head and the tail where they are entries
+                let entries: Vec<f64> =
+                    (0..=len).filter(|&t| (t > 0 || !head_const) && (t < len || !tail_const)).map(|t| counts[t]).collect();
+                let positions = ChainPositions::new(&entries, counts[0]);
                 let values: Vec<f64> = std::iter::once(pick.a + pick.b * x[120])
                     .chain(slots.iter().map(|&s| x[s as usize]))
                     .chain([pick.d * x[121]])
