@@ -579,7 +579,11 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
         x.push(v);
     }
     if x.len() > n {
-        return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
+        return Err(Failure::input(format!(
+            "--x0 has {} values, the model has {}; allowed: at most {n} values (missing ones are 0)",
+            x.len(),
+            crate::output::count(n, "state entry", "state entries")
+        )));
     }
     x.resize(n, 0.0);
     // the state must mean something in the model's layout (monotone tails, phases
