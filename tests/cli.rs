@@ -968,3 +968,26 @@ fn branches_switch_onto_the_endemic_branch_of_the_logistic_sis() {
     assert!(stdout.contains("branch 1 from X = 0 (switched at the branch point of branch 0 at beta = 1.0000000000"), "{stdout}");
     assert!(stdout.contains("ends at the end of the range (beta = 3.000000, X = 0.666667)"), "{stdout}");
 }
+
+/// A one-variable generic model (models/generic/sis.toml: the state entry X, no truncation
+/// level) is not described by a level K it does not have: `mfq solve` said `K = 20`, `mfq
+/// refined` `at K = 1`, and `--x0` with too many values `the model has 1 state entries`.
+#[test]
+fn a_model_without_levels_is_sized_by_its_state_entries() {
+    let out = tmp_dir("no-levels");
+    let o_dir = out.to_str().unwrap();
+    let o = mfq(&["solve", "models/generic/sis.toml", "--out", o_dir]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("rejected), 1 state entry (no truncation level)") && !stdout.contains("K ="), "{stdout}");
+    let o = mfq(&["refined", "models/generic/sis.toml", "--servers", "10", "--out", o_dir]);
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("refined mean field of order 1 (1 state entry), Lyapunov residual"), "{stdout}");
+    let o = mfq(&["solve", "models/generic/sis.toml", "--x0", "0.1,0.2", "--out", o_dir]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--x0 has 2 values, the model has 1 state entry; allowed: at most 1 value (missing ones are 0)"), "{stderr}");
+    // a model with levels still names K
+    let o = mfq(&["solve", "models/jsq-d2.toml", "--out", o_dir]);
+    assert!(text(&o).0.contains("rejected), K = "), "{:?}", text(&o));
+}

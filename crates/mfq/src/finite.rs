@@ -146,8 +146,10 @@ impl Model {
         matches!(self.spec().simulation(), Ok(Simulation::Population))
     }
 
-    /// Whether the model's size depends on its truncation level (a buffer `K`).
-    pub(crate) fn has_levels(&self) -> bool {
+    /// Whether the model's size depends on its truncation level (a buffer `K`): false for a
+    /// state of fixed size (a generic model of named variables such as the SIS's `X`), whose
+    /// messages then name its state entries, not a level.
+    pub fn has_levels(&self) -> bool {
         let dim = |k| self.spec().build_probe(k).map(|m| m.dim()).ok();
         dim(2) != dim(3)
     }

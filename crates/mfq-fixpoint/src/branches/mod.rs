@@ -602,7 +602,8 @@ fn switch(
     order.sort_by(|&i, &j| svd.singular_values[i].total_cmp(&svd.singular_values[j]));
     let largest = svd.singular_values[order[n]];
     // (relative to 1 as well: at the logistic SIS's branch point the whole of [F_x F_mu] vanishes)
-    if n == 0 || !(svd.singular_values[order[1]] <= 1e-6 * largest.max(1.0)) {
+    let second = svd.singular_values[order[1]];
+    if n == 0 || second.is_nan() || second > 1e-6 * largest.max(1.0) {
         return Ok(None);
     }
     let v1: Vec<f64> = v_t.row(order[0]).iter().copied().collect();
@@ -621,7 +622,7 @@ fn switch(
     // slid back onto the branch it crosses: the step from u_b points along t1
     let d: Vec<f64> = v.iter().zip(&u_b).map(|(p, q)| p - q).collect();
     let ld = norm(&d);
-    if !(ld > 0.0) || dot(&d, &t1).abs() > 0.9 * ld || !(0.0..=1.0).contains(&v[n]) {
+    if ld.is_nan() || ld <= 0.0 || dot(&d, &t1).abs() > 0.9 * ld || !(0.0..=1.0).contains(&v[n]) {
         return Ok(None);
     }
     let Some(node) = family.node(v, &t2)? else { return Ok(None) };
