@@ -797,3 +797,197 @@ fn a_stopped_continuation_names_its_limit_once() {
         assert!(!error.contains("TOML parse"), "{limit}: {error}");
     }
 }
+
+/// A model whose population leaves the state space (`X += 1` at the constant rate 5 on a
+/// one-entry state) is refused (exit 2) by every command with a message that names the
+/// command's own job first (it said "the fixed-point solve did not converge" for `solve`,
+/// `simulate` and `exact` alike, glued into one `field = value is not allowed: ...` line),
+/// then in separate sentences the transition, the state entry and face, and what is allowed.
+#[test]
+fn a_leaving_transition_is_named_with_the_command_s_own_job() {
+    let dir = tmp_dir("leaving-job");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("leaving.toml");
+    std::fs::write(&path, "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[[model.transitions]]\njump = { X = 1 }\nrate = \"5\"\n")
+        .unwrap();
+    let p = path.to_str().unwrap();
+    let out = dir.join("out");
+    let o_dir = out.to_str().unwrap();
+    for (command, job) in [
+        ("fixed-point", "mfq fixed-point cannot solve for this model's fixed point. "),
+        ("solve", "mfq solve cannot solve this model's transient"),
+        ("simulate", "mfq simulate cannot simulate this model's population process"),
+        ("exact", "mfq exact cannot solve this model's exact finite-N chain"),
+        ("compare", "mfq compare cannot compare this model's simulations with its mean field. "),
+    ] {
+        let mut args = vec![command, p, "--out", o_dir];
+        if command == "exact" {
+            args.extend(["--servers", "5"]);
+        }
+        let o = mfq(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains(job), "{command}: {err}");
+        // separate sentences: the fault, the transition at its face, what is allowed, how it was found
+        let sentences = [
+            ". The model lets its population leave the state space. ",
+            " model.transitions[0]: its rate \"5\" is 5.0000e0 > 0 at X = 1, where its jump X += 1 would take X above 1. ",
+            " Allowed: transitions whose rate is 0 wherever their jump would leave the state space",
+            " It was found where the mean field's fixed-point iteration, pushed onto that face, stopped without converging",
+        ];
+        for s in sentences {
+            assert!(err.contains(s), "{command}: {s:?} in {err}");
+        }
+        assert!(!err.contains("is not allowed:"), "{command}: {err}");
+        // the JSON error says the same
+        args.push("--json");
+        let o = mfq(&args);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        assert!(v["error"]["message"].as_str().is_some_and(|m| m.contains(job)), "{command}: {v}");
+    }
+}
+
+/// The logistic SIS (up `beta X (1 - X)`, down `X`, beta = 2) at `beta`, with or without
+/// `[model.initial]` (X = 0.1), written to `dir`.
+fn logistic_sis_file(dir: &std::path::Path, initial: bool) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(if initial { "logistic-sis.toml" } else { "logistic-sis-no-initial.toml" });
+    let init = if initial { "[model.initial]\nX = 0.1\n" } else { "" };
+    std::fs::write(
+        &path,
+        format!(
+            "[model]\nkind = \"generic\"\nvariables = [\"X\"]\n[model.parameters]\nbeta = 2.0\n{init}\
+             [[model.transitions]]\njump = {{ X = 1 }}\nrate = \"beta * X * (1 - X)\"\n\
+             [[model.transitions]]\njump = {{ X = -1 }}\nrate = \"X\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The logistic SIS at beta = 2 with N = 10 objects goes extinct (the absorbing state X = 0)
+/// long before the end of the warm-up: `mfq simulate` and `mfq compare` printed `0.000000 +-
+/// 0.000000` beside the mean field 0.5 without a word. They now say that the chain reached the
+/// absorbing state X = 0 (in every replication, before the end of the warm-up; JSON
+/// `absorbing`, `absorption.when`), or, without `[model.initial]`, that it started there (no
+/// event) instead of "the finite system leaves it". N = 1000 is not absorbed and says nothing.
+#[test]
+fn an_absorbed_population_simulation_says_so() {
+    let dir = tmp_dir("absorbed");
+    let path = logistic_sis_file(&dir, true);
+    let p = path.to_str().unwrap();
+    let o = mfq(&["simulate", p, "--servers", "10", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["mean"][0]["mean"].as_f64(), Some(0.0), "{out}");
+    assert_eq!(v["absorbing"][0].as_f64(), Some(0.0), "{out}");
+    assert_eq!(v["absorption"]["when"], "during-warmup", "{out}");
+    assert!(v["events"].as_u64().unwrap() > 0, "{out}");
+    let o = mfq(&["simulate", p, "--servers", "10"]);
+    let (out, _) = text(&o);
+    assert!(
+        out.contains(
+            "ABSORBED: the chain reached the absorbing state X = 0 in every replication before the end of the warm-up (t = 500): \
+             no transition has a positive rate there, so the finite system, once there, never leaves"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("X = 0.000000, is UNSTABLE, spectral abscissa 1.000e0: the mean field leaves it from any nearby state, but it is absorbing for the finite system"), "{out}");
+    // N = 30: some replications absorbed during the measured time (0.003 +- 0.006 against 0.5)
+    let o = mfq(&["simulate", p, "--servers", "30", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["absorption"]["when"], "probably", "{v}");
+    assert!(v["absorption"]["message"].as_str().unwrap().starts_with("the time averages lie nearer the absorbing state X = 0"), "{v}");
+    // started there: no event at all
+    let bare = logistic_sis_file(&dir, false);
+    let o = mfq(&["simulate", bare.to_str().unwrap(), "--servers", "10"]);
+    let (out, _) = text(&o);
+    assert!(out.contains("ABSORBED: the chain started in the absorbing state X = 0 and no event happened"), "{out}");
+    assert!(!out.contains("the finite system leaves it"), "{out}");
+    let o = mfq(&["simulate", bare.to_str().unwrap(), "--servers", "10", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["absorption"]["when"], "at-start", "{v}");
+    // a chain that is not absorbed says nothing
+    let o = mfq(&["simulate", p, "--servers", "1000", "--time", "200", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["absorbing"].is_null() && v["absorption"].is_null(), "{v}");
+    // compare: the row and a warning at N = 10, nothing at N = 1000
+    let out_dir = dir.join("out");
+    let args = ["compare", p, "--servers", "10,1000", "--time", "100", "--out", out_dir.to_str().unwrap()];
+    let o = mfq(&args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("warning: N = 10: the chain reached the absorbing state X = 0 in every replication"), "{out}");
+    assert!(!out.contains("N = 1000: the chain"), "{out}");
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let o = mfq(&json_args);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"][0]["absorbing"][0].as_f64(), Some(0.0), "{v}");
+    assert_eq!(v["rows"][0]["absorption"]["when"], "during-warmup", "{v}");
+    assert!(v["rows"][1]["absorbing"].is_null(), "{v}");
+}
+
+/// `mfq branches` on the logistic SIS over beta = 0.5..3 followed only X = 0 (the one
+/// equilibrium at beta = 0.5), with its transcritical branch point at beta = 1, and never the
+/// endemic branch X = 1 - 1/beta that crosses it there (outside [0, 1] for beta < 1, so no
+/// start at beta = 0.5 finds it). The other branch through each branch point is now followed
+/// (branch switching, `switched_from`): it matches the closed form, stable, and starts at the
+/// branch point; the text says where it was switched.
+#[test]
+fn branches_switch_onto_the_endemic_branch_of_the_logistic_sis() {
+    let dir = tmp_dir("branches-sis");
+    let path = logistic_sis_file(&dir, true);
+    let out = dir.join("out");
+    let args = ["branches", path.to_str().unwrap(), "--set", "beta=0.5:3:26", "--out", out.to_str().unwrap()];
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let o = mfq(&json_args);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let branches = v["branches"].as_array().unwrap();
+    assert_eq!(branches.len(), 2, "{stdout}");
+    assert!(branches[0]["switched_from"].is_null(), "{stdout}");
+    let from = &branches[1]["switched_from"];
+    assert_eq!(from["branch"], 0, "{stdout}");
+    assert!((from["parameter"].as_f64().unwrap() - 1.0).abs() < 1e-8, "{stdout}");
+    let points = branches[1]["points"].as_array().unwrap();
+    assert!(points.len() > 20, "{stdout}");
+    for p in points {
+        let (beta, x) = (p["parameter"].as_f64().unwrap(), p["x"][0].as_f64().unwrap());
+        assert!((x - (1.0 - 1.0 / beta)).abs() < 1e-9, "X = {x} at beta = {beta} against 1 - 1/beta");
+    }
+    assert!((points.last().unwrap()["parameter"].as_f64().unwrap() - 3.0).abs() < 1e-12, "{stdout}");
+    assert!(points[1..].iter().all(|p| p["kind"] == "stable"), "{stdout}");
+    assert_eq!(branches[1]["end"]["end"], "range-end", "{stdout}");
+    let o = mfq(&args);
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("1 equilibria at beta = 0.5; 2 branches"), "{stdout}");
+    assert!(stdout.contains("branch 1 from X = 0 (switched at the branch point of branch 0 at beta = 1.0000000000"), "{stdout}");
+    assert!(stdout.contains("ends at the end of the range (beta = 3.000000, X = 0.666667)"), "{stdout}");
+}
+
+/// A one-variable generic model (models/generic/sis.toml: the state entry X, no truncation
+/// level) is not described by a level K it does not have: `mfq solve` said `K = 20`, `mfq
+/// refined` `at K = 1`, and `--x0` with too many values `the model has 1 state entries`.
+#[test]
+fn a_model_without_levels_is_sized_by_its_state_entries() {
+    let out = tmp_dir("no-levels");
+    let o_dir = out.to_str().unwrap();
+    let o = mfq(&["solve", "models/generic/sis.toml", "--out", o_dir]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("rejected), 1 state entry (no truncation level)") && !stdout.contains("K ="), "{stdout}");
+    let o = mfq(&["refined", "models/generic/sis.toml", "--servers", "10", "--out", o_dir]);
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("refined mean field of order 1 (1 state entry), Lyapunov residual"), "{stdout}");
+    let o = mfq(&["solve", "models/generic/sis.toml", "--x0", "0.1,0.2", "--out", o_dir]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--x0 has 2 values, the model has 1 state entry; allowed: at most 1 value (missing ones are 0)"), "{stderr}");
+    // a model with levels still names K
+    let o = mfq(&["solve", "models/jsq-d2.toml", "--out", o_dir]);
+    assert!(text(&o).0.contains("rejected), K = "), "{:?}", text(&o));
+}

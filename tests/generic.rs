@@ -1184,7 +1184,7 @@ fn exact_says_the_chain_is_one_absorbing_state() {
 /// A jump that leaves [0, 1] at a positive rate (`X += 1` at the constant rate 5 on a
 /// one-entry state) ended "not converged" (exit 4, residual 5 at the face X = 1); the failed
 /// solve's iterate is now checked for the transitions that push it out, and the error (exit 2)
-/// names the transition, its rate, the jump and the face. Valid models (every other test here,
+/// names the transition, its rate, the jump and the face (`mfq_model::ModelError::LeavesStateSpace`). Valid models (every other test here,
 /// models/generic/*.toml) converge and never reach the check.
 #[test]
 fn a_transition_that_leaves_the_unit_interval_is_named() {
@@ -1197,14 +1197,17 @@ fn a_transition_that_leaves_the_unit_interval_is_named() {
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1: the fixed-point solve did not converge"),
+        err.contains("model.transitions[0]: its rate \"5\" is 5.0000e0 > 0 at X = 1, where its jump X += 1 would take X above 1."),
         "{err}"
     );
-    assert!(err.contains("is not allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
+    assert!(err.contains("Allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
     // the front door says the same (an error, not a status)
     let f = ModelFile::parse(text, &[]).unwrap();
     let e = solve_spec(&f.model, &f.truncation, &FixedPointOptions::default()).unwrap_err().to_string();
-    assert!(e.starts_with("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = 1 leaves X <= 1"), "{e}");
+    assert!(
+        e.starts_with("The model lets its population leave the state space. model.transitions[0]: its rate \"5\" is 5.0000e0 > 0 at X = 1"),
+        "{e}"
+    );
     // `mfq solve` refuses it too, by the fixed point of its automatic K, and, at a fixed
     // `--levels` (no fixed point), by the front door's check of where the transient ends
     // (it wrote x = 1 and exited 0)
@@ -1213,13 +1216,15 @@ fn a_transition_that_leaves_the_unit_interval_is_named() {
         let o = mfq(&[&["solve", path.to_str().unwrap(), "--t-end", "5", "--out", out.to_str().unwrap()][..], extra].concat());
         let err = String::from_utf8_lossy(&o.stderr).to_string();
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
-        assert!(err.contains("model.transitions[0] = rate \"5\" = 5.0000e0 > 0 where its jump X += 1 at X = "), "{err}");
-        assert!(err.contains(" leaves X <= 1: the "), "{err}");
-        assert!(err.contains("is not allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
+        assert!(err.contains("mfq solve cannot solve this model's transient"), "{err}");
+        assert!(err.contains("model.transitions[0]: its rate \"5\" is 5.0000e0 > 0 at X = "), "{err}");
+        assert!(err.contains(", where its jump X += 1 would take X above 1. "), "{err}");
+        assert!(err.contains("Allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
     }
     let m = mfq::Model::from_toml(text, &[]).unwrap();
     let e = m.transient(Some(1), &[0.0], &SolveOptions { t_end: 5.0, ..Default::default() }).unwrap_err().to_string();
-    assert!(e.contains("leaves X <= 1: the transient ends on that face, its state held there by the integrator's projection"), "{e}");
+    assert!(e.contains("would take X above 1. "), "{e}");
+    assert!(e.contains("It was found where the transient ends on that face, its state held there by the integrator's projection"), "{e}");
     // every bundled generic model still solves
     for name in ["jsq2.toml", "mm1.toml", "pod-li.toml", "sir.toml", "sis.toml", "two-class.toml"] {
         let f = load(name, &[]);

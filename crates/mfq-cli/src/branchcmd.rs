@@ -111,6 +111,9 @@ fn text(r: &BranchReport) -> String {
     for (i, b) in r.branches.iter().enumerate() {
         let (first, last) = (b.points.first(), b.points.last());
         let _ = write!(s, "branch {i} from {} = {}", r.summary_name, first.map_or("?".into(), |p| num(p.summary)));
+        if let Some(from) = &b.switched_from {
+            let _ = write!(s, " (switched at the branch point of branch {} at {parameter} = {:.12})", from.branch, from.parameter);
+        }
         if let Some(l) = last {
             let _ = write!(
                 s,

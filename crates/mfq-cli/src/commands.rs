@@ -579,7 +579,12 @@ fn initial_state(model: &dyn MeanFieldModel, spec: &str) -> Result<Vec<f64>, Fai
         x.push(v);
     }
     if x.len() > n {
-        return Err(Failure::input(format!("--x0 has {} values, the model has {n} state entries", x.len())));
+        return Err(Failure::input(format!(
+            "--x0 has {} values, the model has {}; allowed: at most {} (missing ones are 0)",
+            x.len(),
+            crate::output::count(n, "state entry", "state entries"),
+            crate::output::count(n, "value", "values")
+        )));
     }
     x.resize(n, 0.0);
     // the state must mean something in the model's layout (monotone tails, phases
@@ -696,7 +701,13 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
         crate::output::print_json(&doc);
     } else {
         outln!("{}  transient from {} to t = {}", title(&file), args.x0, args.t_end);
-        outln!("  status: {}; {} steps ({} rejected), K = {k}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
+        // a state of fixed size (the SIS's X) has no truncation level to name
+        let size = if mfq::Model::new(file.model.clone(), file.truncation).has_levels() {
+            format!("K = {k}")
+        } else {
+            format!("{} (no truncation level)", crate::output::count(model.dim(), "state entry", "state entries"))
+        };
+        outln!("  status: {}; {} steps ({} rejected), {size}", tr.status, tr.stats.accepted_steps, tr.stats.rejected_steps);
         if let Some(b) = &tr.invariants {
             outln!("  WARNING: {b}");
         }

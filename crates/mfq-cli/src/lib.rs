@@ -180,6 +180,7 @@ where
         Command::Figure(_) => false,
         Command::Models { json, .. } => *json,
     };
+    let job = job_of(&cli.command);
     let result = match cli.style.install() {
         Err(f) => Err(f),
         Ok(()) => match cli.command {
@@ -200,7 +201,8 @@ where
     };
     match result {
         Ok(()) => 0,
-        Err(f) => {
+        Err(mut f) => {
+            f.message = with_job(&f.message, job);
             if json && !f.json_printed {
                 let v = serde_json::json!({ "error": { "kind": f.kind, "code": f.code, "message": f.message } });
                 outln!("{v}");
@@ -208,5 +210,37 @@ where
             eprintln!("mfq: error: {}", f.message);
             f.code
         }
+    }
+}
+
+/// The command's name and its own job, as a failure names it (`mfq simulate cannot simulate
+/// the population process ...`): the fixed-point solve that finds a fault of the model
+/// ([`mfq_model::ModelError::LeavesStateSpace`]) runs on behalf of every command.
+fn job_of(command: &Command) -> (&'static str, &'static str) {
+    match command {
+        Command::Report(_) => ("report", "report on this model (its fixed point, tail and transient)"),
+        Command::Solve(_) => ("solve", "solve this model's transient (the run also solves for its fixed point)"),
+        Command::FixedPoint(_) => ("fixed-point", "solve for this model's fixed point"),
+        Command::Tail(_) => ("tail", "compute this model's tail (at its fixed point)"),
+        Command::Check(_) => ("check", "check the attraction of this model's fixed point"),
+        Command::Refined(_) => ("refined", "compute this model's refined mean field (an expansion at its fixed point)"),
+        Command::Simulate(_) => ("simulate", "simulate this model's population process (it starts at the mean field's fixed point)"),
+        Command::Compare(_) => ("compare", "compare this model's simulations with its mean field"),
+        Command::Exact(_) => ("exact", "solve this model's exact finite-N chain (beside its mean-field fixed point)"),
+        Command::Sweep(_) => ("sweep", "sweep this model (each point solves for its fixed point)"),
+        Command::Branches(_) => ("branches", "follow this model's equilibrium branches"),
+        Command::Figure(_) => ("figure", "draw this figure"),
+        Command::Models { .. } => ("models", "list the models"),
+    }
+}
+
+/// `message` with the command's job said before a fault of the model that the library found
+/// while solving for the fixed point or the transient ([`mfq_model::LEAVES_STATE_SPACE`], whose message names
+/// no command): `leaving.toml: mfq simulate cannot simulate this model's population process
+/// (...). The model lets its population leave the state space. ...`; other messages unchanged.
+fn with_job(message: &str, (name, job): (&str, &str)) -> String {
+    match message.find(mfq_model::LEAVES_STATE_SPACE) {
+        Some(at) => format!("{}mfq {name} cannot {job}. {}", &message[..at], &message[at..]),
+        None => message.to_string(),
     }
 }

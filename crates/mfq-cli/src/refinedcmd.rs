@@ -103,11 +103,12 @@ fn text(args: &RefinedArgs, name: &str, names: &[String], r: &RefinedReport) -> 
     let estimates = if deg { &[][..] } else { &r.estimates[..] };
     let mut s = String::new();
     let _ = writeln!(s, "{name}  ({})", args.model.model.display());
+    // a state of fixed size (the SIS's X) has no truncation level to name
+    let at = if r.fixed_point.truncation.fixed_size { String::new() } else { format!(" at K = {}", r.fixed_point.truncation.levels) };
     let _ = writeln!(
         s,
-        "  refined mean field of order {} at K = {} ({}), Lyapunov residual {:.1e}, terms {:.3} ms, job {:.3} ms",
+        "  refined mean field of order {}{at} ({}), Lyapunov residual {:.1e}, terms {:.3} ms, job {:.3} ms",
         t.order,
-        r.fixed_point.truncation.levels,
         crate::output::count(t.x.len(), "state entry", "state entries"),
         t.lyapunov_residual,
         r.terms_seconds * 1e3,

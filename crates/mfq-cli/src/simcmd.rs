@@ -444,9 +444,17 @@ pub(crate) fn comparison(
             return Err(Failure::input(format!("{}: the simulation at N = {n} has no estimate of {quantity}", model_args.model.display())));
         };
         let refined_value = cmp.refined_c.map(|c| mean_field + c / n as f64);
+        // a chain absorbed before the measured time (the logistic SIS extinct at small N): its
+        // `0 +- 0` is said, in the row and as a warning
+        let absorption = mfq::report_absorption(finite.model.as_ref(), &rep, Some(&fp.x));
+        if let Some(a) = &absorption {
+            warnings.push(format!("N = {n}: {}", a.message));
+        }
         rows.push(json!({
             "servers": n,
             "simulated": simulated,
+            "absorbing": absorption.as_ref().map(|a| &a.state),
+            "absorption": absorption,
             "buffer": finite.buffer,
             "mean_field": mean_field,
             "refined_mean_field": refined_value,
@@ -535,6 +543,10 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
     let eq = mfq::population_equilibrium(model.as_ref(), &fp, &fp_opts);
     let fp = &eq.fixed_point;
     let rep = mfq_sim::population::simulate_population(model.as_ref(), &eq.start, &opts).map_err(|e| sim_failure(&args.model.model, e))?;
+    // a chain absorbed before the measured time (the logistic SIS extinct at small N): said
+    let absorption = (rep.status == SimStatus::Completed)
+        .then(|| mfq::population_absorption(model.as_ref(), &rep.mean, rep.events, servers, args.sim.warmup, Some(&fp.x)))
+        .flatten();
     if rep.status != SimStatus::Completed {
         let f = time_limit_failure(&args.model, &format!("the simulation stopped after {} events", rep.events));
         if args.model.json {
@@ -554,6 +566,8 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         "start": eq.start,
         "events": rep.events,
         "stopped_early": rep.stopped_early,
+        "absorbing": absorption.as_ref().map(|a| &a.state),
+        "absorption": absorption,
     });
     if let Some(dir) = &args.model.out {
         write_atomic(&dir.join("simulation.json"), serde_json::to_string_pretty(&value).unwrap_or_default().as_bytes())?;
@@ -572,9 +586,17 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
     let state = |x: &[f64]| state_summary(&layout, x);
     let abscissa = |fp: &mfq_fixpoint::FixedPoint| fp.spectral_abscissa.map_or(String::new(), |a| format!(", spectral abscissa {a:.3e}"));
     if let Some(u) = &eq.unstable_from_empty {
+        // an unstable point that is absorbing for the finite system (the SIS's X = 0) is left by
+        // the mean field, but never by the finite system once there
+        let absorbing = absorption.as_ref().is_some_and(|a| a.state.iter().zip(&u.x).all(|(p, q)| (p - q).abs() <= 1e-9));
+        let there = if absorbing {
+            "the mean field leaves it from any nearby state, but it is absorbing for the finite system (see below)"
+        } else {
+            "the finite system does not stay there"
+        };
         outln!(
             "  mean field: the fixed point reached from [model.initial] ({}{}), where the simulation started; the fixed point \
-             found from the empty state, {}, is UNSTABLE{}: the finite system does not stay there",
+             found from the empty state, {}, is UNSTABLE{}: {there}",
             fp.local.map_or("stability not computed".to_string(), |k| k.to_string()),
             abscissa(fp),
             state(&u.x),
@@ -586,11 +608,13 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
         } else {
             format!("the simulation started at [model.initial], {}", state(&eq.start))
         };
-        outln!(
-            "  mean field: an UNSTABLE fixed point{} (no stable one was reached from [model.initial]): the finite system \
-             leaves it; {started}",
-            abscissa(fp)
-        );
+        // (an absorbing start is never left: said below, not "the finite system leaves it")
+        let at_start = absorption.as_ref().is_some_and(|a| a.when == mfq::AbsorbedWhen::AtStart);
+        let leaves = if at_start { "" } else { "the finite system leaves it; " };
+        outln!("  mean field: an UNSTABLE fixed point{} (no stable one was reached from [model.initial]): {leaves}{started}", abscissa(fp));
+    }
+    if let Some(a) = &absorption {
+        outln!("  {}: {}", if a.when == mfq::AbsorbedWhen::Probably { "PROBABLY ABSORBED" } else { "ABSORBED" }, a.message);
     }
     Ok(())
 }

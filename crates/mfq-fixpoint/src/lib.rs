@@ -459,7 +459,7 @@ pub(crate) fn mass_at_truncation(model: &dyn MeanFieldModel, x: &[f64]) -> f64 {
     model.layout().mass_at_truncation(x).unwrap_or_else(|| model.observables(x).mass_at_truncation.max(0.0))
 }
 
-/// After a failed solve (not at the deadline): [`FixedPointError::Model`] naming the
+/// After a failed solve (not at the deadline): [`ModelError::LeavesStateSpace`] naming the
 /// transitions that push its last iterate out of the state space
 /// ([`mfq_model::outward_transitions`]: at a face of `[0, 1]` or of a conservation law, a
 /// positive rate whose jump points outward), when there are any. A model file such as `X += 1`
@@ -471,17 +471,14 @@ pub(crate) fn leaving_transitions(model: &dyn MeanFieldModel, fp: &FixedPoint) -
         return Ok(());
     }
     let found = mfq_model::outward_transitions(model, &fp.x, 4);
-    let Some((field, first)) = found.first() else {
+    if found.is_empty() {
         return Ok(());
-    };
-    let others: Vec<String> = found[1..].iter().map(|(f, t)| format!("{f}: {t}")).collect();
-    let also = if others.is_empty() { String::new() } else { format!(" (also {})", others.join("; ")) };
-    Err(FixedPointError::Model(ModelError::OutOfRange {
-        field: field.clone(),
-        value: format!(
-            "{first}{also}: the fixed-point solve did not converge ({}, residual {:.3e}) with its state pushed onto that face",
+    }
+    Err(FixedPointError::Model(ModelError::LeavesStateSpace {
+        transitions: found,
+        found: format!(
+            "where the mean field's fixed-point iteration, pushed onto that face, stopped without converging ({}; residual {:.3e})",
             fp.status, fp.residual
         ),
-        allowed: mfq_model::OUTWARD_ALLOWED.into(),
     }))
 }

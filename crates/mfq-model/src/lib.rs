@@ -51,6 +51,21 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
+    /// The model's transitions push the state out of its state space: transitions with a
+    /// positive rate at a face where the state sits and a jump that points outward across it
+    /// ([`outward_transitions`]), found where a failed fixed-point solve or a transient ended.
+    /// The message is separate sentences ([`LEAVES_STATE_SPACE`] first): each transition (its
+    /// declaration, rate, the state entry and the face), what is allowed
+    /// ([`OUTWARD_ALLOWED`]), and where it was found; it names no command (a caller such as the
+    /// CLI says which job met it: `mfq simulate cannot simulate ...`).
+    #[error("{}", leaving_message(transitions, found))]
+    LeavesStateSpace {
+        /// `(field, what it does)` of each transition found, e.g. `("model.transitions[0]", "its
+        /// rate \"5\" is 5.0000e0 > 0 at X = 1, where its jump X += 1 would take X above 1")`.
+        transitions: Vec<(String, String)>,
+        /// Where it was found (`where the transient ends on that face, ...`).
+        found: String,
+    },
     /// A parameter is outside the range the model is defined for.
     #[error("{field} = {value} is not allowed: {allowed}")]
     OutOfRange {
@@ -548,6 +563,22 @@ impl dyn MeanFieldModel + '_ {
     }
 }
 
+/// The first sentence of [`ModelError::LeavesStateSpace`]'s message (callers that say which
+/// job met it, such as the CLI, find it by this).
+pub const LEAVES_STATE_SPACE: &str = "The model lets its population leave the state space.";
+
+/// The message of [`ModelError::LeavesStateSpace`]: one sentence per transition, then what is
+/// allowed, then where it was found.
+fn leaving_message(transitions: &[(String, String)], found: &str) -> String {
+    let mut out = String::from(LEAVES_STATE_SPACE);
+    for (field, what) in transitions {
+        out.push_str(&format!(" {field}: {what}."));
+    }
+    out.push_str(&format!(" Allowed: {OUTWARD_ALLOWED}."));
+    out.push_str(&format!(" It was found {found}."));
+    out
+}
+
 /// What is allowed instead of a transition that [`outward_transitions`] finds: the `allowed`
 /// text of the error the fixed-point solve (`mfq_fixpoint`) and the front door's transient
 /// (`mfq::leaving_state_space`) give for it.
@@ -558,8 +589,8 @@ pub const OUTWARD_ALLOWED: &str = "transitions whose rate is 0 wherever their ju
 /// (an entry within `1e-9` of 0 or 1, or a conservation law's eliminated member within `1e-9`
 /// of 0 or 1), a transition whose rate is above `1e-9` and whose jump points outward across
 /// it. Each as `(field, text)`: the transition's declaration
-/// ([`IndexedTransitions::label`]) and what it does there (`rate "5" = 5 with jump X += 1 at
-/// X = 1 leaves X <= 1`). Only models whose transitions have labels (generic ones); at most
+/// ([`IndexedTransitions::label`]) and what it does there (`its rate "5" is 5.0000e0 > 0 at
+/// X = 1, where its jump X += 1 would take X above 1`). Only models whose transitions have labels (generic ones); at most
 /// `max` of them. A diagnostic for a failed fixed-point solve: a valid model has no such
 /// transition at any state its dynamics reach (its finite-N chain would leave `[0, 1]`).
 pub fn outward_transitions(model: &dyn MeanFieldModel, x: &[f64], max: usize) -> Vec<(String, String)> {
@@ -591,9 +622,9 @@ pub fn outward_transitions(model: &dyn MeanFieldModel, x: &[f64], max: usize) ->
         for &(i, c) in jump {
             let name = layout.name(i);
             if x[i] <= FACE && c < 0.0 {
-                leaves = Some(format!("{name} -= {} at {name} = {} leaves 0 <= {name}", -c, x[i]));
+                leaves = Some(format!("at {name} = {}, where its jump {name} -= {} would take {name} below 0", x[i], -c));
             } else if x[i] >= 1.0 - FACE && c > 0.0 {
-                leaves = Some(format!("{name} += {c} at {name} = {} leaves {name} <= 1", x[i]));
+                leaves = Some(format!("at {name} = {}, where its jump {name} += {c} would take {name} above 1", x[i]));
             }
             if leaves.is_some() {
                 break;
@@ -605,10 +636,15 @@ pub fn outward_transitions(model: &dyn MeanFieldModel, x: &[f64], max: usize) ->
                 let e = law.value - law.kept.iter().map(|&i| x[i]).sum::<f64>();
                 let c: f64 = -jump.iter().filter(|(i, _)| law.kept.contains(i)).map(|(_, c)| c).sum::<f64>();
                 if e <= FACE && c < 0.0 {
-                    leaves =
-                        Some(format!("{elim} (= {} - {}) -= {} at {elim} = {e:.3e} leaves 0 <= {elim}", law.value, law.kept_names, -c));
+                    leaves = Some(format!(
+                        "at {elim} = {e:.3e} ({elim} = {} - {}), where its jump {elim} -= {} would take {elim} below 0",
+                        law.value, law.kept_names, -c
+                    ));
                 } else if e >= 1.0 - FACE && c > 0.0 {
-                    leaves = Some(format!("{elim} (= {} - {}) += {c} at {elim} = {e} leaves {elim} <= 1", law.value, law.kept_names));
+                    leaves = Some(format!(
+                        "at {elim} = {e} ({elim} = {} - {}), where its jump {elim} += {c} would take {elim} above 1",
+                        law.value, law.kept_names
+                    ));
                 }
                 if leaves.is_some() {
                     break;
@@ -616,7 +652,7 @@ pub fn outward_transitions(model: &dyn MeanFieldModel, x: &[f64], max: usize) ->
             }
         }
         if let Some(how) = leaves {
-            out.push((field, format!("rate {rate_text} = {rate:.4e} > 0 where its jump {how}")));
+            out.push((field, format!("its rate {rate_text} is {rate:.4e} > 0 {how}")));
         }
     }
     out

@@ -61,6 +61,18 @@ pub enum Error {
         /// The truncation level.
         levels: usize,
     },
+    /// A state of the wrong size for a model whose size has no truncation level (a generic
+    /// model of named variables such as `X`, or of fixed families): its size is `dim` at every
+    /// level, so the message names its state entries, not a level `K` it does not have.
+    #[error("{}", state_entries_message(*entries, *dim, names))]
+    StateEntries {
+        /// Entries of the state given.
+        entries: usize,
+        /// The model's number of state entries (the same at every level).
+        dim: usize,
+        /// The names of its state entries (the first six, then `...`), e.g. `X`.
+        names: String,
+    },
     /// A start state (`x0` of a transient) outside the model's state space: the largest broken
     /// constraint of its layout (`mfq_model::StateLayout::largest_violation`), e.g. `x_2 <= x_1`
     /// or `0 <= x_1`, with the entry and the amount (a NaN entry breaks it by infinity).
@@ -145,5 +157,27 @@ fn state_size_message(entries: usize, dim: usize, levels: usize) -> String {
     }
     format!(
         "x has {entries} entries; the model has {dim} states at truncation level K = {levels} (allowed: a state of {dim} entries, or the level K at which the model has {entries} states)"
+    )
+}
+
+/// `n entry` or `n entries`.
+fn entry_count(n: usize) -> String {
+    if n == 1 {
+        "1 entry".to_string()
+    } else {
+        format!("{n} entries")
+    }
+}
+
+/// The message of [`Error::StateEntries`]: the size given, the model's size and the names of
+/// its state entries (its size has no truncation level).
+fn state_entries_message(entries: usize, dim: usize, names: &str) -> String {
+    let want = entry_count(dim);
+    if entries == 0 {
+        return format!("x has 0 entries (an empty state); allowed: a state of the model, {want} ({names})");
+    }
+    format!(
+        "x has {}; the model has {want} ({names}), whatever the truncation level (its size has no level K); allowed: a state of {want}",
+        entry_count(entries)
     )
 }

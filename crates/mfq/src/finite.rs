@@ -146,8 +146,10 @@ impl Model {
         matches!(self.spec().simulation(), Ok(Simulation::Population))
     }
 
-    /// Whether the model's size depends on its truncation level (a buffer `K`).
-    fn has_levels(&self) -> bool {
+    /// Whether the model's size depends on its truncation level (a buffer `K`): false for a
+    /// state of fixed size (a generic model of named variables such as the SIS's `X`), whose
+    /// messages then name its state entries, not a level.
+    pub fn has_levels(&self) -> bool {
         let dim = |k| self.spec().build_probe(k).map(|m| m.dim()).ok();
         dim(2) != dim(3)
     }
@@ -349,4 +351,129 @@ pub fn population_equilibrium(model: &dyn MeanFieldModel, fp: &FixedPoint, opts:
         }
         _ => unchanged(initial),
     }
+}
+
+/// When a population simulation found its chain absorbed ([`population_absorption`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AbsorbedWhen {
+    /// The start state itself is absorbing: no event happened at all.
+    AtStart,
+    /// Every replication reached it before the end of its warm-up: the measured time saw only
+    /// that state (the time of absorption within the warm-up is not recorded).
+    DuringWarmup,
+    /// Probably some replications during the measured time: the averages are not one state, but
+    /// lie nearer an absorbing state of the model (its empty or full state) than the mean-field
+    /// fixed point (the simulator does not record whether or when a replication was absorbed).
+    Probably,
+}
+
+/// An absorbing state in which a population simulation spent all its measured time: no
+/// transition has a positive rate there, so the finite chain, once there, never leaves, and
+/// its time averages are that state exactly (zero-width intervals). As
+/// [`ExactReport::absorbing`] for the exact chain; a simulation says it so that its `0 +- 0`
+/// (the logistic SIS at small `N`, extinct) is explained.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Absorption {
+    /// The absorbing state (fractions, the model's layout).
+    pub state: Vec<f64>,
+    /// When the chain was found there.
+    pub when: AbsorbedWhen,
+    /// The warm-up of each replication (model time), before whose end it was reached.
+    pub warmup: f64,
+    /// The sentence that says so, with the state by name (`the chain reached the absorbing
+    /// state X = 0 ...`).
+    pub message: String,
+}
+
+/// Whether a population simulation of `model` with `objects` objects spent all its measured
+/// time in one absorbing state: every time average `mean` (the model's layout) has a zero-width
+/// interval (below `1e-9`) and lies on the lattice of multiples of `1 / objects`, and at that
+/// state no transition has a positive rate (`> 0`: the model's own rates, [`Transitions`]).
+/// `events` (0: it started there) and `warmup` say when. Otherwise, when the averages lie
+/// nearer (in the largest entry) an absorbing empty or full state
+/// ([`MeanFieldModel::extremal_states`]) than the mean-field `fixed_point`,
+/// [`AbsorbedWhen::Probably`] (some replications were absorbed during the measured time; the
+/// simulator does not record the time of absorption). `None` otherwise, or when the model
+/// gives no transitions.
+///
+/// [`Transitions`]: mfq_model::Transitions
+pub fn population_absorption(
+    model: &dyn MeanFieldModel,
+    mean: &[mfq_sim::Estimate],
+    events: u64,
+    objects: usize,
+    warmup: f64,
+    fixed_point: Option<&[f64]>,
+) -> Option<Absorption> {
+    let t = model.transitions()?;
+    if mean.len() != model.dim() || mean.is_empty() || objects == 0 || mean.iter().any(|e| !e.mean.is_finite()) {
+        return None;
+    }
+    // no transition with a positive rate that moves the state
+    let absorbing = |x: &[f64]| {
+        let mut moves = false;
+        t.visit(x, &mut |jump: &[(usize, f64)], rate: f64| {
+            if rate > 0.0 && jump.iter().any(|&(_, c)| c != 0.0) {
+                moves = true;
+            }
+        });
+        !moves
+    };
+    let n = objects as f64;
+    let lattice: Option<Vec<f64>> = mean
+        .iter()
+        .map(|e| {
+            let k = (e.mean * n).round();
+            (e.half_width.is_finite() && e.half_width <= 1e-9 && (e.mean * n - k).abs() <= 1e-6).then_some(k / n)
+        })
+        .collect();
+    let (state, when) = match lattice.filter(|x| absorbing(x)) {
+        Some(x) => (x, if events == 0 { AbsorbedWhen::AtStart } else { AbsorbedWhen::DuringWarmup }),
+        None => {
+            // averages nearer an absorbing empty or full state than the mean field
+            let fp = fixed_point.filter(|f| f.len() == mean.len())?;
+            let dist = |x: &[f64]| mean.iter().zip(x).fold(0.0f64, |m, (e, v)| m.max((e.mean - v).abs()));
+            let near =
+                model.extremal_states().into_iter().map(|s| s.x).find(|x| x.len() == mean.len() && absorbing(x) && dist(x) < dist(fp))?;
+            (near, AbsorbedWhen::Probably)
+        }
+    };
+    let layout = model.layout();
+    let shown: Vec<String> = state.iter().enumerate().take(6).map(|(i, v)| format!("{} = {v}", layout.name(i))).collect();
+    let named = format!("{}{}", shown.join(", "), if state.len() > 6 { ", ..." } else { "" });
+    if when == AbsorbedWhen::Probably {
+        let message = format!(
+            "the time averages lie nearer the absorbing state {named} (no transition has a positive rate there: the \
+             finite system, once there, never leaves) than the mean field: some replications probably reached it during \
+             the measured time and stayed (the simulator does not record whether or when), so the averages mix it with \
+             the behaviour before absorption; a larger N makes absorption slower"
+        );
+        return Some(Absorption { state, when, warmup, message });
+    }
+    let how = match when {
+        AbsorbedWhen::AtStart => format!("the chain started in the absorbing state {named} and no event happened"),
+        _ => format!(
+            "the chain reached the absorbing state {named} in every replication before the end of the warm-up (t = {})",
+            mfq_model::short_number(warmup)
+        ),
+    };
+    let message = format!(
+        "{how}: no transition has a positive rate there, so the finite system, once there, never leaves, and the time \
+         averages are that state exactly (the interval of zero width); the behaviour before absorption (the \
+         quasi-stationary law, which the mean field describes) is not measured: a larger N makes absorption slower"
+    );
+    Some(Absorption { state, when, warmup, message })
+}
+
+/// [`population_absorption`] of a simulation report of `model`'s population process
+/// ([`Model::simulate`] of a generic model): its time averages in the model's layout (the tail
+/// of a tail-form state, else every entry by name in `extras`).
+pub fn report_absorption(model: &dyn MeanFieldModel, report: &SimReport, fixed_point: Option<&[f64]>) -> Option<Absorption> {
+    let layout = model.layout();
+    let mean: Vec<mfq_sim::Estimate> = match layout {
+        mfq_model::StateLayout::Tail { .. } if report.tail.len() == model.dim() => report.tail.clone(),
+        _ => (0..model.dim()).map(|i| report.extras.get(&layout.name(i)).copied()).collect::<Option<Vec<_>>>()?,
+    };
+    population_absorption(model, &mean, report.events, report.options.servers, report.options.warmup, fixed_point)
 }

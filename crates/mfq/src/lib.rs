@@ -23,7 +23,8 @@ pub use branches::BranchOptions;
 pub use catalog::{catalog, catalog_text, guide_table, KindInfo};
 pub use error::Error;
 pub use finite::{
-    check_buffer, population_equilibrium, ExactComparison, FiniteMeanField, PopulationEquilibrium, BUFFER_ALLOWED, OUTSIDE_TOLERANCE,
+    check_buffer, population_absorption, population_equilibrium, report_absorption, AbsorbedWhen, Absorption, ExactComparison,
+    FiniteMeanField, PopulationEquilibrium, BUFFER_ALLOWED, OUTSIDE_TOLERANCE,
 };
 pub use model::{
     check_laws, conditioning_warning, degeneracy_warning, leaving_state_space, named_start, state_space_warning, Model, RefinedOptions,

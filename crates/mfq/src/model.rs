@@ -133,21 +133,35 @@ impl Model {
     /// level `K = x.len()` (tail-form states, `x[k-1] = x_k`; other layouts pass `levels`).
     ///
     /// # Errors
-    /// [`Error::StateSize`] when `x` does not have the model's dimension at that level;
-    /// [`Error::Model`] as [`build`](Self::build).
+    /// [`Error::StateSize`] when `x` does not have the model's dimension at that level
+    /// ([`Error::StateEntries`] for a model whose size has no level); [`Error::Model`] as
+    /// [`build`](Self::build).
     fn build_for_state(&self, x: &[f64], levels: Option<usize>) -> Result<Box<dyn MeanFieldModel>, Error> {
         if x.is_empty() && levels.is_none() {
             // `K = 0` is no level: the empty state is named with the size at the first level
             // (it was `truncation.levels = 0 is not allowed`, an error about a key not given)
             let first = self.file.truncation.levels.unwrap_or_else(|| self.file.model.initial_levels());
-            return Err(Error::StateSize { entries: 0, dim: self.build(Some(first))?.dim(), levels: first });
+            return Err(self.state_size(0, self.build(Some(first))?.as_ref(), first));
         }
         let levels = levels.unwrap_or(x.len());
         let model = self.build(Some(levels))?;
         if model.dim() != x.len() {
-            return Err(Error::StateSize { entries: x.len(), dim: model.dim(), levels });
+            return Err(self.state_size(x.len(), model.as_ref(), levels));
         }
         Ok(model)
+    }
+
+    /// The error for a state of `entries` entries where `model` (built at `levels`) has
+    /// another size: [`Error::StateSize`] naming the level, or, for a model whose size has no
+    /// level (a one-variable generic model), [`Error::StateEntries`] naming its state entries.
+    fn state_size(&self, entries: usize, model: &dyn MeanFieldModel, levels: usize) -> Error {
+        if self.has_levels() {
+            return Error::StateSize { entries, dim: model.dim(), levels };
+        }
+        let layout = model.layout();
+        let shown: Vec<String> = (0..model.dim().min(6)).map(|i| layout.name(i)).collect();
+        let names = format!("{}{}", shown.join(", "), if model.dim() > 6 { ", ..." } else { "" });
+        Error::StateEntries { entries, dim: model.dim(), names }
     }
 
     /// The drift `f(x)` (the right-hand side of the mean-field ODE `dx/dt = f(x)`, same layout
@@ -155,7 +169,8 @@ impl Model {
     /// [`build_for_state`](Self::build_for_state)).
     ///
     /// # Errors
-    /// [`Error::StateSize`] for a state of another size; [`Error::Model`] for the model.
+    /// [`Error::StateSize`] for a state of another size ([`Error::StateEntries`] for a model
+    /// whose size has no truncation level); [`Error::Model`] for the model.
     pub fn drift(&self, x: &[f64], levels: Option<usize>) -> Result<Vec<f64>, Error> {
         let model = self.build_for_state(x, levels)?;
         let mut dx = vec![0.0; x.len()];
@@ -266,7 +281,8 @@ impl Model {
     /// ([`check_start`](Self::check_start)).
     ///
     /// # Errors
-    /// [`Error::StateSize`] for a start of another size (or none at all);
+    /// [`Error::StateSize`] for a start of another size (or none at all; [`Error::StateEntries`]
+    /// for a model whose size has no truncation level);
     /// [`Error::InfeasibleStart`] naming the broken constraint; [`Error::Model`] for the
     /// model.
     pub fn check_fixed_point_start(&self, x0: &[f64]) -> Result<(), Error> {
@@ -274,7 +290,7 @@ impl Model {
         let first = t.levels.unwrap_or_else(|| self.spec().initial_levels().min(t.max_levels));
         let probe = self.build(Some(first))?;
         if x0.is_empty() {
-            return Err(Error::StateSize { entries: 0, dim: probe.dim(), levels: first });
+            return Err(self.state_size(0, probe.as_ref(), first));
         }
         let probe_layout = probe.layout();
         let (from, levels) = match probe_layout.start_truncation(x0) {
@@ -284,7 +300,7 @@ impl Model {
         let built = if levels == first { probe } else { self.build(Some(levels))? };
         match from.resize(x0, &built.layout()) {
             Some(start) => self.check_start(Some(levels), &start),
-            None => Err(Error::StateSize { entries: x0.len(), dim: built.dim(), levels }),
+            None => Err(self.state_size(x0.len(), built.as_ref(), levels)),
         }
     }
 
@@ -726,21 +742,18 @@ impl RefinedReport {
 /// reach, so nothing changes for it.
 ///
 /// # Errors
-/// [`Error::Model`] with `ModelError::OutOfRange` naming the first such transition
+/// [`Error::Model`] with `ModelError::LeavesStateSpace` naming each such transition
 /// (`model.transitions[0]`), its rate and jump, and what is allowed
-/// ([`mfq_model::OUTWARD_ALLOWED`]).
+/// ([`mfq_model::OUTWARD_ALLOWED`]), in separate sentences.
 pub fn leaving_state_space(model: &dyn MeanFieldModel, traj: &Trajectory) -> Result<(), Error> {
     let Some(last) = traj.x.last() else { return Ok(()) };
     let found = mfq_model::outward_transitions(model, last, 4);
-    let Some((field, first)) = found.first() else { return Ok(()) };
-    let others: Vec<String> = found[1..].iter().map(|(f, t)| format!("{f}: {t}")).collect();
-    let also = if others.is_empty() { String::new() } else { format!(" (also {})", others.join("; ")) };
-    Err(Error::Model(mfq_model::ModelError::OutOfRange {
-        field: field.clone(),
-        value: format!(
-            "{first}{also}: the transient ends on that face, its state held there by the integrator's projection onto the state space"
-        ),
-        allowed: mfq_model::OUTWARD_ALLOWED.into(),
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Model(mfq_model::ModelError::LeavesStateSpace {
+        transitions: found,
+        found: "where the transient ends on that face, its state held there by the integrator's projection onto the state space".into(),
     }))
 }
 
@@ -839,6 +852,29 @@ mod tests {
         let e = fixed.drift(&[], None).unwrap_err().to_string();
         assert_eq!(e, "x has 0 entries (an empty state); allowed: a state of the model, 20 entries at truncation level K = 20");
         assert!(m.drift(&[], Some(0)).unwrap_err().to_string().contains("truncation.levels = 0"));
+    }
+
+    /// A state of the wrong size for a model without a truncation level (the one-variable SIS
+    /// of models/generic/sis.toml) is named with its state entry, not with a "truncation level
+    /// K = 2" it does not have (the drift of `[0.1, 0.2]` said `the model has 1 states at
+    /// truncation level K = 2 ... or the level K at which the model has 2 states`).
+    #[test]
+    fn a_state_of_a_model_without_levels_is_named_by_its_entries() {
+        let sis = Model::from_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/generic/sis.toml"), &[]).unwrap();
+        let want = "x has 2 entries; the model has 1 entry (X), whatever the truncation level (its size has no level K); allowed: a \
+                    state of 1 entry";
+        for e in [sis.drift(&[0.1, 0.2], None), sis.jacobian(&[0.1, 0.2], None).map(|_| Vec::new())] {
+            let e = e.unwrap_err();
+            assert!(matches!(e, Error::StateEntries { entries: 2, dim: 1, .. }), "{e:?}");
+            assert_eq!(e.to_string(), want);
+        }
+        let e = sis.drift(&[], None).unwrap_err().to_string();
+        assert_eq!(e, "x has 0 entries (an empty state); allowed: a state of the model, 1 entry (X)");
+        let e = sis.check_fixed_point_start(&[0.1, 0.2]).unwrap_err().to_string();
+        assert!(e.starts_with("x has 2 entries; the model has 1 entry (X)") && !e.contains("K ="), "{e}");
+        // a model with levels still names its level
+        let m = Model::from_toml("[model]\nkind = \"jsq\"\nlambda = 0.5\nd = 2\n", &[]).unwrap();
+        assert!(m.drift(&[0.5, 0.2], Some(3)).unwrap_err().to_string().contains("at truncation level K = 3"));
     }
 
     /// The drift and Jacobian of JSQ(2) (Mitzenmacher 2001, eq. (2): `dx_k/dt = lambda

@@ -95,7 +95,7 @@ impl Family<'_> {
     /// `F_x` is the model's Jacobian (analytic when it has one); `F_mu` is a central difference
     /// of the drift in `mu` ([`FD_STEP`]), one-sided of second order where `mu +- h` is outside
     /// the model's parameter range (e.g. `alpha = 0 - h`).
-    fn eval(&self, u: &[f64], f: &mut [f64], a: &mut DMatrix<f64>) -> Result<(), ModelError> {
+    pub fn eval(&self, u: &[f64], f: &mut [f64], a: &mut DMatrix<f64>) -> Result<(), ModelError> {
         let n = self.n;
         let (x, mu) = (&u[..n], u[n]);
         let model = self.model(mu)?;

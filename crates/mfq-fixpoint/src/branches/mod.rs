@@ -37,6 +37,14 @@
 //!
 //! A start equilibrium that an earlier branch reached (as the other end of the branch, at
 //! `mu = 0`) is not followed again.
+//!
+//! - **Branch switching**: at each simple branch point located on a branch, the other branch
+//!   through it is followed both ways (the null space of `[F_x F_mu]` there is two-dimensional:
+//!   the tangent of the branch and that of the other one; Keller's method, Allgower and Georg
+//!   ch. 8), unless it is infeasible there or already followed; [`Branch::switched_from`] names
+//!   the branch point. So a branch that exists only beyond a transcritical point (the logistic
+//!   SIS's `X = 1 - 1/beta`, which crosses `X = 0` at `beta = 1` and is outside `[0, 1]` for
+//!   `beta < 1`, so no start at `beta < 1` finds it) is found. At most [`MAX_BRANCHES`].
 
 mod family;
 
@@ -196,11 +204,28 @@ pub enum BranchEnd {
     },
 }
 
-/// One branch, from a start equilibrium at the first parameter value.
+/// Where a branch found by branch switching leaves the branch it crosses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SwitchedFrom {
+    /// Index of the branch (in [`BranchReport::branches`]) on which the branch point lies.
+    pub branch: usize,
+    /// The parameter value of the branch point.
+    pub parameter: f64,
+    /// The state there.
+    pub x: Vec<f64>,
+}
+
+/// One branch, from a start equilibrium at the first parameter value, or from a simple branch
+/// point of another branch (`switched_from`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Branch {
-    /// Index of its start equilibrium in [`BranchReport::starts`].
+    /// Index of its start equilibrium in [`BranchReport::starts`] (of the branch it was
+    /// switched from, for a branch with `switched_from`).
     pub start: usize,
+    /// The branch point it was switched from (`None`: it starts at `start`): a branch that
+    /// crosses another at a transcritical or pitchfork point (the logistic SIS's endemic
+    /// branch `X = 1 - 1/beta` leaving `X = 0` at `beta = 1`).
+    pub switched_from: Option<SwitchedFrom>,
     /// Other start equilibria this branch reached (at the first parameter value); not followed again.
     pub also_starts: Vec<usize>,
     /// The points, in continuation order.
@@ -341,6 +366,57 @@ pub fn branches(model_at: &ModelAt<'_>, starts: &[Vec<f64>], opts: &Continuation
             break;
         }
     }
+    // branch switching: the other branch through each simple branch point, both ways, followed
+    // in turn (its own branch points too), up to MAX_BRANCHES branches in all
+    let mut k = 0;
+    while k < out.len() && partial.is_none() {
+        let points: Vec<SpecialPoint> = out[k].special.iter().filter(|p| p.kind == SpecialKind::BranchPoint).cloned().collect();
+        for sp in points {
+            for sign in [1.0, -1.0] {
+                if out.len() >= MAX_BRANCHES || partial.is_some() {
+                    break;
+                }
+                if opts.deadline.expired() {
+                    partial = Some(format!("stopped at {} before the branches switched at the branch points", opts.deadline.reason()));
+                    break;
+                }
+                let node = match switch(&family, &out[k], &sp, sign, opts) {
+                    Ok(Some(node)) if !on_a_branch(&family, &out, &node.u, opts) => node,
+                    Ok(_) => continue,
+                    Err(ModelError::Interrupted { .. }) if opts.deadline.expired() => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                let empty = Branch {
+                    start: out[k].start,
+                    switched_from: Some(SwitchedFrom { branch: k, parameter: sp.parameter, x: sp.x.clone() }),
+                    also_starts: Vec::new(),
+                    points: Vec::new(),
+                    special: Vec::new(),
+                    end: BranchEnd::StepTooSmall,
+                };
+                let mut branch = follow_from(&family, node, opts, &|x| layout.summary(x), empty)?;
+                // the branch point it starts at is the one it was switched from, not a new one;
+                // it is the branch's first point
+                branch.special.retain(|p| !(p.kind == SpecialKind::BranchPoint && p.after == 0));
+                branch.special.iter_mut().for_each(|p| p.after += 1);
+                let kind = crate::classify(sp.spectral_abscissa, 0.0, opts.degeneracy_tol);
+                let at = BranchPoint {
+                    parameter: sp.parameter,
+                    x: sp.x.clone(),
+                    summary: sp.summary,
+                    kind,
+                    spectral_abscissa: sp.spectral_abscissa,
+                    residual: sp.residual,
+                };
+                branch.points.insert(0, at);
+                if let BranchEnd::TimeLimit { reason } = &branch.end {
+                    partial = Some(format!("stopped at {reason} during a branch switched at a branch point of branch {k}"));
+                }
+                out.push(branch);
+            }
+        }
+        k += 1;
+    }
     Ok(BranchReport {
         parameter: opts.parameter.clone(),
         start: opts.start,
@@ -368,6 +444,36 @@ fn first_node(family: &Family<'_>, x0: &[f64]) -> Result<Option<Node>, ModelErro
 
 /// Follows one branch from the equilibrium `x0` at `mu = 0`.
 fn follow(family: &Family<'_>, x0: &[f64], opts: &ContinuationOptions, summary: &dyn Fn(&[f64]) -> f64) -> Result<Branch, ModelError> {
+    let mut branch = Branch {
+        start: 0,
+        switched_from: None,
+        also_starts: Vec::new(),
+        points: Vec::new(),
+        special: Vec::new(),
+        end: BranchEnd::StepTooSmall,
+    };
+    let a = match first_node(family, x0) {
+        Ok(Some(a)) => a,
+        Ok(None) => return Ok(branch),
+        Err(e) => {
+            branch.end = match e {
+                ModelError::Interrupted { .. } if opts.deadline.expired() => BranchEnd::TimeLimit { reason: opts.deadline.reason() },
+                e => BranchEnd::Model { reason: e.to_string() },
+            };
+            return Ok(branch);
+        }
+    };
+    follow_from(family, a, opts, summary, branch)
+}
+
+/// Follows a branch from its first node `a` (oriented by its tangent) into `branch` (empty).
+fn follow_from(
+    family: &Family<'_>,
+    mut a: Node,
+    opts: &ContinuationOptions,
+    summary: &dyn Fn(&[f64]) -> f64,
+    mut branch: Branch,
+) -> Result<Branch, ModelError> {
     let n = family.n;
     let h_max = 1.0 / (opts.points - 1) as f64;
     let max_steps = if opts.max_steps == 0 { 50 * opts.points } else { opts.max_steps };
@@ -379,18 +485,6 @@ fn follow(family: &Family<'_>, x0: &[f64], opts: &ContinuationOptions, summary: 
         kind: node.kind(family.degeneracy_tol),
         spectral_abscissa: node.alpha,
         residual: node.residual,
-    };
-    let mut branch = Branch { start: 0, also_starts: Vec::new(), points: Vec::new(), special: Vec::new(), end: BranchEnd::StepTooSmall };
-    let mut a = match first_node(family, x0) {
-        Ok(Some(a)) => a,
-        Ok(None) => return Ok(branch),
-        Err(e) => {
-            branch.end = match e {
-                ModelError::Interrupted { .. } if opts.deadline.expired() => BranchEnd::TimeLimit { reason: opts.deadline.reason() },
-                e => BranchEnd::Model { reason: e.to_string() },
-            };
-            return Ok(branch);
-        }
     };
     let first = a.u.clone();
     branch.points.push(point(&a));
@@ -462,6 +556,96 @@ fn follow(family: &Family<'_>, x0: &[f64], opts: &ContinuationOptions, summary: 
         h = (1.5 * h).min(h_max);
     };
     Ok(branch)
+}
+
+/// The most branches of one report (those from the starts and those switched at branch points).
+pub const MAX_BRANCHES: usize = 64;
+
+/// The first point of the other branch through the simple branch point `sp` of `branch`, in
+/// the direction `sign` (`+1` or `-1`), one longest step `1 / (points - 1)` away: at a simple
+/// branch point `[F_x F_mu]` has a two-dimensional null space, spanned by the tangent `t1` of
+/// `branch` (its chord there) and the tangent `t2` of the other branch (Keller's branch
+/// switching; Allgower and Georg 2003, ch. 8; Kuznetsov 2004, sec. 10.2): `t2` is the unit
+/// vector of the null space (the right singular vectors of the two smallest singular values)
+/// orthogonal to `t1`; the predictor `u_b + h sign t2` is corrected on the hyperplane normal
+/// to `t2`. `None` when the null space is not two-dimensional (the second smallest singular
+/// value above `1e-6` of the largest, or of 1 when that is smaller), the corrector fails or slides back onto `branch`, or the
+/// point is outside the range or the feasible set.
+fn switch(
+    family: &Family<'_>,
+    branch: &Branch,
+    sp: &SpecialPoint,
+    sign: f64,
+    opts: &ContinuationOptions,
+) -> Result<Option<Node>, ModelError> {
+    let n = family.n;
+    let mu_of = |parameter: f64| (parameter - family.start) / family.span;
+    let mut u_b = sp.x.clone();
+    u_b.push(mu_of(sp.parameter));
+    // t1: the chord of the branch across the branch point
+    let (Some(p), Some(q)) = (branch.points.get(sp.after), branch.points.get(sp.after + 1)) else { return Ok(None) };
+    let mut t1: Vec<f64> = q.x.iter().zip(&p.x).map(|(a, b)| a - b).collect();
+    t1.push(mu_of(q.parameter) - mu_of(p.parameter));
+    let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
+    let l1 = norm(&t1);
+    if !(l1.is_finite() && l1 > 0.0) {
+        return Ok(None);
+    }
+    t1.iter_mut().for_each(|v| *v /= l1);
+    let mut f = vec![0.0; n];
+    let mut a = nalgebra::DMatrix::zeros(n + 1, n + 1);
+    family.eval(&u_b, &mut f, &mut a)?;
+    // the last row is zero: [F_x F_mu] padded to a square matrix
+    let svd = a.svd(false, true);
+    let Some(v_t) = svd.v_t else { return Ok(None) };
+    let mut order: Vec<usize> = (0..n + 1).collect();
+    order.sort_by(|&i, &j| svd.singular_values[i].total_cmp(&svd.singular_values[j]));
+    let largest = svd.singular_values[order[n]];
+    // (relative to 1 as well: at the logistic SIS's branch point the whole of [F_x F_mu] vanishes)
+    let second = svd.singular_values[order[1]];
+    if n == 0 || second.is_nan() || second > 1e-6 * largest.max(1.0) {
+        return Ok(None);
+    }
+    let v1: Vec<f64> = v_t.row(order[0]).iter().copied().collect();
+    let v2: Vec<f64> = v_t.row(order[1]).iter().copied().collect();
+    let dot = |p: &[f64], q: &[f64]| p.iter().zip(q).map(|(a, b)| a * b).sum::<f64>();
+    let (c1, c2) = (dot(&v1, &t1), dot(&v2, &t1));
+    let mut t2: Vec<f64> = v1.iter().zip(&v2).map(|(a, b)| -c2 * a + c1 * b).collect();
+    let l2 = norm(&t2);
+    if !(l2.is_finite() && l2 > 1e-3) {
+        return Ok(None);
+    }
+    t2.iter_mut().for_each(|v| *v *= sign / l2);
+    let h = 1.0 / (opts.points - 1) as f64;
+    let pred: Vec<f64> = u_b.iter().zip(&t2).map(|(u, t)| u + h * t).collect();
+    let Some(v) = family.correct(pred, &t2, &u_b, h)? else { return Ok(None) };
+    // slid back onto the branch it crosses: the step from u_b points along t1
+    let d: Vec<f64> = v.iter().zip(&u_b).map(|(p, q)| p - q).collect();
+    let ld = norm(&d);
+    if ld.is_nan() || ld <= 0.0 || dot(&d, &t1).abs() > 0.9 * ld || !(0.0..=1.0).contains(&v[n]) {
+        return Ok(None);
+    }
+    let Some(node) = family.node(v, &t2)? else { return Ok(None) };
+    Ok(feasible(family, &node)?.then_some(node))
+}
+
+/// Whether `u` (a state and scaled parameter) lies within a tenth of the longest step of a
+/// segment of one of `branches`: a branch switched onto one already followed.
+fn on_a_branch(family: &Family<'_>, branches: &[Branch], u: &[f64], opts: &ContinuationOptions) -> bool {
+    let n = family.n;
+    let tol = 0.1 / (opts.points - 1) as f64;
+    let mu_of = |parameter: f64| (parameter - family.start) / family.span;
+    let at = |p: &BranchPoint| p.x.iter().copied().chain(std::iter::once(mu_of(p.parameter))).collect::<Vec<f64>>();
+    branches.iter().any(|b| {
+        b.points.windows(2).any(|w| {
+            let (p, q) = (at(&w[0]), at(&w[1]));
+            let d: Vec<f64> = q.iter().zip(&p).map(|(a, b)| a - b).collect();
+            let dd: f64 = d.iter().map(|a| a * a).sum();
+            let s =
+                if dd > 0.0 { (u.iter().zip(&p).zip(&d).map(|((u, p), d)| (u - p) * d).sum::<f64>() / dd).clamp(0.0, 1.0) } else { 0.0 };
+            (0..=n).all(|i| (u[i] - (p[i] + s * d[i])).abs() <= tol)
+        })
+    })
 }
 
 /// One predictor-corrector step of length `h` from `a`; `None` when it is refused (no
