@@ -779,18 +779,18 @@ const POSITIONS_MAX: f64 = 65_536.0;
 const POSITIONS_MEAN_MEMBER: f64 = 1.25;
 
 /// The members of a telescoping chain by position: `above[p]` is the number of the entries
-/// among the chain's values `v_0, ..., v_m` whose count (in whole objects) exceeds `p`, for `p
-/// >= 0` (0 past the array's end). Its values being in order `C_0 >= ... >= C_m`, the member
-/// whose slot of the cumulative rate holds a target is the number of interior values above the
-/// position `p = C_0 - 1 - floor(target N / e)`, `above[p]` less the chain's
+/// among the chain's values `v_0, ..., v_m` whose count (in whole objects) exceeds `p`, for
+/// every position `p` from 0 (0 past the array's end). Its values being in order `C_0 >= ... >=
+/// C_m`, the member whose slot of the cumulative rate holds a target is the number of interior
+/// values above the position `p = C_0 - 1 - floor(target N / e)`, `above[p]` less the chain's
 /// [`ChainPick::offset`] (and at most the last member): the count of objects is the quantity
-/// the chain's rates telescope over, so a uniform target is a uniform position among the `C_0 -
-/// C_m` objects between `v_m` and `v_0`, and `above` reads that object's member at once (as the
-/// JSQ(2) engine reads a drawn server's queue), where [`ChainPick::member`] compares the target
-/// with the values one by one or by a window. A jump that moves a count by one object changes
-/// one position. Chains over the same entries in the same order (the M/M/1's arrivals, `x_1,
-/// ..., x_K` below the constant 1, and departures, `x_1, ..., x_K` above the constant 0) share
-/// one array.
+/// the chain's rates telescope over, so a uniform target is a uniform position among the
+/// objects between `v_m` and `v_0` (`C_0 - C_m` of them), and `above` reads that object's
+/// member at once (as the JSQ(2) engine reads a drawn server's queue), where
+/// [`ChainPick::member`] compares the target with the values one by one or by a window. A jump
+/// that moves a count by one object changes one position. Chains over the same entries in the
+/// same order (the M/M/1's arrivals, the entries `x_1` to `x_K` below the constant 1, and its
+/// departures, the same entries above the constant 0) share one array.
 #[derive(Debug, Clone, Default)]
 struct ChainPositions {
     above: Vec<u16>,
@@ -1106,7 +1106,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
         let interior = &chain.values[1..chain.values.len() - 1];
         let member_rates: Vec<f64> = chain.members.iter().map(|&l| t.rate(l, &x0r).max(0.0)).collect();
         let mean_member = member_rates.iter().enumerate().map(|(t, r)| t as f64 * r).sum::<f64>() / member_rates.iter().sum::<f64>();
-        let short = by_position.is_none() && !(mean_member > POSITIONS_MEAN_MEMBER);
+        let short = by_position.is_none() && mean_member.partial_cmp(&POSITIONS_MEAN_MEMBER) != Some(std::cmp::Ordering::Greater);
         if !short
             && by_position != Some(false)
             && counts.iter().all(|&k| (0.0..=POSITIONS_MAX).contains(&k))
