@@ -22,6 +22,10 @@ fn invalid(field: impl Into<String>, value: impl Into<String>, allowed: impl Int
 fn model_error(e: &ModelError) -> Carried {
     match e {
         ModelError::OutOfRange { field, value, allowed } => invalid(field, value, allowed),
+        // the first transition that leaves the state space: its field and what it does
+        ModelError::LeavesStateSpace { transitions, .. } if !transitions.is_empty() => {
+            invalid(&transitions[0].0, &transitions[0].1, mfq::errors::OUTWARD_ALLOWED)
+        }
         ModelError::BadOverride { name, reason } => Carried::Invalid { field: Some(name.clone()), value: None, allowed: reason.clone() },
         ModelError::Declaration { at, message } => Carried::Invalid { field: Some(at.clone()), value: None, allowed: message.clone() },
         ModelError::File { message, position, after_set } => {

@@ -238,8 +238,8 @@ def test_a_transient_pushed_out_of_the_state_space_is_refused(root):
         with pytest.raises(mfq.InvalidInput) as e:
             call()
         assert e.value.field == "model.transitions[0]"
-        assert e.value.value.startswith('rate "5" = 5.0000e0 > 0 where its jump X += 1 at X = '), e.value.value
-        assert " leaves X <= 1: the " in e.value.value
+        assert e.value.value.startswith('its rate "5" is 5.0000e0 > 0 at X = '), e.value.value
+        assert "where its jump X += 1 would take X above 1" in e.value.value
         assert e.value.allowed == allowed
     with pytest.raises(mfq.InvalidInput) as e:
         m.solve(5.0)

@@ -45,7 +45,7 @@ pub use mfq_sim::{SimError, SimOptions, SimReport};
 /// them apart (the Python package maps each to an exception with its fields).
 pub mod errors {
     pub use mfq_fixpoint::{CheckError, ContinuationError, FixedPointError, RefinedError};
-    pub use mfq_model::ModelError;
+    pub use mfq_model::{ModelError, OUTWARD_ALLOWED};
     pub use mfq_ode::OdeError;
     pub use mfq_sim::exact::ExactError;
     pub use mfq_sim::SimError;
