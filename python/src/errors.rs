@@ -143,6 +143,12 @@ fn carried(e: &Error) -> Carried {
 /// `mfq.InvalidInput(message, field, value, allowed)` raised by the binding itself (a check
 /// of its own arguments, not a Rust error).
 pub fn invalid_input(py: Python<'_>, message: String, field: &str, value: String, allowed: &str) -> PyErr {
+    new_invalid_input(py, message, Some(field.to_string()), Some(value), allowed.to_string())
+}
+
+/// `mfq.InvalidInput(message, field, value, allowed)`, `field` and `value` `None` where absent
+/// (or the error met in making it).
+fn new_invalid_input(py: Python<'_>, message: String, field: Option<String>, value: Option<String>, allowed: String) -> PyErr {
     let made = py
         .import("mfq._errors")
         .and_then(|m| m.getattr("InvalidInput"))
@@ -262,13 +268,5 @@ pub fn model_to_py(py: Python<'_>, e: &Error, origin: &Origin<'_>) -> PyErr {
     let Carried::Invalid { field, value, allowed } = carried(e) else { return to_py(py, e) };
     let Some(message) = reworded(e, field.as_deref(), origin) else { return to_py(py, e) };
     let allowed = if allowed == e.to_string() { message.clone() } else { allowed };
-    let made = py
-        .import("mfq._errors")
-        .and_then(|m| m.getattr("InvalidInput"))
-        .and_then(|cls| cls.call1((message, field, value, allowed)))
-        .map(PyErr::from_value);
-    match made {
-        Ok(err) => err,
-        Err(err) => err,
-    }
+    new_invalid_input(py, message, field, value, allowed)
 }

@@ -797,7 +797,8 @@ struct ChainPositions {
 }
 
 impl ChainPositions {
-    /// The positions of the interior counts `counts` (whole objects, in order).
+    /// The positions of the counts `counts` (whole objects, in order: the entries among a
+    /// chain's values), the array at least `top + 1` long.
     fn new(counts: &[f64], top: f64) -> ChainPositions {
         let len = (top.max(counts.first().copied().unwrap_or(0.0)).max(0.0) as usize) + 1;
         let mut above = vec![0u16; len];
@@ -815,7 +816,7 @@ impl ChainPositions {
         self.above.get(p).map_or(0, |&a| a as usize)
     }
 
-    /// An interior count moved by `change` objects to `new`: the positions between the old
+    /// A count moved by `change` objects to `new`: the positions between the old
     /// and the new count gain (or lose) one value above them. Negative positions are not held
     /// (no target reads them: [`ChainPick::member_at`] falls back where `p < 0`).
     #[inline(always)]
@@ -1092,14 +1093,14 @@ fn run_indexed_in<const P: usize, S: Selector>(
     // the chains whose members are read by position (ChainPositions): every chain of whole
     // non-negative counts up to POSITIONS_MAX objects, with fewer than 2^16 - 2 values, whose
     // mean member at the start is beyond POSITIONS_MEAN_MEMBER (where it is not, the scan one
-    // by one is as quick or quicker); interior_of[i]: the positions' arrays that hold entry i;
+    // by one is as quick or quicker); arrays_of[i]: the positions' arrays that hold entry i;
     // shared[entries]: the array of the chains over those entries
     let count_of = |v: crate::telescoping::Value| match v {
         crate::telescoping::Value::Slot(i) => (x0[i] * big_n).round(),
         crate::telescoping::Value::Const(c) => c * big_n,
     };
     let (mut positions, mut position_of) = (Vec::new(), vec![NO_POSITIONS; chains.len()]);
-    let mut interior_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut arrays_of: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut shared: std::collections::HashMap<Vec<usize>, u32> = std::collections::HashMap::new();
     for (c, chain) in chains.iter().enumerate() {
         let counts: Vec<f64> = chain.values.iter().map(|&v| count_of(v)).collect();
@@ -1117,7 +1118,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
             position_of[c] = *shared.entry(entries.clone()).or_insert_with(|| {
                 let a = positions.len() as u32;
                 for &i in &entries {
-                    interior_of[i].push(a);
+                    arrays_of[i].push(a);
                 }
                 let counts: Vec<f64> = entries.iter().map(|&i| (x0[i] * big_n).round()).collect();
                 positions.push(ChainPositions::new(&counts, counts.first().copied().unwrap_or(0.0)));
@@ -1135,7 +1136,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
         // a chain's jumps are whole objects (crate::telescoping::chains)
         for &(i, c) in t.jump(l) {
             if c != 0.0 && i < n {
-                moves.extend(interior_of[i].iter().map(|&a| (i as u32, a, c as i32)));
+                moves.extend(arrays_of[i].iter().map(|&a| (i as u32, a, c as i32)));
             }
         }
         leaves.clear();
