@@ -724,6 +724,10 @@ fn bound(r: f64) -> f64 {
 /// mispredicted at almost every event).
 const CHAIN_SCAN: usize = 32;
 
+/// The most chains' bounds a step re-evaluates for the padding of [`run_indexed_in`]: a model
+/// whose steps move the ends of more chains keeps each step's own (no padding).
+const PAD_CHAIN_UPDATES: usize = 2;
+
 /// A telescoping chain (module [`crate::telescoping`]) as [`run_indexed`] draws its members:
 /// the values `v_0 = a + b x_head` and `v_1, ..., v_{m-1}` (the state slots
 /// `slots[start..end]`), `v_m = d x_tail` (slots as in [`Update`]: the constant 1 at `dim`),
@@ -759,6 +763,13 @@ struct ChainPick {
     bottom_count: f64,
     /// `N / e`: a target within the chain's rate in whole objects.
     n_inv_e: f64,
+    /// Where every member's jump is one change `jump_change` of the entry `jump_first + t`
+    /// (member `t`), as the arrivals and departures of a queue's levels: that first entry, the
+    /// members' steps then holding no jump (the jump made from the member alone, with no read of
+    /// its step before the store: the next event's member reads the value stored). `u32::MAX`
+    /// for the other chains.
+    jump_first: u32,
+    jump_change: f64,
 }
 
 /// [`ChainPick::positions`] of a chain whose members are drawn by [`ChainPick::member`].
@@ -776,7 +787,7 @@ const POSITIONS_MAX: f64 = 65_536.0;
 /// against 0.65 s at lambda = 0.5 (1) and 0.42 s against 0.34 s at lambda = 0.3 (0.43); the
 /// window's count ([`CHAIN_SCAN`]) at lambda = 0.9 1.23 s against 1.06 s by position
 /// (bench/rows-sim.md).
-const POSITIONS_MEAN_MEMBER: f64 = 1.25;
+const POSITIONS_MEAN_MEMBER: f64 = 0.75;
 
 /// The members of a telescoping chain by position: `above[p]` is the number of the entries
 /// among the chain's values `v_0, ..., v_m` whose count (in whole objects) exceeds `p`, for
@@ -1126,7 +1137,36 @@ fn run_indexed_in<const P: usize, S: Selector>(
             });
         }
     }
+    // the leaves of the chains whose ends the jump of transition l moves (sorted, once each)
+    let chain_leaves_of = |l: usize, out: &mut Vec<usize>| {
+        out.clear();
+        for &(i, c) in t.jump(l) {
+            if c != 0.0 && i < n {
+                out.extend(ends[i].iter().map(|&c| leaf_of[m + c]));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    };
+    // every step re-evaluates as many chains' bounds as the step that moves most chains' ends
+    // (at most PAD_CHAIN_UPDATES), the others padded with the first chain's: the loop over them
+    // is then as long at every event, where a loop of none or one (as the jump moves a chain's
+    // end or not) exited at random, at one event in two in the generic M/M/1 at lambda = 0.5,
+    // whose departures' chain starts at x_1 (bench/rows-sim.md). A bound re-evaluated from
+    // ends that have not moved is the one the leaf holds, so no rate or path changes.
     let (mut jumps, mut updates, mut leaves, mut chain_leaves, mut moves) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let most_chain_updates = order
+        .iter()
+        .filter(|&&item| item < m)
+        .chain(chains.iter().flat_map(|c| c.members.iter()))
+        .map(|&l| {
+            chain_leaves_of(l, &mut chain_leaves);
+            chain_leaves.len()
+        })
+        .max()
+        .unwrap_or(0);
+    let pad_chain_updates = if chains.is_empty() || most_chain_updates > PAD_CHAIN_UPDATES { 0 } else { most_chain_updates };
+    let pad_leaf = if chains.is_empty() { 0 } else { leaf_of[m] };
     // the step of transition l: its jump, the leaves whose rates it changes (those of the
     // affected transitions outside the chains) and the leaves of the chains whose ends it moves
     // (their updates after the others', one group each)
@@ -1147,14 +1187,10 @@ fn run_indexed_in<const P: usize, S: Selector>(
         let program = leaves.iter().any(|&p| program_of[p] != usize::MAX);
         let linear = updates[u0..].iter().all(|u: &Update| u.k as usize == n);
         let u1 = updates.len();
-        chain_leaves.clear();
-        for &(i, c) in t.jump(l) {
-            if c != 0.0 && i < n {
-                chain_leaves.extend(ends[i].iter().map(|&c| leaf_of[m + c]));
-            }
+        chain_leaves_of(l, &mut chain_leaves);
+        while chain_leaves.len() < pad_chain_updates {
+            chain_leaves.push(pad_leaf);
         }
-        chain_leaves.sort_unstable();
-        chain_leaves.dedup();
         for &p in &chain_leaves {
             tree.push_updates(&[p], updates, form);
         }
@@ -1169,7 +1205,8 @@ fn run_indexed_in<const P: usize, S: Selector>(
         }
     }
     // the chains' members' steps, chain after chain, and the chains' interior values
-    let (mut member_ranges, mut slots, mut picks) = (Vec::new(), Vec::new(), Vec::with_capacity(chains.len()));
+    type Ranges = (std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32);
+    let (mut member_ranges, mut slots, mut picks): (Vec<Ranges>, _, _) = (Vec::new(), Vec::new(), Vec::with_capacity(chains.len()));
     for (c, chain) in chains.iter().enumerate() {
         let (f, start) = (chain.form(), slots.len() as u32);
         let values = &chain.values;
@@ -1181,6 +1218,19 @@ fn run_indexed_in<const P: usize, S: Selector>(
         for &l in &chain.members {
             member_ranges.push(step_of(l, &mut jumps, &mut updates, &mut moves));
         }
+        // members whose jumps are one change, the same, of consecutive entries: the jump made
+        // from the member (ChainPick::jump_first), their steps with none
+        let own = &member_ranges[base as usize..];
+        let one = |r: &Ranges| (r.0.len() == 1).then(|| jumps[r.0.start]);
+        let (jump_first, jump_change) = match own.first().and_then(one) {
+            Some((i0, c0)) if c0 != 0.0 && own.iter().enumerate().all(|(t, r)| one(r) == Some((i0 + t, c0))) && i0 + own.len() <= n => {
+                for r in &mut member_ranges[base as usize..] {
+                    r.0 = r.0.start..r.0.start;
+                }
+                (i0 as u32, c0)
+            }
+            _ => (u32::MAX, 0.0),
+        };
         let (a, b, head, d, tail, inv_e) = (f.a, f.b, slot(f.i), f.d, slot(f.j), 1.0 / f.e);
         let inner = &slots[start as usize..];
         let consecutive = inner.windows(2).all(|w| w[1] == w[0] + 1);
@@ -1221,9 +1271,10 @@ fn run_indexed_in<const P: usize, S: Selector>(
             bottom,
             bottom_count,
             n_inv_e: big_n / f.e,
+            jump_first,
+            jump_change,
         });
     }
-    type Ranges = (std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, std::ops::Range<usize>, bool, bool, u32);
     let to_step = |(j, u, cu, mv, program, linear, chain): Ranges| Step {
         jump: &jumps[j],
         updates: &updates[u],
@@ -1307,7 +1358,17 @@ fn run_indexed_in<const P: usize, S: Selector>(
                     real = false;
                     null_step
                 }
-                t => member_steps[c.base as usize + t],
+                t => {
+                    if c.jump_first != u32::MAX {
+                        let i = (c.jump_first as usize + t) & mask;
+                        let (e, v) = (&mut ent[i], &mut x[i]);
+                        e.acc += *v * (now - e.since);
+                        e.since = now;
+                        e.count += c.jump_change;
+                        *v = e.count * inv_n;
+                    }
+                    member_steps[c.base as usize + t]
+                }
             };
         }
         for &(i, c) in step.jump {
@@ -1746,6 +1807,8 @@ eliminate = "R"
                 bottom: if tail_const { 127 } else { 121 },
                 bottom_count: 0.0,
                 n_inv_e: 50.0 / e,
+                jump_first: u32::MAX,
+                jump_change: 0.0,
             };
             for _ in 0..300 {
                 let big_n = 50.0;
