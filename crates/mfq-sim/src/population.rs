@@ -345,6 +345,8 @@ struct SumTree {
     /// The parent of the first leaves.
     first_parent: usize,
     rebuild_every: usize,
+    /// The number of leaves that hold rates (the others zeros).
+    used: usize,
 }
 
 /// Where node `k` of a [`SumTree`] is kept in its flat array.
@@ -422,6 +424,7 @@ impl Selector for SumTree {
             height,
             first_parent: (inner - 1) / ARITY,
             rebuild_every: (2 * width).max(4096),
+            used: rates.len(),
         };
         let first = slot_of(inner);
         tree.group.as_flattened_mut()[first..first + rates.len()].copy_from_slice(rates);
@@ -497,7 +500,31 @@ impl Selector for SumTree {
     /// zero leaf reached so (a target past the total by rounding) gives way to the nearest
     /// positive leaf before it (else after it).
     #[inline(always)]
-    fn locate(&self, mut target: f64) -> (usize, f64) {
+    fn locate(&self, target: f64) -> (usize, f64) {
+        if self.height == 1 {
+            // one level (at most ARITY leaves): the scan below, its steps taken or not without
+            // a branch (at a coin between two chains, as the generic M/M/1's arrivals and
+            // departures, a branch mispredicted at one event in two); the same subtractions, so
+            // the same leaf and remainder, the scan itself where the target is not within the
+            // leaf reached (past the total by rounding)
+            let kids = &self.group[1];
+            let (mut rest, mut j, mut on) = (target, 0, true);
+            for &r in &kids[..self.used.clamp(1, ARITY) - 1] {
+                on &= rest >= r;
+                rest -= r * f64::from(u8::from(on));
+                j += usize::from(on);
+            }
+            if rest < kids[j & (ARITY - 1)] {
+                return (j, rest);
+            }
+        }
+        self.locate_by_scan(target)
+    }
+}
+
+impl SumTree {
+    /// [`Selector::locate`] by the scan of each level's children, one by one.
+    fn locate_by_scan(&self, mut target: f64) -> (usize, f64) {
         let gmask = self.group.len() - 1;
         let group = &self.group[..=gmask];
         // a target below the first bottom node (the parent of the first leaves) goes down the
@@ -1704,6 +1731,31 @@ eliminate = "R"
     #[test]
     fn the_sum_tree_agrees_with_the_linear_scan() {
         agrees_with_the_linear_scan::<SumTree>(11);
+    }
+
+    /// A tree of one level (at most ARITY leaves, some of them zero) locates without branches
+    /// the same leaf and the same remainder, to the bit, as the scan one by one, targets past
+    /// the total by rounding included.
+    #[test]
+    fn a_one_level_tree_locates_as_its_scan() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+        let (mut scanned, mut past) = (0, 0);
+        for used in 1..=ARITY {
+            for _ in 0..200 {
+                let rates: Vec<f64> = (0..used).map(|_| if rng.random::<f64>() < 0.25 { 0.0 } else { rng.random::<f64>() }).collect();
+                let tree = SumTree::new(&rates);
+                assert_eq!(tree.height, 1);
+                for _ in 0..50 {
+                    let target = rng.random::<f64>() * 1.02 * tree.total();
+                    let (a, b) = (tree.locate(target), tree.locate_by_scan(target));
+                    assert_eq!((a.0, a.1.to_bits()), (b.0, b.1.to_bits()), "rates {rates:?}, target {target}");
+                    scanned += 1;
+                    past += usize::from(target >= tree.total());
+                }
+            }
+        }
+        // targets past the total (the fall-back to the scan) were among them
+        assert!(past > 100 && scanned == ARITY * 200 * 50, "{past} of {scanned}");
     }
 
     /// The block sums: totals, updates and selection by the cumulative rate, zero leaves
