@@ -1210,9 +1210,10 @@ fn a_transition_that_leaves_the_unit_interval_is_named() {
     );
     // `mfq solve` refuses it too, by the fixed point of its automatic K, and, at a fixed
     // `--levels` (no fixed point), by the front door's check of where the transient ends
-    // (it wrote x = 1 and exited 0)
+    // (it wrote x = 1 and exited 0); `--refined` at a fixed `--levels` the same way (its
+    // unprojected moment equations wrote X = 25 at t = 5 and exited 0)
     let out = dir.join("out");
-    for extra in [&[][..], &["--levels", "1"][..]] {
+    for extra in [&[][..], &["--levels", "1"][..], &["--levels", "1", "--refined", "100"][..]] {
         let o = mfq(&[&["solve", path.to_str().unwrap(), "--t-end", "5", "--out", out.to_str().unwrap()][..], extra].concat());
         let err = String::from_utf8_lossy(&o.stderr).to_string();
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
@@ -1220,6 +1221,7 @@ fn a_transition_that_leaves_the_unit_interval_is_named() {
         assert!(err.contains("model.transitions[0]: its rate \"5\" is 5.0000e0 > 0 at X = "), "{err}");
         assert!(err.contains(", where its jump X += 1 would take X above 1. "), "{err}");
         assert!(err.contains("Allowed: transitions whose rate is 0 wherever their jump would leave the state space"), "{err}");
+        assert!(!out.join("refined-trajectory.csv").exists(), "{extra:?}: wrote a refined trajectory");
     }
     let m = mfq::Model::from_toml(text, &[]).unwrap();
     let e = m.transient(Some(1), &[0.0], &SolveOptions { t_end: 5.0, ..Default::default() }).unwrap_err().to_string();

@@ -134,10 +134,26 @@ fn carried(e: &Error) -> Carried {
         Error::StateSize { entries, dim, levels } => {
             invalid("x", format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }
+        Error::StateEntries { entries, dim, names } => invalid("x", entry_count(*entries), state_entries_allowed(*dim, names)),
         Error::Read { path, reason } => invalid("path", path, format!("a readable model file ({reason})")),
         Error::NoInitialState { .. } => invalid("x0", "'initial'", e.to_string()),
         other => Carried::Invalid { field: None, value: None, allowed: other.to_string() },
     }
+}
+
+/// `1 entry` or `n entries`.
+fn entry_count(n: usize) -> String {
+    if n == 1 {
+        "1 entry".to_string()
+    } else {
+        format!("{n} entries")
+    }
+}
+
+/// The `.allowed` of [`Error::StateEntries`]: the model's state entries, `dim` of them named
+/// `names` (the first six), at every truncation level (its size has none).
+fn state_entries_allowed(dim: usize, names: &str) -> String {
+    format!("{} ({names}; the same at every truncation level)", entry_count(dim))
 }
 
 /// `mfq.InvalidInput(message, field, value, allowed)` raised by the binding itself (a check
@@ -162,7 +178,8 @@ fn new_invalid_input(py: Python<'_>, message: String, field: Option<String>, val
 
 /// The Python exception for an error about a state the caller passed as the argument `field`
 /// (`"x"` of `drift` and `jacobian`, `"x0"` of `fixed_point` and `solve`): a state of the wrong
-/// size ([`Error::StateSize`]) or outside the state space ([`Error::InfeasibleStart`],
+/// size ([`Error::StateSize`], [`Error::StateEntries`] for a model whose size has no truncation
+/// level) or outside the state space ([`Error::InfeasibleStart`],
 /// [`Error::BrokenLaw`]: a conservation law broken) names
 /// `field`, in `.field` and in the message; any other error as [`to_py`].
 pub fn state_to_py(py: Python<'_>, e: &Error, field: &str) -> PyErr {
@@ -174,6 +191,7 @@ pub fn state_to_py(py: Python<'_>, e: &Error, field: &str) -> PyErr {
         Error::StateSize { entries, dim, levels } => {
             (format!("{entries} entries"), format!("{dim} entries (the model's states at K = {levels})"))
         }
+        Error::StateEntries { entries, dim, names } => (entry_count(*entries), state_entries_allowed(*dim, names)),
         _ => return to_py(py, e),
     };
     // the front door's messages say `x0 breaks ...` (a start) and `x has ...` (a drift's state)
@@ -228,14 +246,62 @@ fn call_text(origin: &Origin<'_>) -> String {
             let plain = !name.is_empty()
                 && !name.starts_with(|c: char| c.is_ascii_digit())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            match name {
-                "lambda" => format!("lam={value}"),
-                _ if plain => format!("{name}={value}"),
-                _ => format!("**{{{}: {value}}}", serde_json::Value::String(name.to_string())),
+            if plain {
+                format!("{}={value}", python_keyword(name))
+            } else {
+                format!("**{{{}: {value}}}", serde_json::Value::String(name.to_string()))
             }
         })
         .collect();
     format!("{}({})", origin.call, args.join(", "))
+}
+
+/// The Python keyword of the model file's key `name`: `lam` for `lambda` (a Python keyword),
+/// any other name as itself (a dotted one is given as `**{"truncation.levels": ...}`).
+fn python_keyword(name: &str) -> &str {
+    match name {
+        "lambda" => "lam",
+        other => other,
+    }
+}
+
+/// `text` without the front door's `after --set NAME=VALUE: ` (the CLI's option, with the
+/// assignments it parsed the file with): up to the `: ` that starts the file's message (a
+/// dotted key `model.d: ...`, or `TOML parse error at ...`). Unchanged when there is none.
+fn without_after_set(text: &str) -> String {
+    let Some(at) = text.find("after --set ") else { return text.to_string() };
+    let rest = &text[at..];
+    let end = rest.match_indices(": ").map(|(i, _)| i + 2).find(|&i| {
+        let next = &rest[i..];
+        next.starts_with("TOML parse error") || ["model", "truncation", "title", "source"].iter().any(|top| next.starts_with(top))
+    });
+    match end {
+        Some(end) => format!("{}{}", &text[..at], &rest[end..]),
+        None => text.to_string(),
+    }
+}
+
+/// The reason of a sweep point refused for its parameters (`mfq::sweep::PointStatus::Invalid`)
+/// in Python's words: without the `after --set lambda=0.5 --set d=2.5: ` of the front door
+/// (the CLI's option; the point's row holds its values), e.g. `model.d: invalid type: floating
+/// point `2.5`, expected an integer in [1, 10000]`.
+pub fn sweep_point_reason(reason: &str) -> String {
+    without_after_set(reason)
+}
+
+/// The Python exception for an error of `mfq.sweep` (`mfq::sweep::sweep_models`): as
+/// [`to_py`], with a refused axis named by the sweep's keyword argument instead of the CLI's
+/// `--set NAME` (`mfq.sweep keyword lam: the value x is not allowed: model.lambda takes a
+/// finite number ...`, `mfq.sweep keyword truncation.levles: ...`) and without the front door's
+/// `after --set NAME=VALUE: ` in the message and `.allowed`; `.field` is the key the axis sets
+/// (`lambda`, `truncation.levles`).
+pub fn sweep_to_py(py: Python<'_>, e: &Error) -> PyErr {
+    let Error::Model(ModelError::BadOverride { name, reason }) = e else { return to_py(py, e) };
+    let Carried::Invalid { field, value, .. } = carried(e) else { return to_py(py, e) };
+    let allowed = without_after_set(reason);
+    let message =
+        if name.is_empty() { format!("mfq.sweep: {allowed}") } else { format!("mfq.sweep keyword {}: {allowed}", python_keyword(name)) };
+    new_invalid_input(py, message, field, value, allowed)
 }
 
 /// The message of a model error in the words of its Python `origin`, or `None` when the front

@@ -531,7 +531,7 @@ fn sweep(
         let opts = FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts };
         mfq::sweep::sweep(&text, &[], &x_axis, curve.as_ref(), &opts, &|| {})
     })?;
-    json(&py_result(py, r.map_err(mfq::Error::from))?)
+    json(&sweep_result(py, r)?)
 }
 
 /// A sweep of the model file `text` over any number of axes (JSON of `mfq::sweep::SweepReport`):
@@ -558,7 +558,21 @@ fn sweep_axes(
         let opts = FixedPointOptions { deadline: opts.deadline.clone().with_cancel(cancel), ..opts };
         mfq::sweep::sweep_models(&[(String::new(), text)], &[], &axes, &opts, &|| {})
     })?;
-    json(&py_result(py, r.map_err(mfq::Error::from))?)
+    json(&sweep_result(py, r)?)
+}
+
+/// A sweep's report or its Python exception, in the words of the Python call
+/// ([`errors::sweep_to_py`]: the keyword of a refused axis, not the CLI's `--set NAME`; the
+/// reasons of invalid points without the front door's `after --set ...`,
+/// [`errors::sweep_point_reason`]).
+fn sweep_result(py: Python<'_>, r: Result<mfq::sweep::SweepReport, mfq::errors::ModelError>) -> PyResult<mfq::sweep::SweepReport> {
+    let mut report = r.map_err(|e| errors::sweep_to_py(py, &mfq::Error::from(e)))?;
+    for p in &mut report.points {
+        if let mfq::sweep::PointStatus::Invalid { reason } = &mut p.status {
+            *reason = errors::sweep_point_reason(reason);
+        }
+    }
+    Ok(report)
 }
 
 /// The catalogue of built-in kinds (JSON, as `mfq models --json`).

@@ -102,7 +102,7 @@ def test_a_2d_sweep_axis_is_refused():
         mfq.sweep(m, lam=[[0.5, 0.6], [0.7, 0.8]])
     assert e.value.field == "lambda"
     assert str(e.value) == (
-        "--set lambda: the value [0.5, 0.6] is not allowed: model.lambda takes a finite number (the file has a number there); "
+        "mfq.sweep keyword lam: the value [0.5, 0.6] is not allowed: model.lambda takes a finite number (the file has a number there); "
         "an axis is a 1-D sequence of values, one per point"
     )
 
@@ -202,10 +202,60 @@ def test_a_misspelt_truncation_axis_is_refused_before_the_sweep():
     with pytest.raises(mfq.InvalidInput) as e:
         mfq.sweep(m, lam=[0.5, 0.6], **{"truncation.levles": [20, 30]})
     allowed = "'levles' is not a key of [truncation]; allowed: truncation.levels, truncation.tol, truncation.max_levels, truncation.buffer"
-    assert str(e.value) == f"--set truncation.levles: {allowed}"
+    assert str(e.value) == f"mfq.sweep keyword truncation.levles: {allowed}"
     assert (e.value.field, e.value.allowed) == ("truncation.levles", allowed)
     r = mfq.sweep(m, lam=[0.5, 0.6], **{"truncation.levels": [20, 30]})
     assert list(r["status"]) == ["solved"] * 4
+
+
+def test_a_sweeps_errors_name_its_keyword_not_set():
+    """A refused axis of `mfq.sweep` said `--set NAME` (the CLI's option), and a refused value
+    of a table's law `after --set job_size={law = "gamma"}`; an invalid point's reason began
+    `after --set lambda=0.5 --set d=2.5:`."""
+    m = mfq.Model(**JSQ2)
+    allowed = "not a key of the model file (sweep a parameter the file sets)"
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.sweep(m, lam=[0.5, 0.6], dd=[1, 2])
+    assert str(e.value) == f"mfq.sweep keyword dd: {allowed}"
+    assert (e.value.field, e.value.allowed) == ("dd", allowed)
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.sweep(m, lam=["x", "y"])
+    allowed = "the value x is not allowed: model.lambda takes a finite number (the file has a number there)"
+    assert str(e.value) == f"mfq.sweep keyword lam: {allowed}"
+    assert (e.value.field, e.value.allowed) == ("lambda", allowed)
+    lld = mfq.Model(kind="lld", lam=0.9, d=2, job_size={"law": "h2", "mean": 1.0, "scv": 9.0, "f": 0.5})
+    with pytest.raises(mfq.InvalidInput) as e:
+        mfq.sweep(lld, lam=[0.5], **{"job_size.law": ["gamma"]})
+    allowed = (
+        "the value gamma is not allowed: model.job_size.law: unknown variant `gamma`, expected one of `exponential`, `h2`, "
+        "`erlang`, `coxian`, `phase-type`"
+    )
+    assert str(e.value) == f"mfq.sweep keyword job_size.law: {allowed}"
+    assert (e.value.field, e.value.allowed) == ("job_size.law", allowed)
+    # a value the key does not take at some points: those points' reasons name the key
+    with pytest.warns(RuntimeWarning, match="2 of 4 sweep points") as w:
+        r = mfq.sweep(m, lam=[0.5, 0.6], d=[2.5, 2])
+    reason = "model.d: invalid type: floating point `2.5`, expected an integer in [1, 10000]"
+    assert list(r["status"]) == ["invalid", "invalid", "solved", "solved"]
+    assert list(r["reason"]) == [reason, reason, "", ""]
+    assert str(w[0].message).endswith(f"the first at lambda = 0.5, d = 2.5: {reason}")
+
+
+def test_a_generic_state_of_the_wrong_size_names_the_argument(root):
+    """A state of the wrong size for a one-variable generic model (`Error::StateEntries`) had
+    `.field` None (it fell to the generic arm of python/src/errors.rs)."""
+    sis = mfq.Model.from_file(root / "models/generic/sis.toml")
+    allowed = "1 entry (X; the same at every truncation level)"
+    tail = "has 2 entries; the model has 1 entry (X), whatever the truncation level (its size has no level K); allowed: a state of 1 entry"
+    for call, field in ((lambda: sis.fixed_point(x0=[0.1, 0.2]), "x0"), (lambda: sis.drift([0.1, 0.2]), "x"), (lambda: sis.jacobian([0.1, 0.2]), "x")):
+        with pytest.raises(mfq.InvalidInput) as e:
+            call()
+        assert str(e.value) == f"{field} {tail}"
+        assert (e.value.field, e.value.value, e.value.allowed) == (field, "2 entries", allowed)
+    with pytest.raises(mfq.InvalidInput) as e:
+        sis.drift([])
+    assert str(e.value) == "x has 0 entries (an empty state); allowed: a state of the model, 1 entry (X)"
+    assert (e.value.field, e.value.value, e.value.allowed) == ("x", "0 entries", allowed)
 
 
 def test_a_dotted_truncation_keyword_reaches_the_truncation_table():

@@ -664,7 +664,7 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
     let x0 = initial_state(model.as_ref(), &args.x0)?;
     let opts = SolveOptions { t_end: args.t_end, rtol: args.rtol, atol: args.atol, method: args.method.into(), ..Default::default() };
     if let Some(n) = args.refined {
-        return solve_refined(args, &file, model.as_ref(), &x0, n, &deadline);
+        return solve_refined(args, &file, model.as_ref(), &x0, n, &opts, &deadline);
     }
     let tr = run_transient(model.as_ref(), &x0, &opts, &deadline)?;
     let timed_out = matches!(tr.status, mfq_ode::Status::TimeLimit { .. });
@@ -741,18 +741,25 @@ pub fn solve(args: &SolveArgs) -> Result<(), Failure> {
 }
 
 /// `mfq solve --refined N`: the moment equations of the refined mean field along the trajectory,
-/// on a grid of 200 steps.
+/// on a grid of 200 steps. The mean field's own transient (`opts`) is run first and refused as
+/// plain `mfq solve` refuses it when a transition pushes its state out of the state space
+/// ([`run_transient`], `mfq::leaving_state_space`): the moment equations are not projected onto
+/// the state space, so at a fixed `--levels` (no fixed point to refuse the model) they ran on
+/// past the face (`X += 1` at the constant rate 5 wrote X = 25 at t = 5, exit 0).
 fn solve_refined(
     args: &SolveArgs,
     file: &ModelFile,
     model: &dyn MeanFieldModel,
     x0: &[f64],
     n: f64,
+    opts: &SolveOptions,
     deadline: &mfq_model::Deadline,
 ) -> Result<(), Failure> {
     if !(n.is_finite() && n >= 1.0) {
         return Err(Failure::input(format!("--refined {n}: allowed: a number of servers (objects) N >= 1")));
     }
+    // a run the deadline stops here leaves the moment equations to stop at it, with their message
+    run_transient(model, x0, opts, deadline)?;
     let tol = (args.rtol.max(1e-12), args.atol.max(1e-14));
     let tr = mfq_fixpoint::refined_transient(model, x0, args.t_end, 200, args.order, tol, deadline).map_err(|e| match e {
         mfq_fixpoint::RefinedError::Stopped { .. } => {

@@ -496,7 +496,8 @@ pub fn refined_mean_field_order(model: &dyn MeanFieldModel, x_star: &[f64], orde
 }
 
 /// [`refined_mean_field_order`] whose order-1 terms look at `deadline` between blocks
-/// ([`refined_mean_field_within`]; the order-2 tensors do not look at it yet).
+/// ([`refined_mean_field_within`]) and whose order-2 tensors look at it once per outer row
+/// ([`order2::second_order_within`]).
 ///
 /// # Errors
 /// As [`refined_mean_field_order`]; [`RefinedError::Stopped`] when `deadline` passes.
@@ -516,7 +517,7 @@ pub fn refined_mean_field_order_within(
         let q = noise_matrix(model, x_star).ok_or_else(|| RefinedError::NoTransitions { model: model.name() })?;
         let mut jac = Jacobian::new(n, model.sparsity());
         model.jacobian(x_star, &mut jac);
-        let s = order2::second_order(model, x_star, &jac.to_dense(), &q, &r.covariance, &r.v)?;
+        let s = order2::second_order_within(model, x_star, &jac.to_dense(), &q, &r.covariance, &r.v, deadline)?;
         r.sum_a = Some(s.a.iter().sum());
         r.a = Some(s.a.clone());
         r.second = Some(s);
@@ -834,6 +835,21 @@ mod tests {
         let full = solve_lyapunov(&j, &q, n).unwrap();
         let err = w.iter().zip(&full).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(err < 1e-12, "{err}");
+    }
+
+    /// A large-K order-2 job stops at a short limit with [`RefinedError::Stopped`] instead of
+    /// finishing: JSQ(1) at lambda = 0.85, K = 150, whose order-1 terms take some 0.03 s and
+    /// whose order-2 tensors (`O(n^4)`) about a second, ran on past the limit to a result (the
+    /// order-2 loops never looked at the deadline; the front door abandoned the worker, which
+    /// kept computing). Where it stops depends on the machine's speed, so only the error is
+    /// asserted, not the time or the phase.
+    #[test]
+    fn a_large_order_2_job_stops_at_the_deadline() {
+        let jsq = mfq_model::models::Jsq::new(0.85, 1, 150).unwrap();
+        let x = jsq.analytic_fixed_point().unwrap();
+        let r = refined_mean_field_order_within(&jsq, &x, 2, &Deadline::after(0.3));
+        // (a finished job would print its n^3 tensors: its order only)
+        assert!(matches!(&r, Err(RefinedError::Stopped { reason, .. }) if reason.contains("0.3")), "{:?}", r.as_ref().map(|t| t.order));
     }
 
     #[test]

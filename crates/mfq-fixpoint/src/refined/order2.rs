@@ -20,7 +20,7 @@
 use super::local::{local_derivatives, LocalDerivatives, LocalError};
 use super::tensor::ComplexSchur;
 use crate::RefinedError;
-use mfq_model::MeanFieldModel;
+use mfq_model::{Deadline, MeanFieldModel};
 
 /// The second-order moments at a fixed point.
 #[derive(Debug, Clone)]
@@ -36,12 +36,8 @@ pub struct SecondOrder {
 /// The jumps of every transition: `(state index, change)` pairs.
 pub(crate) type Jumps = Vec<Vec<(usize, f64)>>;
 
-/// The jumps of every transition at `x` and the local derivatives (up to order 4) of the rates.
-pub(crate) fn rate_derivatives(model: &dyn MeanFieldModel, x: &[f64], order: usize) -> Result<(Jumps, LocalDerivatives), RefinedError> {
-    rate_derivatives_until(model, x, order, None)
-}
-
-/// [`rate_derivatives`], stopped by `deadline`: once it has passed the rates are no longer
+/// The jumps of every transition at `x` and the local derivatives (up to `order`, at most 4)
+/// of the rates, stopped by `deadline`: once it has passed the rates are no longer
 /// evaluated (zeros stand in, so that the grids finish at once) and the result is
 /// [`RefinedError::Stopped`]. (The support search and grids evaluate every rate some `n` times:
 /// seconds per call at `n` ~ 1000.)
@@ -133,8 +129,36 @@ pub(crate) fn contract4ww(d4: &[f64], s: &[usize], w: &[f64], n: usize) -> f64 {
     acc
 }
 
+/// [`RefinedError::Stopped`] at `deadline` in `during`, when it has passed: looked at once per
+/// outer row of the order-2 loops (a transition, or a first index of an `n^2` or `n^3` tensor),
+/// never in their inner loops.
+fn check(deadline: &Deadline, during: &str) -> Result<(), RefinedError> {
+    if deadline.expired() {
+        return Err(RefinedError::Stopped { during: during.into(), reason: deadline.reason() });
+    }
+    Ok(())
+}
+
+/// Where [`third_source`] is, for [`RefinedError::Stopped`].
+const THIRD_SOURCE: &str = "the third-moment source S3 of the 1/N^2 term";
+
+/// Where [`second_source`] is, for [`RefinedError::Stopped`].
+const SECOND_SOURCE: &str = "the second-moment source S2 of the 1/N^2 term";
+
 /// The third-moment source `S3` (row-major `n^3`).
-pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w: &[f64], v: &[f64], q: &[f64], n: usize) -> Vec<f64> {
+///
+/// # Errors
+/// [`RefinedError::Stopped`] when `deadline` passes (looked at once per transition and per
+/// first index of the `n^3` loops: at `n` ~ 1000 each is milliseconds, the whole seconds).
+pub(crate) fn third_source(
+    jumps: &[Vec<(usize, f64)>],
+    ld: &LocalDerivatives,
+    w: &[f64],
+    v: &[f64],
+    q: &[f64],
+    n: usize,
+    deadline: &Deadline,
+) -> Result<Vec<f64>, RefinedError> {
     // Z[(p n + q) n + s]
     let mut z = vec![0.0; n * n * n];
     // F_s : W for every s
@@ -144,6 +168,7 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
     let mut ws = vec![0.0; n * kmax];
     let mut g = vec![0.0; n];
     for (t, jump) in jumps.iter().enumerate() {
+        check(deadline, THIRD_SOURCE)?;
         let s = &ld.support[t];
         if s.is_empty() {
             continue;
@@ -190,6 +215,7 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
         }
     }
     for p in 0..n {
+        check(deadline, THIRD_SOURCE)?;
         for qq in 0..n {
             for s in 0..n {
                 z[(p * n + qq) * n + s] += 0.5 * w[p * n + qq] * hw[s] + q[p * n + qq] * v[s];
@@ -198,6 +224,7 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
     }
     let mut s3 = vec![0.0; n * n * n];
     for i in 0..n {
+        check(deadline, THIRD_SOURCE)?;
         for j in 0..n {
             for k in 0..n {
                 s3[(i * n + j) * n + k] = z[(j * n + k) * n + i] + z[(i * n + k) * n + j] + z[(i * n + j) * n + k];
@@ -205,6 +232,7 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
         }
     }
     for (t, jump) in jumps.iter().enumerate() {
+        check(deadline, THIRD_SOURCE)?;
         let beta = ld.value[t];
         for &(i, a) in jump {
             for &(j, b) in jump {
@@ -214,15 +242,28 @@ pub(crate) fn third_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w
             }
         }
     }
-    s3
+    Ok(s3)
 }
 
 /// The second-moment source `S2` of order `1/N^2` (row-major `n x n`).
-pub(crate) fn second_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, w: &[f64], v: &[f64], c: &[f64], n: usize) -> Vec<f64> {
+///
+/// # Errors
+/// [`RefinedError::Stopped`] when `deadline` passes (looked at once per transition and per
+/// row of the last `n^2` loop).
+pub(crate) fn second_source(
+    jumps: &[Vec<(usize, f64)>],
+    ld: &LocalDerivatives,
+    w: &[f64],
+    v: &[f64],
+    c: &[f64],
+    n: usize,
+    deadline: &Deadline,
+) -> Result<Vec<f64>, RefinedError> {
     let mut hc = vec![0.0; n * n]; // hc[i][j] = F_j : C_i..
     let mut e = vec![0.0; n * n]; // e[j][k] = sum_lm d3 f_j/dx_k dx_l dx_m W_lm
     let mut s2 = vec![0.0; n * n];
     for (t, jump) in jumps.iter().enumerate() {
+        check(deadline, SECOND_SOURCE)?;
         let s = &ld.support[t];
         let k = s.len();
         if k > 0 {
@@ -261,6 +302,7 @@ pub(crate) fn second_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, 
         }
     }
     for i in 0..n {
+        check(deadline, SECOND_SOURCE)?;
         for j in 0..n {
             let mut we = 0.0;
             for kk in 0..n {
@@ -269,7 +311,7 @@ pub(crate) fn second_source(jumps: &[Vec<(usize, f64)>], ld: &LocalDerivatives, 
             s2[i * n + j] += 0.5 * (hc[i * n + j] + hc[j * n + i]) + 0.5 * we;
         }
     }
-    s2
+    Ok(s2)
 }
 
 /// The second-order moments `A`, `B`, `C` at the fixed point `x` of `model`, given the
@@ -287,13 +329,33 @@ pub fn second_order(
     w: &[f64],
     v: &[f64],
 ) -> Result<SecondOrder, RefinedError> {
+    second_order_within(model, x, j, q, w, v, &Deadline::none())
+}
+
+/// [`second_order`] within `deadline` (`--max-seconds`, Ctrl-C): the rates' derivatives, the
+/// sources `S3` and `S2` and the tensor solves for `C` and `B` look at it once per outer row
+/// (a transition, a first index of a tensor; `O(n^3)` of their `O(n^4)` work at most between
+/// two looks), so that a large-`K` job stops soon after it.
+///
+/// # Errors
+/// As [`second_order`]; [`RefinedError::Stopped`] when `deadline` passes.
+pub fn second_order_within(
+    model: &dyn MeanFieldModel,
+    x: &[f64],
+    j: &[f64],
+    q: &[f64],
+    w: &[f64],
+    v: &[f64],
+    deadline: &Deadline,
+) -> Result<SecondOrder, RefinedError> {
     let n = x.len();
-    let (jumps, ld) = rate_derivatives(model, x, 4)?;
+    let (jumps, ld) = rate_derivatives_until(model, x, 4, Some(deadline))?;
+    check(deadline, "the Schur form of the Jacobian (the 1/N^2 term)")?;
     let schur = ComplexSchur::new(j, n);
-    let s3 = third_source(&jumps, &ld, w, v, q, n);
-    let c = schur.solve_real(&s3, 3)?;
-    let s2 = second_source(&jumps, &ld, w, v, &c, n);
-    let b = schur.solve_real(&s2, 2)?;
+    let s3 = third_source(&jumps, &ld, w, v, q, n, deadline)?;
+    let c = schur.solve_real(&s3, 3, deadline)?;
+    let s2 = second_source(&jumps, &ld, w, v, &c, n, deadline)?;
+    let b = schur.solve_real(&s2, 2, deadline)?;
     // J A = -(1/2 F : B + 1/6 F''' : C + 1/8 F'''' : (W, W))
     let mut rhs = vec![0.0; n];
     for (t, jump) in jumps.iter().enumerate() {
@@ -313,4 +375,55 @@ pub fn second_order(
         .solve(&nalgebra::DVector::from_vec(rhs))
         .ok_or_else(|| RefinedError::Singular("the Jacobian at x* (the 1/N^2 term)".into()))?;
     Ok(SecondOrder { a: a.iter().copied().collect(), b, c })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mfq_model::Jacobian;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// The order-2 loops (the sources `S3` and `S2`, the tensor solves for `C` and `B`) stop at
+    /// a deadline that has passed, with [`RefinedError::Stopped`] naming where they were; they
+    /// never looked at it (a large-`K` `mfq refined --order 2` ran on past `--max-seconds`).
+    /// JSQ(2) at lambda = 0.9, K = 12; the deadline is a set cancel flag (as Ctrl-C sets it) and
+    /// `Deadline::after(0.0)` (a limit that has already passed), so nothing depends on timing.
+    #[test]
+    fn the_order_2_loops_stop_at_the_deadline() {
+        let jsq = mfq_model::models::Jsq::new(0.9, 2, 12).unwrap();
+        let m: &dyn MeanFieldModel = &jsq;
+        let x = jsq.analytic_fixed_point().unwrap();
+        let n = x.len();
+        let r = super::super::refined_mean_field(m, &x).unwrap();
+        let q = super::super::noise_matrix(m, &x).unwrap();
+        let mut jac = Jacobian::new(n, m.sparsity());
+        m.jacobian(&x, &mut jac);
+        let j = jac.to_dense();
+        let (w, v) = (&r.covariance, &r.v);
+        let (jumps, ld) = rate_derivatives_until(m, &x, 4, None).unwrap();
+        let schur = ComplexSchur::new(&j, n);
+        let none = Deadline::none();
+        let s3 = third_source(&jumps, &ld, w, v, &q, n, &none).unwrap();
+        let c = schur.solve_real(&s3, 3, &none).unwrap();
+        let s2 = second_source(&jumps, &ld, w, v, &c, n, &none).unwrap();
+        let whole = second_order_within(m, &x, &j, &q, w, v, &none).unwrap();
+        assert_eq!(whole.c, c);
+        assert!(whole.a.iter().all(|a| a.is_finite()) && whole.a.iter().any(|a| *a != 0.0), "{:?}", whole.a);
+        let cancelled = Deadline::none().with_cancel(Arc::new(AtomicBool::new(true)));
+        for passed in [cancelled, Deadline::after(0.0)] {
+            let during = |e: RefinedError| match e {
+                RefinedError::Stopped { during, reason } => {
+                    assert!(!reason.is_empty());
+                    during
+                }
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(during(third_source(&jumps, &ld, w, v, &q, n, &passed).unwrap_err()), THIRD_SOURCE);
+            assert_eq!(during(second_source(&jumps, &ld, w, v, &c, n, &passed).unwrap_err()), SECOND_SOURCE);
+            assert_eq!(during(schur.solve_real(&s3, 3, &passed).unwrap_err()), "the order-3 moment tensor of the 1/N^2 term");
+            assert_eq!(during(schur.solve_real(&s2, 2, &passed).unwrap_err()), "the order-2 moment tensor of the 1/N^2 term");
+            assert_eq!(during(second_order_within(m, &x, &j, &q, w, v, &passed).unwrap_err()), "the rates' derivatives");
+        }
+    }
 }

@@ -10,6 +10,7 @@
 //! real; otherwise the complex Schur form is used.
 
 use crate::RefinedError;
+use mfq_model::Deadline;
 use nalgebra::{Complex, ComplexField, DMatrix, DMatrixView};
 
 /// A complex number.
@@ -60,42 +61,57 @@ impl ComplexSchur {
     }
 
     /// Solves `sum_modes J x_mode X + S = 0` for the real order-`r` tensor `X` (`n^r` entries,
-    /// row-major), given `S`.
+    /// row-major), given `S`, within `deadline`: looked at once per outer row (a first index of
+    /// the back substitution, `O(r n^r)` operations; a block of `n^r` of a mode product), never
+    /// in the inner loops.
     ///
     /// # Errors
-    /// [`RefinedError::Singular`] when `r` eigenvalues of `J` sum to zero.
-    pub fn solve_real(&self, s: &[f64], r: usize) -> Result<Vec<f64>, RefinedError> {
+    /// [`RefinedError::Singular`] when `r` eigenvalues of `J` sum to zero;
+    /// [`RefinedError::Stopped`] when `deadline` passes.
+    pub fn solve_real(&self, s: &[f64], r: usize, deadline: &Deadline) -> Result<Vec<f64>, RefinedError> {
         match self {
-            ComplexSchur::Real(sc) => sc.solve_tensor(s, r),
-            ComplexSchur::Complex(sc) => sc.solve_tensor(s, r),
+            ComplexSchur::Real(sc) => sc.solve_tensor(s, r, deadline),
+            ComplexSchur::Complex(sc) => sc.solve_tensor(s, r, deadline),
         }
     }
 }
 
+/// [`RefinedError::Stopped`] in the solve for an order-`r` tensor when `deadline` has passed.
+fn check(deadline: &Deadline, r: usize) -> Result<(), RefinedError> {
+    if deadline.expired() {
+        return Err(RefinedError::Stopped { during: format!("the order-{r} moment tensor of the 1/N^2 term"), reason: deadline.reason() });
+    }
+    Ok(())
+}
+
 impl<T: ComplexField<RealField = f64> + Copy> Schur<T> {
     /// `X = -(sum_modes T x_mode)^{-1} S` mapped back: the real part of the solution.
-    fn solve_tensor(&self, s: &[f64], r: usize) -> Result<Vec<f64>, RefinedError> {
+    fn solve_tensor(&self, s: &[f64], r: usize, deadline: &Deadline) -> Result<Vec<f64>, RefinedError> {
         let n = self.n;
         let uh = self.u.adjoint();
         let mut y: Vec<T> = s.iter().map(|&v| T::from_real(v)).collect();
         for mode in 0..r {
-            mode_product(&mut y, n, r, mode, &uh);
+            mode_product(&mut y, n, r, mode, &uh, deadline)?;
         }
-        self.solve(&mut y, r)?;
+        self.solve(&mut y, r, deadline)?;
         for mode in 0..r {
-            mode_product(&mut y, n, r, mode, &self.u);
+            mode_product(&mut y, n, r, mode, &self.u, deadline)?;
         }
         Ok(y.iter().map(|c| c.real()).collect())
     }
 
-    /// Solves `sum_modes T x_mode Y = -S~` in place (`rhs` holds `S~` on entry, `Y` on exit).
-    fn solve(&self, rhs: &mut [T], r: usize) -> Result<(), RefinedError> {
+    /// Solves `sum_modes T x_mode Y = -S~` in place (`rhs` holds `S~` on entry, `Y` on exit),
+    /// looking at `deadline` once per first index (every `n^(r-1)` entries).
+    fn solve(&self, rhs: &mut [T], r: usize, deadline: &Deadline) -> Result<(), RefinedError> {
         let n = self.n;
         let strides: Vec<usize> = (0..r).map(|k| n.pow((r - 1 - k) as u32)).collect();
         // rows of T, row-major, for contiguous access
         let t: Vec<T> = (0..n * n).map(|e| self.t[(e / n, e % n)]).collect();
         let mut idx = vec![0usize; r];
         for lin in (0..rhs.len()).rev() {
+            if (lin + 1) % strides[0] == 0 {
+                check(deadline, r)?;
+            }
             let mut rem = lin;
             for k in 0..r {
                 idx[k] = rem / strides[k];
@@ -121,25 +137,48 @@ impl<T: ComplexField<RealField = f64> + Copy> Schur<T> {
 }
 
 /// `x <- x x_mode M`: `out[.., a, ..] = sum_i M[(a, i)] x[.., i, ..]` along `mode` of an order-`r`
-/// tensor (row-major, `n` entries per mode), as matrix products.
-fn mode_product<T: ComplexField + Copy>(x: &mut [T], n: usize, r: usize, mode: usize, m: &DMatrix<T>) {
+/// tensor (row-major, `n` entries per mode), as matrix products of at most `n` of the tensor's
+/// `n^(r-1)` rows (or columns) at a time (`n^3` operations each), with a look at `deadline`
+/// before each.
+///
+/// # Errors
+/// [`RefinedError::Stopped`] when `deadline` passes (`x` is then partly transformed).
+fn mode_product<T: ComplexField + Copy>(
+    x: &mut [T],
+    n: usize,
+    r: usize,
+    mode: usize,
+    m: &DMatrix<T>,
+    deadline: &Deadline,
+) -> Result<(), RefinedError> {
     let stride = n.pow((r - 1 - mode) as u32);
     let outer = n.pow(mode as u32);
     if stride == 1 {
-        // the last mode: x as the column-major n x n^(r-1) matrix Z, out = M Z
-        let z = DMatrixView::from_slice(x, n, outer);
-        let out = m * z;
-        x.copy_from_slice(out.as_slice());
-        return;
+        // the last mode: x as the column-major n x n^(r-1) matrix Z, out = M Z, n columns
+        // (contiguous) at a time
+        for cols in x.chunks_mut(n * n) {
+            check(deadline, r)?;
+            let z = DMatrixView::from_slice(cols, n, cols.len() / n);
+            let out = m * z;
+            cols.copy_from_slice(out.as_slice());
+        }
+        return Ok(());
     }
     let mt = m.transpose();
     for o in 0..outer {
         let block = &mut x[o * n * stride..(o + 1) * n * stride];
-        // column-major (stride x n) view: element (inner, i) = x[o, i, inner]; out = Y M^T
-        let y = DMatrixView::from_slice(block, stride, n);
-        let out = y * &mt;
-        block.copy_from_slice(out.as_slice());
+        // column-major (stride x n) view: element (inner, i) = x[o, i, inner]; out = Y M^T, n
+        // rows of Y at a time (a row's output depends on that row only)
+        for first in (0..stride).step_by(n) {
+            check(deadline, r)?;
+            let rows = n.min(stride - first);
+            let out = DMatrixView::from_slice(block, stride, n).rows(first, rows) * &mt;
+            for i in 0..n {
+                block[i * stride + first..i * stride + first + rows].copy_from_slice(&out.as_slice()[i * rows..(i + 1) * rows]);
+            }
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -150,7 +189,7 @@ mod tests {
         let sc = ComplexSchur::new(j, n);
         assert_eq!(matches!(sc, ComplexSchur::Real(_)), want_real);
         let s2: Vec<f64> = (0..n * n).map(|e| if e / n == e % n { 2.0 + (e / n) as f64 } else { 0.3 }).collect();
-        let x = sc.solve_real(&s2, 2).unwrap();
+        let x = sc.solve_real(&s2, 2, &Deadline::none()).unwrap();
         for a in 0..n {
             for b in 0..n {
                 let mut r = s2[a * n + b];
@@ -161,7 +200,7 @@ mod tests {
             }
         }
         let s3: Vec<f64> = (0..n * n * n).map(|i| ((i * 7) % 5) as f64 - 2.0).collect();
-        let x = sc.solve_real(&s3, 3).unwrap();
+        let x = sc.solve_real(&s3, 3, &Deadline::none()).unwrap();
         let nn = n * n;
         for a in 0..n {
             for b in 0..n {

@@ -155,9 +155,9 @@ impl Moments<'_> {
                     da[i] += l * val;
                 }
             }
-            let s2 = second_source(&jumps, &ld, w, v, c, n);
+            let s2 = second_source(&jumps, &ld, w, v, c, n, self.deadline)?;
             db.iter_mut().zip(&s2).for_each(|(d, s)| *d += s);
-            let s3 = third_source(&jumps, &ld, w, v, &q, n);
+            let s3 = third_source(&jumps, &ld, w, v, &q, n, self.deadline)?;
             dc.iter_mut().zip(&s3).for_each(|(d, s)| *d += s);
         }
         Ok(())
