@@ -506,13 +506,14 @@ pub trait IndexedTransitions {
     }
 }
 
-/// A rate of the shape `((a + b x_i) - d x_j) (e x_k)`, evaluated in that order, where an
-/// index `None` stands for the constant 1. It covers the common shapes of generic models'
-/// rates with the same operations in the same order: a constant, `c x_i`, `c (x_i - x_j)`,
-/// `c (a - x_j)`, `c ((a - x_i) - x_j)`, mass-action products `c x_i x_j` and
-/// `(a + b x_i) x_j` (a unit coefficient or a zero term is exact in floating point, so the value
-/// is that of the shape itself, up to the sign of a zero), so that a simulator can evaluate
-/// every rate of a model by one branch-free formula.
+/// A rate of the shape `((a + b (x_i x_i2)) - d (x_j x_j2)) (e x_k)`, evaluated in that order,
+/// where an index `None` stands for the constant 1. It covers the common shapes of generic
+/// models' rates with the same operations in the same order: a constant, `c x_i`, `c (x_i -
+/// x_j)`, `c (a - x_j)`, `c ((a - x_i) - x_j)`, mass-action products `c x_i x_j`, `(a + b x_i)
+/// x_j` and the difference of squares `c (x_i^2 - x_j^2)` of JSQ(2) (Mitzenmacher 2001, eq. (1);
+/// `models/generic/jsq2.toml`) (a unit coefficient, a zero term or a factor of the constant 1 is
+/// exact in floating point, so the value is that of the shape itself, up to the sign of a zero),
+/// so that a simulator can evaluate every rate of a model by one branch-free formula.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateForm {
     /// The constant term `a`.
@@ -521,10 +522,14 @@ pub struct RateForm {
     pub b: f64,
     /// The index `i` (`None`: the constant 1).
     pub i: Option<usize>,
+    /// The index `i2` of the second factor of `b`'s term (`None`: the constant 1).
+    pub i2: Option<usize>,
     /// The coefficient `d` of the subtracted `x_j`.
     pub d: f64,
     /// The index `j` (`None`: the constant 1).
     pub j: Option<usize>,
+    /// The index `j2` of the second factor of `d`'s term (`None`: the constant 1).
+    pub j2: Option<usize>,
     /// The factor `e` of the multiplier `x_k`.
     pub e: f64,
     /// The index `k` (`None`: the constant 1).
@@ -532,10 +537,10 @@ pub struct RateForm {
 }
 
 impl RateForm {
-    /// The value at `x`: `((a + b x_i) - d x_j) (e x_k)`.
+    /// The value at `x`: `((a + b (x_i x_i2)) - d (x_j x_j2)) (e x_k)`.
     pub fn eval(&self, x: &[f64]) -> f64 {
         let v = |i: Option<usize>| i.map_or(1.0, |i| x[i]);
-        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * (self.e * v(self.k))
+        ((self.a + self.b * (v(self.i) * v(self.i2))) - self.d * (v(self.j) * v(self.j2))) * (self.e * v(self.k))
     }
 }
 

@@ -290,9 +290,10 @@ fn dependency_graph(t: &dyn IndexedTransitions, dim: usize) -> Option<(Vec<usize
 const ARITY: usize = 8;
 
 /// One rate re-evaluated by an event, with its place in the [`SumTree`]: the rate
-/// `((a + b x_i) - d x_j) (e x_k)` of a [`RateForm`] (the slots index the state, slot `dim`
-/// holds the constant 1), kept at `leaf` of the [`SumTree`]'s flat array; `last`: the last of
-/// the consecutive updated leaves with the same parent (their summed change then goes up).
+/// `((a + b (x_i x_i2)) - d (x_j x_j2)) (e x_k)` of a [`RateForm`] (the slots index the state,
+/// slot `dim` holds the constant 1), kept at `leaf` of the [`SumTree`]'s flat array; `last`:
+/// the last of the consecutive updated leaves with the same parent (their summed change then
+/// goes up).
 #[derive(Debug, Clone, Copy)]
 struct Update {
     a: f64,
@@ -300,7 +301,9 @@ struct Update {
     d: f64,
     e: f64,
     i: u32,
+    i2: u32,
     j: u32,
+    j2: u32,
     k: u32,
     leaf: u32,
     last: bool,
@@ -312,11 +315,17 @@ impl Update {
     #[inline(always)]
     fn rate(&self, x: &[f64], mask: usize) -> f64 {
         let v = |i: u32| x[i as usize & mask];
-        ((self.a + self.b * v(self.i)) - self.d * v(self.j)) * (self.e * v(self.k))
+        ((self.a + self.b * (v(self.i) * v(self.i2))) - self.d * (v(self.j) * v(self.j2))) * (self.e * v(self.k))
     }
 
-    /// [`rate`](Self::rate) when `x_k` is the constant 1: `((a + b x_i) - d x_j) e`, the
-    /// same value (`e 1 = e` exactly).
+    /// Whether `x_k`, `x_i2` and `x_j2` are the constant 1 (slot `dim`), so that
+    /// [`linear_rate`](Self::linear_rate) gives [`rate`](Self::rate)'s value.
+    fn is_linear(&self, dim: usize) -> bool {
+        [self.k, self.i2, self.j2].iter().all(|&s| s as usize == dim)
+    }
+
+    /// [`rate`](Self::rate) when `x_k`, `x_i2` and `x_j2` are the constant 1: `((a + b x_i) -
+    /// d x_j) e`, the same value (`e 1 = e` and `x 1 = x` exactly).
     #[inline(always)]
     fn linear_rate(&self, x: &[f64], mask: usize) -> f64 {
         let v = |i: u32| x[i as usize & mask];
@@ -395,7 +404,7 @@ trait Selector: Sized {
         let mut updates = Vec::new();
         let constant = |l: usize| {
             let a = rates[leaves.iter().position(|&s| s == l).unwrap()];
-            Update { a, b: 0.0, d: 0.0, e: 1.0, i: 0, j: 0, k: 0, leaf: 0, last: false }
+            Update { a, b: 0.0, d: 0.0, e: 1.0, i: 0, i2: 0, j: 0, j2: 0, k: 0, leaf: 0, last: false }
         };
         self.push_updates(leaves, &mut updates, constant);
         self.apply(&updates, |u| u.rate(&[1.0], 0));
@@ -698,7 +707,7 @@ fn record_until(traj: &mut (Vec<f64>, Vec<Vec<f64>>), next: &mut Option<f64>, st
 
 /// A transition's event in [`run_indexed`]: its jump and the rates it changes, by their forms,
 /// or by the model's `rate` when one of them has no [`RateForm`] (`program`); `linear`: every
-/// form's multiplier `x_k` is the constant 1 (so [`Update::linear_rate`] gives its value).
+/// form's `x_k`, `x_i2` and `x_j2` are the constant 1 (so [`Update::linear_rate`] gives its value).
 /// The leaf of a telescoping chain has the step `chain` (the chain's index; [`NO_CHAIN`] for
 /// the leaf of one transition), whose member's own step is drawn by [`ChainPick::member`].
 #[derive(Debug, Clone, Copy)]
@@ -1123,8 +1132,20 @@ fn run_indexed_in<const P: usize, S: Selector>(
     let slot = |i: Option<usize>| i.unwrap_or(n) as u32;
     let item_form = |item: usize| if item < m { t.form(item) } else { Some(chains[item - m].form()) };
     let form = |p: usize| {
-        let f = item_form(order[p]).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: 0.0, k: None });
-        Update { a: f.a, b: f.b, d: f.d, e: f.e, i: slot(f.i), j: slot(f.j), k: slot(f.k), leaf: 0, last: false }
+        let f = item_form(order[p]).unwrap_or(RateForm { a: 0.0, b: 0.0, i: None, i2: None, d: 0.0, j: None, j2: None, e: 0.0, k: None });
+        Update {
+            a: f.a,
+            b: f.b,
+            d: f.d,
+            e: f.e,
+            i: slot(f.i),
+            i2: slot(f.i2),
+            j: slot(f.j),
+            j2: slot(f.j2),
+            k: slot(f.k),
+            leaf: 0,
+            last: false,
+        }
     };
     // the transition of each leaf whose rate has no form (usize::MAX for the others)
     let program_of: Vec<usize> = order.iter().map(|&item| if item_form(item).is_none() { item } else { usize::MAX }).collect();
@@ -1212,7 +1233,7 @@ fn run_indexed_in<const P: usize, S: Selector>(
         leaves.dedup();
         tree.push_updates(&leaves, updates, form);
         let program = leaves.iter().any(|&p| program_of[p] != usize::MAX);
-        let linear = updates[u0..].iter().all(|u: &Update| u.k as usize == n);
+        let linear = updates[u0..].iter().all(|u: &Update| u.is_linear(n));
         let u1 = updates.len();
         chain_leaves_of(l, &mut chain_leaves);
         while chain_leaves.len() < pad_chain_updates {

@@ -45,8 +45,12 @@ pub(crate) struct Chain {
     pub e: f64,
 }
 
-/// `a + b x_i` of a rate form as a [`Value`] (`b` 0, or `a` 0 and `b` 1), or `None`.
+/// `a + b x_i` of a rate form as a [`Value`] (`b` 0, or `a` 0 and `b` 1, with no second
+/// factor `x_i2`), or `None`.
 fn head(f: &RateForm) -> Option<Value> {
+    if f.b != 0.0 && f.i2.is_some() {
+        return None;
+    }
     match (f.a, f.b, f.i) {
         (a, 0.0, _) => Some(Value::Const(a)),
         (a, b, None) => Some(Value::Const(a + b)),
@@ -55,8 +59,12 @@ fn head(f: &RateForm) -> Option<Value> {
     }
 }
 
-/// `d x_j` of a rate form as a [`Value`] (`d` 0 or 1), or `None`.
+/// `d x_j` of a rate form as a [`Value`] (`d` 0 or 1, with no second factor `x_j2`), or
+/// `None`.
 fn tail(f: &RateForm) -> Option<Value> {
+    if f.d != 0.0 && f.j2.is_some() {
+        return None;
+    }
     match (f.d, f.j) {
         (0.0, _) => Some(Value::Const(0.0)),
         (1.0, None) => Some(Value::Const(1.0)),
@@ -82,7 +90,10 @@ impl Chain {
     /// The chain's total rate `e (v_0 - v_m)` as a [`RateForm`] (the same operations as the
     /// forms of its members: `((a + b x_i) - d x_j) e`).
     pub fn form(&self) -> RateForm {
-        let (mut f, last) = (RateForm { a: 0.0, b: 0.0, i: None, d: 0.0, j: None, e: self.e, k: None }, self.values[self.values.len() - 1]);
+        let (mut f, last) = (
+            RateForm { a: 0.0, b: 0.0, i: None, i2: None, d: 0.0, j: None, j2: None, e: self.e, k: None },
+            self.values[self.values.len() - 1],
+        );
         match self.values[0] {
             Value::Slot(i) => (f.b, f.i) = (1.0, Some(i)),
             Value::Const(a) => f.a = a,

@@ -62,6 +62,8 @@ enum Form {
     ScaleProd(f64, u32, u32),
     /// `(a + b * x_i) * x_j`.
     AffineProd(f64, f64, u32, u32),
+    /// `c * (x_i^2 - x_j^2)` (JSQ(2)'s arrivals; `x^2` as `powi(2)`, which is `x * x`).
+    ScaleDiffSq(f64, u32, u32),
     /// Anything else: the postfix program (or the tree when too deep).
     Program,
 }
@@ -86,6 +88,10 @@ impl Form {
             [Const(a), Const(b), Var(i), Mul, Add, Var(j), Mul] | [Const(a), Var(i), MulC(b), Add, Var(j), Mul] => {
                 Form::AffineProd(a, b, i, j)
             }
+            [Var(i), PowI(2), Var(j), PowI(2), Sub] => Form::ScaleDiffSq(1.0, i, j),
+            [Const(c), Var(i), PowI(2), Var(j), PowI(2), Sub, Mul] | [Var(i), PowI(2), Var(j), PowI(2), Sub, MulC(c)] => {
+                Form::ScaleDiffSq(c, i, j)
+            }
             _ => Form::Program,
         }
     }
@@ -94,7 +100,7 @@ impl Form {
     fn rate_form(self) -> Option<RateForm> {
         let f = |a, b, i: Option<u32>, d, j: Option<u32>, e, k: Option<u32>| {
             let u = |i: Option<u32>| i.map(|i| i as usize);
-            Some(RateForm { a, b, i: u(i), d, j: u(j), e, k: u(k) })
+            Some(RateForm { a, b, i: u(i), i2: None, d, j: u(j), j2: None, e, k: u(k) })
         };
         match self {
             Form::Const(c) => f(c, 0.0, None, 0.0, None, 1.0, None),
@@ -108,6 +114,10 @@ impl Form {
             Form::Prod(i, j) => f(0.0, 1.0, Some(i), 0.0, None, 1.0, Some(j)),
             Form::ScaleProd(c, i, j) => f(0.0, c, Some(i), 0.0, None, 1.0, Some(j)),
             Form::AffineProd(a, b, i, j) => f(a, b, Some(i), 0.0, None, 1.0, Some(j)),
+            Form::ScaleDiffSq(c, i, j) => {
+                let u = |i: u32| Some(i as usize);
+                Some(RateForm { a: 0.0, b: 1.0, i: u(i), i2: u(i), d: 1.0, j: u(j), j2: u(j), e: c, k: None })
+            }
             Form::Program => None,
         }
     }
@@ -128,6 +138,7 @@ impl Form {
             Form::Prod(i, j) => v(i) * v(j),
             Form::ScaleProd(c, i, j) => (c * v(i)) * v(j),
             Form::AffineProd(a, b, i, j) => (a + b * v(i)) * v(j),
+            Form::ScaleDiffSq(c, i, j) => c * (v(i).powi(2) - v(j).powi(2)),
             Form::Program => return None,
         })
     }
@@ -386,6 +397,9 @@ mod tests {
             (mul(vec![v(0), v(2)]), "Prod"),
             (mul(vec![c(1.7), v(3), v(1)]), "ScaleProd"),
             (mul(vec![add(vec![c(0.1), mul(vec![c(2.0), v(1)])]), v(0)]), "AffineProd"),
+            (mul(vec![c(0.9), sub(powi(v(0), 2), powi(v(3), 2))]), "ScaleDiffSq"),
+            (sub(powi(v(2), 2), powi(v(1), 2)), "ScaleDiffSq"),
+            (mul(vec![c(0.9), sub(powi(v(0), 3), powi(v(3), 3))]), "Program"),
             (add(vec![v(0), mul(vec![v(1), v(2)])]), "Program"),
             (div(v(0), add(vec![c(1.0), v(1)])), "Program"),
         ];
@@ -402,6 +416,7 @@ mod tests {
             (vec![Ins::Const(1.0), Ins::Var(0), Ins::Sub, Ins::Var(1), Ins::Sub, Ins::MulC(0.5)], Form::ScaleRsub2(0.5, 1.0, 0, 1)),
             (vec![Ins::Var(3), Ins::MulC(1.7), Ins::Var(1), Ins::Mul], Form::ScaleProd(1.7, 3, 1)),
             (vec![Ins::Const(0.1), Ins::Var(1), Ins::MulC(2.0), Ins::Add, Ins::Var(0), Ins::Mul], Form::AffineProd(0.1, 2.0, 1, 0)),
+            (vec![Ins::Const(0.9), Ins::Var(0), Ins::PowI(2), Ins::Var(3), Ins::PowI(2), Ins::Sub, Ins::Mul], Form::ScaleDiffSq(0.9, 0, 3)),
         ];
         let mut g = FlatRates { ptr: vec![0], ..Default::default() };
         for (c, form) in &code {
