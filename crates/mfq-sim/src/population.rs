@@ -821,8 +821,11 @@ const POSITIONS_MAX: f64 = 65_536.0;
 /// members from its [`ChainPositions`]: the generic M/M/1, whose mean member is `lambda / (1 -
 /// lambda)`, took 0.81 s by position against 0.87 s by the scan at lambda = 0.6 (1.5), 0.67 s
 /// against 0.65 s at lambda = 0.5 (1) and 0.42 s against 0.34 s at lambda = 0.3 (0.43); the
-/// window's count ([`CHAIN_SCAN`]) at lambda = 0.9 1.23 s against 1.06 s by position
-/// (bench/rows-sim.md).
+/// window's count ([`CHAIN_SCAN`]) at lambda = 0.9 1.23 s against 1.06 s by position. With the
+/// direct jumps ([`ChainPick::jump_first`]) and the padded chain updates, lambda = 0.5 reads
+/// by position as fast or faster (0.93 s against 0.96 s) and lambda = 0.3 is still quicker by
+/// the scan (0.57 s against 0.63 s): the threshold between them (bench/rows-sim.md, "Direct
+/// jumps, padded chain updates and a branch-free one-level selection").
 const POSITIONS_MEAN_MEMBER: f64 = 0.75;
 
 /// The members of a telescoping chain by position: `above[p]` is the number of the entries
