@@ -316,29 +316,15 @@ pub(crate) fn second_source(
 
 /// The second-order moments `A`, `B`, `C` at the fixed point `x` of `model`, given the
 /// first-order terms (`j`: Jacobian, `q`: noise matrix, `w`: covariance, `v`: `1/N` term; all
-/// row-major).
-///
-/// # Errors
-/// [`RefinedError::NoTransitions`], [`RefinedError::Unsupported`] (rates of so many entries
-/// that their derivative grids exceed `refined::local::MAX_WORK`), [`RefinedError::Singular`].
-pub fn second_order(
-    model: &dyn MeanFieldModel,
-    x: &[f64],
-    j: &[f64],
-    q: &[f64],
-    w: &[f64],
-    v: &[f64],
-) -> Result<SecondOrder, RefinedError> {
-    second_order_within(model, x, j, q, w, v, &Deadline::none())
-}
-
-/// [`second_order`] within `deadline` (`--max-seconds`, Ctrl-C): the rates' derivatives, the
+/// row-major), within `deadline` (`--max-seconds`, Ctrl-C): the rates' derivatives, the
 /// sources `S3` and `S2` and the tensor solves for `C` and `B` look at it once per outer row
 /// (a transition, a first index of a tensor; `O(n^3)` of their `O(n^4)` work at most between
 /// two looks), so that a large-`K` job stops soon after it.
 ///
 /// # Errors
-/// As [`second_order`]; [`RefinedError::Stopped`] when `deadline` passes.
+/// [`RefinedError::NoTransitions`], [`RefinedError::Unsupported`] (rates of so many entries
+/// that their derivative grids exceed `refined::local::MAX_WORK`), [`RefinedError::Singular`];
+/// [`RefinedError::Stopped`] when `deadline` passes.
 pub fn second_order_within(
     model: &dyn MeanFieldModel,
     x: &[f64],
