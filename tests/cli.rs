@@ -61,6 +61,24 @@ fn simulate_gives_the_finite_n_verdict_for_identical_copies_under_fcfs() {
     assert!(stderr.contains("unstable at lambda = 0.75") && stderr.contains("0.7193"), "{stderr}");
 }
 
+/// The population process's text table prints the first 20 state entries and says how many
+/// more there are and where they are (it dropped them silently: the generic M/M/1 at
+/// lambda = 0.9 has 253 entries at N = 100, `--json` all of them).
+#[test]
+fn simulate_of_a_generic_model_says_how_many_entries_it_does_not_print() {
+    let args = ["simulate", "models/generic/mm1.toml", "--servers", "100", "--time", "50", "--warmup", "5"];
+    let o = mfq(&args);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    let o = mfq(&[&args[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).expect("JSON");
+    let n = v["mean"].as_array().map(|a| a.len()).expect("the JSON's mean: one estimate per state entry");
+    assert!(n > 20, "{n} entries");
+    let line = stdout.lines().find(|l| l.contains("entries more")).unwrap_or_else(|| panic!("no 'entries more' line:\n{stdout}"));
+    assert!(line.contains(&format!("... {} entries more (all {n} in --json", n - 20)), "{line} (JSON: {n} entries)");
+    assert_eq!(stdout.lines().filter(|l| l.trim_start().starts_with("x_")).count(), 20, "{stdout}");
+}
+
 /// `simulate --json` of identical copies: `lambda_max` as data with its interval and method,
 /// and the finite system on both sides of it (d = 2, N = 4, exponential sizes: exact chain
 /// 0.719369): bounded at 0.65 (growth 0 within its interval), growing at about

@@ -353,7 +353,7 @@ fn local_words(kind: EquilibriumKind, scale: f64) -> String {
 }
 
 /// Most rows of a tail (or state) table printed on the terminal; the CSV has every row.
-const MAX_PRINTED_ROWS: usize = 20;
+pub(crate) const MAX_PRINTED_ROWS: usize = 20;
 
 /// The tail `P(Q >= k)` as a table, down to the first entry below 1e-14 and at most
 /// [`MAX_PRINTED_ROWS`] rows: the first ones, `...`, and the last one (every row is in

@@ -579,8 +579,12 @@ fn simulate_generic(args: &SimulateArgs, servers: usize, file: &mfq_model::Model
     outln!("{}  population process with N = {} objects ({})", title(file), servers, args.model.model.display());
     outln!("  {:<12} {:>14} {:>24}", "state", "mean field", "simulation (95% CI)");
     let layout = model.layout();
-    for (i, e) in rep.mean.iter().enumerate().take(20) {
+    let rows = crate::commands::MAX_PRINTED_ROWS;
+    for (i, e) in rep.mean.iter().enumerate().take(rows) {
         outln!("  {:<12} {:>14.6} {:>14.6} +- {:.6}", layout.name(i), fp.x[i], e.mean, e.half_width);
+    }
+    if rep.mean.len() > rows {
+        outln!("  ... {} entries more (all {} in --json and --out's simulation.json)", rep.mean.len() - rows, rep.mean.len());
     }
     outln!("  {} events{}", rep.events, if rep.stopped_early { " (stopped early at the event limit)" } else { "" });
     let state = |x: &[f64]| state_summary(&layout, x);
