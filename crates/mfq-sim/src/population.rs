@@ -975,6 +975,18 @@ struct Entry {
     acc: f64,
 }
 
+impl Entry {
+    /// The entry's count moved by `change` objects at time `now`, its value `v` (`count / N`,
+    /// as `count (1 / N)`) held until then added to its integral.
+    #[inline(always)]
+    fn jump(&mut self, v: &mut f64, change: f64, now: f64, inv_n: f64) {
+        self.acc += *v * (now - self.since);
+        self.since = now;
+        self.count += change;
+        *v = self.count * inv_n;
+    }
+}
+
 /// [`run`] for a model with [`IndexedTransitions`]: after each event only the rates that read
 /// a changed entry are re-evaluated (the dependency graph), each by its [`RateForm`] where it
 /// has one, the next transition is drawn from a [`SumTree`] or from [`BlockSums`] over the
@@ -1412,22 +1424,14 @@ fn run_indexed_in<const P: usize, S: Selector>(
                 t => {
                     if c.jump_first != u32::MAX {
                         let i = (c.jump_first as usize + t) & mask;
-                        let (e, v) = (&mut ent[i], &mut x[i]);
-                        e.acc += *v * (now - e.since);
-                        e.since = now;
-                        e.count += c.jump_change;
-                        *v = e.count * inv_n;
+                        ent[i].jump(&mut x[i], c.jump_change, now, inv_n);
                     }
                     member_steps[c.base as usize + t]
                 }
             };
         }
         for &(i, c) in step.jump {
-            let (e, v) = (&mut ent[i & mask], &mut x[i & mask]);
-            e.acc += *v * (now - e.since);
-            e.since = now;
-            e.count += c;
-            *v = e.count * inv_n;
+            ent[i & mask].jump(&mut x[i & mask], c, now, inv_n);
         }
         for &(i, a, c) in step.moves {
             positions[a as usize].moved(ent[i as usize & mask].count as i64, c);
